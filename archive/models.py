@@ -1,0 +1,176 @@
+"""What HACS knows about each seed site: the captures archives hold and the links they carry."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Count, Max, Q
+
+
+class Tag(models.Model):
+    """A librarian's label for a group of seeds (a department, a collection, a project)."""
+
+    name = models.CharField(max_length=100, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SiteQuerySet(models.QuerySet["Site"]):
+    def search(self, text: str) -> SiteQuerySet:
+        """Sites whose author, seed URL or canonical key contains ``text`` (case-insensitive)."""
+        text = text.strip()
+        if not text:
+            return self
+        return self.filter(
+            Q(author__icontains=text)
+            | Q(seed_url__icontains=text)
+            | Q(canonical_key__icontains=text)
+        )
+
+    def with_capture_counts(self) -> SiteQuerySet:
+        return self.annotate(
+            capture_count=Count("captures"), last_capture=Max("captures__timestamp")
+        )
+
+
+class Site(models.Model):
+    """One seed: an author's homepage and the pages under it to depth 2."""
+
+    class ImportStatus(models.TextChoices):
+        PENDING = "pending", "Not imported yet"
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Importing"
+        DONE = "done", "Imported"
+        FAILED = "failed", "Failed"
+
+    seed_url = models.URLField("seed URL", max_length=2000, help_text="The URL as entered.")
+    canonical_key = models.CharField(
+        max_length=2000,
+        unique=True,
+        help_text="SURT of the homepage; http/https, www. and index.html variants share it.",
+    )
+    author = models.CharField(max_length=300, blank=True)
+    tags = models.ManyToManyField(Tag, blank=True, related_name="sites")
+    import_status = models.CharField(
+        max_length=10, choices=ImportStatus.choices, default=ImportStatus.PENDING, db_index=True
+    )
+    import_error = models.TextField(blank=True)
+    import_attempts = models.PositiveIntegerField(default=0)
+    imported_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = SiteQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["canonical_key"]
+        indexes = [models.Index(fields=["author"])]
+
+    def __str__(self) -> str:
+        return f"{self.author} <{self.seed_url}>" if self.author else self.seed_url
+
+
+class LinkSnapshot(models.Model):
+    """The canonical link set of one distinct content: fetched and parsed once per (urlkey, digest).
+
+    ``links`` holds the SURT forms sorted and joined by newlines, which is compact and quick to
+    turn back into a set.
+    """
+
+    class Status(models.TextChoices):
+        OK = "ok", "Parsed"
+        FAILED = "failed", "Fetch failed"
+        TOO_LARGE = "too_large", "Body over the size cap"
+
+    urlkey = models.CharField(max_length=2000)
+    digest = models.CharField(max_length=100)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OK)
+    links = models.TextField(blank=True)
+    link_count = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    fetched_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["urlkey", "digest"], name="snapshot_unique_content")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.urlkey} {self.digest} ({self.link_count} links)"
+
+    def link_set(self) -> frozenset[str]:
+        return frozenset(self.links.split("\n")) if self.links else frozenset()
+
+
+class CaptureQuerySet(models.QuerySet["Capture"]):
+    def observations(self) -> CaptureQuerySet:
+        return self.filter(is_observation=True)
+
+    def homepage(self) -> CaptureQuerySet:
+        return self.filter(depth=0)
+
+
+class Capture(models.Model):
+    """One CDX row of a page of a site at depth ≤ 2, kept even when it is not an observation."""
+
+    class Kind(models.TextChoices):
+        OBSERVATION = "observation", "Observation (200 HTML)"
+        REVISIT = "revisit", "Revisit of an earlier capture"
+        REVISIT_ORPHAN = "revisit_orphan", "Revisit without its original"
+        REDIRECT = "redirect", "Redirect"
+        ERROR = "error", "Error"
+        NON_HTML = "non_html", "Not HTML"
+        DUPLICATE = "duplicate", "Repeated row"
+
+    site = models.ForeignKey(Site, on_delete=models.CASCADE, related_name="captures")
+    url = models.TextField()
+    urlkey = models.CharField(max_length=2000)
+    timestamp = models.DateTimeField(help_text="UTC")
+    depth = models.PositiveSmallIntegerField()
+    mimetype = models.CharField(max_length=200, blank=True)
+    status = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Null for a revisit."
+    )
+    digest = models.CharField(max_length=100, blank=True)
+    length = models.BigIntegerField(null=True, blank=True)
+    source = models.CharField(max_length=200, blank=True, help_text="Archive or file it came from.")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    is_observation = models.BooleanField(default=False)
+    snapshot = models.ForeignKey(
+        LinkSnapshot, null=True, blank=True, on_delete=models.SET_NULL, related_name="captures"
+    )
+    # Update data (DESIGN "Hint for speed"): ``page_index`` numbers this page's observations in
+    # time order; ``link_floor`` is the smallest, over this observation's links, of the index of
+    # the latest earlier observation of the page holding that link (−1 when a link is brand new).
+    # The observation is an update in a window whose first observation of the page is j exactly
+    # when page_index > j and link_floor < j.
+    page_index = models.IntegerField(null=True, blank=True)
+    link_floor = models.IntegerField(null=True, blank=True)
+    new_links = models.IntegerField(
+        null=True, blank=True, help_text="Links new to the page's history."
+    )
+
+    objects = CaptureQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["site", "timestamp", "urlkey"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["site", "urlkey", "timestamp"], name="capture_unique_row"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["site", "timestamp"]),
+            models.Index(fields=["site", "is_observation", "depth", "timestamp"]),
+            models.Index(fields=["urlkey", "digest"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.url} @ {self.timestamp:%Y-%m-%d %H:%M:%S}"
+
+    @property
+    def wayback_timestamp(self) -> str:
+        return self.timestamp.strftime("%Y%m%d%H%M%S")

@@ -1,0 +1,74 @@
+"""The dashboard's own pages: the home overview and the Jobs page."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from archive.models import Site
+from dashboard import jobs
+from dashboard.models import JobRecord
+from dashboard.services import job_enqueue, job_records_sync_with_rq
+from scheduling.models import Estimate
+
+JOBS_SHOWN = 50
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    context = {
+        "site_count": Site.objects.count(),
+        "imported_count": Site.objects.filter(import_status=Site.ImportStatus.DONE).count(),
+        "estimate_count": Estimate.objects.filter(rate__isnull=False)
+        .values("site")
+        .distinct()
+        .count(),
+        "recent_jobs": JobRecord.objects.all()[:5],
+    }
+    return render(request, "dashboard/home.html", context)
+
+
+def job_list(request: HttpRequest) -> HttpResponse:
+    records = list(JobRecord.objects.select_related("created_by")[:JOBS_SHOWN])
+    job_records_sync_with_rq(records)
+    return render(request, "dashboard/jobs.html", {"records": records})
+
+
+def job_status(request: HttpRequest) -> JsonResponse:
+    """The Jobs page polls this for live progress."""
+    records = list(JobRecord.objects.all()[:JOBS_SHOWN])
+    job_records_sync_with_rq(records)
+    return JsonResponse(
+        {
+            "jobs": [
+                {
+                    "id": r.pk,
+                    "kind": r.get_kind_display(),
+                    "label": r.label,
+                    "status": r.status,
+                    "done": r.done,
+                    "total": r.total,
+                    "fraction": r.fraction,
+                    "counts": r.counts,
+                    "failures": len(r.failures),
+                    "error": r.error,
+                    "elapsed_seconds": r.elapsed_seconds,
+                }
+                for r in records
+            ]
+        }
+    )
+
+
+@require_POST
+def health_job(request: HttpRequest) -> HttpResponse:
+    job_enqueue(
+        kind=JobRecord.Kind.HEALTH,
+        func=jobs.health_check,
+        label="Web → Redis → worker → database",
+        user=request.user,
+        total=1,
+    )
+    messages.success(request, "Health check queued; a worker will pick it up in a moment.")
+    return redirect("jobs")

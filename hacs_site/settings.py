@@ -1,0 +1,176 @@
+"""Django settings for HACS, read from the environment with working local defaults.
+
+Every variable is listed in the README ("Configuration"). A bad value stops start-up with a message
+naming the variable (see ``hacs_site.env``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from hacs_site.env import (
+    database_from_url,
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+    env_url,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("HACS_VAR_DIR", str(BASE_DIR / "var")))
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG and env_bool("HACS_REQUIRE_SECRET_KEY", False):
+        raise ImproperlyConfigured("SECRET_KEY must be set (a long random string).")
+    # A local installation gets a stable key kept beside its database, so logins survive restarts.
+    _key_file = VAR_DIR / "secret_key"
+    try:
+        SECRET_KEY = _key_file.read_text().strip()
+    except FileNotFoundError:
+        import secrets
+
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        SECRET_KEY = secrets.token_urlsafe(50)
+        _key_file.write_text(SECRET_KEY)
+        _key_file.chmod(0o600)
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_rq",
+    "archive",
+    "scheduling",
+    "dashboard",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+]
+
+ROOT_URLCONF = "hacs_site.urls"
+WSGI_APPLICATION = "hacs_site.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASE_URL = env_str("DATABASE_URL", "sqlite:///var/hacs.sqlite3")
+_database = database_from_url(DATABASE_URL, base_dir=BASE_DIR)
+if _database["ENGINE"].endswith("sqlite3"):
+    # Tests use a file (not memory) so that worker processes see the same test database.
+    _name = Path(_database["NAME"])
+    _database["TEST"] = {"NAME": str(_name.with_name(_name.stem + "-test.sqlite3"))}
+    _name.parent.mkdir(parents=True, exist_ok=True)
+DATABASES = {"default": _database}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_str("TIME_ZONE", "UTC")
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise expects it even when it serves from the finders
+STATICFILES_DIRS = [BASE_DIR / "static"]
+try:
+    import plotly
+
+    # plotly.js ships inside the plotly wheel; HACS serves that copy rather than a CDN.
+    STATICFILES_DIRS.append(("plotly", str(Path(plotly.__file__).parent / "package_data")))
+except ImportError:  # pragma: no cover - plotly is a pinned requirement
+    pass
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+
+# Uploads are read in memory and parsed; they are never written to disk or served back.
+HACS_MAX_UPLOAD_BYTES = env_int("HACS_MAX_UPLOAD_BYTES", 5 * 1024 * 1024, minimum=1024)
+HACS_MAX_SEED_LINES = env_int("HACS_MAX_SEED_LINES", 50_000, minimum=1)
+DATA_UPLOAD_MAX_MEMORY_SIZE = HACS_MAX_UPLOAD_BYTES + 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = HACS_MAX_UPLOAD_BYTES + 1024 * 1024
+
+# --- Background jobs (RQ on Redis) -------------------------------------------------------------
+REDIS_URL = env_url("REDIS_URL", "redis://127.0.0.1:6379/0", schemes=("redis", "rediss"))
+HACS_JOB_TIMEOUT = env_int("HACS_JOB_TIMEOUT", 6 * 3600, minimum=10)
+RQ_QUEUES = {
+    name: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": HACS_JOB_TIMEOUT}
+    for name in ("default", "import", "estimation", "evaluation")
+}
+RQ = {"COMMIT_MODE": "on_db_commit"}
+
+# --- Archives HACS reads (the only hosts it ever fetches) ---------------------------------------
+HACS_CDX_URL = env_url("HACS_CDX_URL", "https://web.archive.org/cdx/search/cdx")
+HACS_CDX_DIALECT = env_str("HACS_CDX_DIALECT", "ia")
+if HACS_CDX_DIALECT not in ("ia", "pywb"):
+    raise ImproperlyConfigured(f"HACS_CDX_DIALECT={HACS_CDX_DIALECT!r} must be 'ia' or 'pywb'.")
+HACS_WAYBACK_URL = env_url("HACS_WAYBACK_URL", "https://web.archive.org/web")
+HACS_CDX_RATE_PER_MINUTE = env_float("HACS_CDX_RATE_PER_MINUTE", 24.0, minimum=0.1, maximum=6000)
+HACS_MEMENTO_RATE_PER_MINUTE = env_float(
+    "HACS_MEMENTO_RATE_PER_MINUTE", 60.0, minimum=0.1, maximum=60000
+)
+HACS_HTTP_TIMEOUT = env_float("HACS_HTTP_TIMEOUT", 30.0, minimum=1, maximum=600)
+HACS_HTTP_RETRIES = env_int("HACS_HTTP_RETRIES", 5, minimum=0, maximum=20)
+HACS_MAX_MEMENTO_BYTES = env_int("HACS_MAX_MEMENTO_BYTES", 5 * 1024 * 1024, minimum=1024)
+HACS_USER_AGENT = env_str(
+    "HACS_USER_AGENT", "HACS/0.1 (History-Aware Crawl Scheduler; archive research)"
+)
+
+# --- Method defaults (DESIGN "Method", rule 8) -------------------------------------------------
+HACS_HISTORY_DAYS = env_int("HACS_HISTORY_DAYS", 3 * 365, minimum=1)
+HACS_E_DAYS = env_float("HACS_E_DAYS", 7.0, minimum=0)
+HACS_THETA = env_float("HACS_THETA", 0.5, minimum=0, maximum=1)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}
+
+if not DEBUG:
+    SESSION_COOKIE_HTTPONLY = True
+    CSRF_COOKIE_HTTPONLY = False  # the pages' fetch() calls read it for POSTs
+    X_FRAME_OPTIONS = "DENY"
+    SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -1,0 +1,16 @@
+#!/usr/bin/env python
+"""HACS's command-line entry point (Django's manage.py)."""
+
+import os
+import sys
+
+
+def main() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hacs_site.settings")
+    from django.core.management import execute_from_command_line
+
+    execute_from_command_line(sys.argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+"""Estimates of each site's update rate, the crawl lists built from them, and evaluation runs."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Level(models.TextChoices):
+    HOMEPAGE = "homepage", "Homepage"
+    WEBSITE = "website", "Website (depth ≤ 2)"
+
+
+class Method(models.TextChoices):
+    OBSERVED = "observed", "Observed"
+    INTERPOLATED = "interpolated", "Interpolated"
+
+
+class Estimate(models.Model):
+    """A site's estimated mean update rate at one level by one method, over a history window.
+
+    ``rate`` is null when the history is insufficient (fewer than two observations).
+    """
+
+    site = models.ForeignKey("archive.Site", on_delete=models.CASCADE, related_name="estimates")
+    level = models.CharField(max_length=10, choices=Level.choices)
+    method = models.CharField(max_length=12, choices=Method.choices)
+    window_start = models.DateTimeField(null=True, blank=True)
+    window_end = models.DateTimeField(null=True, blank=True)
+    rate = models.FloatField("rate λ (per day)", null=True, blank=True)
+    tau = models.DateTimeField("τ", null=True, blank=True)
+    observations = models.PositiveIntegerField(default=0)
+    updates = models.PositiveIntegerField(default=0)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["site", "level", "method"], name="estimate_unique")
+        ]
+        indexes = [models.Index(fields=["level", "method", "rate"])]
+
+    def __str__(self) -> str:
+        rate = "insufficient history" if self.rate is None else f"λ={self.rate:.4g}/day"
+        return f"{self.site_id} {self.level}/{self.method}: {rate}"
+
+    @property
+    def interval_days(self) -> float | None:
+        """Mean interval between updates, 1/λ, in days (None when λ is unknown or zero)."""
+        if self.rate is None or self.rate <= 0:
+            return None
+        return 1.0 / self.rate
+
+
+class CrawlList(models.Model):
+    """A ranked list of sites to re-crawl on a date, stored so it can be downloaded again."""
+
+    date = models.DateField()
+    level = models.CharField(max_length=10, choices=Level.choices, default=Level.HOMEPAGE)
+    method = models.CharField(max_length=12, choices=Method.choices, default=Method.OBSERVED)
+    theta = models.FloatField("θ", null=True, blank=True)
+    budget = models.PositiveIntegerField("budget k", null=True, blank=True)
+    history_days = models.PositiveIntegerField()
+    e_days = models.FloatField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    eligible_sites = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-date", "-created_at"]
+        indexes = [models.Index(fields=["date", "level"])]
+
+    def __str__(self) -> str:
+        return f"Crawl list {self.date} ({self.level})"
+
+
+class CrawlListEntry(models.Model):
+    crawl_list = models.ForeignKey(CrawlList, on_delete=models.CASCADE, related_name="entries")
+    rank = models.PositiveIntegerField()
+    site = models.ForeignKey("archive.Site", on_delete=models.CASCADE, related_name="+")
+    probability = models.FloatField()
+    rate = models.FloatField(null=True, blank=True)
+    tau = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["crawl_list", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["crawl_list", "rank"], name="entry_unique_rank"),
+            models.UniqueConstraint(fields=["crawl_list", "site"], name="entry_unique_site"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.rank} site {self.site_id} p={self.probability:.3f}"
+
+
+class EvaluationRun(models.Model):
+    """One run of the paper's Evaluations 1 and 2 over a past period."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    parameters = models.JSONField(default=dict)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    progress = models.FloatField(default=0.0, help_text="0 to 1")
+    results = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    duration_seconds = models.FloatField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Evaluation {self.pk} ({self.status})"

@@ -1,0 +1,187 @@
+"""Run HACS locally: Redis, migrations, an admin login, demo data, workers and the web server.
+
+Started by ``scripts/run.sh`` after the virtualenv exists. Everything it starts runs in its own
+process group and is stopped on Ctrl-C (SIGINT) or SIGTERM, Redis last so that workers can finish
+writing their state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hacs_site.localservers import (  # noqa: E402
+    LocalServer,
+    ServerError,
+    free_port,
+    port_open,
+    start_redis,
+)
+
+PYTHON = sys.executable
+QUEUES = ["default", "import", "estimation", "evaluation"]
+
+
+def say(message: str) -> None:
+    print(f"\033[1m[hacs]\033[0m {message}", flush=True)
+
+
+def manage(*args: str, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [PYTHON, str(ROOT / "manage.py"), *args], env=env, cwd=ROOT, text=True, check=check
+    )
+
+
+def spawn(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(args, env=env, cwd=ROOT, start_new_session=True)
+
+
+def stop(process: subprocess.Popen[bytes], name: str, timeout: float = 20) -> None:
+    if process.poll() is not None:
+        return
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        say(f"{name} did not stop in {timeout:.0f} s; killing it.")
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    except ProcessLookupError:
+        pass
+
+
+def ensure_admin(env: dict[str, str]) -> None:
+    """Create the first admin login, from HACS_ADMIN_USER/HACS_ADMIN_PASSWORD or a random one."""
+    username = env.get("HACS_ADMIN_USER", "admin")
+    password = env.get("HACS_ADMIN_PASSWORD", "")
+    generated = not password
+    if generated:
+        password = secrets.token_urlsafe(12)
+    code = (
+        "import sys\n"
+        "from django.contrib.auth import get_user_model\n"
+        "U = get_user_model()\n"
+        "u = U.objects.filter(username=sys.argv[1]).first()\n"
+        "if u is None:\n"
+        "    U.objects.create_superuser(sys.argv[1], '', sys.argv[2]); print('created')\n"
+        "elif sys.argv[3] == 'set':\n"
+        "    u.set_password(sys.argv[2]); u.save(); print('updated')\n"
+        "else:\n"
+        "    print('exists')\n"
+    )
+    out = subprocess.run(
+        [PYTHON, "-c", "import django; django.setup(); exec(open(0).read())", username,
+         password, "keep" if generated else "set"],
+        input=code, env=env, cwd=ROOT, text=True, capture_output=True, check=True,
+    )  # fmt: skip
+    if out.stdout.strip() == "created" and generated:
+        say(f"Created the admin login — user: {username}  password: {password}")
+        say("This password is shown only once; change it under Admin → Users.")
+    elif out.stdout.strip() == "created":
+        say(f"Created the admin login {username} (password from HACS_ADMIN_PASSWORD).")
+
+
+def load_demo(env: dict[str, str]) -> None:
+    """Give a new installation real-looking data: a small synthetic archive, imported."""
+    count = subprocess.run(
+        [PYTHON, "-c", "import django; django.setup(); from archive.models import Site; "
+         "print(Site.objects.count())"],
+        env=env, cwd=ROOT, text=True, capture_output=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    if count != "0":
+        return
+    commands = subprocess.run(
+        [PYTHON, str(ROOT / "manage.py"), "help", "--commands"],
+        env=env, cwd=ROOT, text=True, capture_output=True, check=True,
+    ).stdout.split()  # fmt: skip
+    if "load_demo" not in commands:
+        say("Demo data loader not available in this version; starting with an empty database.")
+        return
+    say("Loading the demo archive (a synthetic scholarly collection with known truth)…")
+    manage("load_demo", env=env)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, default=int(os.environ.get("HACS_PORT", "8000")))
+    parser.add_argument("--workers", type=int, default=int(os.environ.get("HACS_WORKERS", "2")))
+    parser.add_argument("--no-demo", action="store_true", help="start without demo data")
+    options = parser.parse_args()
+
+    env = dict(os.environ)
+    env.setdefault("DJANGO_SETTINGS_MODULE", "hacs_site.settings")
+    var = Path(env.get("HACS_VAR_DIR", ROOT / "var"))
+    var.mkdir(parents=True, exist_ok=True)
+
+    redis: LocalServer | None = None
+    children: list[tuple[str, subprocess.Popen[bytes]]] = []
+    stopping = False
+
+    def on_signal(signum: int, frame: object) -> None:
+        nonlocal stopping
+        if not stopping:
+            stopping = True
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        if "REDIS_URL" not in env:
+            redis = start_redis(var / "redis", persistent=True)
+            env["REDIS_URL"] = f"redis://127.0.0.1:{redis.port}/0"
+            say(f"Redis is running on 127.0.0.1:{redis.port}")
+        manage("migrate", "--no-input", env=env)
+        ensure_admin(env)
+        if not options.no_demo and env.get("HACS_DEMO", "1") != "0":
+            load_demo(env)
+
+        for n in range(max(options.workers, 1)):
+            name = f"hacs-{os.getpid()}-{n}"
+            worker = spawn(
+                [PYTHON, str(ROOT / "manage.py"), "rqworker", *QUEUES, "--with-scheduler",
+                 "--name", name],
+                env,
+            )  # fmt: skip
+            children.append((f"worker {n}", worker))
+        port = options.port if not port_open(options.port) else free_port()
+        if port != options.port:
+            say(f"Port {options.port} is busy; using {port} instead.")
+        web = spawn([str(Path(PYTHON).parent / "gunicorn"), "hacs_site.wsgi:application",
+                     "--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4",
+                     "--timeout", "120", "--access-logfile", "-"], env)  # fmt: skip
+        children.append(("web server", web))
+        deadline = time.monotonic() + 30
+        while not port_open(port) and time.monotonic() < deadline and web.poll() is None:
+            time.sleep(0.1)
+        if web.poll() is not None or not port_open(port):
+            raise ServerError("The web server did not start; see the messages above.")
+        say(f"HACS is running at http://127.0.0.1:{port}/  (Ctrl-C stops it)")
+        while True:
+            for name, process in children:
+                if process.poll() is not None:
+                    raise ServerError(f"The {name} stopped (exit code {process.returncode}).")
+            time.sleep(1)
+    except KeyboardInterrupt:
+        say("Stopping…")
+        return 0
+    except (ServerError, subprocess.CalledProcessError) as error:
+        say(f"HACS could not run: {error}")
+        return 1
+    finally:
+        for name, process in reversed(children):
+            stop(process, name)
+        if redis is not None:
+            redis.stop()
+        say("Stopped.")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
