@@ -132,6 +132,8 @@ def main() -> int:
             stopping = True
             raise KeyboardInterrupt
 
+    # Installed explicitly: a shell that starts HACS in the background leaves SIGINT ignored.
+    signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     try:
         if "REDIS_URL" not in env:
