@@ -1,0 +1,73 @@
+"""One request rate per archive host, shared by every HACS worker through Redis.
+
+The limiter keeps, per host and kind of request, the earliest time the next request may be sent
+(a "theoretical arrival time", as in the generic cell rate algorithm). Reserving a slot is one
+atomic Lua call that returns how long the caller must wait, so any number of workers on any
+number of machines together never exceed the configured rate. A ``Retry-After`` answer pushes the
+host's next slot forward for everybody.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import redis
+
+# KEYS[1]: the limiter key. ARGV[1]: interval between requests (s). ARGV[2]: extra delay (s).
+# Returns the wait (s, as a string to keep precision) before the reserved slot.
+_RESERVE = """
+local now_parts = redis.call('TIME')
+local now = tonumber(now_parts[1]) + tonumber(now_parts[2]) / 1000000
+local interval = tonumber(ARGV[1])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < now then tat = now end
+local slot = tat
+redis.call('SET', KEYS[1], tostring(slot + interval), 'EX', math.ceil(interval + 3600))
+return tostring(slot - now)
+"""
+
+# Push the next free slot to at least now + ARGV[1] seconds.
+_PAUSE = """
+local now_parts = redis.call('TIME')
+local now = tonumber(now_parts[1]) + tonumber(now_parts[2]) / 1000000
+local until_time = now + tonumber(ARGV[1])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < until_time then
+  redis.call('SET', KEYS[1], tostring(until_time), 'EX', math.ceil(tonumber(ARGV[1]) + 3600))
+end
+return 1
+"""
+
+
+class SharedRateLimiter:
+    """Requests per minute for one (host, kind), shared by all processes using the same Redis."""
+
+    def __init__(
+        self,
+        connection: redis.Redis,
+        host: str,
+        kind: str,
+        per_minute: float,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if per_minute <= 0:
+            raise ValueError(f"per_minute must be positive, got {per_minute}")
+        self.key = f"hacs:ratelimit:{kind}:{host}"
+        self.interval = 60.0 / per_minute
+        self._reserve = connection.register_script(_RESERVE)
+        self._pause = connection.register_script(_PAUSE)
+        self._sleep = sleep
+
+    def acquire(self) -> float:
+        """Wait for this caller's slot; returns the seconds waited."""
+        wait = float(self._reserve(keys=[self.key], args=[repr(self.interval)]))
+        if wait > 0:
+            self._sleep(wait)
+        return max(wait, 0.0)
+
+    def pause(self, seconds: float) -> None:
+        """Let nobody send to this host for ``seconds`` (the archive asked us to back off)."""
+        if seconds > 0:
+            self._pause(keys=[self.key], args=[repr(float(seconds))])

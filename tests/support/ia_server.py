@@ -1,0 +1,169 @@
+"""A local HTTP server that answers like the Internet Archive's CDX API and Wayback ``id_``.
+
+It serves captures given by the test (as CDX records and page bodies) on 127.0.0.1, pages the
+CDX answer with resume keys exactly as the Internet Archive does for ``showResumeKey=true``
+(JSON array of arrays: header row, rows, an empty row, then ``[resume key]``), and can be told
+to misbehave: answer 429 with ``Retry-After``, answer 503, or refuse a blocked site with the
+Internet Archive's error body. Every request is logged with its arrival time so tests can check
+the client's pacing.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+BLOCKED_BODY = (
+    "org.archive.util.io.RuntimeIOException: "
+    "org.archive.wayback.exception.AdministrativeAccessControlException: Blocked Site Error\n"
+)
+FIELDS = ["urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length"]
+
+
+@dataclass
+class Row:
+    urlkey: str
+    timestamp: str
+    original: str
+    mimetype: str
+    status: str
+    digest: str
+    length: str
+
+    def as_list(self) -> list[str]:
+        return [self.urlkey, self.timestamp, self.original, self.mimetype, self.status,
+                self.digest, self.length]  # fmt: skip
+
+
+@dataclass
+class Logged:
+    at: float
+    path: str
+    query: dict[str, str]
+    status: int
+
+
+@dataclass
+class IAState:
+    rows: list[Row] = field(default_factory=list)
+    bodies: dict[tuple[str, str], tuple[bytes, str]] = field(default_factory=dict)
+    blocked_prefixes: set[str] = field(default_factory=set)
+    faults: deque[tuple[int, str | None]] = field(default_factory=deque)
+    log: list[Logged] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class IAArchive:
+    """Context manager running the server; ``cdx_url`` and ``wayback_url`` point at it."""
+
+    def __init__(self, rows: Iterable[Row] = (), bodies: dict[Any, Any] | None = None) -> None:
+        self.state = IAState(rows=sorted(rows, key=lambda r: (r.urlkey, r.timestamp)))
+        self.state.bodies.update(bodies or {})
+        state = self.state
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                return
+
+            def do_GET(self) -> None:  # noqa: N802
+                parts = urlsplit(self.path)
+                query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+                with state.lock:
+                    fault = state.faults.popleft() if state.faults else None
+                if fault is not None:
+                    status, retry_after = fault
+                    headers = {"Retry-After": retry_after} if retry_after else {}
+                    self._send(status, b"slow down\n", "text/plain", headers, parts.path, query)
+                    return
+                if parts.path == "/cdx/search/cdx":
+                    self._cdx(query, parts.path)
+                elif parts.path.startswith("/web/"):
+                    self._memento(parts.path)
+                else:
+                    self._send(404, b"not found\n", "text/plain", {}, parts.path, query)
+
+            def _cdx(self, query: dict[str, str], path: str) -> None:
+                prefix = query.get("url", "")
+                if any(prefix.startswith(b) for b in state.blocked_prefixes):
+                    self._send(403, BLOCKED_BODY.encode(), "text/plain", {}, path, query)
+                    return
+                key = _prefix_urlkey(prefix)
+                matching = [r for r in state.rows if r.urlkey.startswith(key)]
+                start = 0
+                if "resumeKey" in query:
+                    token = unquote(query["resumeKey"])
+                    start = next(
+                        (i for i, r in enumerate(matching) if f"{r.urlkey} {r.timestamp}" > token),
+                        len(matching),
+                    )
+                limit = int(query.get("limit", "0") or 0) or len(matching)
+                page = matching[start : start + limit]
+                body: list[list[str]] = [FIELDS] if page or start == 0 else []
+                body += [r.as_list() for r in page]
+                more = start + limit < len(matching)
+                if more and query.get("showResumeKey") == "true":
+                    last = page[-1]
+                    body += [[], [f"{last.urlkey} {last.timestamp}"]]
+                if not page and start == 0:
+                    body = []
+                data = json.dumps(body).encode()
+                self._send(200, data, "application/json", {}, path, query)
+
+            def _memento(self, path: str) -> None:
+                rest = path[len("/web/") :]
+                stamp, _, url = rest.partition("id_/")
+                found = state.bodies.get((stamp, url))
+                if found is None:
+                    self._send(404, b"no such memento\n", "text/plain", {}, path, {})
+                    return
+                body, content_type = found
+                self._send(200, body, content_type, {}, path, {})
+
+            def _send(
+                self, status: int, body: bytes, content_type: str, headers: dict[str, str],
+                path: str, query: dict[str, str],
+            ) -> None:  # fmt: skip
+                with state.lock:
+                    state.log.append(Logged(time.monotonic(), path, query, status))
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def cdx_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/cdx/search/cdx"
+
+    @property
+    def wayback_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/web"
+
+    def __enter__(self) -> IAArchive:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _prefix_urlkey(prefix: str) -> str:
+    """The urlkey prefix of a ``url=host/path`` prefix query (as the CDX server builds it)."""
+    from archive.canon import canonical_url
+
+    key = canonical_url(prefix if "://" in prefix else "http://" + prefix)
+    return key[:-1] if key.endswith("/") else key
