@@ -128,6 +128,9 @@ class Capture(models.Model):
     site = models.ForeignKey(Site, on_delete=models.CASCADE, related_name="captures")
     url = models.TextField()
     urlkey = models.CharField(max_length=2000)
+    page_key = models.CharField(
+        max_length=2000, help_text="The page: urlkey with a final index.html-like segment removed."
+    )
     timestamp = models.DateTimeField(help_text="UTC")
     depth = models.PositiveSmallIntegerField()
     mimetype = models.CharField(max_length=200, blank=True)
@@ -165,6 +168,7 @@ class Capture(models.Model):
         indexes = [
             models.Index(fields=["site", "timestamp"]),
             models.Index(fields=["site", "is_observation", "depth", "timestamp"]),
+            models.Index(fields=["site", "page_key", "timestamp"]),
             models.Index(fields=["urlkey", "digest"]),
         ]
 

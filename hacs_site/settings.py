@@ -150,6 +150,7 @@ HACS_MEMENTO_RATE_PER_MINUTE = env_float(
 )
 HACS_HTTP_TIMEOUT = env_float("HACS_HTTP_TIMEOUT", 30.0, minimum=1, maximum=600)
 HACS_HTTP_RETRIES = env_int("HACS_HTTP_RETRIES", 5, minimum=0, maximum=20)
+HACS_HTTP_BACKOFF_BASE = env_float("HACS_HTTP_BACKOFF_BASE", 2.0, minimum=0, maximum=600)
 HACS_MAX_MEMENTO_BYTES = env_int("HACS_MAX_MEMENTO_BYTES", 5 * 1024 * 1024, minimum=1024)
 HACS_USER_AGENT = env_str(
     "HACS_USER_AGENT", "HACS/0.1 (History-Aware Crawl Scheduler; archive research)"

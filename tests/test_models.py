@@ -19,6 +19,7 @@ WHEN = datetime(2017, 3, 4, 5, 6, 7, tzinfo=UTC)
 def make_capture(site: Site, **kw: object) -> Capture:
     kw.setdefault("url", "http://www.cs.example.edu/~a/")
     kw.setdefault("urlkey", "edu,example,cs)/~a")
+    kw.setdefault("page_key", kw["urlkey"])
     kw.setdefault("timestamp", WHEN)
     kw.setdefault("depth", 0)
     kw.setdefault("mimetype", "text/html")

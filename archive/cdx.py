@@ -1,0 +1,609 @@
+"""CDX index rows: one record type, a parser per dialect, and DESIGN.md's observation rule.
+
+Pure module (stdlib only, plus ``archive.canon``): no Django, no network. ``archive/wayback.py``
+fetches; this module only reads what came back, or what a CDX file holds.
+
+Dialects (``Dialect``):
+
+* ``ia-text`` -- the Internet Archive CDX server's default output, space-separated
+  ``urlkey timestamp original mimetype statuscode digest length``; also the classic CDX files
+  written by pywb, OpenWayback and IA tools (9, 10 or 11 fields, e.g. a `` CDX N b a m s k r M
+  S V g`` header). With ``showResumeKey=true`` the page ends with a blank line and the key.
+* ``ia-json`` -- ``output=json``: an array of arrays whose first row names the fields; with
+  ``showResumeKey=true`` it ends with ``[]`` and ``["<resume key>"]``.
+* ``pywb-json`` -- pywb's ``output=json``: one JSON object per line (``url``, ``mime``,
+  ``status``; revisits have ``mime`` ``warc/revisit`` and no or ``-`` status).
+* ``cdxj`` -- ``urlkey timestamp {json}`` lines (pywb's and OpenWayback's index files).
+
+The parsers never raise for a bad line: they skip it and count it in a ``CdxStats`` (with the
+first ``MAX_PROBLEMS`` line numbers and reasons), so one broken row in ten thousand costs one
+row. They raise ``CdxError`` only when the document as a whole is unusable (not JSON, no
+header row, a CDX header without a timestamp column).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from archive.canon import canonical_url
+
+__all__ = [
+    "HTML_TYPES",
+    "MAX_PROBLEMS",
+    "CaptureKind",
+    "CdxError",
+    "CdxParseResult",
+    "CdxRecord",
+    "CdxStats",
+    "Dialect",
+    "OBSERVATION_KINDS",
+    "REVISIT_TYPE",
+    "classify",
+    "format_timestamp",
+    "is_html_type",
+    "iter_cdxj",
+    "iter_ia_json",
+    "iter_ia_text",
+    "iter_pywb_json",
+    "parse_cdx",
+    "parse_timestamp",
+    "sniff_and_parse",
+    "sniff_dialect",
+]
+
+#: Reasons kept per parse; the count of skipped lines is always exact.
+MAX_PROBLEMS = 100
+
+#: MIME types that make a capture an HTML page (DESIGN.md rule 1), compared without parameters.
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+
+REVISIT_TYPE = "warc/revisit"
+
+
+class CdxError(ValueError):
+    """A CDX line or document that cannot be read; names the line when there is one."""
+
+    def __init__(self, reason: str, line_number: int | None = None) -> None:
+        self.reason = reason
+        self.line_number = line_number
+        super().__init__(f"line {line_number}: {reason}" if line_number is not None else reason)
+
+
+class Dialect(StrEnum):
+    IA_TEXT = "ia-text"
+    IA_JSON = "ia-json"
+    PYWB_JSON = "pywb-json"
+    CDXJ = "cdxj"
+
+
+@dataclass(frozen=True, slots=True)
+class CdxRecord:
+    """One CDX row. ``status`` and ``length`` are None where the index says ``-``."""
+
+    urlkey: str
+    timestamp: datetime  # aware, UTC
+    original: str
+    mimetype: str
+    status: int | None
+    digest: str
+    length: int | None
+
+    @property
+    def timestamp14(self) -> str:
+        """The 14-digit Wayback timestamp (``20191001012455``), as used in memento URLs."""
+        return format_timestamp(self.timestamp)
+
+    @property
+    def is_revisit(self) -> bool:
+        """A WARC revisit record: "same content as before", with no body of its own.
+
+        The Internet Archive prints ``warc/revisit`` and status ``-``; pywb prints
+        ``warc/revisit`` and, when the revisit record carries HTTP headers, their status.
+        """
+        return self.status is None or _bare_type(self.mimetype) == REVISIT_TYPE
+
+    @property
+    def is_html(self) -> bool:
+        return is_html_type(self.mimetype)
+
+
+def _bare_type(mimetype: str) -> str:
+    return mimetype.partition(";")[0].strip().lower()
+
+
+def is_html_type(mimetype: str | None) -> bool:
+    """True for ``text/html`` and ``application/xhtml+xml``, ignoring parameters and case."""
+    return mimetype is not None and _bare_type(mimetype) in HTML_TYPES
+
+
+# --- timestamps --------------------------------------------------------------------------
+
+# Wayback pads a short timestamp character by character from the earliest instant, so
+# "2019" is 2019-01-01 00:00:00 and "201910" is 2019-10-01 (the same template that
+# OpenWayback's Timestamp.padStartDateStr and cdx_toolkit use).
+_PAD_TEMPLATE = "00000101000000"
+# More than 14 digits: fractions of a second (WARC/1.1 dates, 17-digit Heritrix log stamps).
+# Longer than this is not a timestamp.
+_MAX_DIGITS = 20
+
+
+def parse_timestamp(text: str) -> datetime:
+    """Parse a Wayback timestamp (``yyyyMMddhhmmss``) into an aware UTC datetime.
+
+    * 4 to 13 digits are padded the way Wayback pads them (``2019`` -> 2019-01-01 00:00:00).
+    * 15 to 20 digits carry fractions of a second; they are dropped, because Wayback
+      addresses captures by the second and a 14-digit key is what the rest of HACS stores.
+    * Impossible values raise ``CdxError``: month 00 or 13, day 00 or Feb 30, hour 24,
+      minute or second 60, non-digits. The Internet Archive's index does hold a few rows from
+      crawls in 2000 with a "00" wrongly inserted before the month or day (``20000012170449``,
+      ``20000800241623``; see edgi-govdata-archiving/wayback's ``parse_timestamp``). That
+      client repairs them by guessing that the seconds were cut off; we reject them instead --
+      the repaired time is a guess, and an unparseable timestamp is not an observation
+      (DESIGN.md rule 1). The parsers count such rows as skipped.
+    """
+    digits = text.strip()
+    if not (digits.isascii() and digits.isdigit()):
+        raise CdxError(f"timestamp {text!r} is not a string of digits")
+    n = len(digits)
+    if n < 4:
+        raise CdxError(f"timestamp {text!r} is too short (fewer than 4 digits)")
+    if n > _MAX_DIGITS:
+        raise CdxError(f"timestamp {text!r} is too long (more than {_MAX_DIGITS} digits)")
+    digits = digits[:14] if n >= 14 else digits + _PAD_TEMPLATE[n:]
+    try:
+        return datetime(
+            int(digits[0:4]),
+            int(digits[4:6]),
+            int(digits[6:8]),
+            int(digits[8:10]),
+            int(digits[10:12]),
+            int(digits[12:14]),
+            tzinfo=UTC,
+        )
+    except ValueError as exc:
+        raise CdxError(f"impossible timestamp {text!r}: {exc}") from None
+
+
+def format_timestamp(moment: datetime) -> str:
+    """The 14-digit Wayback timestamp of a datetime (naive datetimes are taken as UTC)."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y%m%d%H%M%S")
+
+
+# --- records from raw fields -------------------------------------------------------------
+
+
+def _optional_int(value: object, name: str) -> int | None:
+    if value is None or value == "" or value == "-":
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return int(value)
+    raise CdxError(f"{name} {value!r} is not a number or '-'")
+
+
+def _text(value: object, default: str = "-") -> str:
+    if value is None or value == "":
+        return default
+    return value if isinstance(value, str) else str(value)
+
+
+def _make_record(
+    urlkey: object,
+    timestamp: object,
+    original: object,
+    mimetype: object,
+    status: object,
+    digest: object,
+    length: object,
+) -> CdxRecord:
+    original_text = _text(original, "")
+    if not original_text:
+        raise CdxError("the original URL is missing")
+    if not isinstance(timestamp, str | int) or isinstance(timestamp, bool):
+        raise CdxError(f"timestamp {timestamp!r} is not a string of digits")
+    moment = parse_timestamp(str(timestamp))
+    key = _text(urlkey, "")
+    if not key:
+        # Some `fl=` field lists leave the urlkey out; it is the SURT of the original.
+        try:
+            key = canonical_url(original_text)
+        except ValueError as exc:
+            raise CdxError(f"no urlkey, and the original URL is unusable: {exc}") from None
+    return CdxRecord(
+        urlkey=key,
+        timestamp=moment,
+        original=original_text,
+        mimetype=_text(mimetype),
+        status=_optional_int(status, "status"),
+        digest=_text(digest),
+        length=_optional_int(length, "length"),
+    )
+
+
+# Field names by dialect; the first name found wins.
+_FIELD_NAMES: dict[str, tuple[str, ...]] = {
+    "urlkey": ("urlkey",),
+    "timestamp": ("timestamp",),
+    "original": ("original", "url"),
+    "mimetype": ("mimetype", "mime"),
+    "status": ("statuscode", "status"),
+    "digest": ("digest",),
+    "length": ("length",),
+}
+
+
+def _record_from_mapping(row: Mapping[str, Any]) -> CdxRecord:
+    values: dict[str, Any] = {}
+    for name, aliases in _FIELD_NAMES.items():
+        values[name] = next((row[a] for a in aliases if a in row), None)
+    if values["timestamp"] is None:
+        raise CdxError("the timestamp field is missing")
+    return _make_record(**values)
+
+
+# --- statistics --------------------------------------------------------------------------
+
+
+@dataclass
+class CdxStats:
+    """What a parser has read so far: rows parsed, lines skipped and why, a resume key."""
+
+    parsed: int = 0
+    skipped: int = 0
+    problems: list[tuple[int, str]] = field(default_factory=list)
+    resume_key: str | None = None
+
+    def skip(self, line_number: int, reason: str) -> None:
+        self.skipped += 1
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append((line_number, reason))
+
+
+@dataclass(frozen=True)
+class CdxParseResult:
+    """A whole document parsed: the records, in order, and the parser's statistics."""
+
+    dialect: Dialect
+    records: tuple[CdxRecord, ...]
+    parsed: int
+    skipped: int
+    problems: tuple[tuple[int, str], ...]
+    resume_key: str | None
+
+
+def _lines(source: str | Iterable[str]) -> Iterator[tuple[int, str]]:
+    # str.splitlines would also split on \x0b, \x1c, U+2028...; CDX lines end with \n.
+    items = source.split("\n") if isinstance(source, str) else source
+    for number, line in enumerate(items, start=1):
+        yield number, line.rstrip("\r\n")
+
+
+# --- Internet Archive text and classic CDX files -----------------------------------------
+
+# Column letters of the classic CDX format (OpenWayback's CDX spec); the ones HACS reads.
+_LETTERS = {
+    "N": "urlkey",  # massaged (SURT) url
+    "A": "urlkey",  # canonicalised url, in old files without N
+    "b": "timestamp",
+    "a": "original",
+    "m": "mimetype",
+    "s": "status",
+    "k": "digest",
+    "S": "length",  # compressed record length
+    "n": "length",  # arc document length, in old files without S
+}
+# Layouts by field count when there is no header (the ones pywb's CDXObject recognises).
+_LAYOUTS = {
+    7: "N b a m s k S",  # the IA CDX server's default fields
+    9: "N b a m s k r V g",
+    10: "N b a m s k r M V g",
+    11: "N b a m s k r M S V g",
+}
+
+
+def _layout(letters: Sequence[str]) -> dict[str, int]:
+    columns: dict[str, int] = {}
+    for index, letter in enumerate(letters):
+        name = _LETTERS.get(letter)
+        if name is not None and name not in columns:
+            columns[name] = index
+    return columns
+
+
+_DEFAULT_LAYOUTS = {count: _layout(spec.split()) for count, spec in _LAYOUTS.items()}
+
+
+def iter_ia_text(source: str | Iterable[str], stats: CdxStats | None = None) -> Iterator[CdxRecord]:
+    """Records from space-separated CDX text: the IA server's output or a classic CDX file.
+
+    Without a `` CDX ...`` header, each line's field count picks the layout (7, 9, 10 or 11
+    fields). A blank line followed by a single token is the resume key
+    (``showResumeKey=true``); it goes to ``stats.resume_key``, exactly as printed.
+    """
+    stats = stats if stats is not None else CdxStats()
+    header: dict[str, int] | None = None
+    header_size = 0
+    after_blank = False
+    for number, line in _lines(source):
+        fields = line.split()
+        if not fields:
+            after_blank = True
+            continue
+        if fields[0] == "CDX":
+            header = _layout(fields[1:])
+            header_size = len(fields) - 1
+            missing = {"timestamp", "original"} - header.keys()
+            if missing:
+                raise CdxError(
+                    f"the CDX header has no {' or '.join(sorted(missing))} column", number
+                )
+            after_blank = False
+            continue
+        if len(fields) == 1 and after_blank:
+            stats.resume_key = fields[0]
+            continue
+        after_blank = False
+        if header is not None:
+            columns = header
+            if len(fields) != header_size:
+                stats.skip(
+                    number,
+                    f"expected {header_size} fields (per the CDX header), found {len(fields)}",
+                )
+                continue
+        else:
+            found = _DEFAULT_LAYOUTS.get(len(fields))
+            if found is None:
+                stats.skip(number, f"expected 7, 9, 10 or 11 fields, found {len(fields)}")
+                continue
+            columns = found
+        values = {name: fields[index] for name, index in columns.items()}
+        try:
+            record = _make_record(
+                values.get("urlkey"),
+                values["timestamp"],
+                values["original"],
+                values.get("mimetype"),
+                values.get("status"),
+                values.get("digest"),
+                values.get("length"),
+            )
+        except CdxError as exc:
+            stats.skip(number, exc.reason)
+            continue
+        stats.parsed += 1
+        yield record
+
+
+# --- Internet Archive JSON ---------------------------------------------------------------
+
+
+def iter_ia_json(text: str, stats: CdxStats | None = None) -> Iterator[CdxRecord]:
+    """Records from the IA CDX server's ``output=json``: an array of arrays, header first.
+
+    Line numbers are row numbers (the header is row 1), which are the line numbers of the
+    server's one-row-per-line output. A final one-element row is the resume key.
+    """
+    stats = stats if stats is not None else CdxStats()
+    try:
+        data = json.loads(text) if text.strip() else []
+    except json.JSONDecodeError as exc:
+        raise CdxError(f"not valid JSON: {exc.msg} (column {exc.colno})", exc.lineno) from None
+    if not isinstance(data, list):
+        raise CdxError("expected a JSON array of rows")
+    if not data:
+        return
+    header = data[0]
+    if not (isinstance(header, list) and all(isinstance(name, str) for name in header)):
+        raise CdxError("the first row is not a header of field names", 1)
+    if "timestamp" not in header:
+        raise CdxError("the header row has no 'timestamp' field", 1)
+    rows = data[1:]
+    if len(header) > 1 and rows and isinstance(rows[-1], list) and len(rows[-1]) == 1:
+        stats.resume_key = _text(rows[-1][0], "") or None
+        rows = rows[:-1]
+    for number, row in enumerate(rows, start=2):
+        if row == []:
+            continue  # the separator before the resume key
+        if not isinstance(row, list):
+            stats.skip(number, "the row is not an array")
+            continue
+        if len(row) != len(header):
+            stats.skip(number, f"expected {len(header)} fields, found {len(row)}")
+            continue
+        try:
+            record = _record_from_mapping(dict(zip(header, row, strict=True)))
+        except CdxError as exc:
+            stats.skip(number, exc.reason)
+            continue
+        stats.parsed += 1
+        yield record
+
+
+# --- pywb JSON lines and CDXJ ------------------------------------------------------------
+
+
+def iter_pywb_json(
+    source: str | Iterable[str], stats: CdxStats | None = None
+) -> Iterator[CdxRecord]:
+    """Records from pywb's ``output=json``: one object per line (``url``, ``mime``, ``status``)."""
+    stats = stats if stats is not None else CdxStats()
+    for number, line in _lines(source):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            stats.skip(number, f"not valid JSON: {exc.msg}")
+            continue
+        if not isinstance(row, dict):
+            stats.skip(number, "the line is not a JSON object")
+            continue
+        try:
+            record = _record_from_mapping(row)
+        except CdxError as exc:
+            stats.skip(number, exc.reason)
+            continue
+        stats.parsed += 1
+        yield record
+
+
+def iter_cdxj(source: str | Iterable[str], stats: CdxStats | None = None) -> Iterator[CdxRecord]:
+    """Records from CDXJ lines: ``urlkey timestamp {"url": ..., "mime": ..., ...}``.
+
+    Lines starting with ``!`` are CDXJ metadata (``!OpenWayback-CDXJ 1.0``) and are passed over.
+    """
+    stats = stats if stats is not None else CdxStats()
+    for number, line in _lines(source):
+        if not line.strip() or line.startswith("!"):
+            continue
+        parts = line.split(" ", 2)
+        if len(parts) != 3 or not parts[2].lstrip().startswith("{"):
+            stats.skip(number, "expected 'urlkey timestamp {json}'")
+            continue
+        urlkey, timestamp, blob = parts
+        try:
+            row = json.loads(blob)
+        except json.JSONDecodeError as exc:
+            stats.skip(number, f"not valid JSON: {exc.msg}")
+            continue
+        if not isinstance(row, dict):
+            stats.skip(number, "the JSON part is not an object")
+            continue
+        try:
+            record = _record_from_mapping({**row, "urlkey": urlkey, "timestamp": timestamp})
+        except CdxError as exc:
+            stats.skip(number, exc.reason)
+            continue
+        stats.parsed += 1
+        yield record
+
+
+# --- whole documents ---------------------------------------------------------------------
+
+
+def sniff_dialect(text: str) -> Dialect:
+    """Guess the dialect from the first non-blank line (plain text when in doubt)."""
+    for line in text.lstrip("\ufeff").split("\n"):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("["):
+            return Dialect.IA_JSON
+        if stripped.startswith("{"):
+            return Dialect.PYWB_JSON
+        if stripped.startswith("!"):
+            return Dialect.CDXJ
+        parts = stripped.split(" ", 2)
+        if len(parts) == 3 and parts[2].lstrip().startswith("{"):
+            return Dialect.CDXJ
+        return Dialect.IA_TEXT
+    return Dialect.IA_TEXT
+
+
+def parse_cdx(text: str | bytes, dialect: Dialect | None = None) -> CdxParseResult:
+    """Parse a whole CDX document in the given dialect (sniffed when None).
+
+    Bytes are decoded as UTF-8, with undecodable bytes replaced (CDX lines are ASCII in
+    practice; a stray byte must not lose the rest of the file).
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    text = text.lstrip("\ufeff")
+    chosen = dialect if dialect is not None else sniff_dialect(text)
+    stats = CdxStats()
+    if chosen is Dialect.IA_TEXT:
+        records = tuple(iter_ia_text(text, stats))
+    elif chosen is Dialect.IA_JSON:
+        records = tuple(iter_ia_json(text, stats))
+    elif chosen is Dialect.PYWB_JSON:
+        records = tuple(iter_pywb_json(text, stats))
+    else:
+        records = tuple(iter_cdxj(text, stats))
+    return CdxParseResult(
+        dialect=chosen,
+        records=records,
+        parsed=stats.parsed,
+        skipped=stats.skipped,
+        problems=tuple(stats.problems),
+        resume_key=stats.resume_key,
+    )
+
+
+def sniff_and_parse(text: str | bytes) -> CdxParseResult:
+    """Parse a CDX document of any supported dialect, picking the dialect from its content."""
+    return parse_cdx(text)
+
+
+# --- DESIGN.md rule 1: which captures are observations -----------------------------------
+
+
+class CaptureKind(StrEnum):
+    """What one CDX row is, for the update rule (DESIGN.md rule 1)."""
+
+    OBSERVATION = "observation"  # 200 and an HTML type
+    REVISIT = "revisit"  # revisit of an earlier 200 HTML capture: an observation with its links
+    REVISIT_ORPHAN = "revisit_orphan"  # revisit with no such earlier capture: not an observation
+    REDIRECT = "redirect"  # 3xx
+    ERROR = "error"  # 4xx, 5xx, and any other status that is not 200 or 3xx
+    NON_HTML = "non_html"  # 200 with another type (PDF, image, text/plain...)
+    DUPLICATE = "duplicate"  # an earlier row already had this (urlkey, timestamp)
+
+
+#: The kinds that count as observations.
+OBSERVATION_KINDS = frozenset({CaptureKind.OBSERVATION, CaptureKind.REVISIT})
+
+
+def classify(records: Iterable[CdxRecord]) -> list[CaptureKind]:
+    """Classify each record of one site (DESIGN.md rule 1); the result follows the input order.
+
+    The input may be sorted by (urlkey, timestamp), by timestamp, or not at all: the rule is
+    applied in (urlkey, timestamp) order internally. Of rows sharing a (urlkey, timestamp) the
+    first in input order is kept and the rest are ``DUPLICATE`` (the same row the database
+    keeps, as its unique key is (site, urlkey, timestamp)). A revisit is matched by digest to
+    a 200 HTML capture of the same urlkey at a strictly earlier time; a revisit whose own
+    status is a redirect or error (pywb prints the revisit's HTTP status) is classified by
+    that status instead.
+    """
+    rows = list(records)
+    kinds: list[CaptureKind] = [CaptureKind.DUPLICATE] * len(rows)
+    order = sorted(range(len(rows)), key=lambda i: (rows[i].urlkey, rows[i].timestamp, i))
+    current_key: str | None = None
+    html_digests: set[str] = set()
+    last_time: datetime | None = None
+    for i in order:
+        record = rows[i]
+        if record.urlkey != current_key:
+            current_key = record.urlkey
+            html_digests = set()
+            last_time = None
+        elif record.timestamp == last_time:
+            continue  # stays DUPLICATE
+        last_time = record.timestamp
+        kinds[i] = _kind(record, html_digests)
+        if kinds[i] is CaptureKind.OBSERVATION and record.digest not in ("", "-"):
+            html_digests.add(record.digest)
+    return kinds
+
+
+def _kind(record: CdxRecord, html_digests: set[str]) -> CaptureKind:
+    status = record.status
+    if record.is_revisit and (status is None or status == 200):
+        if record.digest in html_digests:
+            return CaptureKind.REVISIT
+        return CaptureKind.REVISIT_ORPHAN
+    if status is not None and 300 <= status < 400:
+        return CaptureKind.REDIRECT
+    if status != 200:
+        return CaptureKind.ERROR
+    if not record.is_html:
+        return CaptureKind.NON_HTML
+    return CaptureKind.OBSERVATION

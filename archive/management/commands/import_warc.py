@@ -1,0 +1,33 @@
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from archive.importers import warc_import
+from archive.models import Site
+from scheduling.services import estimates_recompute
+
+
+class Command(BaseCommand):
+    help = "Import captures and their pages' links from WARC files (responses and revisits)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("files", nargs="+", type=Path)
+
+    def handle(self, *args: object, **options: object) -> None:
+        files = options["files"]
+        assert isinstance(files, list)
+        report = warc_import(paths=files, max_body=settings.HACS_MAX_MEMENTO_BYTES)
+        for name, reason in report.failed_files:
+            self.stderr.write(f"{name}: not imported: {reason}")
+        counts = report.captures
+        skipped = ", ".join(f"{n} {why}" for why, n in counts.skipped.most_common()) or "none"
+        self.stdout.write(
+            f"{counts.read} WARC captures read, {counts.added} captures added, "
+            f"{report.snapshots} pages parsed; skipped: {skipped}; {len(counts.sites)} sites."
+        )
+        if report.failed_files and not counts.read:
+            raise CommandError("No file could be imported.")
+        if counts.sites:
+            Site.objects.filter(pk__in=counts.sites).update(import_status=Site.ImportStatus.DONE)
+            estimates_recompute(site_ids=sorted(counts.sites))

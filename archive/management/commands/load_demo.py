@@ -1,0 +1,30 @@
+"""Give a new installation real-looking data: a synthetic scholarly archive, imported."""
+
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandParser
+
+from archive.demo import build_demo_archive
+
+
+class Command(BaseCommand):
+    help = (
+        "Write a small synthetic scholarly web archive (see make_demo_archive) into the var "
+        "directory and import its seeds and WARC file, as a new user's first data."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--sites", type=int, default=40)
+        parser.add_argument("--seed", type=int, default=0)
+
+    def handle(self, *args: object, **options: object) -> None:
+        outdir = Path(settings.VAR_DIR) / "demo"
+        archive = build_demo_archive(outdir, sites=int(options["sites"]), seed=int(options["seed"]))  # type: ignore[call-overload]
+        call_command("import_seeds", str(archive.seeds_path), tag=["demo"], stdout=self.stdout,
+                     stderr=self.stderr)  # fmt: skip
+        call_command("import_warc", str(archive.warc_path), stdout=self.stdout)
+        self.stdout.write(
+            f"Demo archive in {outdir}: {archive.sites} sites, {archive.captures} captures."
+        )

@@ -1,0 +1,185 @@
+"""Reading a librarian's seed list: CSV with a header, or one URL per line.
+
+Pure module (stdlib and ``archive.canon``): it checks every line, canonicalises the URLs, merges
+lines that name the same homepage, and explains every line it cannot use. A bad line never stops
+the good ones; only a file that cannot be read at all (not UTF-8, empty, too large, a CSV without
+a ``url`` column) raises ``SeedFileError``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass, field
+
+from archive.canon import SeedError, homepage_key, is_user_directory, validate_seed_url
+
+_TAG_SPLIT = re.compile(r"[;|,]")
+MAX_AUTHOR_LENGTH = 300
+MAX_TAG_LENGTH = 100
+
+
+class SeedFileError(ValueError):
+    """The whole file cannot be read; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class SeedRow:
+    line: int
+    url: str
+    key: str
+    author: str = ""
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RejectedLine:
+    line: int
+    text: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class MergedLine:
+    line: int
+    url: str
+    key: str
+    into_line: int
+
+
+@dataclass
+class SeedList:
+    rows: list[SeedRow] = field(default_factory=list)
+    rejected: list[RejectedLine] = field(default_factory=list)
+    merged: list[MergedLine] = field(default_factory=list)
+    format: str = "text"
+
+
+def decode_seed_file(data: bytes, *, max_bytes: int) -> str:
+    if len(data) > max_bytes:
+        raise SeedFileError(
+            f"The file is {len(data):,} bytes; the limit is {max_bytes:,}. Split it into smaller "
+            "lists and upload them one by one."
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise SeedFileError(
+            f"The file is not UTF-8 text (byte 0x{data[error.start]:02x} on line {line}). "
+            "Save it as UTF-8 (in a spreadsheet: CSV UTF-8) and upload it again."
+        ) from None
+    if "\x00" in text:
+        raise SeedFileError("The file contains NUL bytes; it looks like a binary file, not text.")
+    if not text.strip():
+        raise SeedFileError("The file is empty: it holds no seed URLs.")
+    return text
+
+
+def parse_seed_list(
+    data: bytes | str,
+    *,
+    max_bytes: int = 5 * 1024 * 1024,
+    max_lines: int = 50_000,
+    user_directories_only: bool = False,
+) -> SeedList:
+    """Parse a seed list; see the module docstring for the two accepted formats."""
+    text = data if isinstance(data, str) else decode_seed_file(data, max_bytes=max_bytes)
+    if isinstance(data, str) and not text.strip():
+        raise SeedFileError("The file is empty: it holds no seed URLs.")
+    lines = text.splitlines()
+    if len(lines) > max_lines + 1:
+        raise SeedFileError(
+            f"The file has {len(lines):,} lines; the limit is {max_lines:,} seeds per upload."
+        )
+    result = SeedList()
+    first_index = next(i for i, line in enumerate(lines) if line.strip())
+    header = _header(lines[first_index])
+    if header is not None:
+        result.format = "csv"
+        entries = _csv_entries(lines, first_index, header)
+    else:
+        entries = _text_entries(lines)
+    first_line_of: dict[str, int] = {}
+    for line, raw, url_text, author, tags in entries:
+        try:
+            url = validate_seed_url(url_text)
+            key = homepage_key(url)
+        except (SeedError, ValueError) as error:
+            result.rejected.append(RejectedLine(line, raw[:200], str(error)))
+            continue
+        if user_directories_only and not is_user_directory(url):
+            result.rejected.append(
+                RejectedLine(
+                    line, raw[:200], "not a user-directory homepage (no ~name in the path)"
+                )
+            )
+            continue
+        if key in first_line_of:
+            result.merged.append(MergedLine(line, url, key, first_line_of[key]))
+            continue
+        first_line_of[key] = line
+        result.rows.append(SeedRow(line, url, key, author, tags))
+    return result
+
+
+def _header(line: str) -> list[str] | None:
+    """The lower-cased column names when the first line is a CSV header, else None."""
+    cells = [cell.strip().lower() for cell in next(csv.reader([line]))]
+    if "url" in cells:
+        return cells
+    looks_like_header = len(cells) > 1 and not any("." in cell or "/" in cell for cell in cells)
+    if looks_like_header:
+        raise SeedFileError(
+            f"The CSV header ({', '.join(cells)}) has no 'url' column. The first line must name "
+            "the columns, with 'url' required and 'author' and 'tags' optional."
+        )
+    return None
+
+
+Entry = tuple[int, str, str, str, tuple[str, ...]]
+
+
+def _csv_entries(lines: list[str], header_index: int, header: list[str]) -> list[Entry]:
+    url_col = header.index("url")
+    author_col = header.index("author") if "author" in header else None
+    tags_col = header.index("tags") if "tags" in header else None
+    entries: list[Entry] = []
+    body = lines[header_index + 1 :]
+    reader = csv.reader(io.StringIO("\n".join(body)))
+    for offset, cells in enumerate(reader):
+        line = header_index + 2 + offset
+        raw = ",".join(cells)
+        if not any(cell.strip() for cell in cells):
+            continue
+        if len(cells) <= url_col:
+            entries.append((line, raw, "", "", ()))
+            continue
+        author = cells[author_col].strip()[:MAX_AUTHOR_LENGTH] if _has(cells, author_col) else ""
+        tags = _tags(cells[tags_col]) if _has(cells, tags_col) else ()
+        entries.append((line, raw, cells[url_col], author, tags))
+    return entries
+
+
+def _has(cells: list[str], column: int | None) -> bool:
+    return column is not None and column < len(cells)
+
+
+def _tags(cell: str) -> tuple[str, ...]:
+    seen: dict[str, None] = {}
+    for tag in _TAG_SPLIT.split(cell):
+        tag = tag.strip()[:MAX_TAG_LENGTH]
+        if tag:
+            seen.setdefault(tag, None)
+    return tuple(seen)
+
+
+def _text_entries(lines: list[str]) -> list[Entry]:
+    entries: list[Entry] = []
+    for index, raw in enumerate(lines):
+        stripped = raw.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        entries.append((index + 1, raw, stripped, "", ()))
+    return entries
