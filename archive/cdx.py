@@ -180,6 +180,8 @@ def format_timestamp(moment: datetime) -> str:
 
 
 def _optional_int(value: object, name: str) -> int | None:
+    if type(value) is str and value.isdigit() and value.isascii():
+        return int(value)  # the common case, first
     if value is None or value == "" or value == "-":
         return None
     if isinstance(value, int) and not isinstance(value, bool):
@@ -365,16 +367,17 @@ def iter_ia_text(source: str | Iterable[str], stats: CdxStats | None = None) -> 
                 stats.skip(number, f"expected 7, 9, 10 or 11 fields, found {len(fields)}")
                 continue
             columns = found
-        values = {name: fields[index] for name, index in columns.items()}
+        # Plain indexing rather than a dict per line: this loop is an import's hot path.
+        get = fields.__getitem__
         try:
             record = _make_record(
-                values.get("urlkey"),
-                values["timestamp"],
-                values["original"],
-                values.get("mimetype"),
-                values.get("status"),
-                values.get("digest"),
-                values.get("length"),
+                get(columns["urlkey"]) if "urlkey" in columns else None,
+                get(columns["timestamp"]),
+                get(columns["original"]),
+                get(columns["mimetype"]) if "mimetype" in columns else None,
+                get(columns["status"]) if "status" in columns else None,
+                get(columns["digest"]) if "digest" in columns else None,
+                get(columns["length"]) if "length" in columns else None,
             )
         except CdxError as exc:
             stats.skip(number, exc.reason)

@@ -14,11 +14,11 @@ import logging
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
@@ -170,90 +170,188 @@ def _digest(value: str) -> str:
     return value.split(":", 1)[1] if value.lower().startswith("sha1:") else value
 
 
+_UNPLACED = (-1, -1, "")
+
+
 def captures_store(
     *,
     records: Iterable[cdx.CdxRecord],
     source: str,
     index: ScopeIndex,
 ) -> CaptureCounts:
-    """Store CDX records as captures of the sites they fall under (depth ≤ 2), idempotently."""
+    """Store CDX records as captures of the sites they fall under (depth ≤ 2), idempotently.
+
+    Kinds (DESIGN rule 1) are decided before writing, over the new rows together with the
+    site's stored ones, so a revisit whose original came in an earlier import is recognised and
+    an earlier orphan revisit is promoted when its original arrives. Rows are written with one
+    ``INSERT … ON CONFLICT DO NOTHING`` per batch: this is the hot path of an import.
+    """
     counts = CaptureCounts()
-    rows: list[Capture] = []
-    seen: set[tuple[int, str, datetime]] = set()
+    placements: dict[str, tuple[int, int, str]] = {}
+    by_site: dict[int, list[tuple[cdx.CdxRecord, int, str]]] = defaultdict(list)
     for record in records:
         counts.read += 1
-        try:
-            urlkey = canonical_url(record.original) if record.original else record.urlkey
-        except ValueError:
-            urlkey = record.urlkey
-        matched = index.match(urlkey)
-        if matched is None:
+        urlkey = record.urlkey
+        place = placements.get(urlkey)
+        if place is None:
+            place = _place(urlkey, record.original, index)
+            placements[urlkey] = place
+        site_id, depth, page_key = place
+        if site_id < 0:
             counts.skipped["outside every seed"] += 1
             continue
-        site_id, depth = matched
         if depth > MAX_DEPTH:
             counts.skipped[f"deeper than {MAX_DEPTH}"] += 1
             continue
-        key = (site_id, urlkey, record.timestamp)
-        if key in seen:
-            counts.skipped["repeated (url, timestamp)"] += 1
+        by_site[site_id].append((record, depth, page_key))
+    counts.sites = set(by_site)
+    stored = _stored_captures(counts.sites)
+    rows: list[tuple[Any, ...]] = []
+    kind_changes: list[tuple[str, bool, int]] = []
+    adapt = _datetime_adapter()
+    for site_id, items in by_site.items():
+        old = stored.get(site_id, [])
+        already = {(c.urlkey, c.timestamp) for c, _pk, _kind in old}
+        seen: set[tuple[str, datetime]] = set()
+        fresh: list[tuple[cdx.CdxRecord, int, str]] = []
+        for record, depth, page_key in items:
+            key = (record.urlkey, record.timestamp)
+            if key in already:
+                counts.skipped["already stored"] += 1
+                continue
+            if key in seen:
+                counts.skipped["repeated (url, timestamp)"] += 1
+                continue
+            seen.add(key)
+            mimetype, status = _normalised(record)
+            fresh.append((_stored_form(record, mimetype, status), depth, page_key))
+        if not fresh:
             continue
-        seen.add(key)
-        mimetype, status = _normalised(record)
-        rows.append(
-            Capture(
-                site_id=site_id,
-                url=record.original,
-                urlkey=urlkey,
-                page_key=homepage_key(urlkey),
-                timestamp=record.timestamp,
-                depth=depth,
-                mimetype=mimetype[:200],
-                status=status,
-                digest=_digest(record.digest)[:100],
-                length=record.length,
-                source=source[:200],
-                kind=Capture.Kind.OBSERVATION,
-            )
-        )
-        counts.sites.add(site_id)
-    before = Capture.objects.filter(site_id__in=counts.sites).count() if counts.sites else 0
+        kinds = cdx.classify([c for c, _pk, _kind in old] + [f[0] for f in fresh])
+        for (_record, pk, kind), new_kind in zip(old, kinds, strict=False):
+            if kind != new_kind:
+                kind_changes.append((str(new_kind), new_kind in cdx.OBSERVATION_KINDS, pk))
+        for (record, depth, page_key), kind in zip(fresh, kinds[len(old) :], strict=True):
+            rows.append(
+                (
+                    site_id, record.original, record.urlkey, page_key, adapt(record.timestamp),
+                    depth, record.mimetype[:200], record.status, record.digest[:100],
+                    record.length, source[:200], str(kind), kind in cdx.OBSERVATION_KINDS,
+                )
+            )  # fmt: skip
     with transaction.atomic():
-        Capture.objects.bulk_create(rows, batch_size=BATCH, ignore_conflicts=True)
-        captures_classify(site_ids=counts.sites)
-    after = Capture.objects.filter(site_id__in=counts.sites).count() if counts.sites else 0
-    counts.added = after - before
-    already = len(rows) - counts.added
-    if already:
-        counts.skipped["already stored"] += already
+        counts.added = _insert_ignoring_conflicts(rows)
+        if kind_changes:
+            table = Capture._meta.db_table
+            with connection.cursor() as cursor:
+                cursor.executemany(
+                    f"UPDATE {table} SET kind = %s, is_observation = %s WHERE id = %s",
+                    kind_changes,
+                )
     return counts
 
 
-def captures_classify(*, site_ids: Iterable[int]) -> int:
-    """Re-apply DESIGN rule 1 to every capture of the sites; returns how many rows changed."""
-    changed: list[Capture] = []
-    for site_id in site_ids:
-        captures = list(
-            Capture.objects.filter(site_id=site_id)
-            .order_by("urlkey", "timestamp")
-            .only("id", "urlkey", "timestamp", "mimetype", "status", "digest", "kind",
-                  "is_observation", "url", "length")
+def _place(urlkey: str, original: str, index: ScopeIndex) -> tuple[int, int, str]:
+    """(site id, depth, page key) of a urlkey, or ``_UNPLACED``."""
+    if not urlkey:
+        try:
+            urlkey = canonical_url(original)
+        except ValueError:
+            return _UNPLACED
+    matched = index.match(urlkey)
+    if matched is None:
+        return _UNPLACED
+    return matched[0], matched[1], homepage_key(urlkey)
+
+
+def _datetime_adapter() -> Callable[[datetime], Any]:
+    """How the database takes a UTC datetime in raw SQL (Django's own adapter, but fast).
+
+    Django stores aware datetimes in SQLite as naive UTC text; formatting that text directly
+    avoids a time-zone conversion per row on the import's hot path.
+    """
+    if connection.vendor != "sqlite":
+        return connection.ops.adapt_datetimefield_value
+
+    def adapt(moment: datetime) -> str:
+        if moment.tzinfo is UTC and not moment.microsecond:
+            return str(moment)[:19]  # "YYYY-MM-DD HH:MM:SS+00:00" without the offset
+        return str(connection.ops.adapt_datetimefield_value(moment))
+
+    return adapt
+
+
+def _stored_form(record: cdx.CdxRecord, mimetype: str, status: int | None) -> cdx.CdxRecord:
+    """The record as stored: revisits normalised, ``sha1:`` dropped from digests."""
+    if (
+        mimetype == record.mimetype
+        and status == record.status
+        and record.urlkey
+        and not record.digest[:5].lower() == "sha1:"
+    ):
+        return record
+    urlkey = record.urlkey or canonical_url(record.original)
+    return cdx.CdxRecord(
+        urlkey=urlkey, timestamp=record.timestamp, original=record.original, mimetype=mimetype,
+        status=status, digest=_digest(record.digest), length=record.length,
+    )  # fmt: skip
+
+
+def _stored_captures(site_ids: set[int]) -> dict[int, list[tuple[cdx.CdxRecord, int, str]]]:
+    """The sites' stored captures as records, with their ids and kinds."""
+    found: dict[int, list[tuple[cdx.CdxRecord, int, str]]] = defaultdict(list)
+    ids = sorted(site_ids)
+    for start in range(0, len(ids), 500):
+        rows = Capture.objects.filter(site_id__in=ids[start : start + 500]).values_list(
+            "site_id", "id", "urlkey", "timestamp", "url", "mimetype", "status", "digest",
+            "length", "kind",
         )  # fmt: skip
-        records = [
-            cdx.CdxRecord(
-                urlkey=c.urlkey, timestamp=c.timestamp, original=c.url, mimetype=c.mimetype,
-                status=c.status, digest=c.digest, length=c.length,
+        for site_id, pk, urlkey, moment, url, mimetype, status, digest, length, kind in rows:
+            record = cdx.CdxRecord(urlkey, moment, url, mimetype, status, digest, length)
+            found[site_id].append((record, pk, kind))
+    return found
+
+
+_CAPTURE_COLUMNS = (
+    "site_id", "url", "urlkey", "page_key", "timestamp", "depth", "mimetype", "status", "digest",
+    "length", "source", "kind", "is_observation",
+)  # fmt: skip
+
+
+def _insert_ignoring_conflicts(rows: Sequence[tuple[Any, ...]]) -> int:
+    """Insert capture rows, skipping any that already exist; returns how many were added."""
+    if not rows:
+        return 0
+    table = Capture._meta.db_table
+    columns = ", ".join(_CAPTURE_COLUMNS)
+    marks = ", ".join(["%s"] * len(_CAPTURE_COLUMNS))
+    sql = (
+        f"INSERT INTO {table} ({columns}) VALUES ({marks}) "
+        "ON CONFLICT (site_id, urlkey, timestamp) DO NOTHING"
+    )
+    added = 0
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), 10_000):
+            cursor.executemany(sql, rows[start : start + 10_000])
+            added += max(cursor.rowcount, 0)
+    return added
+
+
+def captures_classify(*, site_ids: Iterable[int]) -> int:
+    """Re-apply DESIGN rule 1 to every stored capture of the sites; returns rows changed."""
+    changes: list[tuple[str, bool, int]] = []
+    for rows in _stored_captures(set(site_ids)).values():
+        kinds = cdx.classify([record for record, _pk, _kind in rows])
+        for (_record, pk, kind), new_kind in zip(rows, kinds, strict=True):
+            if kind != new_kind:
+                changes.append((str(new_kind), new_kind in cdx.OBSERVATION_KINDS, pk))
+    if changes:
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                f"UPDATE {Capture._meta.db_table} SET kind = %s, is_observation = %s WHERE id = %s",
+                changes,
             )
-            for c in captures
-        ]  # fmt: skip
-        for capture, kind in zip(captures, cdx.classify(records), strict=True):
-            observation = kind in cdx.OBSERVATION_KINDS
-            if capture.kind != kind or capture.is_observation != observation:
-                capture.kind = str(kind)
-                capture.is_observation = observation
-                changed.append(capture)
-    Capture.objects.bulk_update(changed, ["kind", "is_observation"], batch_size=BATCH)
-    return len(changed)
+    return len(changes)
 
 
 # --- Link snapshots ---------------------------------------------------------------------------

@@ -165,10 +165,10 @@ class Capture(models.Model):
                 fields=["site", "urlkey", "timestamp"], name="capture_unique_row"
             )
         ]
+        # Few indexes on purpose: every one slows the import's inserts. Per-site reads use the
+        # unique constraint's (site, …) prefix; estimates read observations through the second.
         indexes = [
-            models.Index(fields=["site", "timestamp"]),
             models.Index(fields=["site", "is_observation", "depth", "timestamp"]),
-            models.Index(fields=["site", "page_key", "timestamp"]),
             models.Index(fields=["urlkey", "digest"]),
         ]
 

@@ -1,0 +1,182 @@
+"""Import speed: CDX lines parsed and stored per second (SQLite and PostgreSQL), link extraction
+pages per second, and memento fetches per observation on the demo archive.
+
+Run from the project root: ``.venv/bin/python bench/import.py [--lines N] [--sites N]``.
+It creates throw-away databases (a SQLite file in a temporary directory and a PostgreSQL
+cluster started with ``hacs_site.localservers``), a throw-away Redis, and a pywb serving the demo
+archive; nothing of the developer's own data is touched. Goals: >= 50,000 CDX lines/s stored on
+SQLite; >= 500 pages/s link extraction; fetches never above distinct (urlkey, digest) pairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from hacs_site.localservers import postgres_url, start_postgres, start_redis  # noqa: E402
+
+
+def synthetic_cdx(path: Path, *, sites: int, lines: int, seed: int = 0) -> None:
+    """IA-style 7-field CDX text for ``sites`` tilde homepages and their pages to depth 2."""
+    rng = random.Random(seed)
+    pages = ["", "/publications.html", "/teaching", "/teaching/cs101", "/cv.pdf", "/projects/a"]
+    rows = []
+    for n in range(lines):
+        site = n % sites
+        page = rng.choice(pages)
+        host = f"cs{site // 50}.uni{site % 50}.edu"
+        url = f"http://{host}/~user{site}{page}"
+        key = f"edu,uni{site % 50},cs{site // 50})/~user{site}{page}"
+        stamp = f"{2010 + rng.randrange(10)}{rng.randrange(1, 13):02d}{rng.randrange(1, 29):02d}"
+        stamp += f"{rng.randrange(24):02d}{rng.randrange(60):02d}{rng.randrange(60):02d}"
+        kind = rng.random()
+        if kind < 0.7:
+            mime, status = (
+                ("application/pdf", "200") if page.endswith(".pdf") else ("text/html", "200")
+            )
+        elif kind < 0.85:
+            mime, status = "warc/revisit", "-"
+        else:
+            mime, status = "text/html", rng.choice(["301", "302", "404", "503"])
+        digest = f"D{rng.randrange(200):03d}{site}"
+        rows.append(f"{key} {stamp} {url} {mime} {status} {digest} {rng.randrange(500, 9000)}")
+    rows.sort()
+    path.write_text("\n".join(rows) + "\n")
+
+
+STORE_SCRIPT = r"""
+import sys, time, json, django
+django.setup()
+from django.core.management import call_command
+from archive.models import Site, Capture
+from archive.importers import seeds_import, cdx_file_import
+from pathlib import Path
+call_command("migrate", verbosity=0)
+sites = int(sys.argv[2])
+seeds = "\n".join(f"http://cs{s // 50}.uni{s % 50}.edu/~user{s}/" for s in range(sites))
+seeds_import(data=seeds.encode())
+started = time.perf_counter()
+report = cdx_file_import(paths=[Path(sys.argv[1])])
+elapsed = time.perf_counter() - started
+print(json.dumps({"read": report.captures.read, "added": report.captures.added,
+                  "seconds": elapsed, "stored": Capture.objects.count()}))
+"""
+
+
+def store_rate(cdx: Path, sites: int, database_url: str) -> dict[str, float]:
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", STORE_SCRIPT, str(cdx), str(sites)],
+        env=env, cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+FETCH_SCRIPT = r"""
+import sys, json, django
+django.setup()
+from django.core.management import call_command
+from archive.models import Capture, LinkSnapshot
+call_command("migrate", verbosity=0)
+call_command("import_seeds", sys.argv[1], verbosity=0, stdout=open("/dev/null", "w"),
+             stderr=open("/dev/null", "w"))
+call_command("import_cdx", sys.argv[2], stdout=open("/dev/null", "w"), stderr=open("/dev/null", "w"))
+obs = Capture.objects.filter(is_observation=True).count()
+pairs = Capture.objects.filter(kind="observation").values("urlkey", "digest").distinct().count()
+print(json.dumps({"observations": obs, "distinct_pairs": pairs,
+                  "snapshots": LinkSnapshot.objects.count()}))
+"""
+
+
+def memento_fetches(tmp: Path, redis_url: str) -> dict[str, float]:
+    from archive.demo import build_demo_archive
+    from tests.support.pywb import PywbServer
+
+    demo = build_demo_archive(tmp / "demo", sites=40, seed=0)
+    with PywbServer([demo.warc_path], "demo") as pywb:
+        env = {
+            **os.environ,
+            "DATABASE_URL": f"sqlite:///{tmp}/fetch.sqlite3",
+            "REDIS_URL": redis_url,
+            "HACS_CDX_URL": pywb.cdx_url,
+            "HACS_CDX_DIALECT": "pywb",
+            "HACS_WAYBACK_URL": f"{pywb.base_url}/demo",
+            "HACS_MEMENTO_RATE_PER_MINUTE": "60000",
+            "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
+        }
+        out = subprocess.run(
+            [sys.executable, "-c", FETCH_SCRIPT, str(demo.seeds_path), str(demo.cdx_path)],
+            env=env, cwd=ROOT, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        fetched = sum(
+            1 for line in pywb.log_text().splitlines() if "id_/" in line and "GET" in line
+        )
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    result["fetches"] = fetched
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--lines", type=int, default=200_000)
+    parser.add_argument("--sites", type=int, default=2_000)
+    parser.add_argument("--pages", type=int, default=500, help="pages for link extraction")
+    options = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="hacs-bench-") as name:
+        tmp = Path(name)
+        cdx = tmp / "bench.cdx"
+        synthetic_cdx(cdx, sites=options.sites, lines=options.lines)
+        print(f"CDX parse + store: {options.lines:,} lines for {options.sites:,} sites")
+        sqlite = store_rate(cdx, options.sites, f"sqlite:///{tmp}/bench.sqlite3")
+        print(f"  SQLite     : {sqlite['read'] / sqlite['seconds']:>10,.0f} lines/s "
+              f"({sqlite['seconds']:.1f} s, {sqlite['stored']:,} captures stored)")  # fmt: skip
+        with start_postgres() as pg:
+            postgres = store_rate(cdx, options.sites, postgres_url(pg, "postgres"))
+        print(f"  PostgreSQL : {postgres['read'] / postgres['seconds']:>10,.0f} lines/s "
+              f"({postgres['seconds']:.1f} s, {postgres['stored']:,} captures stored)")  # fmt: skip
+
+        from archive.links import extract_links
+        from bench.links import homepage
+
+        rng = random.Random(1)
+        pages = [
+            homepage(rng, f"Author {i}", list(range(i % 40, i % 40 + 60)))
+            for i in range(options.pages)
+        ]
+        started = time.perf_counter()
+        for i, page in enumerate(pages):
+            extract_links(page, f"http://cs.uni.edu/~author{i}/")
+        elapsed = time.perf_counter() - started
+        size = sum(len(p) for p in pages) / len(pages) / 1024
+        print(
+            f"Link extraction: {len(pages) / elapsed:,.0f} pages/s on {size:.1f} KB pages (one core)"
+        )
+
+        with start_redis() as redis:
+            fetch = memento_fetches(tmp, f"redis://127.0.0.1:{redis.port}/0")
+        print(
+            f"Memento fetches on the demo archive: {fetch['fetches']:.0f} fetches for "
+            f"{fetch['observations']:.0f} observations "
+            f"({fetch['fetches'] / fetch['observations']:.3f} per observation); "
+            f"distinct (urlkey, digest) pairs: {fetch['distinct_pairs']:.0f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
