@@ -28,7 +28,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 from archive.canon import canonical_url
 
@@ -81,9 +82,12 @@ class Dialect(StrEnum):
     CDXJ = "cdxj"
 
 
-@dataclass(frozen=True, slots=True)
-class CdxRecord:
-    """One CDX row. ``status`` and ``length`` are None where the index says ``-``."""
+class CdxRecord(NamedTuple):
+    """One CDX row. ``status`` and ``length`` are None where the index says ``-``.
+
+    A named tuple rather than a frozen dataclass: an import builds millions of these, and a
+    tuple is several times cheaper to create while being just as immutable.
+    """
 
     urlkey: str
     timestamp: datetime  # aware, UTC
@@ -112,7 +116,9 @@ class CdxRecord:
         return is_html_type(self.mimetype)
 
 
+@lru_cache(maxsize=1024)
 def _bare_type(mimetype: str) -> str:
+    # Cached: an archive uses a handful of types over millions of rows.
     return mimetype.partition(";")[0].strip().lower()
 
 
@@ -367,7 +373,12 @@ def iter_ia_text(source: str | Iterable[str], stats: CdxStats | None = None) -> 
                 stats.skip(number, f"expected 7, 9, 10 or 11 fields, found {len(fields)}")
                 continue
             columns = found
-        # Plain indexing rather than a dict per line: this loop is an import's hot path.
+        fast = _fast_record(fields, columns)
+        if fast is not None:
+            stats.parsed += 1
+            yield fast
+            continue
+        # The general path: checks every field and explains what is wrong with the line.
         get = fields.__getitem__
         try:
             record = _make_record(
@@ -384,6 +395,49 @@ def iter_ia_text(source: str | Iterable[str], stats: CdxStats | None = None) -> 
             continue
         stats.parsed += 1
         yield record
+
+
+def _fast_record(fields: list[str], columns: dict[str, int]) -> CdxRecord | None:
+    """The record of a well-formed line, built without the general path's checks, or None.
+
+    Covers what nearly every line of a real index looks like (all seven fields present, a
+    14-digit timestamp, numeric or ``-`` status and length); anything else returns None and
+    goes through ``_make_record``, which names the problem.
+    """
+    if len(columns) != 7:
+        return None
+    stamp = fields[columns["timestamp"]]
+    status = fields[columns["status"]]
+    length = fields[columns["length"]]
+    if not (len(stamp) == 14 and stamp.isdigit() and stamp.isascii()):
+        return None
+    if status == "-":
+        status_value = None
+    elif status.isdigit() and status.isascii():
+        status_value = int(status)
+    else:
+        return None
+    if length == "-":
+        length_value = None
+    elif length.isdigit() and length.isascii():
+        length_value = int(length)
+    else:
+        return None
+    urlkey = fields[columns["urlkey"]]
+    original = fields[columns["original"]]
+    if urlkey in ("", "-") or original in ("", "-"):
+        return None
+    try:
+        moment = datetime(
+            int(stamp[0:4]), int(stamp[4:6]), int(stamp[6:8]),
+            int(stamp[8:10]), int(stamp[10:12]), int(stamp[12:14]), tzinfo=UTC,
+        )  # fmt: skip
+    except ValueError:
+        return None  # the general path reports the impossible date
+    return CdxRecord(
+        urlkey, moment, original, fields[columns["mimetype"]], status_value,
+        fields[columns["digest"]], length_value,
+    )  # fmt: skip
 
 
 # --- Internet Archive JSON ---------------------------------------------------------------

@@ -165,12 +165,10 @@ class Capture(models.Model):
                 fields=["site", "urlkey", "timestamp"], name="capture_unique_row"
             )
         ]
-        # Few indexes on purpose: every one slows the import's inserts. Per-site reads use the
-        # unique constraint's (site, …) prefix; estimates read observations through the second.
-        indexes = [
-            models.Index(fields=["site", "is_observation", "depth", "timestamp"]),
-            models.Index(fields=["urlkey", "digest"]),
-        ]
+        # One index on purpose: every index slows the import's inserts. Per-site reads use the
+        # unique constraint's (site, …) prefix; estimates read observations through this one;
+        # snapshots are looked up through LinkSnapshot's own (urlkey, digest) key.
+        indexes = [models.Index(fields=["site", "is_observation", "depth", "timestamp"])]
 
     def __str__(self) -> str:
         return f"{self.url} @ {self.timestamp:%Y-%m-%d %H:%M:%S}"

@@ -143,7 +143,9 @@ def database_from_url(url: str, *, base_dir: Path, name: str = "DATABASE_URL") -
             "OPTIONS": {
                 "timeout": 30,
                 "transaction_mode": "IMMEDIATE",
-                "init_command": ("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"),
+                "init_command": (
+                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;"
+                ),
             },
         }
     if scheme in ("postgres", "postgresql", "pgsql"):
