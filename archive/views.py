@@ -22,7 +22,3 @@ def site_detail(request: HttpRequest, pk: int) -> HttpResponse:
     site = get_object_or_404(Site.objects.prefetch_related("tags"), pk=pk)
     captures = site.captures.order_by("-timestamp")[:100]
     return render(request, "archive/site_detail.html", {"site": site, "captures": captures})
-
-
-def upload_seeds(request: HttpRequest) -> HttpResponse:
-    return render(request, "archive/upload.html")

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 from archive.models import Site
 from dashboard import jobs
 from dashboard.models import JobRecord
+from dashboard.roles import librarian_required
 from dashboard.services import job_enqueue, job_records_sync_with_rq
 from scheduling.models import Estimate
 
@@ -62,6 +63,7 @@ def job_status(request: HttpRequest) -> JsonResponse:
 
 
 @require_POST
+@librarian_required
 def health_job(request: HttpRequest) -> HttpResponse:
     job_enqueue(
         kind=JobRecord.Kind.HEALTH,

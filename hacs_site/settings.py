@@ -81,12 +81,13 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "dashboard.roles.roles",
             ],
         },
     },
 ]
 
-DATABASE_URL = env_str("DATABASE_URL", "sqlite:///var/hacs.sqlite3")
+DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR.resolve() / 'hacs.sqlite3'}")
 _database = database_from_url(DATABASE_URL, base_dir=BASE_DIR)
 if _database["ENGINE"].endswith("sqlite3"):
     # Tests use a file (not memory) so that worker processes see the same test database.

@@ -29,6 +29,9 @@ class Estimate(models.Model):
     window_end = models.DateTimeField(null=True, blank=True)
     rate = models.FloatField("rate λ (per day)", null=True, blank=True)
     tau = models.DateTimeField("τ", null=True, blank=True)
+    # τ again, as days since 1970-01-01 UTC, so that pages can rank sites by their probability
+    # of change in SQL: p = 1 − exp(−λ (t + e − τ)) orders like λ · (t + e − τ).
+    tau_days = models.FloatField(null=True, blank=True)
     observations = models.PositiveIntegerField(default=0)
     updates = models.PositiveIntegerField(default=0)
     computed_at = models.DateTimeField(auto_now=True)

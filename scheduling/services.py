@@ -128,6 +128,7 @@ def estimates_for_window(
             window_end=end,
             rate=rate if np.isfinite(rate) else None,
             tau=from_days(float(result.tau[i])),
+            tau_days=float(result.tau[i]) if np.isfinite(result.tau[i]) else None,
             observations=int(result.observations[i]),
             updates=int(result.updates[i]),
         )
@@ -160,7 +161,8 @@ def estimates_recompute(
                 found.get(site_id)
                 or Estimate(
                     site_id=site_id, level=level, method=method, window_start=start,
-                    window_end=end, rate=None, tau=None, observations=0, updates=0,
+                    window_end=end, rate=None, tau=None, tau_days=None, observations=0,
+                    updates=0,
                 )
                 for site_id in targets
             ]  # fmt: skip
@@ -171,8 +173,8 @@ def estimates_recompute(
                     update_conflicts=True,
                     unique_fields=["site", "level", "method"],
                     update_fields=[
-                        "window_start", "window_end", "rate", "tau", "observations", "updates",
-                        "computed_at",
+                        "window_start", "window_end", "rate", "tau", "tau_days", "observations",
+                        "updates", "computed_at",
                     ],
                 )  # fmt: skip
             written += len(rows)

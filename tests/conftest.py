@@ -83,7 +83,12 @@ def make_user(username: str = "librarian", *, role: str = "librarian", **kw: Any
     user_model = get_user_model()
     if role == "admin":
         return user_model.objects.create_superuser(username=username, email="", **kw)
-    return user_model.objects.create_user(username=username, **kw)
+    user = user_model.objects.create_user(username=username, **kw)
+    if role == "librarian":
+        from dashboard.roles import make_librarian
+
+        make_librarian(user)
+    return user
 
 
 @pytest.fixture()
