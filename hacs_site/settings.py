@@ -161,6 +161,12 @@ HACS_USER_AGENT = env_str(
 HACS_HISTORY_DAYS = env_int("HACS_HISTORY_DAYS", 3 * 365, minimum=1)
 HACS_E_DAYS = env_float("HACS_E_DAYS", 7.0, minimum=0)
 HACS_THETA = env_float("HACS_THETA", 0.5, minimum=0, maximum=1)
+HACS_DAILY_CRAWL_LIST_CRON = env_str("HACS_DAILY_CRAWL_LIST_CRON", "0 5 * * *")
+if len(HACS_DAILY_CRAWL_LIST_CRON.split()) != 5:
+    raise ImproperlyConfigured(
+        f"HACS_DAILY_CRAWL_LIST_CRON={HACS_DAILY_CRAWL_LIST_CRON!r} is not a cron expression "
+        "of five fields (minute hour day month weekday)."
+    )
 
 LOGGING = {
     "version": 1,

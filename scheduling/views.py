@@ -5,12 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from scheduling.models import CrawlList, EvaluationRun
-
-
-def crawl_list(request: HttpRequest) -> HttpResponse:
-    lists = CrawlList.objects.all()[:20]
-    return render(request, "scheduling/crawl_list.html", {"lists": lists})
+from scheduling.models import EvaluationRun
 
 
 def evaluation(request: HttpRequest) -> HttpResponse:

@@ -140,7 +140,8 @@ def main() -> int:
             redis = start_redis(var / "redis", persistent=True)
             env["REDIS_URL"] = f"redis://127.0.0.1:{redis.port}/0"
             say(f"Redis is running on 127.0.0.1:{redis.port}")
-        manage("migrate", "--no-input", env=env)
+        manage("migrate", "--no-input", "--verbosity", "0", env=env)
+        say("Database is up to date.")
         ensure_admin(env)
         if not options.no_demo and env.get("HACS_DEMO", "1") != "0":
             load_demo(env)
@@ -153,6 +154,8 @@ def main() -> int:
                 env,
             )  # fmt: skip
             children.append((f"worker {n}", worker))
+        cron = spawn([PYTHON, str(ROOT / "manage.py"), "rqcron", "scheduling.cron"], env)
+        children.append(("cron scheduler", cron))
         port = options.port if not port_open(options.port) else free_port()
         if port != options.port:
             say(f"Port {options.port} is busy; using {port} instead.")

@@ -57,7 +57,8 @@ def test_run_command_serves_the_dashboard_runs_a_job_and_stops_cleanly(tmp_path:
         assert f"http://127.0.0.1:{port}/" in line
         started = psutil.Process(process.pid).children(recursive=True)
         names = " ".join(" ".join(p.cmdline()) for p in started)
-        assert "redis-server" in names and "rqworker" in names and "gunicorn" in names
+        for program in ("redis-server", "rqworker", "rqcron", "gunicorn"):
+            assert program in names
 
         session = requests.Session()
         base = f"http://127.0.0.1:{port}"

@@ -1,0 +1,196 @@
+"""Today's crawl list (DESIGN rule 8): ranking, thresholds, budgets, CSV and the page."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import date, timedelta
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+
+from archive.models import Capture, Site
+from scheduling.crawl_jobs import daily_crawl_list
+from scheduling.crawl_lists import CSV_COLUMNS, crawl_list_build, crawl_list_rank, reference_instant
+from scheduling.estimators import change_probability, estimate
+from scheduling.models import CrawlList
+from scheduling.services import to_days
+from tests.conftest import make_site, make_user
+
+pytestmark = pytest.mark.django_db
+DAY = date(2018, 6, 1)
+
+
+def add_homepage_history(site: Site, days_before: list[float], updates: list[bool]) -> None:
+    """Observations of the homepage at DAY − d, with the given update flags (full history)."""
+    t = reference_instant(DAY)
+    rows = []
+    for i, (d, updated) in enumerate(zip(days_before, updates, strict=True)):
+        rows.append(
+            Capture(
+                site=site, url=site.seed_url, urlkey=site.canonical_key,
+                page_key=site.canonical_key, timestamp=t - timedelta(days=d), depth=0,
+                mimetype="text/html", status=200, digest=f"D{i}", kind="observation",
+                is_observation=True, page_index=i, link_floor=-1 if updated else i - 1,
+            )
+        )  # fmt: skip
+    Capture.objects.bulk_create(rows)
+
+
+@pytest.fixture()
+def three_sites() -> list[Site]:
+    busy = make_site(author="Busy", seed_url="http://a.edu/~busy/", canonical_key="edu,a)/~busy")
+    add_homepage_history(busy, [100, 80, 60, 40, 20, 10], [False, True, True, False, True, True])
+    calm = make_site(author="Calm", seed_url="http://a.edu/~calm/", canonical_key="edu,a)/~calm")
+    add_homepage_history(calm, [400, 300, 200, 100, 50], [False, False, True, False, False])
+    new = make_site(author="New", seed_url="http://a.edu/~new/", canonical_key="edu,a)/~new")
+    add_homepage_history(new, [5], [False])
+    return [busy, calm, new]
+
+
+def test_probabilities_follow_the_estimators(three_sites: list[Site]) -> None:
+    ranked, eligible = crawl_list_rank(day=DAY, history_days=1000, e_days=7)
+    assert eligible == 3
+    assert [r.seed_url for r in ranked] == [
+        "http://a.edu/~busy/", "http://a.edu/~calm/", "http://a.edu/~new/"
+    ]  # fmt: skip
+    t = to_days(reference_instant(DAY))
+    times = [t - d for d in [100, 80, 60, 40, 20, 10]]
+    expected = estimate(times, [False, True, True, False, True, True])
+    assert ranked[0].rate == pytest.approx(expected.rate, rel=1e-9)
+    assert ranked[0].probability == pytest.approx(
+        change_probability(expected.rate, expected.tau, t, 7), rel=1e-9
+    )
+    assert ranked[2].probability == 0.0 and ranked[2].rate is None  # one observation: unknown
+
+
+def test_threshold_and_budget_cut_the_list(three_sites: list[Site]) -> None:
+    everything, _ = crawl_list_rank(day=DAY, history_days=1000, theta=0.0)
+    cutoff = everything[1].probability
+    by_theta, _ = crawl_list_rank(day=DAY, history_days=1000, theta=cutoff)
+    assert [r.seed_url for r in by_theta] == [r.seed_url for r in everything[:2]]
+    by_budget, _ = crawl_list_rank(day=DAY, history_days=1000, budget=1)
+    assert len(by_budget) == 1 and by_budget[0].seed_url == everything[0].seed_url
+    both, _ = crawl_list_rank(day=DAY, history_days=1000, theta=0.99, budget=2)
+    assert all(r.probability >= 0.99 for r in both) and len(both) <= 2
+
+
+def test_the_history_window_limits_the_observations(three_sites: list[Site]) -> None:
+    ranked, eligible = crawl_list_rank(day=DAY, history_days=30, theta=0.0)
+    # Only the busy site (10 and 20 days back) and the new one (5 days) remain eligible.
+    assert eligible == 2
+    busy = next(r for r in ranked if "busy" in r.seed_url)
+    t = to_days(reference_instant(DAY))
+    assert busy.rate == pytest.approx(estimate([t - 20, t - 10], [False, True]).rate)
+
+
+def test_ties_go_to_the_older_tau_then_the_url() -> None:
+    for name in ("b", "a", "c"):
+        site = make_site(seed_url=f"http://x.edu/~{name}/", canonical_key=f"edu,x)/~{name}")
+        add_homepage_history(site, [30, 20], [False, False])  # λ = 0: p = 0 for all three
+    ranked, _ = crawl_list_rank(day=DAY, history_days=100, theta=0.0)
+    assert [r.seed_url for r in ranked] == [f"http://x.edu/~{n}/" for n in ("a", "b", "c")]
+
+
+def test_the_csv_has_the_documented_columns_and_neutralised_cells(
+    three_sites: list[Site],
+) -> None:
+    Site.objects.filter(author="Busy").update(author='=HYPERLINK("http://evil")')
+    crawl = crawl_list_build(day=DAY, theta=0.0, history_days=1000)
+    out = io.StringIO()
+    call_command("crawl_list", "--date", "2018-06-01", "--theta", "0", "--history-days", "1000",
+                 stdout=out)  # fmt: skip
+    rows = list(csv.reader(io.StringIO(out.getvalue())))
+    assert rows[0] == CSV_COLUMNS
+    assert [r[0] for r in rows[1:]] == ["1", "2", "3"]
+    assert rows[1][2].startswith("'=")  # a spreadsheet shows the text instead of running it
+    assert float(rows[1][3]) == pytest.approx(crawl.entries.get(rank=1).probability, abs=1e-6)
+    assert CrawlList.objects.count() == 2  # the command stores its list too
+
+
+def test_the_command_explains_a_bad_theta() -> None:
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="between 0 and 1"):
+        call_command("crawl_list", "--theta", "1.5")
+
+
+def test_the_daily_job_builds_todays_list_with_the_defaults(three_sites: list[Site]) -> None:
+    list_id = daily_crawl_list()
+    crawl = CrawlList.objects.get(pk=list_id)
+    assert crawl.created_by is None
+    assert crawl.theta == 0.5 and crawl.history_days == 1095
+    from dashboard.models import JobRecord
+
+    assert JobRecord.objects.get(kind="crawl_list").status == "finished"
+
+
+def test_the_cron_configuration_registers_the_daily_list() -> None:
+    from rq.cron import CronScheduler
+
+    scheduler = CronScheduler(connection=None)  # type: ignore[arg-type]
+    scheduler.load_config_from_file("scheduling.cron")
+    [job] = scheduler.get_jobs()
+    assert job.func_name == "scheduling.crawl_jobs.daily_crawl_list"
+    assert job.cron == "0 5 * * *"
+
+
+# --- the page ----------------------------------------------------------------------------------
+def test_a_viewer_can_read_and_download_but_not_build(client: Any, three_sites: list[Site]) -> None:
+    crawl = crawl_list_build(day=DAY, theta=0.0, history_days=1000)
+    client.force_login(make_user("reader", role="viewer"))
+    page = client.get("/crawl-list/")
+    assert page.status_code == 200 and b"Busy" in page.content
+    assert b"Build crawl list" not in page.content
+    csv_response = client.get(f"/crawl-list/{crawl.pk}.csv")
+    text = b"".join(csv_response.streaming_content).decode()
+    assert text.splitlines()[0] == ",".join(CSV_COLUMNS)
+    urls = b"".join(client.get(f"/crawl-list/{crawl.pk}.txt").streaming_content).decode()
+    assert urls.split() == ["http://a.edu/~busy/", "http://a.edu/~calm/", "http://a.edu/~new/"]
+    forbidden = client.post("/crawl-list/build/", {"day": "2018-06-01", "theta": "0.5"})
+    assert forbidden.status_code == 403
+
+
+def test_a_librarian_builds_a_list_from_the_form(
+    logged_in_client: Any, three_sites: list[Site]
+) -> None:
+    form = {"day": "2018-06-01", "theta": "0", "budget": "2", "level": "homepage",
+            "method": "observed", "history_days": "1000", "e_days": "7"}  # fmt: skip
+    response = logged_in_client.post("/crawl-list/build/", form)
+    crawl = CrawlList.objects.get()
+    assert response.status_code == 302 and response["Location"].endswith(f"?list={crawl.pk}")
+    assert crawl.created_by is not None and crawl.entries.count() == 2
+    page = logged_in_client.get(response["Location"])
+    assert b"Download CSV" in page.content and b"2 of 3 sites" in page.content
+
+
+def test_the_form_explains_bad_values(logged_in_client: Any) -> None:
+    response = logged_in_client.post(
+        "/crawl-list/build/", {"day": "2018-13-01", "theta": "2", "history_days": "0",
+                               "level": "homepage", "method": "observed", "e_days": "7"}
+    )  # fmt: skip
+    assert response.status_code == 400
+    assert b"Enter a valid date" in response.content
+    assert b"less than or equal to 1" in response.content
+    assert CrawlList.objects.count() == 0
+
+
+def test_the_page_stays_flat_in_queries_with_20000_sites(
+    logged_in_client: Any, django_assert_max_num_queries: Any
+) -> None:
+    sites = Site.objects.bulk_create(
+        Site(seed_url=f"http://u.edu/~s{i}/", canonical_key=f"edu,u)/~s{i}") for i in range(20_000)
+    )
+    crawl = CrawlList.objects.create(date=DAY, theta=0.0, history_days=1000, e_days=7,
+                                     eligible_sites=20_000)  # fmt: skip
+    from scheduling.models import CrawlListEntry
+
+    CrawlListEntry.objects.bulk_create(
+        CrawlListEntry(crawl_list=crawl, rank=i + 1, site=s, probability=1 - i / 20_000)
+        for i, s in enumerate(sites)
+    )
+    with django_assert_max_num_queries(8):
+        response = logged_in_client.get(f"/crawl-list/?list={crawl.pk}&page=3")
+    assert response.status_code == 200
+    assert b"Page 3 of 200" in response.content
