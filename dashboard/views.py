@@ -33,7 +33,31 @@ def home(request: HttpRequest) -> HttpResponse:
 def job_list(request: HttpRequest) -> HttpResponse:
     records = list(JobRecord.objects.select_related("created_by")[:JOBS_SHOWN])
     job_records_sync_with_rq(records)
-    return render(request, "dashboard/jobs.html", {"records": records})
+    failed_sites = Site.objects.filter(import_status=Site.ImportStatus.FAILED).count()
+    return render(
+        request, "dashboard/jobs.html", {"records": records, "failed_sites": failed_sites}
+    )
+
+
+@require_POST
+@librarian_required
+def job_retry(request: HttpRequest) -> HttpResponse:
+    """Import again the sites whose last import failed (of one job, or all of them)."""
+    from archive.jobs import enqueue_import
+
+    failed = Site.objects.filter(import_status=Site.ImportStatus.FAILED)
+    record_id = request.POST.get("job", "")
+    if record_id.isdigit():
+        record = JobRecord.objects.filter(pk=int(record_id)).first()
+        items = [f.get("item") for f in record.failures] if record else []
+        failed = failed.filter(seed_url__in=items)
+    ids = list(failed.values_list("pk", flat=True))
+    if not ids:
+        messages.info(request, "No failed sites to retry.")
+        return redirect("jobs")
+    enqueue_import(ids, user=request.user, label=f"retry of {len(ids)} failed sites")
+    messages.success(request, f"Retrying {len(ids)} failed sites.")
+    return redirect("jobs")
 
 
 def job_status(request: HttpRequest) -> JsonResponse:

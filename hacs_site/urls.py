@@ -9,6 +9,7 @@ urlpatterns = [
     path("jobs/", dashboard_views.job_list, name="jobs"),
     path("jobs/status.json", dashboard_views.job_status, name="job-status"),
     path("jobs/health/", dashboard_views.health_job, name="job-health"),
+    path("jobs/retry/", dashboard_views.job_retry, name="job-retry"),
     path("sites/", include("archive.urls")),
     path("", include("scheduling.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

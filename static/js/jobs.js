@@ -15,6 +15,8 @@
     row.querySelector('[data-field="progress"]').value = job.fraction;
     row.querySelector('[data-field="done"]').textContent = job.done;
     row.querySelector('[data-field="total"]').textContent = job.total;
+    row.querySelector('[data-field="percent"]').textContent = `(${Math.round(job.fraction * 100)}%)`;
+    row.querySelector('[data-field="error"]').textContent = job.error || "";
     row.querySelector('[data-field="counts"]').textContent = Object.entries(job.counts)
       .map(([k, v]) => `${k}: ${v}`).join(", ");
     row.querySelector('[data-field="elapsed"]').textContent =
@@ -33,6 +35,7 @@
         if (!render(job)) missing = true;
         if (active.has(job.status)) running = true;
       }
+      // A new job, or one that just failed items, needs the server's full rendering.
       if (missing) { window.location.reload(); return; }
       setTimeout(poll, running ? 1000 : 5000);
     } catch (err) {
