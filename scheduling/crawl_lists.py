@@ -128,21 +128,18 @@ def neutralise(value: object) -> str:
 def crawl_list_rows(crawl_list: CrawlList) -> Iterator[list[str]]:
     """The list's CSV rows (header first), in rank order, one query."""
     yield CSV_COLUMNS
-    entries = (
-        crawl_list.entries.order_by("rank")
-        .select_related("site")
-        .only("rank", "probability", "rate", "tau", "site__seed_url", "site__author")
+    rows = crawl_list.entries.order_by("rank").values_list(
+        "rank", "site__seed_url", "site__author", "probability", "rate", "tau"
     )
-    for entry in entries.iterator(chunk_size=5000):
-        rate = entry.rate
+    for rank, url, author, probability, rate, tau in rows.iterator(chunk_size=5000):
         yield [
-            str(entry.rank),
-            neutralise(entry.site.seed_url),
-            neutralise(entry.site.author),
-            f"{entry.probability:.6f}",
+            str(rank),
+            neutralise(url),
+            neutralise(author),
+            f"{probability:.6f}",
             "" if rate is None else f"{rate:.6g}",
             "" if not rate else f"{1 / rate:.2f}",
-            "" if entry.tau is None else entry.tau.isoformat(),
+            "" if tau is None else tau.isoformat(),
         ]
 
 

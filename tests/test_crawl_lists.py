@@ -194,3 +194,7 @@ def test_the_page_stays_flat_in_queries_with_20000_sites(
         response = logged_in_client.get(f"/crawl-list/?list={crawl.pk}&page=3")
     assert response.status_code == 200
     assert b"Page 3 of 200" in response.content
+    with django_assert_max_num_queries(8):
+        download = logged_in_client.get(f"/crawl-list/{crawl.pk}.csv")
+        lines = b"".join(download.streaming_content).decode().splitlines()
+    assert len(lines) == 20_001
