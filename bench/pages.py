@@ -47,8 +47,10 @@ def build(sites: int) -> int:
         through(site_id=pk, tag_id=tags[n % 20].pk) for n, pk in enumerate(ids)
     )
     start = datetime(2015, 6, 1, tzinfo=UTC)
-    columns = ("site_id, url, urlkey, page_key, timestamp, depth, mimetype, status, digest, "
-               "length, source, kind, is_observation, page_index, link_floor, new_links")  # fmt: skip
+    columns = (
+        "site_id, url, urlkey, page_key, timestamp, depth, mimetype, status, digest, length, "
+        "source, kind, is_observation, page_index, link_floor, new_links"
+    )
     sql = f"INSERT INTO archive_capture ({columns}) VALUES ({', '.join(['%s'] * 16)})"
     rows = []
     for n, pk in enumerate(ids):
