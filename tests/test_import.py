@@ -21,15 +21,14 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
-from warcio.archiveiterator import ArchiveIterator
 
-from archive.cdx import format_timestamp, parse_cdx
+from archive.cdx import format_timestamp
 from archive.demo import DemoArchive, build_demo_archive
 from archive.jobs import enqueue_import
 from archive.models import Capture, LinkSnapshot, Site
 from dashboard.models import JobRecord
 from scheduling.models import Estimate
-from tests.support.ia_server import IAArchive, Row
+from tests.support.ia_server import IAArchive, ia_rows_and_bodies
 from tests.support.pywb import PywbServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,32 +142,6 @@ def test_import_archive_through_pywb_cdx_api_equals_the_warc_import(
     call_command("import_archive", stdout=open(os.devnull, "w"))
     assert fingerprint() == warc_fingerprint
     assert set(Site.objects.values_list("import_status", flat=True)) == {"done"}
-
-
-def ia_rows_and_bodies(demo: DemoArchive) -> tuple[list[Row], dict[tuple[str, str], Any]]:
-    parsed = parse_cdx(demo.cdx_path.read_bytes())
-    seen: set[tuple[str, str]] = set()
-    rows = []
-    for r in parsed.records:
-        if (r.urlkey, r.timestamp14) in seen:
-            continue
-        seen.add((r.urlkey, r.timestamp14))
-        rows.append(Row(r.urlkey, r.timestamp14, r.original, r.mimetype,
-                        "-" if r.status is None else str(r.status), r.digest,
-                        "-" if r.length is None else str(r.length)))  # fmt: skip
-    bodies = {}
-    with open(demo.warc_path, "rb") as stream:
-        for record in ArchiveIterator(stream):
-            if record.rec_type != "response":
-                continue
-            stamp = record.rec_headers.get_header("WARC-Date")
-            digits = "".join(ch for ch in stamp if ch.isdigit())[:14]
-            url = record.rec_headers.get_header("WARC-Target-URI")
-            bodies[(digits, url)] = (
-                record.content_stream().read(),
-                record.http_headers.get_header("Content-Type") or "text/html",
-            )
-    return rows, bodies
 
 
 def worker_environment(base: dict[str, str], archive: dict[str, str]) -> dict[str, str]:

@@ -167,3 +167,34 @@ def _prefix_urlkey(prefix: str) -> str:
 
     key = canonical_url(prefix if "://" in prefix else "http://" + prefix)
     return key[:-1] if key.endswith("/") else key
+
+
+def ia_rows_and_bodies(demo: Any) -> tuple[list[Row], dict[tuple[str, str], Any]]:
+    """What an Internet Archive would hold of a demo archive: its clean CDX rows and bodies."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    from archive.cdx import parse_cdx
+
+    parsed = parse_cdx(demo.cdx_path.read_bytes())
+    seen: set[tuple[str, str]] = set()
+    rows = []
+    for r in parsed.records:
+        if (r.urlkey, r.timestamp14) in seen:
+            continue
+        seen.add((r.urlkey, r.timestamp14))
+        rows.append(Row(r.urlkey, r.timestamp14, r.original, r.mimetype,
+                        "-" if r.status is None else str(r.status), r.digest,
+                        "-" if r.length is None else str(r.length)))  # fmt: skip
+    bodies = {}
+    with open(demo.warc_path, "rb") as stream:
+        for record in ArchiveIterator(stream):
+            if record.rec_type != "response":
+                continue
+            stamp = record.rec_headers.get_header("WARC-Date")
+            digits = "".join(ch for ch in stamp if ch.isdigit())[:14]
+            url = record.rec_headers.get_header("WARC-Target-URI")
+            bodies[(digits, url)] = (
+                record.content_stream().read(),
+                record.http_headers.get_header("Content-Type") or "text/html",
+            )
+    return rows, bodies
