@@ -151,7 +151,6 @@ def main() -> None:
         print(f"  PostgreSQL : {postgres['read'] / postgres['seconds']:>10,.0f} lines/s "
               f"({postgres['seconds']:.1f} s, {postgres['stored']:,} captures stored)")  # fmt: skip
 
-
         # Link extraction is measured by bench/links.py (cold pages, one core); relay it.
         links = subprocess.run(
             [sys.executable, str(ROOT / "bench" / "links.py"), "--pages", str(options.pages)],
