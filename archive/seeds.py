@@ -156,14 +156,15 @@ def _csv_entries(lines: list[str], header_index: int, header: list[str]) -> list
         if len(cells) <= url_col:
             entries.append((line, raw, "", "", ()))
             continue
-        author = cells[author_col].strip()[:MAX_AUTHOR_LENGTH] if _has(cells, author_col) else ""
-        tags = _tags(cells[tags_col]) if _has(cells, tags_col) else ()
+        author = _cell(cells, author_col).strip()[:MAX_AUTHOR_LENGTH]
+        tags = _tags(_cell(cells, tags_col))
         entries.append((line, raw, cells[url_col], author, tags))
     return entries
 
 
-def _has(cells: list[str], column: int | None) -> bool:
-    return column is not None and column < len(cells)
+def _cell(cells: list[str], column: int | None) -> str:
+    """The cell in ``column``, or "" when the column is absent or the row is short."""
+    return cells[column] if column is not None and column < len(cells) else ""
 
 
 def _tags(cell: str) -> tuple[str, ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -10,21 +11,28 @@ from django.views.decorators.http import require_POST
 from archive.models import Site
 from dashboard import jobs
 from dashboard.models import JobRecord
+from dashboard.overview import interval_lists, overview_counts, sites_due
 from dashboard.roles import librarian_required
 from dashboard.services import job_enqueue, job_records_sync_with_rq
-from scheduling.models import Estimate
+from scheduling.charts import interval_histogram
+from scheduling.models import CrawlList
 
 JOBS_SHOWN = 50
 
 
 def home(request: HttpRequest) -> HttpResponse:
+    counts = overview_counts()
+    due_count, due = sites_due(
+        day=counts["today"], theta=settings.HACS_THETA, e_days=settings.HACS_E_DAYS
+    )
     context = {
-        "site_count": Site.objects.count(),
-        "imported_count": Site.objects.filter(import_status=Site.ImportStatus.DONE).count(),
-        "estimate_count": Estimate.objects.filter(rate__isnull=False)
-        .values("site")
-        .distinct()
-        .count(),
+        **counts,
+        "theta": settings.HACS_THETA,
+        "e_days": settings.HACS_E_DAYS,
+        "due_count": due_count,
+        "due": due,
+        "histogram": interval_histogram(interval_lists()),
+        "latest_list": CrawlList.objects.first(),
         "recent_jobs": JobRecord.objects.all()[:5],
     }
     return render(request, "dashboard/home.html", context)

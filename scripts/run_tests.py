@@ -23,9 +23,12 @@ PURE_CORE = [
     "scheduling/estimators.py",
     "scheduling/updates.py",
     "scheduling/evaluation.py",
+    "scheduling/charts.py",
+    "scheduling/evaluation_charts.py",
     "archive/cdx.py",
     "archive/links.py",
     "archive/canon.py",
+    "archive/seeds.py",
 ]
 
 

@@ -7,7 +7,16 @@ import sys
 from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parent.parent
-PURE_MODULES = ["scheduling.estimators", "scheduling.updates"]
+PURE_MODULES = [
+    "scheduling.estimators",
+    "scheduling.updates",
+    "scheduling.evaluation",
+    "scheduling.charts",
+    "archive.cdx",
+    "archive.links",
+    "archive.canon",
+    "archive.seeds",
+]
 
 
 def test_the_pure_core_imports_without_django() -> None:

@@ -1,6 +1,7 @@
 """Give a new installation real-looking data: a synthetic scholarly archive, imported."""
 
 import io
+from datetime import date, timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -22,7 +23,16 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         outdir = Path(settings.VAR_DIR) / "demo"
-        archive = build_demo_archive(outdir, sites=int(options["sites"]), seed=int(options["seed"]))  # type: ignore[call-overload]
+        # The demo's three years end today, so that "due today" and today's crawl list mean
+        # something on a new installation.
+        end = date.today()
+        archive = build_demo_archive(
+            outdir,
+            sites=int(options["sites"]),  # type: ignore[call-overload]
+            seed=int(options["seed"]),  # type: ignore[call-overload]
+            start=end - timedelta(days=3 * 365),
+            end=end,
+        )
         # The demo seed list has a few bad lines on purpose (to show how they are reported on the
         # Upload seeds page); their messages would only alarm a new user here.
         quiet = io.StringIO()

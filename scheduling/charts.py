@@ -1,0 +1,349 @@
+"""Plotly figures for HACS pages, built from plain lists — pure (stdlib only; never Django).
+
+Each public function returns a figure as a plain ``dict`` (``{"data": [...], "layout": {...}}``)
+that a template embeds with ``json_script`` and a page's small JS file hands to
+``Plotly.newPlot``. Nothing here reads the database or formats user text as HTML: hover text
+goes into ``customdata`` and Plotly draws it as SVG text.
+
+Times are ISO 8601 strings in UTC without an offset (``"2017-03-04 05:06:07"``), the form
+Plotly's date axes read without shifting them to the browser's time zone. Every number in a
+figure is finite, because ``JSON.parse`` rejects ``NaN`` and ``Infinity``.
+
+* :func:`timeline_figure` — one site's captures, detected updates and interpolated update
+  instants, two rows per level (homepage, website);
+* :func:`probability_figure` — g(λ, τ, t, e) against t for the site's estimates;
+* :func:`interval_histogram` — the distribution of 1/λ on a log axis (HACS paper, Figure 4).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "CAPTURE_GROUPS",
+    "Curve",
+    "Figure",
+    "LevelTimeline",
+    "Mark",
+    "interval_histogram",
+    "probability_figure",
+    "timeline_figure",
+]
+
+Figure = dict[str, Any]
+
+# Okabe–Ito colours (readable with the common colour-vision deficiencies), each with its own
+# marker shape so that the kinds differ by more than colour.
+CAPTURE_GROUPS: dict[str, tuple[str, str, str]] = {
+    # group: (legend label, colour, marker symbol)
+    "observation": ("Observation (200 HTML)", "#0072B2", "circle"),
+    "revisit": ("Revisit (same content)", "#56B4E9", "circle-open"),
+    "redirect_error": ("Redirect or error", "#E69F00", "x-thin-open"),
+    "other": ("Other (not HTML, orphan revisit…)", "#7f7f7f", "square-open"),
+}
+UPDATE_STYLE = ("Detected update", "#D55E00", "diamond")
+INTERPOLATED_STYLE = ("Interpolated update instant", "#CC79A7", "triangle-up")
+CURVE_COLOURS = ("#0072B2", "#56B4E9", "#D55E00", "#E69F00", "#009E73", "#CC79A7")
+
+_FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif", "size": 13}
+
+
+@dataclass(frozen=True)
+class Mark:
+    """One point on a timeline: when (ISO 8601, UTC) and what the hover box says."""
+
+    time: str
+    text: str
+
+
+@dataclass(frozen=True)
+class LevelTimeline:
+    """What one level (homepage or website) of a site shows on the timeline.
+
+    ``captures`` maps a key of :data:`CAPTURE_GROUPS` to that group's captures.
+    """
+
+    name: str
+    captures: Mapping[str, Sequence[Mark]] = field(default_factory=dict)
+    updates: Sequence[Mark] = ()
+    interpolated: Sequence[Mark] = ()
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One line of the probability figure: ``values[i]`` is the probability at ``dates[i]``."""
+
+    name: str
+    values: Sequence[float]
+
+
+def timeline_figure(levels: Sequence[LevelTimeline]) -> Figure:
+    """A site's timeline: per level a row of captures and a row of updates.
+
+    The captures row shows every capture coloured by its group; the updates row shows the
+    detected updates and the interpolated update instants (HACS paper, Section II-B2: the
+    midpoint between an update and the observation before it). Legend entries are shared
+    across levels, so clicking one hides that kind everywhere.
+    """
+    unknown = {g for level in levels for g in level.captures if g not in CAPTURE_GROUPS}
+    if unknown:
+        raise ValueError(f"unknown capture groups {sorted(unknown)}; use {list(CAPTURE_GROUPS)}")
+    rows: list[str] = []
+    traces: list[dict[str, Any]] = []
+    shown: set[str] = set()
+
+    def add(group: str, style: tuple[str, str, str], row: int, marks: Sequence[Mark]) -> None:
+        label, colour, symbol = style
+        if not marks:
+            return
+        filled = not symbol.endswith("-open")
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": label,
+                "legendgroup": group,
+                "showlegend": group not in shown,
+                "x": [m.time for m in marks],
+                "y": [row] * len(marks),
+                "customdata": [m.text for m in marks],
+                "hovertemplate": "%{x|%Y-%m-%d %H:%M} UTC<br>%{customdata}<extra>"
+                + label
+                + "</extra>",
+                "marker": {
+                    "color": colour,
+                    "symbol": symbol,
+                    "size": {"update": 12, "interpolated": 9}.get(group, 8),
+                    "opacity": 0.85,
+                    "line": {"width": 1.5 if not filled else 0.5, "color": colour},
+                },
+            }
+        )
+        shown.add(group)
+
+    for level in levels:
+        # Rows are numbered (and labelled by the axis ticks) rather than named on every point:
+        # a site's timeline can hold thousands of points, and the JSON stays small.
+        capture_row, update_row = len(rows), len(rows) + 1
+        rows += [f"{level.name} · captures", f"{level.name} · updates"]
+        for group, style in CAPTURE_GROUPS.items():
+            add(group, style, capture_row, level.captures.get(group, ()))
+        # Interpolated instants are drawn last, a little smaller, so that one lying next to its
+        # update (a short interval) stays visible on top of the update's marker.
+        add("update", UPDATE_STYLE, update_row, level.updates)
+        add("interpolated", INTERPOLATED_STYLE, update_row, level.interpolated)
+
+    return {
+        "data": traces,
+        "layout": {
+            "font": _FONT,
+            "height": 110 + 44 * len(rows),
+            "margin": {"l": 150, "r": 20, "t": 40, "b": 40},
+            "hovermode": "closest",
+            "showlegend": True,
+            "legend": {"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
+            "xaxis": {"type": "date", "title": {"text": "Time (UTC)"}, "showgrid": True},
+            "yaxis": {
+                "tickvals": list(range(len(rows))),
+                "ticktext": rows,
+                "range": [len(rows) - 0.5, -0.5],  # first row on top
+                "fixedrange": True,
+                "showgrid": True,
+                "zeroline": False,
+            },
+            "plot_bgcolor": "#fff",
+            "paper_bgcolor": "#fff",
+        },
+    }
+
+
+def probability_figure(
+    dates: Sequence[str],
+    curves: Sequence[Curve],
+    *,
+    e_days: float,
+    theta: float | None = None,
+) -> Figure:
+    """The probability of a change by t + e as t runs over ``dates`` (DESIGN.md rule 7).
+
+    One line per curve; a dashed line marks θ, the crawl list's default threshold, when given.
+    Curves whose values are not all finite probabilities raise ``ValueError``.
+    """
+    if not math.isfinite(e_days) or e_days < 0:
+        raise ValueError(f"e_days must be a non-negative number; got {e_days}")
+    if theta is not None and not 0 <= theta <= 1:
+        raise ValueError(f"theta must lie in [0, 1]; got {theta}")
+    traces: list[dict[str, Any]] = []
+    for i, curve in enumerate(curves):
+        if len(curve.values) != len(dates):
+            raise ValueError(
+                f"curve {curve.name!r} has {len(curve.values)} values for {len(dates)} dates"
+            )
+        if not all(math.isfinite(v) and 0 <= v <= 1 for v in curve.values):
+            raise ValueError(f"curve {curve.name!r} holds values outside [0, 1]")
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": curve.name,
+                "x": list(dates),
+                "y": [round(v, 6) for v in curve.values],
+                "line": {"color": CURVE_COLOURS[i % len(CURVE_COLOURS)], "width": 2.5},
+                "hovertemplate": "t = %{x|%Y-%m-%d}<br>p = %{y:.3f}<extra>%{fullData.name}</extra>",
+            }
+        )
+    shapes: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
+    if theta is not None and dates:
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "paper",
+                "x0": 0,
+                "x1": 1,
+                "yref": "y",
+                "y0": theta,
+                "y1": theta,
+                "line": {"color": "#5b6573", "width": 1.5, "dash": "dash"},
+            }
+        )
+        annotations.append(
+            {
+                "xref": "paper",
+                "x": 1,
+                "xanchor": "right",
+                "y": theta,
+                "yanchor": "bottom",
+                "text": f"θ = {theta:g}",
+                "showarrow": False,
+                "font": {"color": "#5b6573"},
+            }
+        )
+    return {
+        "data": traces,
+        "layout": {
+            "font": _FONT,
+            "height": 320,
+            "margin": {"l": 60, "r": 20, "t": 10, "b": 50},
+            "hovermode": "x unified",
+            "legend": {"orientation": "h", "x": 0, "y": -0.25},
+            "xaxis": {"type": "date", "title": {"text": "Date t"}},
+            "yaxis": {
+                "title": {"text": f"P(change by t + {e_days:g} d)"},
+                "range": [0, 1.02],
+                "tickformat": ".1f",
+                "fixedrange": True,
+            },
+            "shapes": shapes,
+            "annotations": annotations,
+            "plot_bgcolor": "#fff",
+            "paper_bgcolor": "#fff",
+        },
+    }
+
+
+def interval_histogram(
+    intervals_days: Sequence[float] | Mapping[str, Sequence[float]],
+    *,
+    bins_per_decade: int = 5,
+) -> Figure:
+    """Histogram of mean update intervals 1/λ in days on a log axis (HACS paper, Figure 4).
+
+    ``intervals_days`` is one list, or a mapping from a series name (``"Homepage"``,
+    ``"Website"``) to a list, drawn as overlaid bars. Values that are not positive and finite
+    (λ = 0 gives an infinite interval, an unknown λ none) are left out and counted in the
+    legend. Bins are equal in log10 width (``bins_per_decade`` per factor of ten) and computed
+    here rather than by Plotly, whose histograms bin in linear space even on a log axis; the
+    x axis therefore shows log10(days) with ticks labelled in days.
+    """
+    if bins_per_decade < 1:
+        raise ValueError(f"bins_per_decade must be at least 1; got {bins_per_decade}")
+    series: Mapping[str, Sequence[float]] = (
+        intervals_days if isinstance(intervals_days, Mapping) else {"Sites": intervals_days}
+    )
+    logs: dict[str, list[float]] = {}
+    medians: dict[str, float] = {}
+    left_out: dict[str, int] = {}
+    for name, values in series.items():
+        finite = [float(v) for v in values if math.isfinite(v) and v > 0]
+        logs[name] = [math.log10(v) for v in finite]
+        if finite:
+            medians[name] = _median(finite)
+        left_out[name] = len(values) - len(finite)
+    everything = [x for kept in logs.values() for x in kept]
+    width = 1.0 / bins_per_decade
+    if everything:
+        low = math.floor(min(everything) * bins_per_decade) / bins_per_decade
+        high = math.floor(max(everything) * bins_per_decade) / bins_per_decade + width
+    else:
+        low, high = 0.0, 1.0
+    nbins = max(1, round((high - low) / width))
+    edges = [low + k * width for k in range(nbins + 1)]
+
+    traces: list[dict[str, Any]] = []
+    for i, (name, kept) in enumerate(logs.items()):
+        counts = [0] * nbins
+        for x in kept:
+            counts[min(nbins - 1, max(0, int((x - low) / width + 1e-9)))] += 1
+        label = name
+        if name in medians:
+            label += f" (median {_format_days(medians[name])})"
+        if left_out[name]:
+            label += f"; {left_out[name]} without a finite 1/λ"
+        traces.append(
+            {
+                "type": "bar",
+                "name": label,
+                "x": [round(edges[k] + width / 2, 9) for k in range(nbins)],
+                "y": counts,
+                "width": [width] * nbins,
+                "customdata": [
+                    f"{_format_days(10 ** edges[k], unit=False)}–{_format_days(10 ** edges[k + 1])}"
+                    for k in range(nbins)
+                ],
+                "hovertemplate": "1/λ %{customdata}: %{y} sites<extra>" + name + "</extra>",
+                "marker": {
+                    "color": CURVE_COLOURS[i % len(CURVE_COLOURS)],
+                    "opacity": 0.6 if len(logs) > 1 else 0.85,
+                    "line": {"color": "#fff", "width": 0.5},
+                },
+            }
+        )
+    first_tick = math.floor(low)
+    last_tick = math.ceil(high)
+    ticks = list(range(first_tick, last_tick + 1))
+    return {
+        "data": traces,
+        "layout": {
+            "font": _FONT,
+            "height": 340,
+            "barmode": "overlay",
+            "bargap": 0,
+            "margin": {"l": 60, "r": 20, "t": 10, "b": 50},
+            "legend": {"orientation": "h", "x": 0, "y": -0.25},
+            "xaxis": {
+                "title": {"text": "Mean update interval 1/λ (days, log scale)"},
+                "tickvals": ticks,
+                "ticktext": [_format_days(10.0**t, unit=False) for t in ticks],
+                "range": [low - width / 2, high + width / 2],
+            },
+            "yaxis": {"title": {"text": "Sites"}, "rangemode": "tozero"},
+            "plot_bgcolor": "#fff",
+            "paper_bgcolor": "#fff",
+        },
+    }
+
+
+def _median(values: Sequence[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def _format_days(days: float, *, unit: bool = True) -> str:
+    """Days for people: 3 significant figures below 100, whole numbers with separators above."""
+    text = f"{days:,.0f}" if days >= 100 else f"{days:.3g}"
+    return f"{text} d" if unit else text

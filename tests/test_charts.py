@@ -1,0 +1,241 @@
+"""Plotly figures built by the pure module scheduling/charts.py."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scheduling.charts import (
+    CAPTURE_GROUPS,
+    Curve,
+    LevelTimeline,
+    Mark,
+    interval_histogram,
+    probability_figure,
+    timeline_figure,
+)
+
+PROJECT = Path(__file__).resolve().parent.parent
+
+
+def as_browser_json(figure: dict[str, Any]) -> Any:
+    """The figure as JSON.parse would read it: NaN and Infinity are not JSON."""
+    return json.loads(json.dumps(figure, allow_nan=False))
+
+
+def traces_named(figure: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    return [t for t in figure["data"] if t["name"].startswith(name)]
+
+
+# --- Timeline ---------------------------------------------------------------------------------
+
+
+def _levels() -> list[LevelTimeline]:
+    homepage = LevelTimeline(
+        name="Homepage",
+        captures={
+            "observation": [
+                Mark("2017-01-01 00:00:00", "/~a/ · observation 200"),
+                Mark("2017-03-01 00:00:00", "/~a/ · observation 200"),
+            ],
+            "redirect_error": [Mark("2017-02-01 00:00:00", "/~a/ · redirect 301")],
+        },  # fmt: skip
+        updates=[Mark("2017-03-01 00:00:00", "/~a/ · 2 new links")],
+        interpolated=[Mark("2017-01-30 00:00:00", "midpoint")],
+    )
+    website = LevelTimeline(
+        name="Website",
+        captures={
+            "observation": [
+                Mark("2017-01-01 00:00:00", "a"),
+                Mark("2017-03-01 00:00:00", "b"),
+                Mark("2017-04-01 00:00:00", "c"),
+            ],
+            "revisit": [Mark("2017-05-01 00:00:00", "d")],
+            "redirect_error": [Mark("2017-02-01 00:00:00", "e")],
+            "other": [Mark("2017-02-02 00:00:00", "f")],
+        },  # fmt: skip
+        updates=[Mark("2017-03-01 00:00:00", "u1"), Mark("2017-04-01 00:00:00", "u2")],
+        interpolated=[Mark("2017-01-30 00:00:00", "i1"), Mark("2017-03-16 12:00:00", "i2")],
+    )
+    return [homepage, website]
+
+
+def test_the_timeline_has_a_captures_row_and_an_updates_row_per_level() -> None:
+    figure = as_browser_json(timeline_figure(_levels()))
+    axis = figure["layout"]["yaxis"]
+    assert axis["ticktext"] == [
+        "Homepage · captures", "Homepage · updates", "Website · captures", "Website · updates",
+    ]  # fmt: skip
+    assert axis["tickvals"] == [0, 1, 2, 3]
+    assert axis["range"] == [3.5, -0.5], "the first level is drawn on top"
+    rows: dict[tuple[int, str], int] = {}
+    for trace in figure["data"]:
+        assert len(set(trace["y"])) == 1
+        assert len(trace["x"]) == len(trace["y"]) == len(trace["customdata"])
+        rows[(trace["y"][0], trace["name"])] = len(trace["x"])
+    assert rows == {
+        (0, "Observation (200 HTML)"): 2, (0, "Redirect or error"): 1,
+        (1, "Detected update"): 1, (1, "Interpolated update instant"): 1,
+        (2, "Observation (200 HTML)"): 3, (2, "Revisit (same content)"): 1,
+        (2, "Redirect or error"): 1, (2, "Other (not HTML, orphan revisit…)"): 1,
+        (3, "Detected update"): 2, (3, "Interpolated update instant"): 2,
+    }  # fmt: skip
+
+
+def test_each_kind_has_one_legend_entry_and_its_own_colour_and_shape() -> None:
+    figure = timeline_figure(_levels())
+    legend = [t["name"] for t in figure["data"] if t["showlegend"]]
+    assert len(legend) == len(set(legend)) == 6
+    styles = {(t["marker"]["color"], t["marker"]["symbol"]) for t in figure["data"]}
+    assert len(styles) == 6
+    # A legend click hides a kind at both levels: traces of a kind share a legend group.
+    groups = {t["legendgroup"] for t in figure["data"] if t["name"] == "Detected update"}
+    assert len(groups) == 1
+
+
+def test_interpolated_instants_are_drawn_over_detected_updates() -> None:
+    names = [t["name"] for t in timeline_figure(_levels())["data"] if t["y"][0] == 3]
+    assert names.index("Interpolated update instant") > names.index("Detected update")
+
+
+def test_hover_text_is_data_not_markup() -> None:
+    evil = "<script>alert(1)</script>"
+    level = LevelTimeline("Homepage", captures={"observation": [Mark("2020-01-01", evil)]})
+    trace = timeline_figure([level])["data"][0]
+    assert trace["customdata"] == [evil]
+    assert evil not in trace["hovertemplate"]
+
+
+def test_an_empty_timeline_is_still_a_figure() -> None:
+    figure = as_browser_json(timeline_figure([LevelTimeline("Homepage")]))
+    assert figure["data"] == []
+    assert figure["layout"]["yaxis"]["ticktext"] == ["Homepage · captures", "Homepage · updates"]
+
+
+def test_unknown_capture_groups_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown capture groups"):
+        timeline_figure([LevelTimeline("Homepage", captures={"pdf": [Mark("2020-01-01", "")]})])
+    assert set(CAPTURE_GROUPS) == {"observation", "revisit", "redirect_error", "other"}
+
+
+# --- Probability curve --------------------------------------------------------------------------
+
+
+def test_the_probability_figure_draws_one_line_per_estimate_and_theta() -> None:
+    dates = ["2024-01-01", "2024-01-02", "2024-01-03"]
+    figure = as_browser_json(
+        probability_figure(
+            dates,
+            [Curve("Homepage · observed", [0.1, 0.2, 0.3]), Curve("Website · observed", [0, 0, 0])],
+            e_days=7,
+            theta=0.5,
+        )
+    )
+    assert [t["name"] for t in figure["data"]] == ["Homepage · observed", "Website · observed"]
+    assert figure["data"][0]["x"] == dates and figure["data"][0]["y"] == [0.1, 0.2, 0.3]
+    assert figure["data"][0]["line"]["color"] != figure["data"][1]["line"]["color"]
+    (shape,) = figure["layout"]["shapes"]
+    assert shape["y0"] == shape["y1"] == 0.5
+    assert figure["layout"]["annotations"][0]["text"] == "θ = 0.5"
+    assert figure["layout"]["yaxis"]["range"][0] == 0
+    assert "t + 7 d" in figure["layout"]["yaxis"]["title"]["text"]
+
+
+def test_without_theta_there_is_no_threshold_line() -> None:
+    figure = probability_figure(["2024-01-01"], [Curve("x", [0.5])], e_days=0)
+    assert figure["layout"]["shapes"] == [] and figure["layout"]["annotations"] == []
+
+
+@pytest.mark.parametrize(
+    ("curves", "kwargs", "message"),
+    [
+        ([Curve("short", [0.1])], {"e_days": 7}, "has 1 values for 2 dates"),
+        ([Curve("nan", [0.1, math.nan])], {"e_days": 7}, "outside"),
+        ([Curve("big", [0.1, 1.5])], {"e_days": 7}, "outside"),
+        ([], {"e_days": -1}, "e_days"),
+        ([], {"e_days": 7, "theta": 2}, "theta"),
+    ],
+)
+def test_the_probability_figure_checks_its_arguments(
+    curves: list[Curve], kwargs: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        probability_figure(["2024-01-01", "2024-01-02"], curves, **kwargs)
+
+
+# --- Interval histogram (HACS paper, Figure 4) ---------------------------------------------------
+
+
+def test_histogram_bins_are_equal_in_log_width() -> None:
+    # One bin per decade: 1 day, 10 days and 100 days land in three consecutive bins; 5 days and
+    # 9.9 days share the first decade with 1 day.
+    figure = as_browser_json(interval_histogram([1, 5, 9.9, 10, 100], bins_per_decade=1))
+    (trace,) = figure["data"]
+    assert trace["x"] == [0.5, 1.5, 2.5]
+    assert trace["y"] == [3, 1, 1]
+    assert trace["width"] == [1.0, 1.0, 1.0]
+    assert trace["customdata"] == ["1–10 d", "10–100 d", "100–1,000 d"]
+    axis = figure["layout"]["xaxis"]
+    assert axis["tickvals"] == [0, 1, 2, 3]
+    assert axis["ticktext"] == ["1", "10", "100", "1,000"]
+    assert "log" in axis["title"]["text"]
+
+
+def test_histogram_counts_every_finite_positive_interval_once() -> None:
+    values = [10 ** (k / 37) for k in range(-40, 160)]  # 0.08 days to 20,000 days
+    (trace,) = interval_histogram(values, bins_per_decade=5)["data"]
+    assert sum(trace["y"]) == len(values)
+    widths = {round(w, 12) for w in trace["width"]}
+    assert widths == {0.2}
+    centres = trace["x"]
+    assert all(math.isclose(b - a, 0.2) for a, b in zip(centres, centres[1:], strict=False))
+
+
+def test_histogram_leaves_out_unknown_and_infinite_intervals_and_says_so() -> None:
+    (trace,) = interval_histogram([30.0, 110.0, 365.0, math.inf, math.nan, 0.0])["data"]
+    assert sum(trace["y"]) == 3
+    assert "median 110 d" in trace["name"]
+    assert "3 without a finite 1/λ" in trace["name"]
+    as_browser_json(interval_histogram([math.inf]))
+
+
+def test_histogram_overlays_homepage_and_website_like_figure_4() -> None:
+    figure = as_browser_json(
+        interval_histogram({"Homepage": [100, 110, 120], "Website": [60, 74, 80, 2000]})
+    )
+    homepage, website = figure["data"]
+    assert homepage["name"].startswith("Homepage (median 110 d")
+    assert website["name"].startswith("Website (median 77 d")
+    assert homepage["x"] == website["x"], "both series share the bins"
+    assert sum(homepage["y"]) == 3 and sum(website["y"]) == 4
+    assert figure["layout"]["barmode"] == "overlay"
+    assert homepage["marker"]["color"] != website["marker"]["color"]
+
+
+def test_an_empty_histogram_is_still_a_figure() -> None:
+    figure = as_browser_json(interval_histogram([]))
+    assert sum(figure["data"][0]["y"]) == 0
+    with pytest.raises(ValueError, match="bins_per_decade"):
+        interval_histogram([1.0], bins_per_decade=0)
+
+
+# --- Purity -------------------------------------------------------------------------------------
+
+
+def test_the_chart_module_imports_without_django() -> None:
+    code = (
+        "import sys\nimport scheduling.charts\n"
+        "loaded = sorted(m for m in sys.modules if m == 'django' or m.startswith('django.'))\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=PROJECT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr

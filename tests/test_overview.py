@@ -1,0 +1,79 @@
+"""The Overview page: counts, the Figure 4 histogram and the sites due today."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date, timedelta
+from typing import Any
+
+import pytest
+
+from dashboard.overview import sites_due
+from scheduling.crawl_lists import reference_instant
+from scheduling.estimators import change_probability
+from scheduling.models import Estimate
+from scheduling.services import to_days
+from tests.conftest import make_site
+
+pytestmark = pytest.mark.django_db
+DAY = date(2018, 6, 1)
+
+
+def add_estimate(site: Any, rate: float | None, days_ago: float, level: str = "homepage") -> None:
+    tau = reference_instant(DAY) - timedelta(days=days_ago)
+    Estimate.objects.create(
+        site=site, level=level, method="observed", rate=rate, tau=tau, tau_days=to_days(tau),
+        observations=10, updates=3,
+    )  # fmt: skip
+
+
+def test_sites_due_are_ranked_and_cut_by_probability() -> None:
+    cases = [(0.05, 3), (0.001, 400), (0.02, 30), (None, 10), (0.0, 5), (0.2, 1)]
+    sites = []
+    for rate, days_ago in cases:
+        site = make_site()
+        add_estimate(site, rate, days_ago)
+        sites.append(site)
+    t = to_days(reference_instant(DAY))
+    pairs = zip(cases, sites, strict=True)
+    expected = sorted(
+        ((change_probability(r, t - d, t, 7.0), s.pk) for (r, d), s in pairs if r is not None),
+        reverse=True,
+    )
+    total, shown = sites_due(day=DAY, theta=0.0, e_days=7.0, limit=10)
+    assert total == 5  # the unknown rate is not listed
+    assert [d.site.pk for d in shown] == [pk for _, pk in expected]
+    for due, (p, _) in zip(shown, expected, strict=True):
+        assert due.probability == pytest.approx(p, rel=1e-9)
+    cutoff, _ = expected[2]
+    total, shown = sites_due(day=DAY, theta=cutoff - 1e-9, e_days=7.0)
+    assert total == 3 and all(d.probability >= cutoff - 1e-9 for d in shown)
+
+
+def test_the_home_page_shows_counts_histogram_and_due_sites(logged_in_client: Any) -> None:
+    for n in range(12):
+        site = make_site(author=f"Due {n}", import_status="done")
+        add_estimate(site, 0.01 * (n + 1), 20)
+        add_estimate(site, 0.02 * (n + 1), 20, level="website")
+    response = logged_in_client.get("/")
+    page = response.content.decode()
+    assert re.search(r'<span class="value">12</span><span class="label">imported', page)
+    figure = json.loads(
+        re.search(r'id="interval-histogram-data"[^>]*>(.*?)</script>', page, re.S).group(1)
+    )
+    names = {trace.get("name", "") for trace in figure["data"]}
+    assert any("Homepage" in n for n in names) and any("Website" in n for n in names)
+    assert "Due 11" in page  # the fastest site is due first
+
+
+def test_the_home_page_query_count_does_not_grow_with_sites(
+    logged_in_client: Any, django_assert_max_num_queries: Any
+) -> None:
+    from archive.models import Site
+
+    Site.objects.bulk_create(
+        Site(seed_url=f"http://u.edu/~s{i}/", canonical_key=f"edu,u)/~s{i}") for i in range(2000)
+    )
+    with django_assert_max_num_queries(14):
+        assert logged_in_client.get("/").status_code == 200
