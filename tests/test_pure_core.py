@@ -12,6 +12,7 @@ PURE_MODULES = [
     "scheduling.updates",
     "scheduling.evaluation",
     "scheduling.charts",
+    "scheduling.evaluation_charts",
     "archive.cdx",
     "archive.links",
     "archive.canon",

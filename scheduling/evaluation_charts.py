@@ -1,0 +1,429 @@
+"""Plotly figures and the Table I view of an evaluation's results — pure (no Django).
+
+Every function takes the results dict of ``scheduling.evaluation.evaluate`` (as stored in
+``EvaluationRun.results``, plus the ``intervals`` of ``scheduling.evaluation_service``) or parts
+of it, and returns plain lists and dicts: Plotly figure dicts (``{"data": [...], "layout":
+{...}}``) that ``static/js/evaluation.js`` draws unchanged, and the rows of the Table I view that
+the page and its CSV download show.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+Figure = dict[str, Any]
+Row = Mapping[str, Any]
+
+LEVEL_LABELS = {"homepage": "Homepage", "website": "Website"}
+AVERAGE_LABELS = {"micro": "Micro average", "macro": "Macro average"}
+METRIC_LABELS = {"precision": "P", "recall": "R", "f1": "F1"}
+METRIC_NAMES = {"precision": "Precision", "recall": "Recall", "f1": "F1"}
+SELECTION_MODELS = ("hacs", "random", "brute_force")
+MODEL_LABELS = {
+    "hacs": "HACS",
+    "random": "Random",
+    "brute_force": "Brute Force",
+    "last_obs": "Last-Obs",
+    "cho_garcia_molina": "Cho–Garcia-Molina",
+    "nad": "NAD",
+    "sad": "SAD",
+    "aad": "AAD",
+    "gad": "GAD",
+    "age": "Age",
+}
+# Colour-blind-safe (Okabe–Ito); HACS is always the strong blue, and every model also has its
+# own marker symbol and dash, so the lines differ without colour too.
+MODEL_STYLE: dict[str, tuple[str, str, str]] = {
+    "hacs": ("#0072B2", "circle", "solid"),
+    "random": ("#D55E00", "square", "dash"),
+    "brute_force": ("#555555", "diamond", "dot"),
+    "last_obs": ("#009E73", "triangle-up", "dashdot"),
+    "cho_garcia_molina": ("#CC79A7", "x", "longdash"),
+    "nad": ("#E69F00", "cross", "dot"),
+    "sad": ("#56B4E9", "star", "dash"),
+    "aad": ("#999933", "hexagon", "longdashdot"),
+    "gad": ("#882255", "pentagon", "dashdot"),
+    "age": ("#117733", "triangle-down", "dot"),
+}
+PAPER_RANKING_MODELS = ("hacs", "last_obs", "random")  # Figure 11; the others start hidden
+FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", "size": 13}
+
+
+def _layout(**extra: Any) -> dict[str, Any]:
+    layout: dict[str, Any] = {
+        "font": FONT,
+        "margin": {"l": 56, "r": 16, "t": 40, "b": 48},
+        "paper_bgcolor": "#ffffff",
+        "plot_bgcolor": "#ffffff",
+        "hovermode": "closest",
+        "legend": {"orientation": "h", "y": -0.22, "x": 0},
+    }
+    layout.update(extra)
+    return layout
+
+
+def _axis(title: str, **extra: Any) -> dict[str, Any]:
+    axis: dict[str, Any] = {
+        "title": {"text": title},
+        "gridcolor": "#e3e6ea",
+        "zeroline": False,
+        "linecolor": "#8a939e",
+        "ticks": "outside",
+    }
+    axis.update(extra)
+    return axis
+
+
+def _line(model: str, x: Sequence[float], y: Sequence[float | None], **extra: Any) -> Figure:
+    colour, symbol, dash = MODEL_STYLE.get(model, ("#333333", "circle", "solid"))
+    trace: dict[str, Any] = {
+        "type": "scatter",
+        "mode": "lines+markers",
+        "name": MODEL_LABELS.get(model, model),
+        "x": list(x),
+        "y": list(y),
+        "line": {"color": colour, "dash": dash, "width": 2.5 if model == "hacs" else 1.8},
+        "marker": {"symbol": symbol, "size": 7, "color": colour},
+        "connectgaps": False,
+    }
+    trace.update(extra)
+    return trace
+
+
+# --------------------------------------------------------------------------------------------
+# Figures 8-10: P, R and F1 against θ
+# --------------------------------------------------------------------------------------------
+
+
+def threshold_figure(
+    curves: Iterable[Row],
+    *,
+    level: str,
+    average: str,
+    w_weeks: int,
+    theta_hat: float | None,
+) -> Figure:
+    """F1, P and R against θ (three panels), one line per model, θ̂ marked on every panel."""
+    rows = [
+        r
+        for r in curves
+        if r["level"] == level and r["average"] == average and r["w_weeks"] == w_weeks
+    ]
+    data: list[Figure] = []
+    layout = _layout(
+        title={
+            "text": f"{LEVEL_LABELS.get(level, level)} level, history w = {w_weeks} "
+            f"week{'s' if w_weeks != 1 else ''}, {AVERAGE_LABELS.get(average, average).lower()}",
+            "x": 0,
+            "font": {"size": 14},
+        },
+        shapes=[],
+        annotations=[],
+        margin={"l": 56, "r": 16, "t": 40, "b": 76},
+        legend={"orientation": "h", "y": -0.3, "yanchor": "top", "x": 0},
+    )
+    panels = ("f1", "precision", "recall")
+    gap = 0.06
+    width = (1 - gap * (len(panels) - 1)) / len(panels)
+    for i, metric in enumerate(panels):
+        suffix = "" if i == 0 else str(i + 1)
+        left = i * (width + gap)
+        layout[f"xaxis{suffix}"] = _axis(
+            "threshold θ", domain=[left, left + width], range=[-0.03, 1.03], dtick=0.2
+        )
+        layout[f"yaxis{suffix}"] = _axis(
+            METRIC_NAMES[metric], anchor=f"x{suffix}", rangemode="tozero"
+        )
+        for model in SELECTION_MODELS:
+            points = sorted((r for r in rows if r["model"] == model), key=lambda r: r["theta"])
+            data.append(
+                _line(
+                    model,
+                    [r["theta"] for r in points],
+                    [r[metric] for r in points],
+                    xaxis=f"x{suffix}",
+                    yaxis=f"y{suffix}",
+                    legendgroup=model,
+                    showlegend=i == 0,
+                    hovertemplate=f"{MODEL_LABELS[model]}<br>θ = %{{x:.1f}}<br>"
+                    f"{METRIC_NAMES[metric]} = %{{y:.3f}}<extra></extra>",
+                )
+            )
+        if theta_hat is not None:
+            layout["shapes"].append(
+                {
+                    "type": "line",
+                    "xref": f"x{suffix}",
+                    "yref": f"y{suffix} domain",
+                    "x0": theta_hat,
+                    "x1": theta_hat,
+                    "y0": 0,
+                    "y1": 1,
+                    "line": {"color": "#0072B2", "width": 1.5, "dash": "dot"},
+                }
+            )
+            layout["annotations"].append(
+                {
+                    "xref": f"x{suffix}",
+                    "yref": f"y{suffix} domain",
+                    "x": theta_hat,
+                    "y": 1.0,
+                    "text": f"θ̂ = {theta_hat:.1f}",
+                    "showarrow": False,
+                    "xanchor": "left" if theta_hat < 0.8 else "right",
+                    "yanchor": "top",
+                    "font": {"size": 12, "color": "#0072B2"},
+                    "bgcolor": "rgba(255,255,255,0.8)",
+                }
+            )
+    return {"data": data, "layout": layout}
+
+
+def threshold_figures(results: Mapping[str, Any]) -> dict[str, Figure]:
+    """Every (level, average, w)'s :func:`threshold_figure`, keyed ``"level|average|w"``."""
+    theta_hat = {
+        (r["level"], r["average"], r["w_weeks"]): r["theta_hat"]
+        for r in results.get("table", [])
+        if r["model"] == "hacs"
+    }
+    curves = list(results.get("curves", []))
+    figures: dict[str, Figure] = {}
+    for level, average, w in sorted(theta_hat):
+        figures[f"{level}|{average}|{w}"] = threshold_figure(
+            curves,
+            level=level,
+            average=average,
+            w_weeks=w,
+            theta_hat=theta_hat[(level, average, w)],
+        )
+    return figures
+
+
+# --------------------------------------------------------------------------------------------
+# Figure 11 and the GP4C budget metric: a value per model against w
+# --------------------------------------------------------------------------------------------
+
+
+def by_w_figure(rows: Iterable[Row], *, level: str, value: str, title: str, y_title: str) -> Figure:
+    """``value`` of each model against the history size w (weighted P@K, NDCG@k, …).
+
+    HACS, Last-Obs and Random (the paper's Figure 11) are shown; the GP4C scorers are in the
+    legend, one click away.
+    """
+    chosen = [r for r in rows if r["level"] == level]
+    models = list(dict.fromkeys(r["model"] for r in chosen))
+    models.sort(key=lambda m: (m not in PAPER_RANKING_MODELS, list(MODEL_LABELS).index(m)
+                               if m in MODEL_LABELS else 99))  # fmt: skip
+    data = []
+    for model in models:
+        points = sorted((r for r in chosen if r["model"] == model), key=lambda r: r["w_weeks"])
+        data.append(
+            _line(
+                model,
+                [r["w_weeks"] for r in points],
+                [r[value] for r in points],
+                visible=True if model in PAPER_RANKING_MODELS else "legendonly",
+                hovertemplate=f"{MODEL_LABELS.get(model, model)}<br>w = %{{x}} weeks<br>"
+                f"{y_title} = %{{y:.4f}}<extra></extra>",
+            )
+        )
+    layout = _layout(
+        title={"text": f"{title} — {LEVEL_LABELS.get(level, level)} level", "x": 0,
+               "font": {"size": 14}},
+        xaxis=_axis("history size w (weeks)", dtick=1),
+        yaxis=_axis(y_title, rangemode="tozero"),
+        margin={"l": 56, "r": 16, "t": 40, "b": 112},
+        legend={"orientation": "h", "y": -0.34, "yanchor": "top", "x": 0, "font": {"size": 12}},
+    )  # fmt: skip
+    return {"data": data, "layout": layout}
+
+
+def ranking_figures(results: Mapping[str, Any]) -> dict[str, dict[str, Figure]]:
+    """Per level: ``pak`` (weighted P@K against w) and ``ndcg`` (NDCG@k against w)."""
+    levels = list(results.get("levels", {}))
+    k = results.get("parameters", {}).get("budget_fraction")
+    budget = f" (k = {k:.0%} of eligible sites)" if isinstance(k, int | float) else ""
+    return {
+        level: {
+            "pak": by_w_figure(
+                results.get("pak", []),
+                level=level,
+                value="weighted_p_at_k",
+                title="Mean weighted P@K",
+                y_title="weighted P@K",
+            ),
+            "ndcg": by_w_figure(
+                results.get("budget", []),
+                level=level,
+                value="ndcg_at_k",
+                title=f"NDCG@k{budget}",
+                y_title="NDCG@k",
+            ),
+        }  # fmt: skip
+        for level in levels
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Figure 6: interpolated-update intervals against the Poisson expectation
+# --------------------------------------------------------------------------------------------
+
+
+def interval_figure(level: str, group: Row) -> Figure:
+    """One 1/λ̃ bin: the observed density of interpolated-update intervals d against the
+    exponential (Poisson) expectation, on log-log axes, with d = mean 1/λ̃ marked."""
+    edges: list[float] = list(group["d_edges"])
+    centres = [
+        (lo * hi) ** 0.5 if lo > 0 else hi / 2 for lo, hi in zip(edges[:-1], edges[1:], strict=True)
+    ]
+    observed = [v if v and v > 0 else None for v in group["observed"]]
+    expected = [v if v and v > 0 else None for v in group["expected"]]
+    mean = float(group["mean_interval"])
+    data = [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": "observed Δ̃t",
+            "x": centres,
+            "y": observed,
+            "marker": {"color": "#D55E00", "size": 8, "symbol": "circle"},
+            "hovertemplate": "d ≈ %{x:.1f} days<br>density %{y:.2e}<extra>observed</extra>",
+        },
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": "Poisson expectation",
+            "x": centres,
+            "y": expected,
+            "line": {"color": "#0072B2", "width": 2},
+            "hovertemplate": "d ≈ %{x:.1f} days<br>density %{y:.2e}<extra>expected</extra>",
+        },
+    ]
+    label = LEVEL_LABELS.get(level, level)
+    # On log axes Plotly reads ranges and annotation positions in log10 units (shapes: data).
+    mark = math.log10(mean) if mean > 0 else 0.0
+    seen = [v for v in observed if v is not None]
+    top = max(seen + [v for v in expected if v is not None], default=1.0)
+    bottom = min(seen, default=top) / 5
+    layout = _layout(
+        title={
+            "text": f"{label} level, 1/λ̃ in [{group['low']:g}, {group['high']:g}) days: "
+            f"{group['sites']} sites, {group['intervals']} intervals",
+            "x": 0,
+            "font": {"size": 14},
+        },
+        xaxis=_axis("interpolated-update interval d (days)", type="log", dtick=1),
+        yaxis=_axis(
+            "density (per day)", type="log", exponentformat="power", dtick=1,
+            range=[math.log10(bottom), math.log10(top * 3)],
+        ),
+        margin={"l": 72, "r": 16, "t": 40, "b": 48},
+        shapes=[
+            {
+                "type": "line", "xref": "x", "yref": "y domain", "x0": mean, "x1": mean,
+                "y0": 0, "y1": 1, "line": {"color": "#0072B2", "width": 1.5, "dash": "dot"},
+            }
+        ],
+        annotations=[
+            {
+                "xref": "x", "yref": "y domain", "x": mark, "y": 1, "showarrow": False,
+                "text": f"d = 1/λ̃ ≈ {mean:.0f}", "xanchor": "left", "yanchor": "top",
+                "font": {"size": 12, "color": "#0072B2"},
+            }
+        ],
+    )  # fmt: skip
+    return {"data": data, "layout": layout}
+
+
+def interval_figures(results: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Per level, one ``{"label", "figure"}`` per 1/λ̃ bin that holds sites."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for level, groups in results.get("intervals", {}).items():
+        out[level] = [
+            {
+                "label": f"1/λ̃ {g['low']:g}–{g['high']:g} days ({g['sites']} sites)",
+                "figure": interval_figure(level, g),
+            }
+            for g in groups
+        ]
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Table I
+# --------------------------------------------------------------------------------------------
+
+TABLE_COLUMNS = [
+    "level", "metric", "w_weeks",
+    "micro_theta_hat", "micro_hacs", "micro_random", "micro_brute_force",
+    "macro_theta_hat", "macro_hacs", "macro_random", "macro_brute_force",
+]  # fmt: skip
+
+
+def table_view(results: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Table I as the paper lays it out, one section per level.
+
+    Each section: ``level``, ``label`` and ``groups``, one per metric (P, R, F1), each with
+    ``rows`` per w: ``w_weeks`` and per average a ``theta_hat`` and ``cells`` — one per model,
+    ``{"model", "value", "best"}``, where ``best`` marks the row's highest value within that
+    average (every one of equal values, to rounding).
+    """
+    index = {
+        (r["level"], r["average"], r["w_weeks"], r["model"]): r for r in results.get("table", [])
+    }
+    sections = []
+    for level in results.get("levels", {}):
+        ws = sorted({key[2] for key in index if key[0] == level})
+        groups = []
+        for metric in METRIC_LABELS:
+            rows = []
+            for w in ws:
+                averages = []
+                for average in AVERAGE_LABELS:
+                    values = [
+                        index.get((level, average, w, m), {}).get(metric) for m in SELECTION_MODELS
+                    ]
+                    known = [v for v in values if v is not None]
+                    top = max(known) if known else None
+                    best = [_equal(v, top) for v in values]
+                    hacs = index.get((level, average, w, "hacs"), {})
+                    averages.append(
+                        {
+                            "average": average,
+                            "theta_hat": hacs.get("theta_hat"),
+                            "cells": [
+                                {"model": m, "value": v, "best": b}
+                                for m, v, b in zip(SELECTION_MODELS, values, best, strict=True)
+                            ],
+                        }
+                    )
+                rows.append({"w_weeks": w, "averages": averages})
+            groups.append(
+                {"metric": metric, "label": METRIC_LABELS[metric], "name": METRIC_NAMES[metric],
+                 "rows": rows}
+            )  # fmt: skip
+        sections.append({"level": level, "label": LEVEL_LABELS.get(level, level), "groups": groups})
+    return sections
+
+
+def _equal(value: float | None, top: float | None) -> bool:
+    """Ties count as best: Random's expected counts can differ from equal ones by rounding."""
+    if value is None or top is None:
+        return False
+    return abs(value - top) <= 1e-9 * max(1.0, abs(top))
+
+
+def table_rows(results: Mapping[str, Any]) -> list[list[Any]]:
+    """Table I as CSV rows under TABLE_COLUMNS (values as numbers, None where undefined)."""
+    rows: list[list[Any]] = []
+    for section in table_view(results):
+        for group in section["groups"]:
+            for row in group["rows"]:
+                line: list[Any] = [section["level"], group["metric"], row["w_weeks"]]
+                for average in row["averages"]:
+                    line.append(average["theta_hat"])
+                    line.extend(cell["value"] for cell in average["cells"])
+                rows.append(line)
+    return rows

@@ -1,0 +1,193 @@
+"""The Evaluation page: stored runs, starting one, its progress, its charts, table and downloads."""
+
+from __future__ import annotations
+
+import csv
+import json
+from datetime import timedelta
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from dashboard.roles import librarian_required
+from scheduling import evaluation_charts as charts
+from scheduling.estimators import METHODS
+from scheduling.evaluation_service import (
+    BOTH,
+    LEVEL_CHOICES,
+    MAX_W_WEEKS,
+    evaluation_run_create,
+    evaluation_run_refresh,
+    levels_of,
+)
+from scheduling.jobs import enqueue_evaluation
+from scheduling.models import EvaluationRun
+
+RUNS_SHOWN = 20
+MAX_PERIOD_DAYS = 20 * 366
+
+
+class EvaluationForm(forms.Form):
+    start = forms.DateField(label="Start (first t)", widget=forms.DateInput(attrs={"type": "date"}))
+    end = forms.DateField(label="End (last t)", widget=forms.DateInput(attrs={"type": "date"}))
+    level = forms.ChoiceField(choices=LEVEL_CHOICES, initial=BOTH)
+    w_from = forms.IntegerField(
+        label="History w from", min_value=1, max_value=MAX_W_WEEKS, initial=1
+    )
+    w_to = forms.IntegerField(label="to (weeks)", min_value=1, max_value=MAX_W_WEEKS, initial=12)
+    method = forms.ChoiceField(
+        choices=[(m, m.capitalize()) for m in METHODS], initial="interpolated",
+        label="Estimate",
+    )  # fmt: skip
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        start, end = data.get("start"), data.get("end")
+        if start and end:
+            if end < start:
+                self.add_error("end", "The end must not be before the start.")
+            elif (end - start).days > MAX_PERIOD_DAYS:
+                self.add_error("end", "The period may span at most 20 years.")
+        w_from, w_to = data.get("w_from"), data.get("w_to")
+        if w_from and w_to and w_to < w_from:
+            self.add_error("w_to", "The largest history size must not be below the smallest.")
+        return data
+
+    def parameters(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "start": data["start"].isoformat(),
+            "end": data["end"].isoformat(),
+            "levels": levels_of(data["level"]),
+            "w_weeks": list(range(data["w_from"], data["w_to"] + 1)),
+            "method": data["method"],
+        }
+
+
+def evaluation(request: HttpRequest) -> HttpResponse:
+    if request.method == "POST":  # the form posts to evaluation_start; same rules here
+        return evaluation_start(request)
+    return _page(request, None)
+
+
+@require_POST
+@librarian_required
+def evaluation_start(request: HttpRequest) -> HttpResponse:
+    form = EvaluationForm(request.POST)
+    if not form.is_valid():
+        return _page(request, form, status=400)
+    run = evaluation_run_create(parameters=form.parameters(), user=request.user)
+    enqueue_evaluation(run, user=request.user)
+    messages.success(request, f"Evaluation run {run.pk} queued; a worker will start it shortly.")
+    return redirect(f"{reverse('evaluation')}?run={run.pk}")
+
+
+def _page(request: HttpRequest, form: EvaluationForm | None, status: int = 200) -> HttpResponse:
+    runs = list(EvaluationRun.objects.defer("results").select_related("created_by")[:RUNS_SHOWN])
+    if form is None:
+        form = EvaluationForm(initial=_initial(runs[0] if runs else None))
+    selected = _selected_run(request, runs)
+    context: dict[str, Any] = {"runs": runs, "form": form, "selected": selected}
+    if selected is not None and selected.status == EvaluationRun.Status.DONE and selected.results:
+        results = selected.results
+        context["empty"] = not any(i.get("observations") for i in results["levels"].values())
+        context["tables"] = charts.table_view(results)
+        context["levels"] = [(lv, charts.LEVEL_LABELS.get(lv, lv)) for lv in results["levels"]]
+        context["w_weeks"] = results["parameters"]["w_weeks"]
+        context["charts"] = {
+            "threshold": charts.threshold_figures(results),
+            "ranking": charts.ranking_figures(results),
+            "intervals": charts.interval_figures(results),
+        }
+    return render(request, "scheduling/evaluation.html", context, status=status)
+
+
+def _initial(latest: EvaluationRun | None) -> dict[str, Any]:
+    """The newest run's settings, so a librarian can vary one; else the paper's: three years of
+    weekly reference points, ending a week ago (the last whose week after t has passed)."""
+    if latest is not None:
+        p = latest.parameters
+        try:
+            w_weeks = [int(w) for w in p["w_weeks"]]
+            return {
+                "start": p["start"], "end": p["end"], "method": p.get("method", "interpolated"),
+                "level": BOTH if len(p["levels"]) > 1 else p["levels"][0],
+                "w_from": min(w_weeks), "w_to": max(w_weeks),
+            }  # fmt: skip
+        except (KeyError, IndexError, TypeError, ValueError):
+            pass  # a run stored by hand with odd parameters: fall back to the defaults
+    end = timezone.localdate() - timedelta(days=7)
+    return {"start": end - timedelta(days=3 * 365), "end": end, "level": BOTH, "w_from": 1,
+            "w_to": 12, "method": "interpolated"}  # fmt: skip
+
+
+def _selected_run(request: HttpRequest, runs: list[EvaluationRun]) -> EvaluationRun | None:
+    """``?run=N``, or the newest run."""
+    wanted = request.GET.get("run")
+    if wanted is None:
+        return evaluation_run_refresh(_full(runs[0].pk)) if runs else None
+    if not wanted.isdigit():
+        raise Http404("No such evaluation run.")
+    return evaluation_run_refresh(_full(int(wanted)))
+
+
+def _full(pk: int) -> EvaluationRun:
+    return get_object_or_404(EvaluationRun.objects.select_related("created_by"), pk=pk)
+
+
+@require_GET
+def evaluation_status(request: HttpRequest, pk: int) -> JsonResponse:
+    """The page polls this while a run is queued or running."""
+    run = evaluation_run_refresh(get_object_or_404(EvaluationRun.objects.defer("results"), pk=pk))
+    return JsonResponse(
+        {
+            "id": run.pk,
+            "status": run.status,
+            "status_label": run.get_status_display(),
+            "progress": run.progress,
+            "error": run.error,
+            "duration_seconds": run.duration_seconds,
+        }
+    )
+
+
+def _finished(pk: int) -> EvaluationRun:
+    run = get_object_or_404(EvaluationRun, pk=pk)
+    if run.status != EvaluationRun.Status.DONE or not run.results:
+        raise Http404("This evaluation run has no results yet.")
+    return run
+
+
+@require_GET
+def evaluation_download_json(request: HttpRequest, pk: int) -> HttpResponse:
+    run = _finished(pk)
+    document = {"run": run.pk, **run.results}
+    response = HttpResponse(
+        json.dumps(document, indent=1, allow_nan=False), content_type="application/json"
+    )
+    response["Content-Disposition"] = f'attachment; filename="hacs-evaluation-{run.pk}.json"'
+    return response
+
+
+@require_GET
+def evaluation_download_table_csv(request: HttpRequest, pk: int) -> HttpResponse:
+    run = _finished(pk)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="hacs-evaluation-{run.pk}-table.csv"'
+    writer = csv.writer(response, lineterminator="\n")
+    writer.writerow(charts.TABLE_COLUMNS)
+    for row in charts.table_rows(run.results):
+        writer.writerow([_cell(value) for value in row])
+    return response
+
+
+def _cell(value: object) -> str:
+    text = "" if value is None else str(value)
+    # A spreadsheet would run a cell starting with one of these as a formula.
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text

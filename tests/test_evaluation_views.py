@@ -1,0 +1,310 @@
+"""The Evaluation page: who may start runs, progress, the results view and the downloads."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+import redis
+
+from dashboard.models import JobRecord
+from scheduling.evaluation import ObservationTable, evaluate
+from scheduling.evaluation_charts import TABLE_COLUMNS
+from scheduling.evaluation_service import interval_distribution
+from scheduling.models import EvaluationRun
+from tests.conftest import make_user
+
+pytestmark = pytest.mark.django_db
+
+START, END = 16800.0, 17200.0  # days since 1970: 2015-12-31 to 2017-02-03
+PERIOD = {
+    "start": "2015-12-31", "end": "2017-02-03", "levels": ["homepage", "website"],
+    "w_weeks": [1, 2, 3, 4], "method": "interpolated", "e_days": 7.0, "step_days": 7.0,
+}  # fmt: skip
+
+
+def synthetic_table(seed: int = 1, sites: int = 80) -> ObservationTable:
+    """Sites observed every few days, each changing as a Poisson process (brand-new links)."""
+    rng = np.random.default_rng(seed)
+    site, time, index, floor = [], [], [], []
+    for s in range(sites):
+        looks = START - 120 + np.cumsum(rng.exponential(4.0, 200))
+        looks = np.unique(np.round(looks[looks < END + 30], 3))
+        changes = np.cumsum(rng.exponential(float(np.exp(rng.normal(np.log(30), 0.8))), 400))
+        seen = np.searchsorted(changes, looks, side="right")
+        k = np.arange(looks.size)
+        changed = np.r_[False, seen[1:] > seen[:-1]]
+        site += [s] * looks.size
+        time += looks.tolist()
+        index += k.tolist()
+        floor += np.where(changed | (k == 0), -1, k - 1).tolist()
+    return ObservationTable(site=site, page=site, time=time, page_index=index, link_floor=floor)
+
+
+def real_results() -> dict[str, Any]:
+    table = synthetic_table()
+    tables = {"homepage": table, "website": synthetic_table(seed=2)}
+    results = evaluate(tables, start=START, end=END, w_weeks=[1, 2, 3, 4], method="interpolated")
+    results["period"] = PERIOD
+    results["intervals"] = {
+        level: interval_distribution(t, start=START, end=END) for level, t in tables.items()
+    }
+    return json.loads(json.dumps(results))
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[str, Any]:
+    return real_results()
+
+
+def done_run(results: dict[str, Any], **kw: Any) -> EvaluationRun:
+    kw.setdefault("parameters", PERIOD)
+    kw.setdefault("status", EvaluationRun.Status.DONE)
+    kw.setdefault("progress", 1.0)
+    kw.setdefault("duration_seconds", 1.5)
+    return EvaluationRun.objects.create(results=results, **kw)
+
+
+@pytest.fixture()
+def viewer_client(client: Any) -> Any:
+    client.force_login(make_user("viewer", role="viewer"))
+    return client
+
+
+FORM = {"start": "2015-06-01", "end": "2018-06-01", "level": "homepage", "w_from": "1",
+        "w_to": "12", "method": "interpolated"}  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------------
+# Who may do what
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_page_renders_for_a_viewer_without_the_start_form(viewer_client: Any) -> None:
+    response = viewer_client.get("/evaluation/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "<h1>Evaluation</h1>" in page
+    assert "No evaluation runs yet." in page
+    assert "Only librarians can start evaluations" in page
+    assert 'action="/evaluation/start/"' not in page
+
+
+@pytest.mark.parametrize("path", ["/evaluation/start/", "/evaluation/"])
+def test_a_viewer_cannot_start_a_run(viewer_client: Any, path: str) -> None:
+    response = viewer_client.post(path, FORM)
+    assert response.status_code == 403
+    assert not EvaluationRun.objects.exists()
+    assert not JobRecord.objects.exists()
+
+
+def test_a_librarian_sees_the_form_with_a_label_on_every_control(logged_in_client: Any) -> None:
+    page = logged_in_client.get("/evaluation/").content.decode()
+    assert 'action="/evaluation/start/"' in page
+    for name in FORM:
+        control = re.search(rf'<(?:input|select)[^>]*name="{name}"[^>]*id="([^"]+)"', page)
+        assert control, name
+        assert f'<label for="{control.group(1)}">' in page, name
+
+
+def test_a_librarian_starts_a_run_and_it_is_queued_for_a_worker(
+    logged_in_client: Any, redis_url: str, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        response = logged_in_client.post("/evaluation/start/", FORM)
+    run = EvaluationRun.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == f"/evaluation/?run={run.pk}"
+    assert run.status == EvaluationRun.Status.QUEUED
+    assert run.parameters == {"start": "2015-06-01", "end": "2018-06-01", "levels": ["homepage"],
+                              "w_weeks": list(range(1, 13)), "method": "interpolated",
+                              "e_days": 7.0, "step_days": 7.0}  # fmt: skip
+    assert run.created_by is not None and run.created_by.username == "librarian"
+    record = JobRecord.objects.get()
+    assert record.kind == JobRecord.Kind.EVALUATION and record.created_by == run.created_by
+    assert redis.Redis.from_url(redis_url).llen("rq:queue:evaluation") == 1
+    page = logged_in_client.get(response["Location"]).content.decode()
+    assert f"Evaluation run {run.pk} queued" in page
+    assert '<progress id="run-progress"' in page
+    assert f'data-status-url="/evaluation/{run.pk}/status.json"' in page
+
+
+def test_both_levels_and_a_w_range_become_the_runs_parameters(
+    logged_in_client: Any, redis_url: str
+) -> None:
+    logged_in_client.post(
+        "/evaluation/start/", {**FORM, "level": "both", "w_from": "3", "w_to": "5"}
+    )
+    run = EvaluationRun.objects.get()
+    assert run.parameters["levels"] == ["homepage", "website"]
+    assert run.parameters["w_weeks"] == [3, 4, 5]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"end": "2014-01-01"}, "The end must not be before the start."),
+        ({"w_from": "6", "w_to": "2"}, "must not be below the smallest"),
+        ({"w_to": "53"}, "less than or equal to 52"),
+        ({"level": "intranet"}, "Select a valid choice"),
+        ({"start": "June"}, "Enter a valid date"),
+    ],
+)
+def test_a_bad_form_is_shown_again_with_the_reason(
+    logged_in_client: Any, change: dict[str, str], message: str
+) -> None:
+    response = logged_in_client.post("/evaluation/start/", {**FORM, **change})
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not EvaluationRun.objects.exists()
+
+
+# --------------------------------------------------------------------------------------------
+# Progress
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_status_endpoint_reports_progress(viewer_client: Any) -> None:
+    run = EvaluationRun.objects.create(
+        parameters=PERIOD, status=EvaluationRun.Status.RUNNING, progress=0.42
+    )
+    data = viewer_client.get(f"/evaluation/{run.pk}/status.json").json()
+    assert data == {"id": run.pk, "status": "running", "status_label": "Running",
+                    "progress": 0.42, "error": "", "duration_seconds": None}  # fmt: skip
+    assert viewer_client.get("/evaluation/999/status.json").status_code == 404
+
+
+def test_a_failed_run_shows_its_reason(viewer_client: Any) -> None:
+    run = EvaluationRun.objects.create(
+        parameters=PERIOD, status=EvaluationRun.Status.FAILED, error="ValueError: no sites"
+    )
+    page = viewer_client.get(f"/evaluation/?run={run.pk}").content.decode()
+    assert "This run failed: ValueError: no sites" in page
+
+
+def test_an_unknown_run_is_not_found(viewer_client: Any) -> None:
+    assert viewer_client.get("/evaluation/?run=12345").status_code == 404
+    assert viewer_client.get("/evaluation/?run=abc").status_code == 404
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_results_page_shows_table_i_with_theta_hat_and_the_best_values_highlighted(
+    viewer_client: Any, results: dict[str, Any]
+) -> None:
+    run = done_run(results)
+    response = viewer_client.get(f"/evaluation/?run={run.pk}")
+    page = response.content.decode()
+    assert response.status_code == 200
+    # One Table I per level, laid out as in the paper, with headers scoped for screen readers.
+    assert page.count('<table class="table-one">') == 2
+    assert '<th scope="colgroup" colspan="4" class="group">Micro average</th>' in page
+    assert page.count('<th scope="col" class="num theta-hat">θ̂</th>') == 4
+    # θ̂ of every row is shown highlighted, with the value the engine chose.
+    f1 = next(r for r in results["table"] if r["level"] == "homepage" and r["average"] == "micro"
+              and r["w_weeks"] == 1 and r["model"] == "hacs")  # fmt: skip
+    assert f1["theta_hat"] is not None
+    assert f'<td class="num theta-hat">{f1["theta_hat"]:.1f}</td>' in page
+    # The best value of each row (within each average) is highlighted; HACS's F1 at θ̂ is
+    # never below the others', so it is among them.
+    assert f'<td class="num best"><strong>{f1["f1"]:.3f}</strong></td>' in page
+    rows = re.findall(r"<tr>\s*(?:<th scope=\"rowgroup\".*?</th>)?\s*<th scope=\"row\"", page)
+    assert len(rows) == 2 * 3 * 4  # levels × metrics × w
+    # The charts' data and the two downloads.
+    assert 'id="evaluation-charts" type="application/json"' in page
+    assert "plotly/plotly.min.js" in page and "js/evaluation.js" in page
+    assert f'href="/evaluation/{run.pk}/results.json"' in page
+    assert f'href="/evaluation/{run.pk}/table.csv"' in page
+    charts = json.loads(re.search(r'id="evaluation-charts"[^>]*>(.*?)</script>', page, re.S)[1])
+    assert set(charts["threshold"]) >= {"homepage|micro|1", "website|macro|4"}
+    assert set(charts["ranking"]["homepage"]) == {"pak", "ndcg"}
+    assert charts["intervals"]["homepage"]
+
+
+def test_the_newest_run_is_shown_when_none_is_chosen(
+    viewer_client: Any, results: dict[str, Any]
+) -> None:
+    done_run(results)
+    newest = EvaluationRun.objects.create(parameters=PERIOD, status="queued")
+    page = viewer_client.get("/evaluation/").content.decode()
+    assert f'<a href="?run={newest.pk}" aria-current="true">' in page
+
+
+def test_the_page_stays_flat_in_queries_with_many_runs(
+    viewer_client: Any, results: dict[str, Any], django_assert_max_num_queries: Any
+) -> None:
+    for _ in range(30):
+        done_run(results)
+    with django_assert_max_num_queries(8):
+        response = viewer_client.get("/evaluation/")
+    assert response.status_code == 200
+    assert response.content.decode().count('<a href="?run=') == 20
+
+
+def test_the_json_download_holds_the_results(viewer_client: Any, results: dict[str, Any]) -> None:
+    run = done_run(results)
+    response = viewer_client.get(f"/evaluation/{run.pk}/results.json")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    assert f'filename="hacs-evaluation-{run.pk}.json"' in response["Content-Disposition"]
+    doc = json.loads(response.content)
+    assert doc["run"] == run.pk
+    assert doc["curves"] == results["curves"] and doc["table"] == results["table"]
+    assert doc["pak"] == results["pak"] and doc["period"] == PERIOD
+
+
+def test_the_csv_download_is_table_i(viewer_client: Any, results: dict[str, Any]) -> None:
+    run = done_run(results)
+    response = viewer_client.get(f"/evaluation/{run.pk}/table.csv")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[0] == TABLE_COLUMNS
+    assert len(rows) == 1 + 2 * 3 * 4
+    by_key = {(r[0], r[1], r[2]): dict(zip(rows[0], r, strict=True)) for r in rows[1:]}
+    row = by_key[("homepage", "f1", "2")]
+    engine = {(r["average"], r["model"]): r for r in results["table"]
+              if r["level"] == "homepage" and r["w_weeks"] == 2}  # fmt: skip
+    assert float(row["micro_hacs"]) == engine[("micro", "hacs")]["f1"]
+    assert float(row["macro_brute_force"]) == engine[("macro", "brute_force")]["f1"]
+    assert float(row["micro_theta_hat"]) == engine[("micro", "hacs")]["theta_hat"]
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised(
+    viewer_client: Any, results: dict[str, Any]
+) -> None:
+    text = json.dumps(results).replace('"homepage"', '"=HYPERLINK(\\"x\\")"')
+    hostile = json.loads(text.replace('"website"', '"@SUM(A1)"'))
+    hostile["table"][0]["f1"] = -0.5  # cannot happen, but a minus sign starts a formula too
+    run = done_run(hostile)
+    text = viewer_client.get(f"/evaluation/{run.pk}/table.csv").content.decode()
+    cells = [cell for row in csv.reader(io.StringIO(text)) for cell in row]
+    assert '\'=HYPERLINK("x")' in cells and "'@SUM(A1)" in cells and "'-0.5" in cells
+    assert not [c for c in cells if c[:1] in ("=", "+", "-", "@")]
+
+
+def test_downloads_of_an_unfinished_run_are_not_found(viewer_client: Any) -> None:
+    run = EvaluationRun.objects.create(parameters=PERIOD, status="running")
+    assert viewer_client.get(f"/evaluation/{run.pk}/results.json").status_code == 404
+    assert viewer_client.get(f"/evaluation/{run.pk}/table.csv").status_code == 404
+
+
+def test_a_run_over_a_period_without_observations_says_so(
+    viewer_client: Any, results: dict[str, Any]
+) -> None:
+    empty = {**results, "levels": {"homepage": {"sites": 40, "observations": 0}}}
+    run = done_run(empty)
+    page = viewer_client.get(f"/evaluation/?run={run.pk}").content.decode()
+    assert "No observations fall in this period" in page
+    assert (
+        "No observations fall"
+        not in viewer_client.get(f"/evaluation/?run={done_run(results).pk}").content.decode()
+    )
