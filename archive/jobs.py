@@ -84,3 +84,43 @@ def enqueue_import(site_ids: list[int], *, user: object = None, label: str = "")
         user=user,
         total=len(site_ids),
     )
+
+
+def import_files(record_id: int, kind: str, paths: list[str]) -> None:
+    """Import WARC or CDX files that the workers can read (same machine or shared storage)."""
+    from pathlib import Path
+
+    from django.conf import settings
+
+    from archive.importers import cdx_file_import, warc_import
+
+    with JobProgress(record_id) as progress:
+        progress.set_total(len(paths))
+        for path in paths:
+            if kind == "warc":
+                report = warc_import(paths=[Path(path)], max_body=settings.HACS_MAX_MEMENTO_BYTES)
+            else:
+                report = cdx_file_import(paths=[Path(path)])
+            for name, reason in report.failed_files:
+                progress.fail_item(name, reason)
+            sites = sorted(report.captures.sites)
+            if kind == "cdx" and sites:
+                client = archive_client()
+                for site_id in sites:
+                    snapshots_fetch(site_ids=[site_id], fetch=client.fetch_memento)
+                    updates_compute(site_ids=[site_id])
+            if sites:
+                Site.objects.filter(pk__in=sites).update(import_status=Site.ImportStatus.DONE)
+                estimates_recompute(site_ids=sites)
+            progress.advance(1, captures=report.captures.added, sites=len(sites))
+
+
+def enqueue_files(kind: str, paths: list[str], *, user: object = None) -> JobRecord:
+    return job_enqueue(
+        kind=JobRecord.Kind.IMPORT,
+        func=import_files,
+        args=(kind, [str(p) for p in paths]),
+        label=f"{len(paths)} {kind.upper()} file{'s' if len(paths) != 1 else ''}",
+        user=user,
+        total=len(paths),
+    )

@@ -9,6 +9,7 @@ the stored update flags must equal the ones the demo archive's truth implies.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -217,3 +218,23 @@ def test_a_worker_killed_mid_import_is_rerun_to_the_same_data(
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert fingerprint() == warc_fingerprint
     assert set(Site.objects.values_list("import_status", flat=True)) == {"done"}
+
+
+def test_enqueued_warc_import_through_a_worker_equals_the_foreground_one(
+    demo: DemoArchive, run_worker: Any, warc_fingerprint: Any
+) -> None:
+    out = io.StringIO()
+    call_command("import_warc", str(demo.warc_path), "--enqueue", stdout=out)
+    assert "queued as job" in out.getvalue()
+    run_worker("import")
+    assert fingerprint() == warc_fingerprint
+    record = JobRecord.objects.get(kind="import")
+    assert record.status == JobRecord.Status.FINISHED and record.done == record.total == 1
+    assert record.counts["captures"] == len(warc_fingerprint[0])
+
+
+def test_enqueueing_a_missing_file_is_refused_with_its_name(demo: DemoArchive) -> None:
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="No such file: /nonexistent.warc.gz"):
+        call_command("import_warc", "/nonexistent.warc.gz", "--enqueue")

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from archive.importers import cdx_file_import, snapshots_fetch, updates_compute
-from archive.jobs import archive_client
+from archive.jobs import archive_client, enqueue_files
 from archive.management.commands._progress import progress
 from archive.models import Site
 from scheduling.services import estimates_recompute
@@ -20,10 +20,18 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-fetch", action="store_true", help="store captures only; fetch mementos later"
         )
+        parser.add_argument("--enqueue", action="store_true", help="hand the work to a worker")
 
     def handle(self, *args: object, **options: object) -> None:
         files = options["files"]
         assert isinstance(files, list)
+        if options["enqueue"]:
+            missing = [str(f) for f in files if not f.is_file()]
+            if missing:
+                raise CommandError(f"No such file: {', '.join(missing)}")
+            record = enqueue_files("cdx", [str(f.resolve()) for f in files])
+            self.stdout.write(f"Import of {len(files)} files queued as job {record.pk}.")
+            return
         report = cdx_file_import(paths=files)
         for name, reason in report.failed_files:
             self.stderr.write(f"{name}: not imported: {reason}")

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from archive.importers import warc_import
+from archive.jobs import enqueue_files
 from archive.models import Site
 from scheduling.services import estimates_recompute
 
@@ -13,10 +14,18 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("files", nargs="+", type=Path)
+        parser.add_argument("--enqueue", action="store_true", help="hand the work to a worker")
 
     def handle(self, *args: object, **options: object) -> None:
         files = options["files"]
         assert isinstance(files, list)
+        if options["enqueue"]:
+            missing = [str(f) for f in files if not f.is_file()]
+            if missing:
+                raise CommandError(f"No such file: {', '.join(missing)}")
+            record = enqueue_files("warc", [str(f.resolve()) for f in files])
+            self.stdout.write(f"Import of {len(files)} files queued as job {record.pk}.")
+            return
         report = warc_import(paths=files, max_body=settings.HACS_MAX_MEMENTO_BYTES)
         for name, reason in report.failed_files:
             self.stderr.write(f"{name}: not imported: {reason}")
