@@ -114,14 +114,7 @@ class JobProgress:
 
     def _save(self, fields: list[str]) -> None:
         self.record.save(update_fields=fields)
-        from rq import get_current_job
-
-        job = get_current_job()
-        if job is not None:
-            job.meta.update(
-                {"done": self.record.done, "total": self.record.total, **self.record.counts}
-            )
-            job.save_meta()
+        _publish_meta(self.record)
 
     def __exit__(
         self,
@@ -161,6 +154,17 @@ def job_item_done(
         elif record.status == JobRecord.Status.QUEUED:
             record.status = JobRecord.Status.RUNNING
         record.save()
+    _publish_meta(record)
+
+
+def _publish_meta(record: JobRecord) -> None:
+    """Copy the record's progress into the running RQ job's ``meta`` (seen in RQ's own tools)."""
+    from rq import get_current_job
+
+    job = get_current_job()
+    if job is not None:
+        job.meta.update({"done": record.done, "total": record.total, **record.counts})
+        job.save_meta()
 
 
 def job_records_sync_with_rq(records: Iterable[JobRecord]) -> None:

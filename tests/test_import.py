@@ -178,6 +178,17 @@ def test_internet_archive_dialect_with_faults_through_a_real_worker(
     record.refresh_from_db()
     assert record.status == JobRecord.Status.FINISHED
     assert record.done == record.total == Site.objects.count()
+    # Each site's job published the batch's progress in its RQ meta.
+    import redis
+    from rq.job import Job
+
+    connection = redis.Redis.from_url(worker_env["REDIS_URL"])
+    metas = [
+        Job.fetch(f"{record.rq_id}-{pk}", connection=connection).meta
+        for pk in Site.objects.values_list("pk", flat=True)
+    ]
+    assert sorted(m["done"] for m in metas) == list(range(1, record.total + 1))
+    assert max(m.get("captures added", 0) for m in metas) > 0
     assert [f["item"] for f in record.failures] == [blocked.seed_url]
     blocked.refresh_from_db()
     assert blocked.import_status == "failed" and "Blocked Site Error" in blocked.import_error
