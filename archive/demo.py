@@ -17,15 +17,47 @@
 
 The world: each author has a ``/~name/`` homepage with pages to depth 3 (``publications.html``,
 ``teaching/``, ``teaching/<course>/``, ``projects/<p>/``, ``projects/<p>/<q>/``, ``cv.pdf``,
-``photo.jpg``). Every HTML page adds links as a Poisson process (log-normal rates; median
-interval 110 days at the homepage, 300 days for other pages, so a website changes several times
-faster than its homepage), and sometimes removes a link, re-adds an earlier one, edits text, or
-(site-wide, once) moves to https -- none of which is an update by DESIGN.md rule 3. Captures come
+``photo.jpg``). Every HTML page adds links in editing sessions (below), and sometimes removes a
+link, re-adds an earlier one, edits text, or (site-wide, once) moves to https -- none of which is
+an update by DESIGN.md rule 3, and all of which stay homogeneous Poisson processes (removals and
+re-adds at a quarter and 0.15 of the page's adding rate, text edits yearly). Captures come
 in bursts (on/off periods with clusters of captures hours apart), and the HTML writes the same
 link many equivalent ways (relative, root-relative, absolute, http/https, ``www.``, upper-case
 host, ``:80``, ``%7E``, ``#fragment``, missing trailing slash, ``<base href>``, ``<area>``), next to
 ``mailto:``, ``javascript:`` and ``ftp:`` links, ``<link>``/``<img>`` URLs and commented-out anchors
 that are not links.
+
+How links are added -- sessions of edits. Real authors do not add links as a memoryless
+process: a new paper goes up, then its slides, code, arXiv or DOI link a few days later; a term
+start brings a burst of teaching links; then months of quiet. The HACS paper sees this in its
+data -- updates are "near-Poisson ... with spikes that may represent non-stochastic activities"
+(Section I; Fig. 6 in Section II-D) -- and its evaluation finds the *shortest* history window
+(one week) best, which only pays when a recent update predicts another one soon. So each HTML
+page adds links as a self-exciting (Hawkes) process with an exponential kernel, in clusters:
+
+* a page has a long-run mean rate λ, log-normal as in the paper's Fig. 4: median interval
+  110 days at the homepage (σ = 0.7), 300 days for other pages (σ = 0.8), clipped to
+  3-5000 days; the website (Σ over pages at depth ≤ 2) changes several times faster than its
+  homepage. ``rate_per_day`` in the truth is this long-run mean;
+* editing sessions open as a Poisson process of rate λ(1 − n); every link added brings
+  Poisson(n) follow-up additions to the same page, each an Exponential delay (mean d days)
+  later, and follow-ups bring their own, so a session holds 1/(1 − n) additions on average and
+  the long-run rate stays λ;
+* the author's habits set n and d for all their pages: the branching ratio n is uniform in
+  [0.4, 0.7] (sessions of 1.7-3.3 links on average; most single, some of four or more) and d is
+  log-normal with median 4 days (σ = 0.4: about 2-9 days), so sessions last days to a few weeks;
+* teaching and course pages open 60% of their sessions around a term start (10 January,
+  25 August; normal, σ = 7 days) -- a community-wide rhythm, the kind of correlated activity the
+  paper suspects behind its spikes;
+* sessions open from 180 days before ``start`` on, so the process is stationary over the span.
+
+The intervals between a page's additions are then exponential between sessions with a spike of
+short ones inside them: their coefficient of variation is about 1.5-2 (1 for Poisson), and more
+than half are shorter than a week where Poisson processes of the same rates would give under one
+in ten. About 60% of sessions are a single link, 13% hold four or more. Half of the teaching
+links arrive within two weeks of a term start (15% would by chance). Sessions are per page and
+independent across pages and sites, apart from the terms.
+Each add event in the truth names its ``session``; each site its ``update_model`` (n and d).
 
 Canonical link form in the truth ("canonical absolute URL"): ``http://`` + lower-case host
 without ``www.`` + path (``%7E`` written ``~``) without trailing slash, query kept, no fragment,
@@ -62,6 +94,7 @@ from typing import Any
 
 import numpy as np
 import surt
+from numpy.typing import NDArray
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -75,8 +108,16 @@ CDX_HEADER = " CDX N b a m s k r M S V g"
 TRUTH_SCHEMA = 1
 DAY = 86400
 
-HOMEPAGE_MEDIAN_INTERVAL_DAYS = 110.0
+HOMEPAGE_MEDIAN_INTERVAL_DAYS = 110.0  # of the long-run mean rate, log-normal across sites
 PAGE_MEDIAN_INTERVAL_DAYS = 300.0
+# Editing sessions (see the module docstring): each link added brings on average n (the
+# branching ratio) follow-up additions to the same page, each an exponential delay later.
+BRANCHING_RATIO_RANGE = (0.4, 0.7)  # per author, uniform: 1.7-3.3 links per session on average
+FOLLOW_UP_MEDIAN_DAYS = 4.0  # per author, log-normal (sigma 0.4): mean delays of about 2-9 days
+TERM_STARTS = ((1, 10), (8, 25))  # (month, day): spring and fall semesters
+TERM_SHARE = 0.6  # share of teaching and course sessions that open around a term start
+TERM_JITTER_DAYS = 7.0  # standard deviation of a term session's start around the term start
+BURN_IN_DAYS = 180.0  # sessions that start this long before ``start`` still spill into it
 
 # --------------------------------------------------------------------------------------------
 # Vocabulary. Names are Latin-1 encodable because some sites are served as ISO-8859-1.
@@ -262,6 +303,7 @@ class _Event:
     kind: str  # add | remove | readd | cosmetic | restyle
     added: tuple[int, ...] = ()  # item ids
     removed: tuple[int, ...] = ()
+    session: int = -1  # add events: the page's editing session (see _session_times)
 
 
 @dataclass
@@ -319,6 +361,54 @@ class _Capture:
     body: bytes = b""
 
 
+def _session_times(
+    rng: np.random.Generator,
+    *,
+    rate: float,
+    branching: float,
+    follow_up_days: float,
+    total_days: float,
+    term_days: NDArray[np.float64] | None,
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """One page's link-adding instants in (0, total_days) days, in order, and their sessions.
+
+    A self-exciting (Hawkes) process with an exponential kernel, drawn as its cluster
+    representation: sessions open as a Poisson process of rate ``rate * (1 - branching)``;
+    every addition brings Poisson(``branching``) follow-ups, each an Exponential(mean
+    ``follow_up_days``) delay after it, which bring their own. The long-run mean rate is
+    ``rate`` (a session holds 1 / (1 - branching) additions on average). Sessions open from
+    ``BURN_IN_DAYS`` before the start on, so the process is stationary over the span; with
+    ``term_days``, ``TERM_SHARE`` of them open around a term start instead of uniformly.
+    Sessions are numbered 0, 1, ... in the order of their first addition inside the span.
+    """
+    span = total_days + BURN_IN_DAYS
+    count = int(rng.poisson(rate * (1 - branching) * span))
+    roots = rng.uniform(-BURN_IN_DAYS, total_days, size=count)
+    if term_days is not None and term_days.size and count:
+        aligned = rng.random(count) < TERM_SHARE
+        k = int(aligned.sum())
+        picks = term_days[rng.integers(term_days.size, size=k)]
+        roots[aligned] = picks + rng.normal(0.0, TERM_JITTER_DAYS, size=k)
+    times, sessions = [roots], [np.arange(count)]
+    parents, owners = roots, sessions[0]
+    while parents.size:
+        children = rng.poisson(branching, size=parents.size)
+        parents = np.repeat(parents, children) + rng.exponential(
+            follow_up_days, size=int(children.sum())
+        )
+        owners = np.repeat(owners, children)
+        times.append(parents)
+        sessions.append(owners)
+    when, owner = np.concatenate(times), np.concatenate(sessions)
+    keep = (when > 0) & (when < total_days)
+    order = np.argsort(when[keep], kind="stable")
+    when, owner = when[keep][order], owner[keep][order]
+    _, first, inverse = np.unique(owner, return_index=True, return_inverse=True)
+    number = np.empty(first.size, dtype=np.int64)
+    number[np.argsort(first, kind="stable")] = np.arange(first.size)
+    return when, number[inverse.reshape(-1)]
+
+
 def _stable_hash(*parts: str) -> int:
     h = hashlib.blake2b("\x1f".join(parts).encode("utf-8"), digest_size=8)
     return int.from_bytes(h.digest(), "big")
@@ -347,6 +437,18 @@ class _World:
         self.total_sec = (end - start).days * DAY
         self.sites: list[_Site] = []
         self.used: set[tuple[str, str]] = set()
+
+    @functools.cached_property
+    def term_days(self) -> NDArray[np.float64]:
+        """Term starts (days since ``start``) from the burn-in on to ``end``."""
+        low, high = -BURN_IN_DAYS, self.total_sec / DAY
+        found = []
+        for year in range(self.start.year - 1, self.end.year + 1):
+            for month, day in TERM_STARTS:
+                offset = (date(year, month, day) - self.start).days
+                if low <= offset < high:
+                    found.append(float(offset))
+        return np.asarray(found, dtype=np.float64)
 
     def ts14(self, sec: int) -> str:
         return (self.t0 + timedelta(seconds=sec)).strftime("%Y%m%d%H%M%S")
@@ -558,6 +660,9 @@ class _World:
 
             {"schema": 1,
              "generator": {"seed", "sites", "start", "end"},     # dates as YYYY-MM-DD
+             "update_model": {"kind", "branching_ratio_range", "follow_up_median_days",
+                              "term_starts": ["MM-DD"..], "term_share", "term_jitter_days",
+                              "burn_in_days"},                   # see the module docstring
              "files": {"warc", "cdx", "seeds"},
              "canonical_form": "<how links are written>",
              "counts": {"captures", "cdx_lines", "dirty_lines", "observations", "update_events"},
@@ -569,15 +674,22 @@ class _World:
                 "index", "seed_url", "author", "tags": [..], "host", "user",
                 "homepage": canonical homepage, "charset",
                 "rate_per_day": {"homepage": λ, "website": λ},   # website = Σ pages depth ≤ 2
+                "update_model": {"branching_ratio": n, "follow_up_mean_days": d},  # the author's
                 "update_times": {"homepage": [day..], "website": [day..]},  # add events
-                "pages": [{"url", "path", "depth", "mime", "rate_per_day", "base_href"}],
-                "events": [{"page", "timestamp", "day", "kind", "added": [..], "removed": [..]}],
+                "pages": [{"url", "path", "depth", "mime", "rate_per_day",
+                           "session_rate_per_day", "term_sessions", "base_href"}],
+                "events": [{"page", "timestamp", "day", "kind", "added": [..], "removed": [..],
+                            "session"}],
                 "link_sets": {digest: [canonical links, sorted]},  # HTML 200 contents
                 "captures": [{"cdx_line", "url", "urlkey", "page", "depth", "timestamp",
                               "status", "mime", "digest", "kind", "observation", "update",
                               "in_warc", "refers_to", "location", "reason"}]}]}
 
-        ``day`` is days since ``start`` 00:00 UTC. A capture's links are
+        ``day`` is days since ``start`` 00:00 UTC. ``rate_per_day`` is the long-run mean rate
+        of link-adding events; ``session_rate_per_day`` = λ(1 − n) the rate at which editing
+        sessions open, ``term_sessions`` whether they favour term starts. An add event's
+        ``session`` numbers its editing session on its page (0, 1, ... in time order of the
+        sessions' first additions; ``null`` for other kinds). A capture's links are
         ``link_sets[digest]`` when it is an observation. ``update`` is rule 3 over the
         whole history (``null`` unless an observation); other windows are for the reader.
         Capture kinds: observation (200 HTML), revisit (of a 200 HTML capture of the same
@@ -646,6 +758,15 @@ class _World:
                 "sites": len(self.sites),
                 "start": self.start.isoformat(),
                 "end": self.end.isoformat(),
+            },
+            "update_model": {
+                "kind": "self-exciting (Hawkes) link additions, exponential follow-up delays",
+                "branching_ratio_range": list(BRANCHING_RATIO_RANGE),
+                "follow_up_median_days": FOLLOW_UP_MEDIAN_DAYS,
+                "term_starts": [f"{month:02d}-{day:02d}" for month, day in TERM_STARTS],
+                "term_share": TERM_SHARE,
+                "term_jitter_days": TERM_JITTER_DAYS,
+                "burn_in_days": BURN_IN_DAYS,
             },
             "files": {"warc": WARC_NAME, "cdx": CDX_NAME, "seeds": SEEDS_NAME},
             "canonical_form": (
@@ -732,7 +853,7 @@ class _Site:
             f"http://{self.host}/~{user}/",
         ][seed_style]
 
-        # Pages. Rates are log-normal: the homepage's median interval is 110 days.
+        # Pages. Long-run mean rates are log-normal: the homepage's median interval is 110 days.
         home_rate = float(np.exp(rng.normal(np.log(1 / HOMEPAGE_MEDIAN_INTERVAL_DAYS), 0.7)))
 
         def page_rate() -> float:
@@ -772,6 +893,10 @@ class _Site:
                 page.base_href = bool(rng.random() < 0.2)
         self.pages = pages
         self.sparse = bool(rng.random() < 0.1)
+        # The author's editing habits: how many follow-up links an addition brings on average,
+        # and how many days later they come.
+        self.branching = float(rng.uniform(*BRANCHING_RATIO_RANGE))
+        self.follow_up_days = float(np.exp(rng.normal(np.log(FOLLOW_UP_MEDIAN_DAYS), 0.4)))
 
         for page in pages:
             self.build_history(page, total_days)
@@ -905,32 +1030,45 @@ class _Site:
         if page.is_html:
             self.initial_items(page)
         cosmetic_rate = 1 / 365 if page.is_html else (1 / 300 if page.role == "cv" else 0.0)
-        draws: list[tuple[int, str]] = []
+        draws: list[tuple[int, str, int]] = []  # (second, kind, session of an add or -1)
+        if page.rate > 0:
+            terms = self.world.term_days if page.role in ("teaching", "course") else None
+            days, sessions = _session_times(
+                rng,
+                rate=page.rate,
+                branching=self.branching,
+                follow_up_days=self.follow_up_days,
+                total_days=total_days,
+                term_days=terms,
+            )
+            draws += [
+                (max(1, int(d * DAY)), "add", int(k))
+                for d, k in zip(days.tolist(), sessions.tolist(), strict=True)
+            ]
         for kind, rate in (
-            ("add", page.rate),
             ("remove", 0.25 * page.rate),
             ("readd", 0.15 * page.rate),
             ("cosmetic", cosmetic_rate),
         ):
             count = int(rng.poisson(rate * total_days)) if rate > 0 else 0
-            draws += [(int(s), kind) for s in rng.integers(1, total, size=count)]
+            draws += [(int(s), kind, -1) for s in rng.integers(1, total, size=count)]
         if self.migrate_sec is not None and page.is_html:
-            draws.append((self.migrate_sec, "restyle"))
+            draws.append((self.migrate_sec, "restyle", -1))
         draws.sort()
         # One event per second at most, none at the initial state's second 0.
         last = 0
-        for i, (sec, kind) in enumerate(draws):
+        for i, (sec, kind, session) in enumerate(draws):
             last = max(sec, last + 1)
-            draws[i] = (last, kind)
-        draws = [(sec, kind) for sec, kind in draws if sec < total]
+            draws[i] = (last, kind, session)
+        draws = [draw for draw in draws if draw[0] < total]
 
         present = sorted(page.items)
         removed: list[int] = []
         cosmetic = 0
         epoch = 0
         page.versions = [_Version(0, tuple(present), 0, 0)]
-        for sec, kind in draws:
-            event = _Event(sec, kind)
+        for sec, kind, session in draws:
+            event = _Event(sec, kind, session=session)
             if kind == "add":
                 year = (self.world.t0 + timedelta(seconds=sec)).year
                 item = self.make_item(page, year)
@@ -1477,6 +1615,7 @@ class _Site:
                         "kind": e.kind,
                         "added": sorted(self.item_links(page, e.added, e.sec)),
                         "removed": sorted(self.item_links(page, e.removed, e.sec)),
+                        "session": e.session if e.kind == "add" else None,
                     }
                 )
         events.sort(key=lambda e: (e["day"], e["page"]))
@@ -1495,6 +1634,10 @@ class _Site:
                 "homepage": self.pages[0].rate,
                 "website": sum(p.rate for p in website_pages),
             },
+            "update_model": {
+                "branching_ratio": self.branching,
+                "follow_up_mean_days": self.follow_up_days,
+            },
             "update_times": {"homepage": home_times, "website": web_times},
             "pages": [
                 {
@@ -1503,6 +1646,8 @@ class _Site:
                     "depth": p.depth,
                     "mime": p.mime,
                     "rate_per_day": p.rate if p.is_html else 0.0,
+                    "session_rate_per_day": p.rate * (1 - self.branching) if p.is_html else 0.0,
+                    "term_sessions": p.is_html and p.role in ("teaching", "course"),
                     "base_href": p.base_href,
                 }
                 for p in self.pages

@@ -6,6 +6,7 @@ import base64
 import csv
 import hashlib
 import json
+import math
 import subprocess
 import sys
 from collections import defaultdict
@@ -383,23 +384,79 @@ def test_captures_come_in_bursts_with_long_gaps(truth: dict[str, Any]) -> None:
 # Rates
 
 
-def test_poisson_rates_are_recovered_from_the_events(truth: dict[str, Any]) -> None:
-    span = (date.fromisoformat(truth["generator"]["end"])
+def span_days(truth: dict[str, Any]) -> int:
+    return (date.fromisoformat(truth["generator"]["end"])
             - date.fromisoformat(truth["generator"]["start"])).days  # fmt: skip
+
+
+def test_long_run_mean_rates_are_recovered_from_the_events(truth: dict[str, Any]) -> None:
+    """``rate_per_day`` is each site's long-run mean rate. Clustered additions make counts
+    overdispersed (a session brings 1.7-3.3 links), so the check is loose: within 20% over all
+    sites, within a factor of 4 for every site expecting more than 25 additions."""
+    span = span_days(truth)
     for level in ("homepage", "website"):
         expected = sum(site["rate_per_day"][level] * span for site in truth["sites"])
         observed = sum(len(site["update_times"][level]) for site in truth["sites"])
-        assert 0.85 < observed / expected < 1.15, (level, observed, expected)
+        assert 0.8 < observed / expected < 1.25, (level, observed, expected)
         for site in truth["sites"]:
             times = site["update_times"][level]
             assert times == sorted(times) and all(0 < t < span for t in times)
             if site["rate_per_day"][level] * span > 25:
                 ratio = len(times) / (site["rate_per_day"][level] * span)
-                assert 0.4 < ratio < 2.5, (site["seed_url"], level, ratio)
+                assert 0.25 < ratio < 4, (site["seed_url"], level, ratio)
     intervals = sorted(1 / site["rate_per_day"]["homepage"] for site in truth["sites"])
     assert 60 < intervals[len(intervals) // 2] < 200  # median near 110 days
     faster = [s["rate_per_day"]["website"] >= s["rate_per_day"]["homepage"] for s in truth["sites"]]
     assert all(faster)
+
+
+def test_link_additions_cluster_in_editing_sessions(truth: dict[str, Any]) -> None:
+    """Not memoryless: intervals between a page's additions have a coefficient of variation
+    above 1 (a Poisson process's is 1) and far more of them are under a week than the page's
+    long-run rate would give; the truth's sessions say which additions belong together."""
+    cvs, short, expected_short, intervals = [], 0, 0.0, 0
+    sessions: dict[tuple[int, str, int], list[float]] = defaultdict(list)
+    for site in truth["sites"]:
+        assert 0.4 <= site["update_model"]["branching_ratio"] <= 0.7
+        assert 0.5 < site["update_model"]["follow_up_mean_days"] < 30
+        rates = {p["url"]: p["rate_per_day"] for p in site["pages"]}
+        days: dict[str, list[float]] = defaultdict(list)
+        for e in site["events"]:
+            assert (e["session"] is not None) == (e["kind"] == "add")
+            if e["kind"] == "add":
+                days[e["page"]].append(e["day"])
+                sessions[(site["index"], e["page"], e["session"])].append(e["day"])
+        for page, times in days.items():
+            gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+            if len(gaps) >= 4:
+                mean = sum(gaps) / len(gaps)
+                cvs.append((sum((g - mean) ** 2 for g in gaps) / len(gaps)) ** 0.5 / mean)
+            short += sum(g < 7 for g in gaps)
+            expected_short += len(gaps) * (1 - math.exp(-7 * rates[page]))
+            intervals += len(gaps)
+    assert sorted(cvs)[len(cvs) // 2] > 1.2, sorted(cvs)
+    assert short > 3 * expected_short, (short, expected_short, intervals)
+    sizes = [len(times) for times in sessions.values()]
+    assert sum(s > 1 for s in sizes) > 0.25 * len(sizes)  # many sessions hold several links
+    assert sum(sizes) / len(sizes) < 4  # ... but not many links each
+    spans = sorted(max(times) - min(times) for times in sessions.values() if len(times) > 1)
+    assert spans[len(spans) // 2] < 21  # a typical session is over within three weeks
+
+
+def test_teaching_sessions_gather_around_term_starts(truth: dict[str, Any]) -> None:
+    near = total = 0
+    for site in truth["sites"]:
+        term_pages = {p["url"] for p in site["pages"] if p["term_sessions"]}
+        assert term_pages <= {p["url"] for p in site["pages"] if "teaching/" in p["path"]}
+        for e in site["events"]:
+            if e["kind"] != "add" or e["page"] not in term_pages:
+                continue
+            day = date(int(e["timestamp"][:4]), int(e["timestamp"][4:6]), int(e["timestamp"][6:8]))
+            starts = [date(day.year + k, m, d) for k in (-1, 0, 1) for m, d in ((1, 10), (8, 25))]
+            near += min(abs((day - s).days) for s in starts) <= 14
+            total += 1
+    assert total > 50
+    assert near > 0.35 * total  # 29 days in every half year: about 15% by chance
 
 
 def test_website_rate_is_the_sum_of_its_html_pages(truth: dict[str, Any]) -> None:
