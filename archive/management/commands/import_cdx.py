@@ -3,8 +3,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from archive.importers import cdx_file_import, snapshots_fetch, updates_compute
-from archive.jobs import archive_client, enqueue_files
-from archive.management.commands._progress import progress
+from archive.jobs import archive_client
+from archive.management.commands._progress import enqueue_file_import, progress
 from archive.models import Site
 from scheduling.services import estimates_recompute
 
@@ -26,11 +26,7 @@ class Command(BaseCommand):
         files = options["files"]
         assert isinstance(files, list)
         if options["enqueue"]:
-            missing = [str(f) for f in files if not f.is_file()]
-            if missing:
-                raise CommandError(f"No such file: {', '.join(missing)}")
-            record = enqueue_files("cdx", [str(f.resolve()) for f in files])
-            self.stdout.write(f"Import of {len(files)} files queued as job {record.pk}.")
+            self.stdout.write(enqueue_file_import("cdx", files))
             return
         report = cdx_file_import(paths=files)
         for name, reason in report.failed_files:

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from archive.importers import warc_import
-from archive.jobs import enqueue_files
+from archive.management.commands._progress import enqueue_file_import
 from archive.models import Site
 from scheduling.services import estimates_recompute
 
@@ -20,11 +20,7 @@ class Command(BaseCommand):
         files = options["files"]
         assert isinstance(files, list)
         if options["enqueue"]:
-            missing = [str(f) for f in files if not f.is_file()]
-            if missing:
-                raise CommandError(f"No such file: {', '.join(missing)}")
-            record = enqueue_files("warc", [str(f.resolve()) for f in files])
-            self.stdout.write(f"Import of {len(files)} files queued as job {record.pk}.")
+            self.stdout.write(enqueue_file_import("warc", files))
             return
         report = warc_import(paths=files, max_body=settings.HACS_MAX_MEMENTO_BYTES)
         for name, reason in report.failed_files:
