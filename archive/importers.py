@@ -147,6 +147,10 @@ class CaptureCounts:
     skipped: Counter[str] = field(default_factory=Counter)
     sites: set[int] = field(default_factory=set)
 
+    def skipped_summary(self) -> str:
+        """The skipped rows by reason, most common first (``"none"`` when nothing was skipped)."""
+        return ", ".join(f"{n} {why}" for why, n in self.skipped.most_common()) or "none"
+
     def merge(self, other: CaptureCounts) -> None:
         self.read += other.read
         self.added += other.added

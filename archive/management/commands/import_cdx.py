@@ -34,7 +34,7 @@ class Command(BaseCommand):
         for problem in report.problems:
             self.stderr.write(f"skipped {problem}")
         counts = report.captures
-        skipped = ", ".join(f"{n} {why}" for why, n in counts.skipped.most_common()) or "none"
+        skipped = counts.skipped_summary()
         self.stdout.write(
             f"{counts.read} CDX rows read, {counts.added} captures added, {report.bad_lines} bad "
             f"lines skipped; skipped rows: {skipped}; {len(counts.sites)} sites touched."

@@ -26,7 +26,7 @@ class Command(BaseCommand):
         for name, reason in report.failed_files:
             self.stderr.write(f"{name}: not imported: {reason}")
         counts = report.captures
-        skipped = ", ".join(f"{n} {why}" for why, n in counts.skipped.most_common()) or "none"
+        skipped = counts.skipped_summary()
         self.stdout.write(
             f"{counts.read} WARC captures read, {counts.added} captures added, "
             f"{report.snapshots} pages parsed; skipped: {skipped}; {len(counts.sites)} sites."
