@@ -1,7 +1,7 @@
 """Bringing archive history into HACS: seeds, captures, link snapshots and update data.
 
-Glue between the pure readers (``archive.seeds``, ``archive.cdx``, ``archive.links``,
-``archive.canon``, ``scheduling.updates``) and the database. Every function here is idempotent:
+Glue between the pure readers (``hacs.formats.seeds``, ``hacs.formats.cdx``, ``hacs.formats.links``,
+``hacs.formats.canon``, ``hacs.updates``) and the database. Every function here is idempotent:
 rows are keyed by unique constraints and written with ``ignore_conflicts``, and everything derived
 (capture kinds, snapshot links, update data) is recomputed from what is stored, so an import that
 was interrupted at any point and run again ends with exactly the data of a clean import.
@@ -22,12 +22,12 @@ from django.db import connection, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
-from archive import cdx
-from archive.canon import SeedScope, canonical_url, homepage_key
-from archive.links import decode_html, extract_links
 from archive.models import Capture, LinkSnapshot, Site, Tag
-from archive.seeds import SeedList, parse_seed_list
-from scheduling.updates import link_floors, new_link_counts
+from hacs.formats import cdx
+from hacs.formats.canon import SeedScope, canonical_url, homepage_key
+from hacs.formats.links import decode_html, extract_links
+from hacs.formats.seeds import SeedList, parse_seed_list
+from hacs.updates import OBSERVATION_KINDS, classify, link_floors, new_link_counts
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def seeds_import(
 ) -> SeedImportReport:
     """Add the sites of a seed list; existing sites are left as they are (tags are added).
 
-    Raises ``archive.seeds.SeedFileError`` when the file as a whole cannot be read; nothing is
+    Raises ``hacs.formats.seeds.SeedFileError`` when the file as a whole cannot be read; nothing is
     written then.
     """
     parsed = parse_seed_list(
@@ -231,16 +231,16 @@ def captures_store(
             fresh.append((_stored_form(record, mimetype, status), depth, page_key))
         if not fresh:
             continue
-        kinds = cdx.classify([c for c, _pk, _kind in old] + [f[0] for f in fresh])
+        kinds = classify([c for c, _pk, _kind in old] + [f[0] for f in fresh])
         for (_record, pk, kind), new_kind in zip(old, kinds, strict=False):
             if kind != new_kind:
-                kind_changes.append((str(new_kind), new_kind in cdx.OBSERVATION_KINDS, pk))
+                kind_changes.append((str(new_kind), new_kind in OBSERVATION_KINDS, pk))
         for (record, depth, page_key), kind in zip(fresh, kinds[len(old) :], strict=True):
             rows.append(
                 (
                     site_id, record.original, record.urlkey, page_key, adapt(record.timestamp),
                     depth, record.mimetype[:200], record.status, record.digest[:100],
-                    record.length, source[:200], str(kind), kind in cdx.OBSERVATION_KINDS,
+                    record.length, source[:200], str(kind), kind in OBSERVATION_KINDS,
                 )
             )  # fmt: skip
     with transaction.atomic():
@@ -345,10 +345,10 @@ def captures_classify(*, site_ids: Iterable[int]) -> int:
     """Re-apply DESIGN rule 1 to every stored capture of the sites; returns rows changed."""
     changes: list[tuple[str, bool, int]] = []
     for rows in _stored_captures(set(site_ids)).values():
-        kinds = cdx.classify([record for record, _pk, _kind in rows])
+        kinds = classify([record for record, _pk, _kind in rows])
         for (_record, pk, kind), new_kind in zip(rows, kinds, strict=True):
             if kind != new_kind:
-                changes.append((str(new_kind), new_kind in cdx.OBSERVATION_KINDS, pk))
+                changes.append((str(new_kind), new_kind in OBSERVATION_KINDS, pk))
     if changes:
         with connection.cursor() as cursor:
             cursor.executemany(
@@ -467,7 +467,7 @@ def updates_compute(*, site_ids: Iterable[int]) -> int:
 
     Per page (``page_key``), observations with a parsed snapshot are numbered in time order
     (``page_index``); ``link_floor`` and ``new_links`` follow DESIGN's speed hint (see
-    ``scheduling.updates``). Observations whose content could not be read get no index and so
+    ``hacs.updates``). Observations whose content could not be read get no index and so
     take no part in estimates until a later pass fetches them.
     """
     site_ids = list(site_ids)

@@ -34,8 +34,8 @@ from django.db.models import (
 )
 
 from archive.models import Capture, LinkSnapshot, Site
-from scheduling import charts
-from scheduling.estimators import change_probability
+from hacs import charts
+from hacs.estimators import change_probability
 from scheduling.models import Estimate, Level, Method
 from scheduling.services import to_days
 
@@ -419,7 +419,7 @@ def _level_timeline(
 
     The interpolated instant of an update is the midpoint between it and the observation
     before it in the level's timeline (DESIGN rules 4 and 6); observations at the same instant
-    are one access, as in ``scheduling.estimators``.
+    are one access, as in ``hacs.estimators``.
     """
     groups: dict[str, list[charts.Mark]] = defaultdict(list)
     for row, iso in captures:

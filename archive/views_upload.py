@@ -9,8 +9,8 @@ from django.shortcuts import render
 from archive.forms_upload import SeedUploadForm
 from archive.importers import seeds_import
 from archive.jobs import enqueue_import
-from archive.seeds import SeedFileError
 from dashboard.roles import librarian_required
+from hacs.formats.seeds import SeedFileError
 
 SHOWN = 500  # rows of each report table shown on the page
 

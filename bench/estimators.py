@@ -28,7 +28,7 @@ from scipy.optimize import brentq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scheduling.estimators import estimate_many  # noqa: E402
+from hacs.estimators import estimate_many  # noqa: E402
 
 MEDIAN_INTERVAL_DAYS = 110.0
 

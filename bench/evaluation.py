@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from scheduling.evaluation import ObservationTable, evaluate  # noqa: E402
+from hacs.evaluation import ObservationTable, evaluate  # noqa: E402
 
 EPOCH = date(1970, 1, 1)
 START = float((date(2015, 6, 1) - EPOCH).days)

@@ -104,7 +104,7 @@ print(json.dumps({"observations": obs, "distinct_pairs": pairs,
 
 
 def memento_fetches(tmp: Path, redis_url: str) -> dict[str, float]:
-    from archive.demo import build_demo_archive
+    from hacs.demo import build_demo_archive
     from tests.support.pywb import PywbServer
 
     demo = build_demo_archive(tmp / "demo", sites=40, seed=0)

@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from archive.canon import clear_caches  # noqa: E402
-from archive.links import extract_links  # noqa: E402
+from hacs.formats.canon import clear_caches  # noqa: E402
+from hacs.formats.links import extract_links  # noqa: E402
 
 GOAL_PAGES_PER_SECOND = 500
 VENUES = ["SIGIR", "JCDL", "WWW", "CIKM", "TPDL", "KDD", "ACL", "EMNLP", "ICWSM", "iConference"]

@@ -14,7 +14,7 @@ from dashboard.models import JobRecord
 from dashboard.overview import interval_lists, overview_counts, sites_due
 from dashboard.roles import librarian_required
 from dashboard.services import job_enqueue, job_records_sync_with_rq
-from scheduling.charts import interval_histogram
+from hacs.charts import interval_histogram
 from scheduling.models import CrawlList
 
 JOBS_SHOWN = 50

@@ -20,7 +20,7 @@ import numpy as np
 from django.db import transaction
 
 from archive.models import Site
-from scheduling.estimators import change_probability
+from hacs.estimators import change_probability
 from scheduling.models import CrawlList, CrawlListEntry, Level, Method
 from scheduling.services import estimates_for_window, to_days
 

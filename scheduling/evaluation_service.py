@@ -1,7 +1,7 @@
-"""Evaluation runs: glue between the stored observations and ``scheduling.evaluation``.
+"""Evaluation runs: glue between the stored observations and ``hacs.evaluation``.
 
 * :func:`evaluation_tables_load` reads one level's observations with one query and turns them into
-  an :class:`~scheduling.evaluation.ObservationTable` with array operations. The database converts
+  an :class:`~hacs.evaluation.ObservationTable` with array operations. The database converts
   each timestamp to whole milliseconds since 1970 (:class:`EpochMilliseconds`), so millions of
   rows never become Python ``datetime`` objects; sites are numbered 0 … n − 1 in canonical-key
   (URL) order, which gives the engine's rankings DESIGN.md rule 8's final tie-break.
@@ -49,8 +49,8 @@ from numpy.typing import NDArray
 from archive.models import Site
 from dashboard.models import JobRecord
 from dashboard.services import job_records_sync_with_rq
-from scheduling.estimators import METHODS, estimate_many
-from scheduling.evaluation import DEFAULT_THETAS, ObservationTable, evaluate
+from hacs.estimators import METHODS, estimate_many
+from hacs.evaluation import DEFAULT_THETAS, ObservationTable, evaluate
 from scheduling.models import EvaluationRun, Level
 from scheduling.services import observations_queryset, to_days, window_update_flags
 

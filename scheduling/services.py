@@ -3,7 +3,7 @@
 Observation data is read once per call as flat NumPy arrays (``timelines_load``), window-relative
 update flags are derived with array operations from each observation's ``page_index`` and
 ``link_floor`` (DESIGN's speed hint), and every site is estimated in one call to
-``scheduling.estimators.estimate_many``.
+``hacs.estimators.estimate_many``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from django.db.models import QuerySet
 from numpy.typing import NDArray
 
 from archive.models import Capture, Site
-from scheduling.estimators import estimate_many
+from hacs.estimators import estimate_many
 from scheduling.models import Estimate, Level, Method
 
 SECONDS_PER_DAY = 86400.0

@@ -16,8 +16,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.roles import librarian_required
-from scheduling import evaluation_charts as charts
-from scheduling.estimators import METHODS
+from hacs import evaluation_charts as charts
+from hacs.estimators import METHODS
 from scheduling.evaluation_service import (
     BOTH,
     LEVEL_CHOICES,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-PURE_MODULES = ["archive.canon", "archive.cdx", "archive.links"]
+PURE_MODULES = ["hacs.formats.canon", "hacs.formats.cdx", "hacs.formats.links"]
 
 
 def test_the_archive_reading_core_does_not_import_django() -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from archive.demo import DemoArchive, build_demo_archive
+from hacs.demo import DemoArchive, build_demo_archive
 from archive.models import Site
 from scheduling.models import CrawlList
 from tests.conftest import make_user

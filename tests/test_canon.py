@@ -1,4 +1,4 @@
-"""archive.canon: urlkeys, homepage keys, seed checks, and a seed's scope (boundary, depth)."""
+"""hacs.formats.canon: urlkeys, homepage keys, seed checks, and a seed's scope (boundary, depth)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import surt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from archive.canon import (
+from hacs.formats.canon import (
     INDEX_PAGES,
     MAX_SEED_LENGTH,
     SeedError,

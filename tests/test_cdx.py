@@ -1,4 +1,4 @@
-"""archive.cdx: timestamps, the four CDX dialects, bad lines, and DESIGN.md rule 1 (classify)."""
+"""hacs.formats.cdx: timestamps, the four CDX dialects, bad lines, and DESIGN.md rule 1 (classify)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from archive.cdx import (
+from hacs.formats.cdx import (
     MAX_PROBLEMS,
     OBSERVATION_KINDS,
     CaptureKind,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from scheduling.charts import (
+from hacs.charts import (
     CAPTURE_GROUPS,
     Curve,
     LevelTimeline,
@@ -231,7 +231,7 @@ def test_an_empty_histogram_is_still_a_figure() -> None:
 
 def test_the_chart_module_imports_without_django() -> None:
     code = (
-        "import sys\nimport scheduling.charts\n"
+        "import sys\nimport hacs.charts\n"
         "loaded = sorted(m for m in sys.modules if m == 'django' or m.startswith('django.'))\n"
         "assert not loaded, loaded\n"
     )

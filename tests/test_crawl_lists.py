@@ -13,7 +13,7 @@ from django.core.management import call_command
 from archive.models import Capture, Site
 from scheduling.crawl_jobs import daily_crawl_list
 from scheduling.crawl_lists import CSV_COLUMNS, crawl_list_build, crawl_list_rank, reference_instant
-from scheduling.estimators import change_probability, estimate
+from hacs.estimators import change_probability, estimate
 from scheduling.models import CrawlList
 from scheduling.services import to_days
 from tests.conftest import make_site, make_user

@@ -20,7 +20,7 @@ import pytest
 import surt
 from warcio.archiveiterator import ArchiveIterator
 
-from archive.demo import CDX_HEADER, DemoArchive, build_demo_archive, canonical_link
+from hacs.demo import CDX_HEADER, DemoArchive, build_demo_archive, canonical_link
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -135,7 +135,7 @@ def test_a_short_span_and_other_dates_work(tmp_path: Path) -> None:
 
 
 def test_the_module_stays_out_of_django() -> None:
-    code = "import sys, archive.demo; assert 'django' not in sys.modules, sorted(sys.modules)"
+    code = "import sys, hacs.demo; assert 'django' not in sys.modules, sorted(sys.modules)"
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
 
 
@@ -270,7 +270,7 @@ def test_truth_link_sets_match_archive_links_extract_links(
     truth: dict[str, Any], warc_records: list[dict[str, Any]]
 ) -> None:
     """The same check through HACS's own extractor, which answers in SURT form."""
-    links_module = pytest.importorskip("archive.links")
+    links_module = pytest.importorskip("hacs.formats.links")
     link_sets = {d: links for site in truth["sites"] for d, links in site["link_sets"].items()}
     mismatches = []
     for r in warc_records:

@@ -1,4 +1,4 @@
-"""Tests for scheduling.estimators: hand-worked values, a slow reference, a Poisson simulation."""
+"""Tests for hacs.estimators: hand-worked values, a slow reference, a Poisson simulation."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import spearmanr
 
-from scheduling import estimators
-from scheduling.estimators import (
+from hacs import estimators
+from hacs.estimators import (
     RateEstimate,
     RateEstimates,
     change_probability,

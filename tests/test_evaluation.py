@@ -1,4 +1,4 @@
-"""Tests for scheduling.evaluation: a hand-worked case, a slow reference written straight from the
+"""Tests for hacs.evaluation: a hand-worked case, a slow reference written straight from the
 papers' definitions (HACS Section III, GP4C Sections 4.2.2 and 5.1, DESIGN.md rules 3, 9-11), and
 seeded simulations of the Random baseline against its exact expectation."""
 
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduling.estimators import change_probability, estimate
-from scheduling.evaluation import (
+from hacs.estimators import change_probability, estimate
+from hacs.evaluation import (
     DEFAULT_THETAS,
     RANKING_MODELS,
     ObservationTable,
@@ -26,7 +26,7 @@ from scheduling.evaluation import (
     reference_points,
     window_scores,
 )
-from scheduling.updates import link_floors
+from hacs.updates import link_floors
 
 PROJECT = Path(__file__).resolve().parent.parent
 REL = 1e-9
@@ -57,7 +57,7 @@ class Obs:
 
 
 def table_of(observations: list[Obs], n_sites: int, seed: int = 0) -> ObservationTable:
-    """The table a caller would build: link floors per page (scheduling.updates), rows shuffled."""
+    """The table a caller would build: link floors per page (hacs.updates), rows shuffled."""
     floors: dict[tuple[int, int], int] = {}
     by_page: dict[int, list[Obs]] = {}
     for o in observations:
@@ -807,7 +807,7 @@ def test_reference_points_run_from_start_to_end_every_step() -> None:
 
 def test_importing_the_evaluation_core_does_not_import_django() -> None:
     code = (
-        "import sys\nimport scheduling.evaluation\n"
+        "import sys\nimport hacs.evaluation\n"
         "loaded = sorted(m for m in sys.modules if m == 'django' or m.startswith('django.'))\n"
         "assert not loaded, loaded\n"
     )

@@ -24,10 +24,10 @@ import pytest
 import redis
 from django.core.management import CommandError, call_command
 
-from archive.demo import build_demo_archive
+from hacs.demo import build_demo_archive
 from archive.models import Capture, LinkSnapshot, Site, Tag
 from dashboard.models import JobRecord
-from scheduling.evaluation import ObservationTable, reference_points, window_scores
+from hacs.evaluation import ObservationTable, reference_points, window_scores
 from scheduling.evaluation_service import (
     EpochMilliseconds,
     evaluation_run,
@@ -606,7 +606,7 @@ def test_a_job_whose_worker_died_marks_its_run_failed(redis_url: str) -> None:
 
 def test_evaluation_charts_imports_without_django() -> None:
     code = (
-        "import sys, scheduling.evaluation_charts\n"
+        "import sys, hacs.evaluation_charts\n"
         "assert not [m for m in sys.modules if m.split('.')[0] == 'django']\n"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=PROJECT, capture_output=True,

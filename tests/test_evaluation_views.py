@@ -13,8 +13,8 @@ import pytest
 import redis
 
 from dashboard.models import JobRecord
-from scheduling.evaluation import ObservationTable, evaluate
-from scheduling.evaluation_charts import TABLE_COLUMNS
+from hacs.evaluation import ObservationTable, evaluate
+from hacs.evaluation_charts import TABLE_COLUMNS
 from scheduling.evaluation_service import interval_distribution
 from scheduling.models import EvaluationRun
 from tests.conftest import make_user

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from archive.cdx import format_timestamp
-from archive.demo import DemoArchive, build_demo_archive
+from hacs.formats.cdx import format_timestamp
+from hacs.demo import DemoArchive, build_demo_archive
 from archive.jobs import enqueue_import
 from archive.models import Capture, LinkSnapshot, Site
 from dashboard.models import JobRecord

@@ -1,4 +1,4 @@
-"""archive.links: decoding archived pages and their canonical link sets (DESIGN.md rule 2)."""
+"""hacs.formats.links: decoding archived pages and their canonical link sets (DESIGN.md rule 2)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from archive.canon import canonical_url
-from archive.links import _Base, decode_html, extract_links
+from hacs.formats.canon import canonical_url
+from hacs.formats.links import _Base, decode_html, extract_links
 
 PAGE = "http://www.cs.example.edu/~ada/index.html"
 

@@ -11,7 +11,7 @@ import pytest
 
 from dashboard.overview import sites_due
 from scheduling.crawl_lists import reference_instant
-from scheduling.estimators import change_probability
+from hacs.estimators import change_probability
 from scheduling.models import Estimate
 from scheduling.services import to_days
 from tests.conftest import make_site

@@ -8,15 +8,15 @@ from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parent.parent
 PURE_MODULES = [
-    "scheduling.estimators",
-    "scheduling.updates",
-    "scheduling.evaluation",
-    "scheduling.charts",
-    "scheduling.evaluation_charts",
-    "archive.cdx",
-    "archive.links",
-    "archive.canon",
-    "archive.seeds",
+    "hacs.estimators",
+    "hacs.updates",
+    "hacs.evaluation",
+    "hacs.charts",
+    "hacs.evaluation_charts",
+    "hacs.formats.cdx",
+    "hacs.formats.links",
+    "hacs.formats.canon",
+    "hacs.formats.seeds",
 ]
 
 

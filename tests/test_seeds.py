@@ -6,7 +6,7 @@ import pytest
 
 from archive.importers import seeds_import
 from archive.models import Site, Tag
-from archive.seeds import SeedFileError, parse_seed_list
+from hacs.formats.seeds import SeedFileError, parse_seed_list
 from tests.conftest import make_site
 
 CSV = (

@@ -18,10 +18,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from archive.demo import build_demo_archive
+from hacs.demo import build_demo_archive
 from archive.models import Capture, Site, Tag
 from archive.services import SiteListQuery, site_rows, surt_to_url, today_days
-from scheduling.estimators import change_probability
+from hacs.estimators import change_probability
 from scheduling.models import Estimate
 from scheduling.services import to_days
 from tests.conftest import make_site

@@ -1,4 +1,4 @@
-"""Tests for scheduling.updates: link floors against set arithmetic straight from rule 3."""
+"""Tests for hacs.updates: link floors against set arithmetic straight from rule 3."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduling.updates import link_floors, merge_timelines, new_link_counts, window_updates
+from hacs.updates import link_floors, merge_timelines, new_link_counts, window_updates
 
 
 def reference_window_updates(link_sets: list[frozenset[str]], start: int) -> list[bool]:

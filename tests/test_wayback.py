@@ -40,7 +40,7 @@ def client_for(archive: IAArchive, redis_url: str, **kw: Any) -> ArchiveClient:
 
 
 def ia_parse(text: str) -> tuple[list[list[str]], str | None]:
-    from archive.cdx import parse_cdx
+    from hacs.formats.cdx import parse_cdx
 
     result = parse_cdx(text)
     return [[r.urlkey, r.timestamp14] for r in result.records], result.resume_key

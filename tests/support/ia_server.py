@@ -163,7 +163,7 @@ class IAArchive:
 
 def _prefix_urlkey(prefix: str) -> str:
     """The urlkey prefix of a ``url=host/path`` prefix query (as the CDX server builds it)."""
-    from archive.canon import canonical_url
+    from hacs.formats.canon import canonical_url
 
     key = canonical_url(prefix if "://" in prefix else "http://" + prefix)
     return key[:-1] if key.endswith("/") else key
@@ -173,7 +173,7 @@ def ia_rows_and_bodies(demo: Any) -> tuple[list[Row], dict[tuple[str, str], Any]
     """What an Internet Archive would hold of a demo archive: its clean CDX rows and bodies."""
     from warcio.archiveiterator import ArchiveIterator
 
-    from archive.cdx import parse_cdx
+    from hacs.formats.cdx import parse_cdx
 
     parsed = parse_cdx(demo.cdx_path.read_bytes())
     seen: set[tuple[str, str]] = set()

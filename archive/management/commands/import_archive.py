@@ -1,11 +1,11 @@
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from archive.canon import homepage_key
 from archive.importers import site_import_from_archive, site_mark
 from archive.jobs import archive_client, enqueue_import
 from archive.management.commands._progress import progress
 from archive.models import Site
 from archive.wayback import ArchiveError
+from hacs.formats.canon import homepage_key
 from scheduling.services import estimates_recompute
 
 

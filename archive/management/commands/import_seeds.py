@@ -5,7 +5,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from archive.importers import seeds_import
 from archive.jobs import enqueue_import
-from archive.seeds import SeedFileError
+from hacs.formats.seeds import SeedFileError
 
 
 class Command(BaseCommand):

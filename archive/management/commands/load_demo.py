@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
-from archive.demo import build_demo_archive
+from hacs.demo import build_demo_archive
 
 
 class Command(BaseCommand):

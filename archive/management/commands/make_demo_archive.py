@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from archive.demo import build_demo_archive
+from hacs.demo import build_demo_archive
 
 
 def iso_date(text: str) -> date:

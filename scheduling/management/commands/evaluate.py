@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from scheduling.estimators import METHODS
+from hacs.estimators import METHODS
 from scheduling.evaluation_service import (
     LEVEL_CHOICES,
     evaluation_run,

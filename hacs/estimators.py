@@ -38,14 +38,17 @@ from scipy.optimize import brentq
 
 __all__ = [
     "METHODS",
+    "Accesses",
     "RateEstimate",
     "RateEstimates",
+    "accesses",
     "change_probability",
     "cho_garcia_molina_rate",
     "estimate",
     "estimate_many",
     "mle_rate",
     "ratio_rate",
+    "update_instants",
 ]
 
 METHODS = ("observed", "interpolated")
@@ -108,45 +111,79 @@ def mle_rate(changed_intervals: ArrayLike, unchanged_intervals: ArrayLike) -> fl
 
 
 def estimate(times: ArrayLike, updated: ArrayLike, method: str = "observed") -> RateEstimate:
-    """Estimate λ and τ for one timeline (DESIGN.md rules 5 and 6).
+    """Estimate λ and τ for one timeline (DESIGN rules 5 and 6): :func:`estimate_many` on one site.
 
     ``times`` are observation times in days, sorted ascending; ``updated`` flags the observations
     that are updates. The first observation is the baseline: its flag must be False.
 
-    ``method="observed"`` (rule 5): intervals between consecutive observations, changed when the
-    closing observation is an update. ``method="interpolated"`` (rule 6): each update moves to the
-    midpoint between its observation and the previous one; intervals are between consecutive
-    events, changed when the closing event is an update. τ is the last update time (interpolated:
-    the last midpoint), or the first observation time when there is no update.
-
-    Observations at the same instant are one access, an update if any of them is; intervals are
-    between distinct instants, and the first access is never an update (see the module
-    docstring).
+    ``method="observed"`` (rule 5): intervals between consecutive accesses, changed when the
+    closing access is an update. ``method="interpolated"`` (rule 6): each update moves to the
+    midpoint between its access and the previous one; intervals are between consecutive events,
+    changed when the closing event is an update. τ is the last update time (interpolated: the
+    last midpoint), or the first observation time when there is no update. Observations at the
+    same instant are one access (:func:`accesses`).
     """
-    _check_method(method)
     t = _check_times(times, "times")
     flags = _check_flags(updated, t.size)
     _check_sorted(t)
-    _check_baseline(flags, np.zeros(min(t.size, 1), dtype=np.int64))
+    result = estimate_many(t, flags, np.array([0, t.size], dtype=np.int64), method=method)
+    return RateEstimate(
+        float(result.rate[0]),
+        float(result.tau[0]),
+        int(result.observations[0]),
+        int(result.updates[0]),
+        method,
+    )
 
-    observations = int(t.size)
-    updates = int(np.count_nonzero(flags))
-    if observations == 0:
-        return RateEstimate(math.nan, math.nan, 0, 0, method)
 
-    instants, changed = _merge_instants(t.tolist(), flags.tolist())
+@dataclass(frozen=True, eq=False)
+class Accesses:
+    """Timelines as *accesses*: distinct instants, site by site (our zero-length reading).
+
+    Observations at the same instant — two pages of a site captured in the same second — are
+    one access, an update if any of them is; each site's first access is its baseline and never
+    an update. Site i owns ``[offsets[i], offsets[i + 1])``.
+    """
+
+    times: FloatArray
+    updated: BoolArray
+    offsets: IntArray
+
+
+def accesses(times: ArrayLike, updated: ArrayLike, offsets: ArrayLike) -> Accesses:
+    """Merge each site's observations at one instant into one access (see :class:`Accesses`).
+
+    Arguments as for :func:`estimate_many`: times sorted ascending within each site, flags, and
+    ``offsets`` with one entry more than there are sites.
+    """
+    t = _check_times(times, "times")
+    flags = _check_flags(updated, t.size)
+    off = _check_offsets(offsets, t.size)
+    counts = np.diff(off)
+    first = off[:-1][counts > 0]
+    _check_baseline(flags, first, off)
+    _check_sorted_within(t, first, off, 0)
+    merged_t, merged_flags, merged_first = _accesses(t, flags, first)
+    new_off = np.zeros(off.size, dtype=np.int64)
+    new_counts = np.zeros(counts.size, dtype=np.int64)
+    new_counts[counts > 0] = np.diff(np.append(merged_first, merged_t.size))
+    np.cumsum(new_counts, out=new_off[1:])
+    return Accesses(merged_t, merged_flags, new_off)
+
+
+def update_instants(timelines: Accesses, method: str = "observed") -> tuple[FloatArray, IntArray]:
+    """The instants of each site's updates and the site each belongs to, in site-then-time order.
+
+    ``observed`` (rule 5): the update access's own time. ``interpolated`` (rule 6, HACS paper
+    Section II-B2): the midpoint between the update access and the access before it.
+    """
+    _check_method(method)
+    at = np.flatnonzero(timelines.updated)
+    site = np.searchsorted(timelines.offsets, at, side="right") - 1
+    when = timelines.times[at]
     if method == "interpolated":
-        instants, changed = _merge_instants(*_interpolate(instants, changed))
-
-    intervals = np.diff(np.asarray(instants, dtype=np.float64))
-    closing_changed = np.asarray(changed[1:], dtype=np.bool_)
-    rate = _mle_rate(intervals[closing_changed], intervals[~closing_changed])
-
-    tau = instants[0]
-    for instant, is_update in zip(instants, changed, strict=True):
-        if is_update:
-            tau = instant
-    return RateEstimate(rate, tau, observations, updates, method)
+        when = (timelines.times[at - 1] + when) / 2
+    return when, site.astype(np.int64)
 
 
 def estimate_many(
@@ -373,40 +410,8 @@ def _check_nonnegative_finite(values: FloatArray, name: str) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Estimators, one timeline
+# Estimators
 # --------------------------------------------------------------------------------------------
-
-
-def _merge_instants(times: list[float], flags: list[bool]) -> tuple[list[float], list[bool]]:
-    """Collapse observations at the same instant into one access, an update if any is.
-
-    Our reading for zero-length intervals (DESIGN.md rule 5 assumes distinct instants). The
-    first access is the baseline and never an update.
-    """
-    instants: list[float] = []
-    changed: list[bool] = []
-    for time, flag in zip(times, flags, strict=True):
-        if instants and time == instants[-1]:
-            changed[-1] = changed[-1] or flag
-        else:
-            instants.append(time)
-            changed.append(flag)
-    if changed:
-        changed[0] = False
-    return instants, changed
-
-
-def _interpolate(instants: list[float], changed: list[bool]) -> tuple[list[float], list[bool]]:
-    """Move each update to the midpoint with the access before it (HACS paper, Section II-B2).
-
-    DESIGN.md rule 6. In exact arithmetic the events stay strictly increasing; the caller merges
-    again in case a midpoint of two adjacent floats rounds onto its left neighbour.
-    """
-    events = [
-        (instants[k - 1] + instants[k]) / 2 if changed[k] and k > 0 else instants[k]
-        for k in range(len(instants))
-    ]
-    return events, list(changed)
 
 
 def _mle_rate(changed: FloatArray, unchanged: FloatArray) -> float:
@@ -477,66 +482,36 @@ def _probability(rate: FloatArray, tau: FloatArray, t: FloatArray, e: FloatArray
 def _estimate_many(
     t: FloatArray, flags: BoolArray, first: IntArray, method: str, off: IntArray, base: int
 ) -> tuple[FloatArray, FloatArray, IntArray]:
-    """Rate, τ and update count of each site in a chunk (DESIGN.md rules 5 and 6), vectorised.
+    """Rate, τ and update count of each site in a chunk (DESIGN rules 5 and 6), vectorised.
 
     Site j owns ``t[first[j]:first[j + 1]]`` (none empty); ``t`` starts at entry ``base`` of
-    all the times, whose ``off`` name sites in error messages. Besides the times this allocates
-    one array of their size (the intervals, reused in place); everything else is the size of
-    the updates or of the sites: every full-size pass counts.
+    all the times, whose ``off`` name sites in error messages. The observations become accesses
+    (:func:`_accesses`: no copy when no two share an instant), interpolated ones move to their
+    midpoints, and the intervals between consecutive accesses feed Eq. 5 (or Eq. 4) per site.
     """
     size = t.size
-    flag_at = np.flatnonzero(flags)
-    flag_counts = _segment_counts(flag_at, first, size)
-    # intervals[k] = t[k] − t[k − 1]: the interval that entry k closes (none at a site's first
-    # entry: +inf while checking the order, then 0 so that sums skip it).
-    intervals = np.empty(size)
-    np.subtract(t[1:], t[:-1], out=intervals[1:])
-    intervals[first] = np.inf
-    if intervals.min() < 0:
-        i = int(np.argmax(intervals < 0))
-        raise ValueError(
-            f"times must be sorted ascending within each site; times[{base + i}] = "
-            f"{float(t[i])} < times[{base + i - 1}] = {float(t[i - 1])} "
-            f"(site {_site_of(off, base + i)})"
-        )
-    repeats = np.flatnonzero(intervals == 0)  # an observation at the same instant as the last
-    intervals[first] = 0.0
-
-    # The changed intervals, by the entry that closes each, and how many each site has.
-    changed, update_at, m = flags, flag_at, flag_counts
-    targets = repeats
-    if repeats.size:
-        changed, targets = _absorb_repeats(flags, repeats, first)
-        # Few entries change: patch the positions and counts instead of recounting them all.
-        dropped = repeats[flags[repeats]]
-        gained = np.unique(targets[changed[targets] & ~flags[targets]])
-        kept = np.delete(flag_at, np.searchsorted(flag_at, dropped))
-        update_at = np.insert(kept, np.searchsorted(kept, gained), gained)
-        m = flag_counts.copy()
-        np.subtract.at(m, np.searchsorted(first, dropped, side="right") - 1, 1)
-        np.add.at(m, np.searchsorted(first, gained, side="right") - 1, 1)
-
-    events = t
+    flag_counts = _segment_counts(np.flatnonzero(flags), first, size)
+    _check_sorted_within(t, first, off, base)
+    events, changed, first = _accesses(t, flags, first)
     if method == "interpolated":
-        # HACS paper, Section II-B2 (DESIGN.md rule 6): each update moves to the midpoint with
-        # the access before it; entry k − 1 is that access (or a repeat of it, same time).
-        events = t.copy()
-        events[update_at] = (t[update_at - 1] + t[update_at]) / 2
-        events[repeats] = events[targets]
-        np.subtract(events[1:], events[:-1], out=intervals[1:])
-        intervals[first] = np.inf
-        zero = np.flatnonzero(intervals == 0)
-        intervals[first] = 0.0
-        if zero.size > repeats.size:  # a midpoint of adjacent floats rounded onto a neighbour
-            changed, _ = _absorb_repeats(changed, zero, first)
-            update_at = np.flatnonzero(changed)
-            m = _segment_counts(update_at, first, size)
-            repeats = zero
+        # HACS paper, Section II-B2 (DESIGN rule 6): each update moves to the midpoint with the
+        # access before it. A midpoint of adjacent floats may round onto its left neighbour:
+        # merging again keeps the instants distinct.
+        at = np.flatnonzero(changed)
+        moved = events.copy()
+        moved[at] = (events[at - 1] + events[at]) / 2
+        events, changed, first = _accesses(moved, changed, first)
 
+    size = events.size
+    update_at = np.flatnonzero(changed)
+    m = _segment_counts(update_at, first, size)
     n_sites = first.size
     n = np.diff(np.append(first, size)) - 1
-    if repeats.size:
-        n -= np.bincount(np.searchsorted(first, repeats, side="right") - 1, minlength=n_sites)
+    # intervals[k] = events[k] − events[k − 1], the interval that access k closes (0 at a
+    # site's first access, so that sums skip it).
+    intervals = np.empty(size)
+    np.subtract(events[1:], events[:-1], out=intervals[1:])
+    intervals[first] = 0.0
 
     # The changed intervals, site by site: site j's are tc_all[ends[j] - m[j]:ends[j]].
     ends = np.cumsum(m)
@@ -563,6 +538,21 @@ def _estimate_many(
     return rate, tau, flag_counts
 
 
+def _check_sorted_within(t: FloatArray, first: IntArray, off: IntArray, base: int) -> None:
+    """Times must not go backwards within a site (``first`` are the sites' first entries)."""
+    if t.size < 2:
+        return
+    backwards = t[1:] < t[:-1]
+    backwards[first[1:] - 1] = False  # a new site may start earlier than the last one ended
+    if backwards.any():
+        i = int(np.argmax(backwards)) + 1
+        raise ValueError(
+            f"times must be sorted ascending within each site; times[{base + i}] = "
+            f"{float(t[i])} < times[{base + i - 1}] = {float(t[i - 1])} "
+            f"(site {_site_of(off, base + i)})"
+        )
+
+
 def _segment_counts(positions: IntArray, first: IntArray, size: int) -> IntArray:
     """How many of the sorted ``positions`` fall in each segment [first[j], first[j + 1])."""
     bounds = np.searchsorted(positions, np.append(first, size))
@@ -570,25 +560,28 @@ def _segment_counts(positions: IntArray, first: IntArray, size: int) -> IntArray
     return counts
 
 
-def _absorb_repeats(
-    flags: BoolArray, repeats: IntArray, first: IntArray
-) -> tuple[BoolArray, IntArray]:
-    """Fold each repeated instant into the access it repeats (our zero-length reading).
+def _accesses(
+    t: FloatArray, flags: BoolArray, first: IntArray
+) -> tuple[FloatArray, BoolArray, IntArray]:
+    """Observations at one instant become one access, an update if any is (our zero-length
+    reading); each site's first access is its baseline. Returns (times, flags, first) of the
+    accesses; the inputs themselves when no two observations of a site share an instant.
 
-    ``repeats`` (sorted) are entries at the same instant as the entry before them, never a
-    site's first entry (``first``). Each run of consecutive repeats belongs to the entry just
-    before the run: that entry becomes an update if any of the run is — unless it is its site's
-    first access, the baseline — and the repeats stop being updates. Returns (flags, targets).
+    Site j owns ``t[first[j]:first[j + 1]]``, sorted ascending, none empty.
     """
-    run_start = np.ones(repeats.size, dtype=np.bool_)
-    run_start[1:] = np.diff(repeats) != 1
-    targets = np.maximum.accumulate(np.where(run_start, repeats - 1, 0))
-    at = np.minimum(np.searchsorted(first, targets), first.size - 1)
-    baseline = first[at] == targets
-    merged = flags.copy()
-    np.logical_or.at(merged, targets[~baseline], flags[repeats[~baseline]])
-    merged[repeats] = False
-    return merged, targets
+    repeat = np.zeros(t.size, dtype=np.bool_)
+    np.equal(t[1:], t[:-1], out=repeat[1:])
+    repeat[first] = False
+    if not repeat.any():
+        if flags[first].any():
+            flags = flags.copy()
+            flags[first] = False
+        return t, flags, first
+    keep = np.flatnonzero(~repeat)
+    merged: BoolArray = np.logical_or.reduceat(flags, keep)
+    new_first = np.searchsorted(keep, first)
+    merged[new_first] = False
+    return t[keep], merged, new_first.astype(np.int64)
 
 
 def _eq5_root_many(

@@ -1,6 +1,6 @@
 """The canonical link set of an archived HTML page (DESIGN.md rule 2).
 
-Pure module (stdlib, lxml and ``archive.canon``): no Django, no network.
+Pure module (stdlib, lxml and ``hacs.formats.canon``): no Django, no network.
 
 ``decode_html`` turns a memento's bytes into text; ``extract_links`` returns the set of
 ``href`` targets of ``<a>`` and ``<area>`` elements, resolved against the capture URL (or the
@@ -19,7 +19,7 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
-from archive.canon import canonical_url
+from hacs.formats.canon import canonical_url
 
 __all__ = ["decode_html", "extract_links"]
 

@@ -1,7 +1,7 @@
-"""CDX index rows: one record type, a parser per dialect, and DESIGN.md's observation rule.
+"""CDX index rows: one record type and a parser per dialect.
 
-Pure module (stdlib only, plus ``archive.canon``): no Django, no network. ``archive/wayback.py``
-fetches; this module only reads what came back, or what a CDX file holds.
+Pure module (stdlib only, plus ``hacs.formats.canon``): no Django, no network.
+``archive/wayback.py`` fetches; this module only reads what came back, or what a CDX file holds.
 
 Dialects (``Dialect``):
 
@@ -31,20 +31,17 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from archive.canon import canonical_url
+from hacs.formats.canon import canonical_url
 
 __all__ = [
     "HTML_TYPES",
     "MAX_PROBLEMS",
-    "CaptureKind",
     "CdxError",
     "CdxParseResult",
     "CdxRecord",
     "CdxStats",
     "Dialect",
-    "OBSERVATION_KINDS",
     "REVISIT_TYPE",
-    "classify",
     "format_timestamp",
     "is_html_type",
     "iter_cdxj",
@@ -598,69 +595,3 @@ def parse_cdx(text: str | bytes, dialect: Dialect | None = None) -> CdxParseResu
 def sniff_and_parse(text: str | bytes) -> CdxParseResult:
     """Parse a CDX document of any supported dialect, picking the dialect from its content."""
     return parse_cdx(text)
-
-
-# --- DESIGN.md rule 1: which captures are observations -----------------------------------
-
-
-class CaptureKind(StrEnum):
-    """What one CDX row is, for the update rule (DESIGN.md rule 1)."""
-
-    OBSERVATION = "observation"  # 200 and an HTML type
-    REVISIT = "revisit"  # revisit of an earlier 200 HTML capture: an observation with its links
-    REVISIT_ORPHAN = "revisit_orphan"  # revisit with no such earlier capture: not an observation
-    REDIRECT = "redirect"  # 3xx
-    ERROR = "error"  # 4xx, 5xx, and any other status that is not 200 or 3xx
-    NON_HTML = "non_html"  # 200 with another type (PDF, image, text/plain...)
-    DUPLICATE = "duplicate"  # an earlier row already had this (urlkey, timestamp)
-
-
-#: The kinds that count as observations.
-OBSERVATION_KINDS = frozenset({CaptureKind.OBSERVATION, CaptureKind.REVISIT})
-
-
-def classify(records: Iterable[CdxRecord]) -> list[CaptureKind]:
-    """Classify each record of one site (DESIGN.md rule 1); the result follows the input order.
-
-    The input may be sorted by (urlkey, timestamp), by timestamp, or not at all: the rule is
-    applied in (urlkey, timestamp) order internally. Of rows sharing a (urlkey, timestamp) the
-    first in input order is kept and the rest are ``DUPLICATE`` (the same row the database
-    keeps, as its unique key is (site, urlkey, timestamp)). A revisit is matched by digest to
-    a 200 HTML capture of the same urlkey at a strictly earlier time; a revisit whose own
-    status is a redirect or error (pywb prints the revisit's HTTP status) is classified by
-    that status instead.
-    """
-    rows = list(records)
-    kinds: list[CaptureKind] = [CaptureKind.DUPLICATE] * len(rows)
-    order = sorted(range(len(rows)), key=lambda i: (rows[i].urlkey, rows[i].timestamp, i))
-    current_key: str | None = None
-    html_digests: set[str] = set()
-    last_time: datetime | None = None
-    for i in order:
-        record = rows[i]
-        if record.urlkey != current_key:
-            current_key = record.urlkey
-            html_digests = set()
-            last_time = None
-        elif record.timestamp == last_time:
-            continue  # stays DUPLICATE
-        last_time = record.timestamp
-        kinds[i] = _kind(record, html_digests)
-        if kinds[i] is CaptureKind.OBSERVATION and record.digest not in ("", "-"):
-            html_digests.add(record.digest)
-    return kinds
-
-
-def _kind(record: CdxRecord, html_digests: set[str]) -> CaptureKind:
-    status = record.status
-    if record.is_revisit and (status is None or status == 200):
-        if record.digest in html_digests:
-            return CaptureKind.REVISIT
-        return CaptureKind.REVISIT_ORPHAN
-    if status is not None and 300 <= status < 400:
-        return CaptureKind.REDIRECT
-    if status != 200:
-        return CaptureKind.ERROR
-    if not record.is_html:
-        return CaptureKind.NON_HTML
-    return CaptureKind.OBSERVATION

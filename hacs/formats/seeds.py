@@ -1,9 +1,9 @@
 """Reading a librarian's seed list: CSV with a header, or one URL per line.
 
-Pure module (stdlib and ``archive.canon``): it checks every line, canonicalises the URLs, merges
-lines that name the same homepage, and explains every line it cannot use. A bad line never stops
-the good ones; only a file that cannot be read at all (not UTF-8, empty, too large, a CSV without
-a ``url`` column) raises ``SeedFileError``.
+Pure module (stdlib and ``hacs.formats.canon``): it checks every line, canonicalises the URLs,
+merges lines that name the same homepage, and explains every line it cannot use. A bad line never
+stops the good ones; only a file that cannot be read at all (not UTF-8, empty, too large, a CSV
+without a ``url`` column) raises ``SeedFileError``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import io
 import re
 from dataclasses import dataclass, field
 
-from archive.canon import SeedError, homepage_key, is_user_directory, validate_seed_url
+from hacs.formats.canon import SeedError, homepage_key, is_user_directory, validate_seed_url
 
 _TAG_SPLIT = re.compile(r"[;|,]")
 MAX_AUTHOR_LENGTH = 300

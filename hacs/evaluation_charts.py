@@ -1,6 +1,6 @@
 """Plotly figures and the Table I view of an evaluation's results — pure (no Django).
 
-Every function takes the results dict of ``scheduling.evaluation.evaluate`` (as stored in
+Every function takes the results dict of ``hacs.evaluation.evaluate`` (as stored in
 ``EvaluationRun.results``, plus the ``intervals`` of ``scheduling.evaluation_service``) or parts
 of it, and returns plain lists and dicts: Plotly figure dicts (``{"data": [...], "layout":
 {...}}``) that ``static/js/evaluation.js`` draws unchanged, and the rows of the Table I view that

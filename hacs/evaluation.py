@@ -22,7 +22,7 @@ window of w weeks at t is [t − 7w, t] (both ends included); the evaluation int
 
 * **Estimate.** Each eligible site is estimated from its observations in the window, flagged by
   rule 3 *relative to the window* and merged in time order (rule 4), with
-  :func:`scheduling.estimators.estimate_many` (``method`` observed by default); then
+  :func:`hacs.estimators.estimate_many` (``method`` observed by default); then
   p = g(λ, τ, t, e) (rule 7). Unknown λ (fewer than two distinct observation instants — the
   estimators' reading; observations at one instant are one access) counts as p = 0.
 * **Positives** Pos(w, t): eligible sites with an update in (t, t + e]: an observation there
@@ -70,7 +70,7 @@ number of cycles since the page was last visited", in days). A site with n = 0 s
 
 * ``cho_garcia_molina``: λ_CG · Δ with λ_CG the Cho–Garcia-Molina rate, GP4C Eq. 4 /
   HACS Eq. 4: r̂ = −log((n − X + 0.5)/(n + 0.5)), λ_CG = r̂ · n / T over the window's observed
-  span T (:func:`scheduling.estimators.cho_garcia_molina_rate`).
+  span T (:func:`hacs.estimators.cho_garcia_molina_rate`).
 * ``nad``, ``sad``, ``aad``, ``gad`` (Tan and Mitra, GP4C Section 5.1): λ_p = Σ w_i I_i with
   NAD w_i = 1/n; SAD w_n = 1, others 0; AAD w_i = 2i/(n(n + 1)); GAD w_i = 2^(i−1)/(2^n − 1);
   the change probability is GP4C Eq. 5, φ = 1 − exp(−λ_p Δ) (printed there with a sign slip).
@@ -107,7 +107,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from scheduling.estimators import (
+from hacs.estimators import (
     METHODS,
     change_probability,
     cho_garcia_molina_rate,
@@ -159,7 +159,7 @@ class ObservationTable:
       every window);
     * ``link_floor`` — over the observation's links, the smallest index of the latest earlier
       observation of the same page holding that link; −1 when a link is brand new;
-      ``page_index`` itself when the observation has no links (see ``scheduling.updates``).
+      ``page_index`` itself when the observation has no links (see ``hacs.updates``).
 
     Entries may come in any order. ``n_sites`` defaults to one more than the largest site index.
     Arrays are copied, so later changes to the caller's arrays do not leak in. Raises

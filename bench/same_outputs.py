@@ -1,0 +1,142 @@
+"""Do two versions of HACS give the same answers? Byte-for-byte output of the commands people
+script against (``export_estimates``, ``crawl_list``, ``evaluate``) and of the demo generator.
+
+Run from the project root::
+
+    .venv/bin/python bench/same_outputs.py --before REV [--after REV] [--sites N] [--seed S]
+
+It checks out REV into a temporary git worktree, writes the demo archive with each version's
+``make_demo_archive`` (same seed and dates) and compares the files, then imports the *same*
+archive into a fresh SQLite database per version and runs each command with several option
+sets. It prints one line per output (size and SHA-256 of each side) and exits 1 on any
+difference. Nothing of the developer's own data is touched; no network is used (WARC import).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv").exists() else sys.executable
+
+DEMO_START, DEMO_END = "2015-06-01", "2018-06-01"
+DEMO_FILES = ("seeds.csv", "demo.cdx", "demo.warc.gz", "truth.json")
+COMMANDS: list[tuple[str, list[str]]] = [
+    *[
+        (f"export_estimates {level} {method}", ["export_estimates", "--level", level,
+                                                "--method", method])
+        for level in ("homepage", "website")
+        for method in ("observed", "interpolated")
+    ],
+    ("export_estimates window", ["export_estimates", "--level", "homepage", "--method",
+                                 "observed", "--start", "2016-01-01", "--end", "2017-12-31"]),
+    ("crawl_list theta", ["crawl_list", "--date", "2018-05-01", "--theta", "0.3"]),
+    ("crawl_list budget website", ["crawl_list", "--date", "2018-03-15", "--budget", "25",
+                                   "--level", "website", "--method", "interpolated",
+                                   "--history-days", "400", "--e-days", "14"]),
+    ("crawl_list all", ["crawl_list", "--date", "2017-11-20"]),
+    ("evaluate both", ["evaluate", "--start", "2017-06-01", "--end", "2018-04-01",
+                       "--level", "both", "--w-weeks", "1-12"]),
+    ("evaluate observed", ["evaluate", "--start", "2016-09-01", "--end", "2017-03-01",
+                           "--level", "homepage", "--w-weeks", "2,4", "--method", "observed"]),
+]  # fmt: skip
+
+
+def manage(tree: Path, var: Path, *args: str) -> bytes:
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=f"sqlite:///{var / 'hacs.sqlite3'}",
+        HACS_VAR_DIR=str(var),
+        DJANGO_SETTINGS_MODULE="hacs_site.settings",
+    )
+    env.pop("REDIS_URL", None)
+    done = subprocess.run(
+        [PYTHON, str(tree / "manage.py"), *args], cwd=tree, env=env, capture_output=True
+    )
+    if done.returncode != 0:
+        raise SystemExit(
+            f"{tree.name}: manage.py {' '.join(args)} failed:\n{done.stderr.decode()[-3000:]}"
+        )
+    return done.stdout
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", required=True, help="git revision to compare against")
+    parser.add_argument("--after", help="git revision to compare (default: this working tree)")
+    parser.add_argument("--sites", type=int, default=150)
+    parser.add_argument("--seed", type=int, default=3)
+    args = parser.parse_args()
+
+    differences = 0
+    with tempfile.TemporaryDirectory(prefix="hacs-same-") as tmp_name:
+        tmp = Path(tmp_name)
+        before = tmp / "before"
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", "--quiet", str(before), args.before],
+            cwd=ROOT, check=True,
+        )  # fmt: skip
+        after = ROOT
+        if args.after:
+            after = tmp / "after"
+            subprocess.run(
+                ["git", "worktree", "add", "--detach", "--quiet", str(after), args.after],
+                cwd=ROOT, check=True,
+            )  # fmt: skip
+        try:
+            trees = {"before": before, "after": after}
+            archives: dict[str, Path] = {}
+            for name, tree in trees.items():
+                var = tmp / f"var-{name}"
+                var.mkdir()
+                archives[name] = var / "demo"
+                manage(tree, var, "make_demo_archive", str(archives[name]),
+                       "--sites", str(args.sites), "--seed", str(args.seed),
+                       "--start", DEMO_START, "--end", DEMO_END)  # fmt: skip
+            print(f"{'output':32} {'before':>28} {'after':>28}")
+            for file_name in DEMO_FILES:
+                sides = [(archives[n] / file_name).read_bytes() for n in trees]
+                differences += report(f"make_demo_archive {file_name}", *sides)
+
+            outputs: dict[str, dict[str, bytes]] = {name: {} for name in trees}
+            archive = archives["before"]  # one input for both versions
+            for name, tree in trees.items():
+                var = tmp / f"var-{name}"
+                manage(tree, var, "migrate", "--noinput")
+                manage(tree, var, "import_seeds", str(archive / "seeds.csv"))
+                manage(tree, var, "import_warc", str(archive / "demo.warc.gz"))
+                for label, command in COMMANDS:
+                    outputs[name][label] = manage(tree, var, *command)
+            for label, _command in COMMANDS:
+                differences += report(label, outputs["before"][label], outputs["after"][label])
+        finally:
+            for tree in {before, after} - {ROOT}:
+                subprocess.run(
+                    ["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False
+                )
+    print(f"\n{differences} outputs differ." if differences else "\nAll outputs are identical.")
+    return 1 if differences else 0
+
+
+def report(label: str, before: bytes, after: bytes) -> int:
+    same = before == after
+    mark = "same" if same else "DIFFERENT"
+    print(
+        f"{label:32} {len(before):>9} B {digest(before)} {len(after):>9} B {digest(after)}  {mark}",
+        flush=True,
+    )
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The formats HACS reads: URLs in SURT form, CDX indexes, HTML links, seed lists, WARC files."""
