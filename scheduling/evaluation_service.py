@@ -18,19 +18,12 @@ Readings (see also the engine's module docstring):
   ``link_floor`` still refer to each page's full history, as the engine expects.
 * The estimate defaults to the *interpolated* one: the paper's Section III evaluates λ̃, the mean
   interpolated-update frequency. ``observed`` is available as a parameter.
-* Figure 6 (our reading): each site's λ̃ is estimated over the whole period [start, end] (updates
-  flagged relative to that window, DESIGN.md rules 3, 4 and 6); its interpolated-update intervals
-  Δ̃t are the gaps between consecutive interpolated update instants (the midpoints). Sites are
-  binned by 1/λ̃ (bins doubling from 7 days); per bin, the intervals' histogram on log-spaced d
-  bins is set against the Poisson expectation: the exponential interval distribution of each
-  site's own λ̃, mixed in proportion to the site's number of intervals, conditioned on d ≤ the
-  period's length (no longer interval can be seen). Both are shown as densities (per day).
+* Figure 6: ``hacs.evaluation_intervals.interval_distribution`` over [start, end].
 """
 
 from __future__ import annotations
 
 import gc
-import math
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping
@@ -49,10 +42,12 @@ from numpy.typing import NDArray
 from archive.models import Site
 from dashboard.models import JobRecord
 from dashboard.services import job_records_sync_with_rq
-from hacs.estimators import METHODS, estimate_many
+from hacs.clock import to_days
+from hacs.estimators import METHODS
 from hacs.evaluation import DEFAULT_THETAS, ObservationTable, evaluate
+from hacs.evaluation_intervals import interval_distribution
 from scheduling.models import EvaluationRun, Level
-from scheduling.services import observations_queryset, to_days, window_update_flags
+from scheduling.services import observations_queryset
 
 __all__ = [
     "BOTH",
@@ -414,95 +409,3 @@ def _evaluate(params: RunParameters, report: Callable[[float], None]) -> dict[st
         level: interval_distribution(table, start=start, end=end) for level, table in tables.items()
     }
     return results
-
-
-# --------------------------------------------------------------------------------------------
-# Figure 6: interpolated-update intervals against the Poisson expectation
-# --------------------------------------------------------------------------------------------
-
-INTERVAL_BIN_EDGES = (7.0, 14.0, 28.0, 56.0, 112.0, 224.0, 448.0)  # 1/λ̃ bins, days
-D_BINS_PER_DOUBLING = 2
-
-
-def interval_distribution(
-    table: ObservationTable, *, start: float, end: float
-) -> list[dict[str, Any]]:
-    """The Figure 6 check for one level over [start, end] (days); see the module docstring.
-
-    One dict per 1/λ̃ bin that holds sites with intervals: ``low``, ``high`` (days), ``sites``,
-    ``intervals`` and, per d bin (``d_edges``), ``observed`` and ``expected`` densities (per day)
-    and ``mean_interval`` (the bin's mean 1/λ̃, the paper's vertical line).
-    """
-    rate, midpoints, owner = _interpolated_updates(table, start=start, end=end)
-    gaps_owner = owner[1:][owner[1:] == owner[:-1]]
-    gaps = np.diff(midpoints)[owner[1:] == owner[:-1]]
-    counts = np.bincount(gaps_owner, minlength=rate.size)
-    span = end - start
-    top = max(span, INTERVAL_BIN_EDGES[-1])
-    n_edges = int(math.ceil(math.log2(top) * D_BINS_PER_DOUBLING)) + 1
-    d_edges = np.exp2(np.arange(n_edges) / D_BINS_PER_DOUBLING)  # 1, √2, 2, … days
-    d_edges[0] = 0.0  # the first bin also holds intervals under a day
-    widths = np.diff(d_edges)
-    with np.errstate(divide="ignore"):
-        interval = np.where(rate > 0, 1.0 / rate, np.inf)
-    out: list[dict[str, Any]] = []
-    for low, high in zip(INTERVAL_BIN_EDGES[:-1], INTERVAL_BIN_EDGES[1:], strict=True):
-        members = np.flatnonzero((interval >= low) & (interval < high) & (counts > 0))
-        if members.size == 0:
-            continue
-        chosen = np.isin(gaps_owner, members)
-        observed, _ = np.histogram(gaps[chosen], bins=d_edges)
-        total = observed.sum()
-        lam = rate[members][:, None]
-        weight = counts[members][:, None].astype(np.float64)
-        # Conditioned on d ≤ the period's length: no longer interval fits in it.
-        clipped = np.minimum(d_edges, span)
-        mass = np.exp(-lam * clipped[:-1]) - np.exp(-lam * clipped[1:])
-        mass /= -np.expm1(-lam * span)
-        expected = (weight * mass).sum(axis=0) / weight.sum()
-        out.append(
-            {
-                "low": low,
-                "high": high,
-                "sites": int(members.size),
-                "intervals": int(total),
-                "mean_interval": float(interval[members].mean()),
-                "d_edges": d_edges.tolist(),
-                "observed": (observed / max(total, 1) / widths).tolist(),
-                "expected": (expected / widths).tolist(),
-            }
-        )
-    return out
-
-
-def _interpolated_updates(
-    table: ObservationTable, *, start: float, end: float
-) -> tuple[FloatArray, FloatArray, IntArray]:
-    """λ̃ of every site over [start, end], and every interpolated update instant with its site.
-
-    Updates are flagged relative to the window (DESIGN.md rule 3) from ``page_index`` and
-    ``link_floor``; observations at one instant are one access, an update if any is (the
-    estimators' reading); an update's instant is the midpoint with the access before it.
-    """
-    inside = (table.time >= start) & (table.time <= end)
-    site, page, when = table.site[inside], table.page[inside], table.time[inside]
-    flags = window_update_flags(page, table.page_index[inside], table.link_floor[inside])
-    order = np.lexsort((when, site))
-    site, when, flags = site[order], when[order], flags[order]
-    offsets = np.zeros(table.site_count + 1, dtype=np.int64)
-    np.cumsum(np.bincount(site, minlength=table.site_count), out=offsets[1:])
-    estimates = estimate_many(when, flags, offsets, method="interpolated")
-    # Accesses: distinct (site, instant); an access is an update if any observation in it is.
-    new_access = np.ones(site.size, dtype=np.bool_)
-    new_access[1:] = (site[1:] != site[:-1]) | (when[1:] != when[:-1])
-    access = np.cumsum(new_access) - 1
-    access_time = when[new_access]
-    access_site = site[new_access]
-    access_update = np.zeros(access_time.size, dtype=np.bool_)
-    np.logical_or.at(access_update, access, flags)
-    first_access = np.ones(access_site.size, dtype=np.bool_)
-    first_access[1:] = access_site[1:] != access_site[:-1]
-    access_update &= ~first_access  # each site's first access is its baseline
-    updates = np.flatnonzero(access_update)
-    midpoints = (access_time[updates - 1] + access_time[updates]) / 2
-    return estimates.rate, midpoints, access_site[updates]
