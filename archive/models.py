@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.db import models
-from django.db.models import Count, Max, Q
+from django.db.models import Q
 
 
 class Tag(models.Model):
@@ -28,11 +28,6 @@ class SiteQuerySet(models.QuerySet["Site"]):
             Q(author__icontains=text)
             | Q(seed_url__icontains=text)
             | Q(canonical_key__icontains=text)
-        )
-
-    def with_capture_counts(self) -> SiteQuerySet:
-        return self.annotate(
-            capture_count=Count("captures"), last_capture=Max("captures__timestamp")
         )
 
 
@@ -105,14 +100,6 @@ class LinkSnapshot(models.Model):
         return frozenset(self.links.split("\n")) if self.links else frozenset()
 
 
-class CaptureQuerySet(models.QuerySet["Capture"]):
-    def observations(self) -> CaptureQuerySet:
-        return self.filter(is_observation=True)
-
-    def homepage(self) -> CaptureQuerySet:
-        return self.filter(depth=0)
-
-
 class Capture(models.Model):
     """One CDX row of a page of a site at depth ≤ 2, kept even when it is not an observation."""
 
@@ -155,8 +142,6 @@ class Capture(models.Model):
     new_links = models.IntegerField(
         null=True, blank=True, help_text="Links new to the page's history."
     )
-
-    objects = CaptureQuerySet.as_manager()
 
     class Meta:
         ordering = ["site", "timestamp", "urlkey"]

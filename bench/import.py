@@ -58,14 +58,15 @@ import sys, time, json, django
 django.setup()
 from django.core.management import call_command
 from archive.models import Site, Capture
-from archive.importers import seeds_import, cdx_file_import
+from archive.seeds import seeds_import
+from archive.pipeline import FromCdxFiles, sites_import
 from pathlib import Path
 call_command("migrate", verbosity=0)
 sites = int(sys.argv[2])
 seeds = "\n".join(f"http://cs{s // 50}.uni{s % 50}.edu/~user{s}/" for s in range(sites))
 seeds_import(data=seeds.encode())
 started = time.perf_counter()
-report = cdx_file_import(paths=[Path(sys.argv[1])])
+report = sites_import(FromCdxFiles([Path(sys.argv[1])], fetch=False))
 elapsed = time.perf_counter() - started
 print(json.dumps({"read": report.captures.read, "added": report.captures.added,
                   "seconds": elapsed, "stored": Capture.objects.count()}))

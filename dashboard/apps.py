@@ -3,4 +3,4 @@ from django.apps import AppConfig
 
 class DashboardConfig(AppConfig):
     name = "dashboard"
-    verbose_name = "Dashboard: pages and background jobs"
+    verbose_name = "Dashboard: every page"

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from django.db.models import ExpressionWrapper, F, FloatField, QuerySet
-from django.utils import timezone
+from django.db.models import QuerySet
 
 from archive.models import Site
-from scheduling.crawl_lists import reference_instant
+from hacs.clock import reference_instant, to_days
+from hacs.estimators import change_probability, exposure_threshold
+from hacs_site.clock import today
+from scheduling.estimates import exposure_expression
 from scheduling.models import Estimate, Level, Method
-from scheduling.services import to_days
 
 
 @dataclass(frozen=True)
@@ -29,10 +29,10 @@ def due_estimates(*, day: date, e_days: float) -> QuerySet[Estimate]:
     p = 1 − exp(−λ (t + e − τ)) grows with λ (t + e − τ), so the ordering and any threshold
     are done in SQL on that product.
     """
-    horizon = to_days(reference_instant(day)) + e_days
+    t_days = to_days(reference_instant(day))
     return (
         Estimate.objects.filter(level=Level.HOMEPAGE, method=Method.OBSERVED, rate__isnull=False)
-        .annotate(exposure=ExpressionWrapper(F("rate") * (horizon - F("tau_days")), FloatField()))
+        .annotate(exposure=exposure_expression(t_days=t_days, e_days=e_days))
         .order_by("-exposure", "tau_days")
     )
 
@@ -43,12 +43,13 @@ def sites_due(
     """How many sites reach p ≥ θ for ``day``, and the first ``limit`` of them."""
     rows = due_estimates(day=day, e_days=e_days)
     if theta > 0:
-        rows = rows.filter(exposure__gte=-math.log1p(-min(theta, 1 - 1e-12)))
+        rows = rows.filter(exposure__gte=exposure_threshold(theta))
     total = rows.count()
+    t_days = to_days(reference_instant(day))
     shown = [
         DueSite(
             site=e.site,
-            probability=-math.expm1(-max(e.exposure, 0.0)),
+            probability=change_probability(e.rate, e.tau_days, t_days, e_days),
             interval_days=e.interval_days,
         )
         for e in rows.select_related("site")[:limit]
@@ -73,5 +74,5 @@ def overview_counts() -> dict[str, Any]:
         "estimated": Estimate.objects.filter(
             level=Level.HOMEPAGE, method=Method.OBSERVED, rate__isnull=False
         ).count(),
-        "today": timezone.now().date(),
+        "today": today(),
     }

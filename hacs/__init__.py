@@ -1,7 +1,7 @@
 """HACS's pure core: the method of the HACS paper and the archive formats it reads.
 
 Nothing here imports Django; every function takes plain values or NumPy arrays, so the method
-can be read, tested and benchmarked without a database (``tests/test_pure_core.py`` keeps it so).
+can be read, tested and benchmarked without a database (``tests/hacs/test_pure.py`` keeps it so).
 
 * ``hacs.clock`` — days since 1970, the reference instant of a date, "today";
 * ``hacs.updates`` — DESIGN rules 1, 3 and 4: observations, updates, timelines;

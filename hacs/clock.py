@@ -12,7 +12,16 @@ import math
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from zoneinfo import ZoneInfo
 
-__all__ = ["EPOCH", "SECONDS_PER_DAY", "from_days", "reference_instant", "to_days", "today"]
+__all__ = [
+    "EPOCH",
+    "SECONDS_PER_DAY",
+    "day_end",
+    "day_start",
+    "from_days",
+    "reference_instant",
+    "to_days",
+    "today",
+]
 
 SECONDS_PER_DAY = 86400.0
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -45,3 +54,13 @@ def today(zone: tzinfo | str = UTC, *, now: datetime | None = None) -> date:
     where = ZoneInfo(zone) if isinstance(zone, str) else zone
     moment = datetime.now(UTC) if now is None else now
     return moment.astimezone(where).date()
+
+
+def day_start(day: date | None) -> datetime | None:
+    """00:00 UTC of a date, the first instant a window starting that day holds (None stays)."""
+    return None if day is None else datetime.combine(day, time.min, tzinfo=UTC)
+
+
+def day_end(day: date | None) -> datetime | None:
+    """The last instant (microsecond) of a date in UTC, the end a window ending that day holds."""
+    return None if day is None else datetime.combine(day, time.max, tzinfo=UTC)

@@ -1,7 +1,7 @@
 """Update-rate estimation for HACS — the pure numerical core.
 
 Everything here takes plain numbers, sequences or NumPy arrays and returns floats, arrays or
-small frozen dataclasses; it never imports Django (``tests/test_pure_core.py`` checks that).
+small frozen dataclasses; it never imports Django (``tests/hacs/test_pure.py`` checks that).
 Times are in days and rates are per day throughout.
 
 The method is the HACS paper's (``papers/hacs-scholarly-webpage-updates.txt``, Sections I-B and
@@ -42,10 +42,12 @@ __all__ = [
     "RateEstimate",
     "RateEstimates",
     "accesses",
+    "change_exposure",
     "change_probability",
     "cho_garcia_molina_rate",
     "estimate",
     "estimate_many",
+    "exposure_threshold",
     "mle_rate",
     "ratio_rate",
     "update_instants",
@@ -126,6 +128,7 @@ def estimate(times: ArrayLike, updated: ArrayLike, method: str = "observed") -> 
     t = _check_times(times, "times")
     flags = _check_flags(updated, t.size)
     _check_sorted(t)
+    _check_baseline(flags, np.zeros(min(t.size, 1), dtype=np.int64))
     result = estimate_many(t, flags, np.array([0, t.size], dtype=np.int64), method=method)
     return RateEstimate(
         float(result.rate[0]),
@@ -164,6 +167,8 @@ def accesses(times: ArrayLike, updated: ArrayLike, offsets: ArrayLike) -> Access
     _check_baseline(flags, first, off)
     _check_sorted_within(t, first, off, 0)
     merged_t, merged_flags, merged_first = _accesses(t, flags, first)
+    if merged_t is t:  # nothing merged: copies, so that the result never shares the caller's
+        merged_t, merged_flags = merged_t.copy(), merged_flags.copy()
     new_off = np.zeros(off.size, dtype=np.int64)
     new_counts = np.zeros(counts.size, dtype=np.int64)
     new_counts[counts > 0] = np.diff(np.append(merged_first, merged_t.size))
@@ -469,9 +474,38 @@ def _cho_garcia_molina(
 
 def _probability(rate: FloatArray, tau: FloatArray, t: FloatArray, e: FloatArray) -> FloatArray:
     """g(λ, τ, t, e) = 1 − exp(−λ (t + e − τ)) (HACS paper, Section II-E; DESIGN.md rule 7)."""
-    # −expm1(−x) is 1 − exp(−x) without cancellation for small λ.
-    result: FloatArray = -np.expm1(-rate * (t + e - tau))
+    # −expm1(−x) is 1 − exp(−x) without cancellation for small λ; τ after t + e (a clock skew,
+    # an estimate from the future) leaves no time for a change: p = 0, never negative.
+    result: FloatArray = -np.expm1(-np.maximum(change_exposure(rate, tau, t, e), 0.0))
     return result
+
+
+@overload
+def change_exposure(rate: float, tau: float, t: float, e: float) -> float: ...
+@overload
+def change_exposure(rate: ArrayLike, tau: ArrayLike, t: ArrayLike, e: ArrayLike) -> FloatArray: ...
+def change_exposure(
+    rate: ArrayLike, tau: ArrayLike, t: ArrayLike, e: ArrayLike
+) -> float | FloatArray:
+    """λ (t + e − τ): the expected number of changes since τ, of which g is 1 − exp(−·).
+
+    g grows with it, so the pages that sort sites by their probability of change in SQL sort by
+    this product (``scheduling.estimates.exposure_expression``), and a threshold θ on g is the
+    threshold :func:`exposure_threshold` on it.
+    """
+    x = np.asarray(rate, dtype=np.float64) * (
+        np.asarray(t, dtype=np.float64)
+        + np.asarray(e, dtype=np.float64)
+        - np.asarray(tau, dtype=np.float64)
+    )
+    return float(x) if x.ndim == 0 else x
+
+
+def exposure_threshold(theta: float) -> float:
+    """The exposure at which g reaches θ: −log(1 − θ) (θ = 1 is capped just below, at 1 − 1e-12)."""
+    if not 0 <= theta <= 1:
+        raise ValueError(f"theta must lie in [0, 1]; got {theta}")
+    return -math.log1p(-min(theta, 1 - 1e-12))
 
 
 # --------------------------------------------------------------------------------------------

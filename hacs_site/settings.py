@@ -10,6 +10,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from hacs import defaults
 from hacs_site.env import (
     database_from_url,
     env_bool,
@@ -51,8 +52,11 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_rq",
+    # HACS's apps, each importing only those above it (tests/test_layout.py keeps it so).
+    "jobs",
     "archive",
     "scheduling",
+    "operations",
     "dashboard",
 ]
 
@@ -158,15 +162,20 @@ HACS_USER_AGENT = env_str(
 )
 
 # --- Method defaults (DESIGN "Method", rule 8) -------------------------------------------------
-HACS_HISTORY_DAYS = env_int("HACS_HISTORY_DAYS", 3 * 365, minimum=1)
-HACS_E_DAYS = env_float("HACS_E_DAYS", 7.0, minimum=0)
+HACS_HISTORY_DAYS = env_int("HACS_HISTORY_DAYS", defaults.HISTORY_DAYS, minimum=1)
+HACS_E_DAYS = env_float("HACS_E_DAYS", defaults.E_DAYS, minimum=0)
 HACS_THETA = env_float("HACS_THETA", 0.5, minimum=0, maximum=1)
 HACS_DAILY_CRAWL_LIST_CRON = env_str("HACS_DAILY_CRAWL_LIST_CRON", "0 5 * * *")
-if len(HACS_DAILY_CRAWL_LIST_CRON.split()) != 5:
-    raise ImproperlyConfigured(
-        f"HACS_DAILY_CRAWL_LIST_CRON={HACS_DAILY_CRAWL_LIST_CRON!r} is not a cron expression "
-        "of five fields (minute hour day month weekday)."
-    )
+HACS_FETCH_RETRY_CRON = env_str("HACS_FETCH_RETRY_CRON", "0 4 * * *")
+for _name, _value in (
+    ("HACS_DAILY_CRAWL_LIST_CRON", HACS_DAILY_CRAWL_LIST_CRON),
+    ("HACS_FETCH_RETRY_CRON", HACS_FETCH_RETRY_CRON),
+):
+    if len(_value.split()) != 5:
+        raise ImproperlyConfigured(
+            f"{_name}={_value!r} is not a cron expression of five fields "
+            "(minute hour day month weekday)."
+        )
 
 LOGGING = {
     "version": 1,

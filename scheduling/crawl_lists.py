@@ -1,10 +1,10 @@
-"""Today's crawl list (DESIGN "Method", rule 8): glue between stored captures and the estimators.
+"""Today's crawl list (DESIGN "Method", rule 8): glue between stored captures and the core.
 
-For a date D the reference instant t is the end of D (00:00 UTC of the next day): the estimate
-uses the observations in [t − w, t), and p = g(λ, τ, t, e) is the probability that the site has
-changed by the time a crawl made within e days of D looks at it. Sites whose rate is unknown
-(fewer than two observations in the window) get p = 0, as in the evaluation, so they only appear
-when θ is 0 or the budget reaches past every site with a known rate.
+For a date D the reference instant t is the end of D (``hacs.clock.reference_instant``): the
+estimate uses the observations in [t − w, t), and p = g(λ, τ, t, e) is the probability that the
+site has changed by the time a crawl made within e days of D looks at it. Sites whose rate is
+unknown (fewer than two observations in the window) get p = 0, as in the evaluation, so they
+only appear when θ is 0 or the budget reaches past every site with a known rate.
 """
 
 from __future__ import annotations
@@ -12,23 +12,58 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from dataclasses import asdict, dataclass
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
 
 from archive.models import Site
-from hacs.estimators import change_probability
+from hacs import defaults
+from hacs.clock import reference_instant, to_days
+from hacs.ranking import crawl_order, crawl_probabilities, crawl_selection
+from scheduling.cells import interval_cell, neutralise, rate_cell, tau_cell
+from scheduling.estimates import estimates_for_window
 from scheduling.models import CrawlList, CrawlListEntry, Level, Method
-from scheduling.services import estimates_for_window, to_days
 
 CSV_COLUMNS = ["rank", "url", "author", "probability", "rate_per_day", "interval_days", "tau"]
 
 
-def reference_instant(day: date) -> datetime:
-    return datetime.combine(day + timedelta(days=1), time.min, tzinfo=UTC)
+@dataclass(frozen=True)
+class CrawlListOptions:
+    """What a crawl list is built with; the defaults are the form's and the daily job's."""
+
+    level: str = Level.HOMEPAGE
+    method: str = Method.OBSERVED
+    theta: float | None = None
+    budget: int | None = None
+    history_days: int = defaults.HISTORY_DAYS
+    e_days: float = defaults.E_DAYS
+
+    @classmethod
+    def from_settings(cls) -> CrawlListOptions:
+        """The configured defaults: ``HACS_THETA``, ``HACS_HISTORY_DAYS``, ``HACS_E_DAYS``."""
+        return cls(
+            theta=settings.HACS_THETA,
+            history_days=settings.HACS_HISTORY_DAYS,
+            e_days=settings.HACS_E_DAYS,
+        )
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CrawlListOptions:
+        return cls(
+            level=str(data["level"]),
+            method=str(data["method"]),
+            theta=None if data.get("theta") is None else float(data["theta"]),
+            budget=None if data.get("budget") is None else int(data["budget"]),
+            history_days=int(data["history_days"]),
+            e_days=float(data["e_days"]),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -40,70 +75,45 @@ class RankedSite:
     seed_url: str
 
 
-def crawl_list_rank(
-    *,
-    day: date,
-    level: str = Level.HOMEPAGE,
-    method: str = Method.OBSERVED,
-    theta: float | None = None,
-    budget: int | None = None,
-    history_days: int = 3 * 365,
-    e_days: float = 7.0,
-) -> tuple[list[RankedSite], int]:
+def crawl_list_rank(*, day: date, options: CrawlListOptions) -> tuple[list[RankedSite], int]:
     """The ranked sites of a crawl list and the number of eligible sites (≥ 1 observation)."""
     t = reference_instant(day)
-    start = t - timedelta(days=history_days)
+    start = t - timedelta(days=options.history_days)
     found = estimates_for_window(
-        level=level, method=method, start=start, end=t - timedelta(microseconds=1)
-    )
+        level=options.level, method=options.method, start=start,
+        end=t - timedelta(microseconds=1),
+    )  # fmt: skip
     if not found:
         return [], 0
     ids = list(found)
     rates = np.array([np.nan if found[i].rate is None else found[i].rate for i in ids])
     taus = np.array([np.nan if found[i].tau_days is None else found[i].tau_days for i in ids])
-    known = np.isfinite(rates)
-    p = np.zeros(len(ids))
-    p[known] = change_probability(rates[known], taus[known], to_days(t), e_days)
+    p = crawl_probabilities(rates, taus, to_days(t), options.e_days)
     urls = dict(Site.objects.filter(pk__in=ids).values_list("pk", "seed_url"))
+    seed_urls = [urls.get(site_id, "") for site_id in ids]
+    order = crawl_order(p, taus, seed_urls, to_days(t))
+    kept = crawl_selection(order, p, theta=options.theta, budget=options.budget)
     ranked = [
         RankedSite(
-            site_id=site_id,
+            site_id=ids[i],
             probability=float(p[i]),
-            rate=found[site_id].rate,
-            tau=found[site_id].tau,
-            seed_url=urls.get(site_id, ""),
+            rate=found[ids[i]].rate,
+            tau=found[ids[i]].tau,
+            seed_url=seed_urls[i],
         )
-        for i, site_id in enumerate(ids)
+        for i in kept
     ]
-    # Highest probability first; ties: the longest-unchanged site (older τ) first, then URL.
-    ranked.sort(key=lambda r: (-r.probability, r.tau or t, r.seed_url))
-    if theta is not None:
-        ranked = [r for r in ranked if r.probability >= theta]
-    if budget is not None:
-        ranked = ranked[:budget]
     return ranked, len(ids)
 
 
-def crawl_list_build(
-    *,
-    day: date,
-    level: str = Level.HOMEPAGE,
-    method: str = Method.OBSERVED,
-    theta: float | None = None,
-    budget: int | None = None,
-    history_days: int = 3 * 365,
-    e_days: float = 7.0,
-    user: Any = None,
-) -> CrawlList:
+def crawl_list_build(*, day: date, options: CrawlListOptions, user: Any = None) -> CrawlList:
     """Rank the sites for ``day`` and store the list with its parameters."""
-    ranked, eligible = crawl_list_rank(
-        day=day, level=level, method=method, theta=theta, budget=budget,
-        history_days=history_days, e_days=e_days,
-    )  # fmt: skip
+    ranked, eligible = crawl_list_rank(day=day, options=options)
     with transaction.atomic():
         crawl_list = CrawlList.objects.create(
-            date=day, level=level, method=method, theta=theta, budget=budget,
-            history_days=history_days, e_days=e_days, eligible_sites=eligible,
+            date=day, level=options.level, method=options.method, theta=options.theta,
+            budget=options.budget, history_days=options.history_days, e_days=options.e_days,
+            eligible_sites=eligible,
             created_by=user if getattr(user, "is_authenticated", False) else None,
         )  # fmt: skip
         CrawlListEntry.objects.bulk_create(
@@ -119,12 +129,6 @@ def crawl_list_build(
     return crawl_list
 
 
-def neutralise(value: object) -> str:
-    """A CSV cell that a spreadsheet will not run as a formula."""
-    text = "" if value is None else str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
 def crawl_list_rows(crawl_list: CrawlList) -> Iterator[list[str]]:
     """The list's CSV rows (header first), in rank order, one query."""
     yield CSV_COLUMNS
@@ -137,9 +141,9 @@ def crawl_list_rows(crawl_list: CrawlList) -> Iterator[list[str]]:
             neutralise(url),
             neutralise(author),
             f"{probability:.6f}",
-            "" if rate is None else f"{rate:.6g}",
-            "" if not rate else f"{1 / rate:.2f}",
-            "" if tau is None else tau.isoformat(),
+            rate_cell(rate),
+            interval_cell(rate),
+            tau_cell(tau),
         ]
 
 

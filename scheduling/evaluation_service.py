@@ -23,7 +23,6 @@ Readings (see also the engine's module docstring):
 
 from __future__ import annotations
 
-import gc
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping
@@ -33,28 +32,22 @@ from datetime import time as clock_time
 from typing import Any
 
 import numpy as np
-from django.db import connection
-from django.db.models import BigIntegerField, Func
-from django.db.utils import NotSupportedError
 from django.utils import timezone
 from numpy.typing import NDArray
 
 from archive.models import Site
-from dashboard.models import JobRecord
-from dashboard.services import job_records_sync_with_rq
 from hacs.clock import to_days
 from hacs.estimators import METHODS
-from hacs.evaluation import DEFAULT_THETAS, ObservationTable, evaluate
-from hacs.evaluation_intervals import interval_distribution
+from hacs.evaluation import DEFAULT_THETAS, ObservationTable, evaluate, interval_distribution
+from jobs.models import JobRecord
+from jobs.services import job_records_sync_with_rq
 from scheduling.models import EvaluationRun, Level
-from scheduling.services import observations_queryset
+from scheduling.observations import observations_load
 
 __all__ = [
     "BOTH",
     "LEVEL_CHOICES",
-    "EpochMilliseconds",
     "EvaluationTables",
-    "evaluation_job_label",
     "evaluation_run",
     "evaluation_run_create",
     "evaluation_run_refresh",
@@ -76,51 +69,6 @@ _PROGRESS_EVALUATE = 0.95  # … and up to here to the engine; the rest to Figur
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-
-
-class EpochMilliseconds(Func):
-    """A DateTimeField as whole milliseconds since 1970-01-01 UTC, computed by the database.
-
-    An integer, so that ``to_days`` is reproduced exactly in NumPy: for whole milliseconds,
-    (ms / 10³) / 86400 rounds exactly as ``timedelta.total_seconds() / 86400`` does. Archive
-    timestamps are whole seconds (14-digit CDX timestamps); finer parts are rounded to the
-    millisecond, which is SQLite's own date precision.
-    """
-
-    arity = 1
-    output_field = BigIntegerField()
-
-    def as_sqlite(
-        self, compiler: Any, connection: Any, **extra_context: Any
-    ) -> tuple[str, tuple[Any, ...]]:
-        sql, params = compiler.compile(self.source_expressions[0])
-        # julianday() keeps an integer count of milliseconds and returns it divided by
-        # 86 400 000, so multiplying back and rounding recovers it exactly; 2440587.5 days is
-        # 1970-01-01. Four times faster than strftime('%s') over millions of rows.
-        return (
-            f"(CAST(ROUND(julianday({sql}) * 86400000.0) AS INTEGER) - 210866760000000)",
-            tuple(params),
-        )
-
-    def as_postgresql(
-        self, compiler: Any, connection: Any, **extra_context: Any
-    ) -> tuple[str, tuple[Any, ...]]:
-        sql, params = compiler.compile(self.source_expressions[0])
-        # EXTRACT(EPOCH …) is numeric (exact) since PostgreSQL 14.
-        return f"CAST(ROUND(EXTRACT(EPOCH FROM {sql}) * 1000) AS BIGINT)", tuple(params)
-
-    def as_sql(
-        self,
-        compiler: Any,
-        connection: Any,
-        function: str | None = None,
-        template: str | None = None,
-        arg_joiner: str | None = None,
-        **extra_context: Any,
-    ) -> tuple[str, tuple[Any, ...]]:
-        raise NotSupportedError(
-            f"EpochMilliseconds supports SQLite and PostgreSQL, not {connection.vendor}"
-        )
 
 
 class EvaluationTables(dict[str, ObservationTable]):
@@ -159,46 +107,16 @@ def evaluation_tables_load(
 def _table_load(
     *, level: str, start: datetime | None, end: datetime | None, site_ids: IntArray
 ) -> ObservationTable:
-    if level not in Level.values:
-        raise ValueError(f"level must be one of {', '.join(Level.values)}; got {level!r}")
-    rows = observations_queryset(level=level, start=start, end=end, site_ids=None)
-    if level == Level.WEBSITE:
-        rows = rows.filter(depth__lte=2)
-    values = rows.order_by().values_list(
-        "site_id", "page_index", "link_floor", EpochMilliseconds("timestamp"), "page_key"
-    )
-    # Millions of rows: run the query through the cursor (Django's row iterator costs more
-    # than the query) and turn each batch into arrays at once, with the collector off while
-    # the batches create millions of short-lived tuples.
-    sql, params = values.query.sql_with_params()
-    pages: dict[tuple[int, str], int] = {}
-    columns: list[list[NDArray[Any]]] = [[], [], [], [], []]
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            while batch := cursor.fetchmany(_BATCH):
-                pks, indices, floors, stamps, keys = zip(*batch, strict=True)
-                del batch
-                ids = [pages.setdefault(pair, len(pages)) for pair in zip(pks, keys, strict=True)]
-                for column, data in zip(columns, (pks, ids, indices, floors, stamps), strict=True):
-                    column.append(np.array(data, dtype=np.int64))
-    finally:
-        if collecting:
-            gc.enable()
-    site_pk, page, page_index, floor, millis = (
-        np.concatenate(column) if column else np.zeros(0, dtype=np.int64) for column in columns
-    )
+    found = observations_load(level=level, start=start, end=end)
     # Site pk → index in canonical-key order.
     by_pk = np.argsort(site_ids)
-    site = by_pk[np.searchsorted(site_ids, site_pk, sorter=by_pk)]
+    site = by_pk[np.searchsorted(site_ids, found.site_pk, sorter=by_pk)]
     return ObservationTable(
         site=site,
-        page=page,
-        time=millis.astype(np.float64) / 1e3 / 86400.0,
-        page_index=page_index,
-        link_floor=floor,
+        page=found.page,
+        time=found.time,
+        page_index=found.page_index,
+        link_floor=found.link_floor,
         n_sites=int(site_ids.size),
     )
 
@@ -302,13 +220,6 @@ def evaluation_run_create(*, parameters: Mapping[str, Any], user: Any = None) ->
     )
 
 
-def evaluation_job_label(run: EvaluationRun) -> str:
-    """The label of a run's job on the Jobs page; ``evaluation_run_refresh`` finds it by it."""
-    parameters = run.parameters
-    levels = " + ".join(parameters.get("levels", []))
-    return f"run {run.pk}: {parameters.get('start')} to {parameters.get('end')}, {levels}"
-
-
 def evaluation_run_refresh(run: EvaluationRun) -> EvaluationRun:
     """Mark a queued or running run failed when its job failed or vanished with its worker.
 
@@ -316,16 +227,9 @@ def evaluation_run_refresh(run: EvaluationRun) -> EvaluationRun:
     ``job_records_sync_with_rq``) can tell.
     """
     active = (EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING)
-    if run.status not in active:
+    if run.status not in active or run.job_id is None:
         return run
-    record = (
-        JobRecord.objects.filter(kind=JobRecord.Kind.EVALUATION)
-        .filter(label=evaluation_job_label(run)[:300])
-        .order_by("-created_at")
-        .first()
-    )
-    if record is None:
-        return run
+    record = JobRecord.objects.get(pk=run.job_id)
     job_records_sync_with_rq([record])
     if record.status == JobRecord.Status.FAILED:
         updated = EvaluationRun.objects.filter(pk=run.pk, status__in=active).update(

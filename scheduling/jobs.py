@@ -1,12 +1,19 @@
-"""Background jobs of the scheduling app. Each takes its JobRecord id first."""
+"""Background jobs of the scheduling app: evaluation runs and crawl lists.
+
+Each takes its JobRecord id first and reports through ``jobs.services.JobProgress``.
+"""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
-from dashboard.models import JobRecord
-from dashboard.services import JobProgress, job_enqueue
-from scheduling.evaluation_service import evaluation_job_label, evaluation_run
+from hacs_site.clock import today
+from jobs.models import JobRecord
+from jobs.services import JobProgress, job_enqueue, job_record_create
+from scheduling.crawl_lists import CrawlListOptions, crawl_list_build
+from scheduling.estimates import RecomputeOptions, estimates_recompute
+from scheduling.evaluation_service import evaluation_run
 from scheduling.models import EvaluationRun
 
 PROGRESS_STEPS = 100  # the Jobs page shows an evaluation's progress in percent
@@ -27,11 +34,52 @@ def run_evaluation(record_id: int, run_id: int) -> None:
 
 
 def enqueue_evaluation(run: EvaluationRun, *, user: Any = None) -> JobRecord:
-    return job_enqueue(
+    parameters = run.parameters
+    levels = " + ".join(parameters.get("levels", []))
+    record = job_enqueue(
         kind=JobRecord.Kind.EVALUATION,
         func=run_evaluation,
         args=(run.pk,),
-        label=evaluation_job_label(run),
+        label=f"run {run.pk}: {parameters.get('start')} to {parameters.get('end')}, {levels}",
         user=user,
         total=PROGRESS_STEPS,
+    )
+    EvaluationRun.objects.filter(pk=run.pk).update(job=record)
+    run.job = record
+    return record
+
+
+def build_crawl_list(record_id: int, day: str, options: dict[str, Any]) -> int:
+    """Build and store one crawl list; returns its id."""
+    with JobProgress(record_id) as progress:
+        progress.set_total(1)
+        crawl_list = crawl_list_build(
+            day=date.fromisoformat(day), options=CrawlListOptions.from_json(options)
+        )
+        progress.advance(1, sites=crawl_list.entries.count())
+    return crawl_list.pk
+
+
+def daily_crawl_list() -> int:
+    """Today's list with the configured defaults, run every morning by the RQ cron scheduler."""
+    day = today()
+    record = job_record_create(kind=JobRecord.Kind.CRAWL_LIST, label=f"Daily crawl list {day}")
+    return build_crawl_list(record.pk, day.isoformat(), CrawlListOptions.from_settings().to_json())
+
+
+def recompute_estimates(record_id: int, options: dict[str, Any] | None = None) -> None:
+    """Recompute stored estimates with the ``recompute_estimates`` command's options."""
+    with JobProgress(record_id) as progress:
+        progress.set_total(1)
+        written = estimates_recompute(**RecomputeOptions.from_json(options or {}).as_kwargs())
+        progress.advance(1, estimates=written)
+
+
+def enqueue_recompute(options: RecomputeOptions, *, user: Any = None) -> JobRecord:
+    return job_enqueue(
+        kind=JobRecord.Kind.ESTIMATION,
+        func=recompute_estimates,
+        args=(options.to_json(),),
+        label=options.describe(),
+        user=user,
     )

@@ -117,6 +117,10 @@ class EvaluationRun(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    job = models.ForeignKey(
+        "jobs.JobRecord", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The background job running it, whose record tells when its worker died.",
+    )  # fmt: skip
 
     class Meta:
         ordering = ["-created_at"]

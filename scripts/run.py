@@ -99,13 +99,6 @@ def load_demo(env: dict[str, str]) -> None:
     ).stdout.strip()  # fmt: skip
     if count != "0":
         return
-    commands = subprocess.run(
-        [PYTHON, str(ROOT / "manage.py"), "help", "--commands"],
-        env=env, cwd=ROOT, text=True, capture_output=True, check=True,
-    ).stdout.split()  # fmt: skip
-    if "load_demo" not in commands:
-        say("Demo data loader not available in this version; starting with an empty database.")
-        return
     say("Loading the demo archive (a synthetic scholarly collection with known truth)…")
     manage("load_demo", env=env)
 
@@ -154,7 +147,7 @@ def main() -> int:
                 env,
             )  # fmt: skip
             children.append((f"worker {n}", worker))
-        cron = spawn([PYTHON, str(ROOT / "manage.py"), "rqcron", "scheduling.cron"], env)
+        cron = spawn([PYTHON, str(ROOT / "manage.py"), "rqcron", "operations.cron"], env)
         children.append(("cron scheduler", cron))
         port = options.port if not port_open(options.port) else free_port()
         if port != options.port:

@@ -14,7 +14,7 @@ default), sorts query arguments and strips session ids. What this module adds:
   hosts like ``999.1.1.1`` are rejected before they reach it;
 * a fast path for plain ASCII URLs that gives exactly surt's answer in a fraction of the time
   (link extraction canonicalises hundreds of links per page; the equivalence is property-tested
-  against ``surt.surt`` in ``tests/test_canon.py``);
+  against ``surt.surt`` in ``tests/hacs/formats/test_canon.py``);
 * the homepage equivalence of DESIGN.md (``index.html`` & co. are the directory itself);
 * seed validation and a ``SeedScope`` with the path boundary and depth of DESIGN.md.
 """
@@ -437,3 +437,17 @@ def _raw_path(url: str) -> str:
         return urlsplit(text).path
     except ValueError:
         return ""
+
+
+def surt_to_url(key: str) -> str:
+    """A readable URL for a SURT-form link (``com,github)/a/b`` → ``http://github.com/a/b``).
+
+    Links are stored in SURT form (DESIGN rule 2), which drops the scheme and ``www.``; the
+    result is the same page as far as an archive's lookup is concerned.
+    """
+    host, sep, rest = key.partition(")")
+    if not sep:
+        return key
+    name, colon, port = host.partition(":")
+    netloc = ".".join(reversed(name.split(","))) + (f":{port}" if colon else "")
+    return f"http://{netloc}{rest or '/'}"

@@ -41,6 +41,7 @@ __all__ = [
     "CdxRecord",
     "CdxStats",
     "Dialect",
+    "bare_digest",
     "REVISIT_TYPE",
     "format_timestamp",
     "is_html_type",
@@ -117,6 +118,12 @@ class CdxRecord(NamedTuple):
 def _bare_type(mimetype: str) -> str:
     # Cached: an archive uses a handful of types over millions of rows.
     return mimetype.partition(";")[0].strip().lower()
+
+
+def bare_digest(value: str) -> str:
+    """A payload digest without its ``sha1:`` prefix (WARC headers carry it, CDX rows do not)."""
+    value = value.strip()
+    return value.split(":", 1)[1] if value.lower().startswith("sha1:") else value
 
 
 def is_html_type(mimetype: str | None) -> bool:

@@ -1,32 +1,12 @@
-import argparse
+from dataclasses import replace
 from datetime import date
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from scheduling.crawl_lists import crawl_list_build, crawl_list_csv
-from scheduling.management.commands._options import day
+from hacs_site.clock import today
+from scheduling.crawl_lists import CrawlListOptions, crawl_list_build, crawl_list_csv
+from scheduling.management.commands._options import day, positive, probability
 from scheduling.models import Level, Method
-
-
-def probability(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number between 0 and 1") from None
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1")
-    return value
-
-
-def positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
 
 
 class Command(BaseCommand):
@@ -47,14 +27,22 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         chosen = options["date"]
+        configured = CrawlListOptions.from_settings()
+        history_days, e_days = options["history_days"], options["e_days"]
+        theta, budget = options["theta"], options["budget"]
         crawl_list = crawl_list_build(
-            day=chosen if isinstance(chosen, date) else date.today(),
-            level=str(options["level"]),
-            method=str(options["method"]),
-            theta=options["theta"],  # type: ignore[arg-type]
-            budget=options["budget"],  # type: ignore[arg-type]
-            history_days=options["history_days"] or settings.HACS_HISTORY_DAYS,  # type: ignore[arg-type]
-            e_days=options["e_days"] if options["e_days"] is not None else settings.HACS_E_DAYS,  # type: ignore[arg-type]
+            day=chosen if isinstance(chosen, date) else today(),
+            options=replace(
+                configured,
+                level=str(options["level"]),
+                method=str(options["method"]),
+                theta=float(theta) if isinstance(theta, float) else None,
+                budget=budget if isinstance(budget, int) else None,
+                history_days=(
+                    history_days if isinstance(history_days, int) else configured.history_days
+                ),
+                e_days=e_days if isinstance(e_days, float) else configured.e_days,
+            ),
         )
         for chunk in crawl_list_csv(crawl_list):
             self.stdout.write(chunk, ending="")

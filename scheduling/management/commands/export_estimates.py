@@ -3,20 +3,16 @@ import csv
 from django.core.management.base import BaseCommand, CommandParser
 
 from archive.models import Site
-from scheduling.management.commands._options import day, day_end, day_start
+from hacs.clock import day_end, day_start
+from scheduling.cells import interval_cell, neutralise, rate_cell, tau_cell
+from scheduling.estimates import estimates_for_window
+from scheduling.management.commands._options import day
 from scheduling.models import Estimate, Level, Method
-from scheduling.services import estimates_for_window
 
 COLUMNS = [
     "url", "author", "level", "method", "rate_per_day", "interval_days", "tau", "observations",
     "updates",
 ]  # fmt: skip
-
-
-def _cell(value: object) -> str:
-    text = "" if value is None else str(value)
-    # A spreadsheet would run a cell starting with one of these as a formula.
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
 class Command(BaseCommand):
@@ -47,13 +43,10 @@ class Command(BaseCommand):
         for site in sites:
             estimate = found.get(site.pk)
             rate = estimate.rate if estimate else None
-            interval = estimate.interval_days if estimate else None
             writer.writerow(
                 [
-                    _cell(site.seed_url), _cell(site.author), level, method,
-                    "" if rate is None else f"{rate:.6g}",
-                    "" if interval is None else f"{interval:.2f}",
-                    estimate.tau.isoformat() if estimate and estimate.tau else "",
+                    neutralise(site.seed_url), neutralise(site.author), level, method,
+                    rate_cell(rate), interval_cell(rate), tau_cell(estimate and estimate.tau),
                     estimate.observations if estimate else 0,
                     estimate.updates if estimate else 0,
                 ]

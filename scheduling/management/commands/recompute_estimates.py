@@ -1,10 +1,11 @@
+from datetime import date
+
 from django.core.management.base import BaseCommand, CommandParser
 
-from dashboard.models import JobRecord
-from dashboard.services import job_enqueue
-from scheduling.management.commands._options import day, day_end, day_start
+from scheduling.estimates import RecomputeOptions, estimates_recompute
+from scheduling.jobs import enqueue_recompute
+from scheduling.management.commands._options import day
 from scheduling.models import Level, Method
-from scheduling.services import estimates_recompute
 
 
 class Command(BaseCommand):
@@ -18,18 +19,16 @@ class Command(BaseCommand):
         parser.add_argument("--enqueue", action="store_true", help="hand the work to a worker")
 
     def handle(self, *args: object, **options: object) -> None:
+        start, end = options["start"], options["end"]
+        chosen = RecomputeOptions(
+            levels=(str(options["level"]),) if options["level"] else tuple(Level.values),
+            methods=(str(options["method"]),) if options["method"] else tuple(Method.values),
+            start=start if isinstance(start, date) else None,
+            end=end if isinstance(end, date) else None,
+        )
         if options["enqueue"]:
-            from archive.jobs import recompute_all_estimates
-
-            record = job_enqueue(
-                kind=JobRecord.Kind.ESTIMATION, func=recompute_all_estimates, label="all sites"
-            )
+            record = enqueue_recompute(chosen)
             self.stdout.write(f"Recompute queued as job {record.pk}.")
             return
-        written = estimates_recompute(
-            levels=[options["level"]] if options["level"] else Level.values,
-            methods=[options["method"]] if options["method"] else Method.values,
-            start=day_start(options["start"]),  # type: ignore[arg-type]
-            end=day_end(options["end"]),  # type: ignore[arg-type]
-        )
+        written = estimates_recompute(**chosen.as_kwargs())
         self.stdout.write(f"{written} estimates stored.")

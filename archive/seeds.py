@@ -1,0 +1,90 @@
+"""Adding a librarian's seed list to the collection (the pure reader is ``hacs.formats.seeds``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from archive.models import Site, Tag
+from hacs.formats.seeds import SeedList, parse_seed_list
+
+BATCH = 2000
+
+
+@dataclass
+class SeedImportReport:
+    parsed: SeedList
+    added: list[Site] = field(default_factory=list)
+    already_stored: list[tuple[int, str, int]] = field(default_factory=list)  # line, url, site id
+
+    @property
+    def rejected(self) -> int:
+        return len(self.parsed.rejected)
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.added)} added, {len(self.already_stored)} already stored, "
+            f"{len(self.parsed.merged)} merged duplicate lines, {self.rejected} rejected"
+        )
+
+
+def seeds_import(
+    *,
+    data: bytes | str,
+    max_bytes: int = 5 * 1024 * 1024,
+    max_lines: int = 50_000,
+    user_directories_only: bool = False,
+    extra_tags: Sequence[str] = (),
+    dry_run: bool = False,
+) -> SeedImportReport:
+    """Add the sites of a seed list; existing sites are left as they are (tags are added).
+
+    Raises ``hacs.formats.seeds.SeedFileError`` when the file as a whole cannot be read; nothing is
+    written then.
+    """
+    parsed = parse_seed_list(
+        data, max_bytes=max_bytes, max_lines=max_lines, user_directories_only=user_directories_only
+    )
+    report = SeedImportReport(parsed=parsed)
+    existing = _site_ids_by_key([row.key for row in parsed.rows])
+    new_rows = [row for row in parsed.rows if row.key not in existing]
+    report.already_stored = [
+        (r.line, r.url, existing[r.key]) for r in parsed.rows if r.key in existing
+    ]
+    if dry_run:
+        report.added = [
+            Site(seed_url=r.url, canonical_key=r.key, author=r.author) for r in new_rows
+        ]
+        return report
+    with transaction.atomic():
+        Site.objects.bulk_create(
+            [Site(seed_url=r.url, canonical_key=r.key, author=r.author) for r in new_rows],
+            batch_size=BATCH,
+            ignore_conflicts=True,
+        )
+        stored = _site_ids_by_key([r.key for r in new_rows])
+        ids = {**existing, **stored}
+        tag_names = {t for r in parsed.rows for t in r.tags} | set(extra_tags)
+        Tag.objects.bulk_create([Tag(name=n) for n in tag_names], ignore_conflicts=True)
+        tag_ids = dict(Tag.objects.filter(name__in=tag_names).values_list("name", "pk"))
+        through = Site.tags.through
+        links = [
+            through(site_id=ids[r.key], tag_id=tag_ids[name])
+            for r in parsed.rows
+            for name in (*r.tags, *extra_tags)
+        ]
+        through.objects.bulk_create(links, ignore_conflicts=True, batch_size=BATCH)
+    report.added = list(Site.objects.filter(pk__in=list(stored.values())).order_by("pk"))
+    return report
+
+
+def _site_ids_by_key(keys: Sequence[str]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for start in range(0, len(keys), 900):  # SQLite allows 999 parameters per query
+        chunk = keys[start : start + 900]
+        found.update(
+            Site.objects.filter(canonical_key__in=chunk).values_list("canonical_key", "pk")
+        )
+    return found

@@ -1,0 +1,175 @@
+"""Link snapshots and update data: what each distinct content links to, and which observations
+are updates.
+
+* :func:`snapshots_missing` — the distinct (urlkey, digest) contents of a site with no usable
+  snapshot yet (a failed fetch is wanted again, so a later pass retries it);
+* :func:`snapshots_fetch` — fetches and parses each of them once;
+* :func:`updates_compute` — numbers each page's observations and stores the one integer per
+  observation of DESIGN's hint for speed (``hacs.updates.link_floors``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.db.models import OuterRef, Subquery
+
+from archive.models import Capture, LinkSnapshot
+from archive.wayback import ArchiveError
+from hacs.formats.links import decode_html, extract_links
+from hacs.updates import link_floors, new_link_counts
+
+BATCH = 2000
+
+
+@dataclass(frozen=True)
+class SnapshotWanted:
+    urlkey: str
+    digest: str
+    url: str
+    timestamp: str  # 14 digits
+
+
+def snapshots_missing(*, site_ids: Iterable[int]) -> list[SnapshotWanted]:
+    """Distinct (urlkey, digest) of the sites' 200 HTML captures with no usable snapshot yet.
+
+    Revisits carry the digest of an earlier 200 capture of the same URL, so they never need a
+    fetch of their own. A snapshot whose fetch failed is wanted again (retried in a later pass).
+    """
+    done = set(
+        LinkSnapshot.objects.filter(
+            status__in=[LinkSnapshot.Status.OK, LinkSnapshot.Status.TOO_LARGE],
+            urlkey__in=Subquery(
+                Capture.objects.filter(site_id__in=list(site_ids)).values("urlkey")
+            ),
+        ).values_list("urlkey", "digest")
+    )
+    wanted: dict[tuple[str, str], SnapshotWanted] = {}
+    rows = (
+        Capture.objects.filter(site_id__in=list(site_ids), kind=Capture.Kind.OBSERVATION)
+        .order_by("timestamp")
+        .values_list("urlkey", "digest", "url", "timestamp")
+    )
+    for urlkey, digest, url, moment in rows:
+        key = (urlkey, digest)
+        if key in done or key in wanted:
+            continue
+        wanted[key] = SnapshotWanted(urlkey, digest, url, moment.strftime("%Y%m%d%H%M%S"))
+    return list(wanted.values())
+
+
+def snapshot_from_body(
+    *, urlkey: str, digest: str, url: str, body: bytes, content_type: str | None,
+    truncated: bool = False,
+) -> LinkSnapshot:  # fmt: skip
+    """A parsed snapshot (not saved) from a page's raw bytes."""
+    if truncated:
+        return LinkSnapshot(
+            urlkey=urlkey, digest=digest, status=LinkSnapshot.Status.TOO_LARGE,
+            error="The archived page is larger than HACS_MAX_MEMENTO_BYTES.",
+        )  # fmt: skip
+    links = sorted(extract_links(decode_html(body, content_type), url))
+    return LinkSnapshot(
+        urlkey=urlkey, digest=digest, status=LinkSnapshot.Status.OK,
+        links="\n".join(links), link_count=len(links),
+    )  # fmt: skip
+
+
+def snapshots_save(snapshots: Sequence[LinkSnapshot]) -> int:
+    """Save snapshots, replacing earlier failed attempts at the same content."""
+    if not snapshots:
+        return 0
+    good = [s for s in snapshots if s.status != LinkSnapshot.Status.FAILED]
+    with transaction.atomic():
+        for s in good:
+            LinkSnapshot.objects.filter(
+                urlkey=s.urlkey, digest=s.digest, status=LinkSnapshot.Status.FAILED
+            ).delete()
+        LinkSnapshot.objects.bulk_create(snapshots, batch_size=BATCH, ignore_conflicts=True)
+    return len(snapshots)
+
+
+def snapshots_fetch(
+    *,
+    site_ids: Iterable[int],
+    fetch: Callable[[str, str], Any],
+    on_fetch: Callable[[], None] | None = None,
+) -> Counter[str]:
+    """Fetch and parse each missing snapshot once; ``fetch(timestamp, url)`` returns a memento."""
+    counts: Counter[str] = Counter()
+    pending: list[LinkSnapshot] = []
+    for wanted in snapshots_missing(site_ids=site_ids):
+        try:
+            memento = fetch(wanted.timestamp, wanted.url)
+            snapshot = snapshot_from_body(
+                urlkey=wanted.urlkey, digest=wanted.digest, url=wanted.url, body=memento.body,
+                content_type=memento.content_type, truncated=memento.truncated,
+            )  # fmt: skip
+            counts["fetched"] += 1
+        except ArchiveError as error:
+            snapshot = LinkSnapshot(
+                urlkey=wanted.urlkey, digest=wanted.digest, status=LinkSnapshot.Status.FAILED,
+                error=str(error)[:2000],
+            )  # fmt: skip
+            counts["fetch failed"] += 1
+        pending.append(snapshot)
+        if on_fetch is not None:
+            on_fetch()
+        if len(pending) >= 50:
+            snapshots_save(pending)
+            pending = []
+    snapshots_save(pending)
+    return counts
+
+
+def updates_compute(*, site_ids: Iterable[int]) -> int:
+    """Link each observation to its snapshot and recompute the per-page update data.
+
+    Per page (``page_key``), observations with a parsed snapshot are numbered in time order
+    (``page_index``); ``link_floor`` and ``new_links`` follow DESIGN's speed hint (see
+    ``hacs.updates``). Observations whose content could not be read get no index and so
+    take no part in estimates until a later pass fetches them.
+    """
+    site_ids = list(site_ids)
+    snapshot_id = Subquery(
+        LinkSnapshot.objects.filter(urlkey=OuterRef("urlkey"), digest=OuterRef("digest")).values(
+            "pk"
+        )[:1]
+    )
+    changed: list[Capture] = []
+    with transaction.atomic():
+        Capture.objects.filter(site_id__in=site_ids, is_observation=True).update(
+            snapshot_id=snapshot_id
+        )
+        for site_id in site_ids:
+            captures = list(
+                Capture.objects.filter(site_id=site_id, is_observation=True)
+                .select_related("snapshot")
+                .order_by("page_key", "timestamp", "urlkey")
+            )
+            by_page: dict[str, list[Capture]] = defaultdict(list)
+            for capture in captures:
+                snapshot = capture.snapshot
+                usable = snapshot is not None and snapshot.status == LinkSnapshot.Status.OK
+                if usable:
+                    by_page[capture.page_key].append(capture)
+                elif capture.page_index is not None or capture.link_floor is not None:
+                    capture.page_index = capture.link_floor = capture.new_links = None
+                    changed.append(capture)
+            for page in by_page.values():
+                link_sets = [c.snapshot.link_set() for c in page if c.snapshot is not None]
+                floors = link_floors(link_sets)
+                fresh = new_link_counts(link_sets)
+                for i, capture in enumerate(page):
+                    values = (i, int(floors[i]), int(fresh[i]))
+                    if (capture.page_index, capture.link_floor, capture.new_links) != values:
+                        capture.page_index, capture.link_floor, capture.new_links = values
+                        changed.append(capture)
+        Capture.objects.bulk_update(
+            changed, ["page_index", "link_floor", "new_links"], batch_size=BATCH
+        )
+    return len(changed)

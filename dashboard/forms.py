@@ -1,0 +1,166 @@
+"""Forms of the dashboard's pages.
+
+``SiteListForm`` validates the Sites table's query string. A link can carry anything (old
+bookmarks, hand-edited URLs), so a bad value never fails the page: each field that does not
+validate falls back to its default and the rest still apply. ``SeedUploadForm`` is the Upload
+seeds page's; ``CrawlListForm`` the Crawl list page's; ``EvaluationForm`` the Evaluation page's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, fields
+from typing import Any
+
+from django import forms
+from django.conf import settings
+
+from archive.models import Site
+from dashboard.sites import DEFAULT_SORT, HISTORY_FILTERS, SORT_KEYS, SiteListQuery
+from hacs_site.clock import today
+from scheduling.crawl_lists import CrawlListOptions
+from scheduling.models import Level, Method
+
+SORT_CHOICES = [(key, key) for key in SORT_KEYS] + [(f"-{key}", f"-{key}") for key in SORT_KEYS]
+
+
+class SiteListForm(forms.Form):
+    q = forms.CharField(
+        label="Search author or URL",
+        required=False,
+        max_length=200,
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "e.g. Smith or ~smith"}),
+    )
+    tag = forms.ChoiceField(label="Tag", required=False)
+    status = forms.ChoiceField(
+        label="Import",
+        required=False,
+        choices=[("", "Any status"), *Site.ImportStatus.choices],
+    )
+    history = forms.ChoiceField(
+        label="History",
+        required=False,
+        choices=[("", "Any history"), *HISTORY_FILTERS.items()],
+    )
+    level = forms.ChoiceField(label="Level", required=False, choices=Level.choices)
+    method = forms.ChoiceField(label="Method", required=False, choices=Method.choices)
+    sort = forms.ChoiceField(required=False, choices=SORT_CHOICES, widget=forms.HiddenInput)
+    page = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, tags: Sequence[str] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["tag"].choices = [("", "Any tag"), *((name, name) for name in tags)]  # type: ignore[attr-defined]
+
+    def query(self) -> SiteListQuery:
+        """The table's settings: each valid, non-empty field, or that field's default."""
+        cleaned = self.cleaned_data if self.is_valid() else getattr(self, "cleaned_data", {})
+        defaults = SiteListQuery()
+        values = {
+            f.name: cleaned.get(f.name) or getattr(defaults, f.name) for f in fields(defaults)
+        }
+        return SiteListQuery(**values)
+
+    def page_number(self) -> int:
+        self.is_valid()
+        return int(getattr(self, "cleaned_data", {}).get("page") or 1)
+
+    @classmethod
+    def showing(cls, query: SiteListQuery, *, tags: Sequence[str]) -> SiteListForm:
+        """An unbound form whose controls show the settings in effect (after any fallback)."""
+        initial = asdict(query)
+        if initial["sort"] == DEFAULT_SORT:
+            initial["sort"] = ""
+        return cls(initial=initial, tags=tags)
+
+
+class SeedUploadForm(forms.Form):
+    file = forms.FileField(
+        label="Seed list file (CSV or plain text)",
+        required=False,
+        help_text="CSV with a header row (url required; author and tags optional, tags separated "
+        "by ;) or one URL per line.",
+        widget=forms.ClearableFileInput(attrs={"accept": ".csv,.txt,text/csv,text/plain"}),
+    )
+    text = forms.CharField(
+        label="…or paste URLs, one per line",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+    )
+    tags = forms.CharField(
+        label="Tags for every seed (optional)", required=False, max_length=300,
+        help_text="Separated by commas, e.g. “computer science, 2026 intake”.",
+    )  # fmt: skip
+    user_directories_only = forms.BooleanField(
+        label="Keep only user-directory homepages (~name), as in the HACS paper", required=False
+    )
+    import_history = forms.BooleanField(
+        label="Import the new sites' archive history right away", required=False, initial=True
+    )
+
+    def clean_file(self) -> Any:
+        upload = self.cleaned_data.get("file")
+        limit = settings.HACS_MAX_UPLOAD_BYTES
+        if upload is not None and upload.size > limit:
+            raise forms.ValidationError(
+                f"The file is {upload.size:,} bytes; the limit is {limit:,}. Split it into "
+                "smaller lists."
+            )
+        return upload
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not self.errors and not data.get("file") and not data.get("text", "").strip():
+            raise forms.ValidationError("Choose a file or paste some URLs.")
+        return data
+
+    def seed_bytes(self) -> bytes:
+        upload = self.cleaned_data.get("file")
+        if upload is not None:
+            return b"".join(upload.chunks())
+        return str(self.cleaned_data["text"]).encode("utf-8")
+
+    def tag_list(self) -> list[str]:
+        return [t.strip() for t in str(self.cleaned_data.get("tags", "")).split(",") if t.strip()]
+
+
+class CrawlListForm(forms.Form):
+    day = forms.DateField(label="Date", widget=forms.DateInput(attrs={"type": "date"}))
+    theta = forms.FloatField(
+        label="Threshold θ", required=False, min_value=0, max_value=1,
+        help_text="Keep sites whose probability of change is at least θ (blank: no threshold).",
+        widget=forms.NumberInput(attrs={"step": "0.05"}),
+    )  # fmt: skip
+    budget = forms.IntegerField(
+        label="Budget k", required=False, min_value=1,
+        help_text="Keep at most the top k sites (blank: no limit).",
+    )  # fmt: skip
+    level = forms.ChoiceField(label="Level", choices=Level.choices, initial=Level.HOMEPAGE)
+    method = forms.ChoiceField(label="Method", choices=Method.choices, initial=Method.OBSERVED)
+    history_days = forms.IntegerField(
+        label="History window (days)", min_value=1, max_value=36500,
+        help_text="Only captures from this many days before the date are used.",
+    )  # fmt: skip
+    e_days = forms.FloatField(
+        label="Horizon e (days)", min_value=0, max_value=3650,
+        help_text="The list predicts a change within this many days of the date.",
+    )  # fmt: skip
+
+    @classmethod
+    def initial_values(cls) -> dict[str, Any]:
+        """The daily job's settings (``CrawlListOptions.from_settings``) for today."""
+        return {"day": today(), **CrawlListOptions.from_settings().to_json()}
+
+    def options(self) -> CrawlListOptions:
+        data = self.cleaned_data
+        return CrawlListOptions(
+            level=data["level"], method=data["method"], theta=data["theta"],
+            budget=data["budget"], history_days=data["history_days"], e_days=data["e_days"],
+        )  # fmt: skip
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("theta") is None and data.get("budget") is None and not self.errors:
+            raise forms.ValidationError(
+                "Give a threshold θ, a budget k, or both; otherwise every site is listed."
+            )
+        return data

@@ -1,0 +1,505 @@
+"""Queries behind the Sites table and the Site page: glue between the ORM and the pure core.
+
+* :func:`site_rows` — the Sites table as one query whatever the number of sites: each site
+  joined (``FilteredRelation``) to the one stored estimate of the chosen level and method,
+  searched, filtered and ordered in SQL, including by the probability of change;
+* :func:`site_row_values` — the display values of one page of that query;
+* :func:`site_history` — one site's captures, updates (with the links each added) and timeline
+  figure, from two queries;
+* :func:`site_estimates` — the site's stored estimates and their probability curves.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import numpy as np
+from django.db.models import (
+    Case,
+    DateTimeField,
+    F,
+    FilteredRelation,
+    OrderBy,
+    Q,
+    QuerySet,
+    When,
+)
+
+from archive.models import Capture, LinkSnapshot, Site
+from hacs import charts
+from hacs.clock import from_days, reference_instant, to_days
+from hacs.estimators import accesses, change_probability, update_instants
+from hacs.formats.canon import surt_to_url
+from hacs.updates import is_window_update
+from scheduling.estimates import exposure_expression
+from scheduling.models import Estimate, Level, Method
+
+# --- The Sites table --------------------------------------------------------------------------
+
+# The History filter: λ > 0, λ = 0, and λ unknown (no estimate, or too few observations).
+HISTORY_FILTERS = {
+    "estimated": "Rate estimated",
+    "no_update": "No update seen",
+    "insufficient": "Insufficient history",
+}
+
+# Sort keys of the Sites table, with the direction a first click on the column asks for.
+SORT_KEYS = {
+    "author": "asc",
+    "url": "asc",
+    "interval": "asc",
+    "probability": "desc",
+    "updated": "desc",
+    "observations": "desc",
+    "updates": "desc",
+}
+DEFAULT_SORT = "-probability"
+
+
+@dataclass(frozen=True)
+class SiteListQuery:
+    """What the Sites table shows: search text, filters, the estimate to show, the order.
+
+    ``sort`` is a key of :data:`SORT_KEYS`, prefixed with ``-`` for descending order.
+    """
+
+    q: str = ""
+    tag: str = ""
+    status: str = ""
+    history: str = ""
+    level: str = Level.HOMEPAGE
+    method: str = Method.OBSERVED
+    sort: str = DEFAULT_SORT
+
+    @property
+    def sort_key(self) -> str:
+        return self.sort.lstrip("-")
+
+    @property
+    def descending(self) -> bool:
+        return self.sort.startswith("-")
+
+
+def site_rows(*, query: SiteListQuery, t_days: float, e_days: float) -> QuerySet[Site]:
+    """The Sites table as one queryset, ready to paginate (a count and a page of rows).
+
+    Each site is joined to its estimate at ``query.level`` by ``query.method`` (at most one,
+    by the estimate's unique constraint), so the table costs the same queries at 20,000 sites
+    as at 20. Ordering by probability happens in SQL: p = 1 − exp(−λ (t + e − τ)) is increasing
+    in ``λ · (t + e − τ)``, so that product orders the rows. Unknown values (no estimate, λ
+    unknown, no update) sort last in both directions; the canonical key breaks ties so that
+    pages never overlap.
+    """
+    rows = (
+        Site.objects.search(query.q)
+        .annotate(
+            est=FilteredRelation(
+                "estimates",
+                condition=Q(estimates__level=query.level, estimates__method=query.method),
+            )
+        )
+        .annotate(
+            est_id=F("est__id"),
+            est_rate=F("est__rate"),
+            est_tau=F("est__tau"),
+            est_tau_days=F("est__tau_days"),
+            est_observations=F("est__observations"),
+            est_updates=F("est__updates"),
+            p_key=exposure_expression(t_days=t_days, e_days=e_days, prefix="est__"),
+            last_update=Case(
+                When(est__updates__gt=0, then=F("est__tau")),
+                default=None,
+                output_field=DateTimeField(),
+            ),
+        )
+        .defer("import_error")
+        .prefetch_related("tags")
+    )
+    if query.tag:
+        rows = rows.filter(tags__name=query.tag)
+    if query.status:
+        rows = rows.filter(import_status=query.status)
+    if query.history == "estimated":
+        rows = rows.filter(est__rate__gt=0)
+    elif query.history == "no_update":
+        rows = rows.filter(est__rate=0)
+    elif query.history == "insufficient":
+        rows = rows.filter(est__rate__isnull=True)
+    return rows.order_by(*_ordering(query.sort_key, query.descending), "canonical_key")
+
+
+def _ordering(key: str, descending: bool) -> list[OrderBy]:
+    def by(expression: Any, desc: bool) -> OrderBy:
+        return OrderBy(expression, descending=desc, nulls_last=True)
+
+    if key == "author":
+        return [by(F("author"), descending)]
+    if key == "url":
+        return [by(F("seed_url"), descending)]
+    if key == "interval":
+        # 1/λ ascending is λ descending; λ = 0 ("no update seen") is the longest interval.
+        return [by(F("est_rate"), not descending)]
+    if key == "updated":
+        return [by(F("last_update"), descending)]
+    if key == "observations":
+        return [by(F("est_observations"), descending)]
+    if key == "updates":
+        return [by(F("est_updates"), descending)]
+    return [by(F("p_key"), descending)]
+
+
+@dataclass(frozen=True)
+class SiteRow:
+    """One line of the Sites table, with the values it shows."""
+
+    site: Site
+    tags: list[str]
+    has_estimate: bool
+    rate: float | None
+    interval_days: float | None
+    probability: float | None
+    last_update: datetime | None
+    observations: int | None
+    updates: int | None
+
+
+def site_row_values(sites: Iterable[Site], *, t_days: float, e_days: float) -> list[SiteRow]:
+    """Display values of a page of :func:`site_rows` (no queries beyond the page's own)."""
+    found: list[SiteRow] = []
+    for site in sites:
+        rate = getattr(site, "est_rate", None)
+        tau_days = getattr(site, "est_tau_days", None)
+        probability = None
+        if rate is not None and tau_days is not None:
+            probability = change_probability(rate, tau_days, t_days, e_days)
+        found.append(
+            SiteRow(
+                site=site,
+                tags=[tag.name for tag in site.tags.all()],
+                has_estimate=getattr(site, "est_id", None) is not None,
+                rate=rate,
+                interval_days=1.0 / rate if rate else None,
+                probability=probability,
+                last_update=getattr(site, "last_update", None),
+                observations=getattr(site, "est_observations", None),
+                updates=getattr(site, "est_updates", None),
+            )
+        )
+    return found
+
+
+# --- One site's history -----------------------------------------------------------------------
+
+_KIND_GROUP: dict[str, str] = {
+    Capture.Kind.OBSERVATION: "observation",
+    Capture.Kind.REVISIT: "revisit",
+    Capture.Kind.REDIRECT: "redirect_error",
+    Capture.Kind.ERROR: "redirect_error",
+}
+_KIND_LABEL: dict[str, str] = {value: str(label) for value, label in Capture.Kind.choices}
+# How the Site page counts captures of each kind ("64 observations; 57 revisits; …").
+_KIND_PLURAL: dict[str, str] = {
+    Capture.Kind.OBSERVATION: "observations",
+    Capture.Kind.REVISIT: "revisits",
+    Capture.Kind.REVISIT_ORPHAN: "revisits without their original",
+    Capture.Kind.REDIRECT: "redirects",
+    Capture.Kind.ERROR: "errors",
+    Capture.Kind.NON_HTML: "not HTML",
+    Capture.Kind.DUPLICATE: "repeated rows",
+}
+
+
+def replay_url(wayback_url: str, moment: datetime, url: str) -> str:
+    """The archived capture in the configured Wayback Machine: ``{wayback}/{timestamp14}/{url}``."""
+    return f"{wayback_url.rstrip('/')}/{moment.astimezone(UTC):%Y%m%d%H%M%S}/{url}"
+
+
+@dataclass(frozen=True)
+class AddedLink:
+    url: str
+    replay_url: str
+
+
+@dataclass(frozen=True)
+class CaptureRow:
+    timestamp: datetime
+    url: str
+    depth: int
+    kind: str
+    status: int | None
+    wayback_url: str
+
+    @property
+    def kind_label(self) -> str:
+        return _KIND_LABEL.get(self.kind, self.kind)
+
+    @property
+    def replay_url(self) -> str:
+        return replay_url(self.wayback_url, self.timestamp, self.url)
+
+
+@dataclass(frozen=True)
+class UpdateRow:
+    """An update by DESIGN rule 3 over the page's whole history, with the links it added
+    (in SURT form, sorted)."""
+
+    capture: CaptureRow
+    previous: CaptureRow | None
+    added: list[str]
+
+    @property
+    def is_homepage(self) -> bool:
+        return self.capture.depth == 0
+
+    @property
+    def added_links(self) -> list[AddedLink]:
+        """The added links as URLs, each with the archive's copy nearest the update."""
+        links = [surt_to_url(link) for link in self.added]
+        moment = self.capture.timestamp
+        return [AddedLink(url, replay_url(self.capture.wayback_url, moment, url)) for url in links]
+
+
+@dataclass
+class SiteHistory:
+    capture_count: int = 0
+    kind_counts: list[tuple[str, int]] = field(default_factory=list)
+    first_capture: datetime | None = None
+    last_capture: datetime | None = None
+    updates: list[UpdateRow] = field(default_factory=list)
+    homepage_update_count: int = 0
+    recent_captures: list[CaptureRow] = field(default_factory=list)
+    timeline: charts.Figure | None = None
+
+
+@dataclass
+class _Obs:
+    """An observation of a page that takes part in update detection (it has a page index)."""
+
+    row: CaptureRow
+    iso: str
+    page_key: str
+    page_index: int
+    link_floor: int
+    new_links: int | None
+    snapshot_id: int | None
+
+    @property
+    def is_update(self) -> bool:
+        # DESIGN rule 3 in the window that starts at the page's first observation (j = 0).
+        return bool(is_window_update(self.page_index, self.link_floor, 0))
+
+
+def site_history(*, site: Site, wayback_url: str, recent: int = 100) -> SiteHistory:
+    """Everything the Site page shows about a site's captures, from at most two queries.
+
+    Captures are read once; when the site has updates, the link sets of its observations are
+    read once more (each distinct content once) to list the links each update added: the links
+    of its snapshot that no earlier observation of the same page held.
+    """
+    history = SiteHistory()
+    rows = (
+        Capture.objects.filter(site=site)
+        .order_by("timestamp", "urlkey")
+        .values_list(
+            "timestamp", "url", "page_key", "depth", "kind", "status", "page_index",
+            "link_floor", "new_links", "snapshot_id",
+        )
+    )  # fmt: skip
+    captures: list[tuple[CaptureRow, str]] = []
+    observations: list[_Obs] = []
+    kinds: Counter[str] = Counter()
+    for moment, url, page_key, depth, kind, status, page_index, floor, new, snapshot_id in rows:
+        row = CaptureRow(moment, url, depth, kind, status, wayback_url)
+        iso = _iso(moment)
+        captures.append((row, iso))
+        kinds[kind] += 1
+        if page_index is not None and floor is not None:
+            observations.append(_Obs(row, iso, page_key, page_index, floor, new, snapshot_id))
+    if not captures:
+        return history
+
+    history.capture_count = len(captures)
+    history.kind_counts = [
+        (_KIND_PLURAL.get(value, _KIND_LABEL[value]), kinds[value])
+        for value in Capture.Kind.values
+        if kinds[value]
+    ]
+    history.first_capture = captures[0][0].timestamp
+    history.last_capture = captures[-1][0].timestamp
+    history.recent_captures = [row for row, _iso in reversed(captures[-recent:])]
+    history.updates = _updates_with_links(site, observations)
+    history.homepage_update_count = sum(1 for u in history.updates if u.is_homepage)
+    history.timeline = charts.timeline_figure(
+        [
+            _level_timeline("Homepage", [c for c in captures if c[0].depth == 0], observations, 0),
+            _level_timeline("Website", captures, observations, None),
+        ]
+    )
+    return history
+
+
+def _updates_with_links(site: Site, observations: list[_Obs]) -> list[UpdateRow]:
+    """The site's updates, newest first, each with the links it added to its page."""
+    by_page: dict[str, list[_Obs]] = defaultdict(list)
+    for obs in observations:
+        by_page[obs.page_key].append(obs)
+    pages = [sorted(obs, key=lambda o: o.page_index) for obs in by_page.values()]
+    pages = [obs for obs in pages if any(o.is_update for o in obs)]
+    if not pages:
+        return []
+    # One query for every link set the site's observations point to (each content once).
+    snapshot_ids = Capture.objects.filter(
+        site=site, is_observation=True, page_index__isnull=False
+    ).values("snapshot_id")
+    links = {
+        pk: frozenset(text.split("\n")) if text else frozenset()
+        for pk, text in LinkSnapshot.objects.filter(pk__in=snapshot_ids).values_list("pk", "links")
+    }
+    updates: list[UpdateRow] = []
+    for page in pages:
+        seen: set[str] = set()
+        for i, obs in enumerate(page):
+            held = links.get(obs.snapshot_id or -1, frozenset())
+            if obs.is_update:
+                previous = page[i - 1].row if i else None
+                updates.append(UpdateRow(obs.row, previous, sorted(held - seen)))
+            seen |= held
+    updates.sort(key=lambda u: (u.capture.timestamp, u.capture.url), reverse=True)
+    return updates
+
+
+def _moment(days: float) -> datetime:
+    moment = from_days(days)
+    assert moment is not None  # observation times are finite
+    return moment
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _short(url: str) -> str:
+    """A capture's URL without scheme and host, for hover boxes: every page of a site shares
+    the host, and a timeline can hold thousands of points."""
+    rest = url.partition("://")[2]
+    path = rest[rest.find("/") :] if "/" in rest else "/"
+    return path if rest else url
+
+
+def _level_timeline(
+    name: str,
+    captures: Sequence[tuple[CaptureRow, str]],
+    observations: Sequence[_Obs],
+    depth: int | None,
+) -> charts.LevelTimeline:
+    """One level's rows of the timeline: its captures, updates and interpolated instants.
+
+    The interpolated instant of an update is the midpoint between it and the observation
+    before it in the level's timeline (DESIGN rules 4 and 6); observations at the same instant
+    are one access, as in ``hacs.estimators``.
+    """
+    groups: dict[str, list[charts.Mark]] = defaultdict(list)
+    for row, iso in captures:
+        status = "" if row.status is None else f" {row.status}"
+        text = f"{_short(row.url)} · {row.kind}{status}"
+        groups[_KIND_GROUP.get(row.kind, "other")].append(charts.Mark(iso, text))
+    level_obs = [o for o in observations if depth is None or o.row.depth == depth]
+    level_obs.sort(key=lambda o: o.row.timestamp)
+    updates = [
+        charts.Mark(o.iso, f"{_short(o.row.url)} · {o.new_links or 0} new links")
+        for o in level_obs
+        if o.is_update
+    ]
+    # Rules 4 and 6 by the core's functions: one access per instant, each update moved to the
+    # midpoint with the access before it.
+    times = [to_days(o.row.timestamp) for o in level_obs]
+    timeline = accesses(times, [o.is_update for o in level_obs], [0, len(times)])
+    midpoints, _site = update_instants(timeline, "interpolated")
+    at = np.flatnonzero(timeline.updated)
+    interpolated = [
+        charts.Mark(
+            _iso(_moment(midpoint)),
+            f"midpoint of {_moment(before):%Y-%m-%d} and {_moment(after):%Y-%m-%d}",
+        )
+        for midpoint, before, after in zip(
+            midpoints.tolist(),
+            timeline.times[at - 1].tolist(),
+            timeline.times[at].tolist(),
+            strict=True,
+        )
+    ]
+    return charts.LevelTimeline(
+        name=name, captures=dict(groups), updates=updates, interpolated=interpolated
+    )
+
+
+# --- One site's estimates ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EstimateRow:
+    level: str
+    level_label: str
+    method: str
+    method_label: str
+    estimate: Estimate | None
+    probability: float | None
+
+    @property
+    def is_default(self) -> bool:
+        return self.level == Level.HOMEPAGE and self.method == Method.OBSERVED
+
+    @property
+    def rate_text(self) -> str:
+        """λ to three significant figures (rates span several orders of magnitude)."""
+        rate = None if self.estimate is None else self.estimate.rate
+        return "" if rate is None else f"{rate:.3g}"
+
+
+@dataclass
+class SiteEstimates:
+    rows: list[EstimateRow]
+    figure: charts.Figure | None
+    dates: tuple[date, date]
+
+
+def site_estimates(
+    *, site: Site, today: date, e_days: float, theta: float | None, horizon_days: int = 90
+) -> SiteEstimates:
+    """The site's four stored estimates (level × method) and g(λ, τ, t, e) for t from today to
+    today + ``horizon_days``, one curve per estimate with a known λ (one query)."""
+    stored = {(e.level, e.method): e for e in Estimate.objects.filter(site=site)}
+    t0 = to_days(reference_instant(today))  # the end of today, as every page and list uses
+    t = t0 + np.arange(horizon_days + 1, dtype=np.float64)
+    dates = [(today + timedelta(days=k)).isoformat() for k in range(horizon_days + 1)]
+    rows: list[EstimateRow] = []
+    curves: list[charts.Curve] = []
+    for level, level_label in Level.choices:
+        for method, method_label in Method.choices:
+            estimate = stored.get((level, method))
+            probability = None
+            if estimate is not None and estimate.rate is not None:
+                tau = estimate.tau_days
+                if tau is None and estimate.tau is not None:
+                    tau = to_days(estimate.tau)
+                if tau is not None and math.isfinite(tau):
+                    values = change_probability(estimate.rate, tau, t, e_days)
+                    probability = float(values[0])
+                    name = f"{level_label.split(' (')[0]} · {method_label.lower()}"
+                    curves.append(charts.Curve(name, [float(v) for v in values]))
+            rows.append(
+                EstimateRow(
+                    level, str(level_label), method, str(method_label), estimate, probability
+                )
+            )
+    figure = (
+        charts.probability_figure(dates, curves, e_days=e_days, theta=theta) if curves else None
+    )
+    return SiteEstimates(
+        rows=rows, figure=figure, dates=(today, today + timedelta(days=horizon_days))
+    )

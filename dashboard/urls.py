@@ -1,0 +1,29 @@
+"""Every page of HACS, by URL."""
+
+from django.urls import path
+
+from dashboard.views import crawl_lists, home, jobs, sites, upload
+from scheduling import views_evaluation as evaluation  # moves to dashboard.views next
+
+urlpatterns = [
+    path("", home.home, name="home"),
+    path("jobs/", jobs.job_list, name="jobs"),
+    path("jobs/status.json", jobs.job_status, name="job-status"),
+    path("jobs/health/", jobs.health_job, name="job-health"),
+    path("jobs/retry/", jobs.job_retry, name="job-retry"),
+    path("sites/", sites.site_list, name="site-list"),
+    path("sites/<int:pk>/", sites.site_detail, name="site-detail"),
+    path("sites/upload/", upload.upload_seeds, name="upload-seeds"),
+    path("crawl-list/", crawl_lists.crawl_list, name="crawl-list"),
+    path("crawl-list/build/", crawl_lists.crawl_list_create, name="crawl-list-create"),
+    path("crawl-list/<int:pk>.csv", crawl_lists.crawl_list_download_csv, name="crawl-list-csv"),
+    path("crawl-list/<int:pk>.txt", crawl_lists.crawl_list_download_urls, name="crawl-list-urls"),
+    path("evaluation/", evaluation.evaluation, name="evaluation"),
+    path("evaluation/start/", evaluation.evaluation_start, name="evaluation-start"),
+    path("evaluation/<int:pk>/status.json", evaluation.evaluation_status,
+         name="evaluation-status"),
+    path("evaluation/<int:pk>/results.json", evaluation.evaluation_download_json,
+         name="evaluation-json"),
+    path("evaluation/<int:pk>/table.csv", evaluation.evaluation_download_table_csv,
+         name="evaluation-table-csv"),
+]  # fmt: skip

@@ -1,0 +1,1 @@
+"""The pages of HACS, one module per page (templates/dashboard/<page>.html)."""

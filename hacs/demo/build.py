@@ -1,0 +1,92 @@
+"""``build_demo_archive``: draw the world, plan its captures, write the four files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from hacs.demo.captures import plan_captures
+from hacs.demo.cdx import write_cdx
+from hacs.demo.files import CDX_NAME, SEEDS_NAME, TRUTH_NAME, WARC_NAME
+from hacs.demo.seedlist import write_seeds
+from hacs.demo.truth import write_truth
+from hacs.demo.warc import write_warc
+from hacs.demo.world import World
+
+MIN_SPAN_DAYS = 30
+
+
+@dataclass(frozen=True)
+class DemoArchive:
+    """Where ``build_demo_archive`` wrote its files and how much it wrote."""
+
+    outdir: Path
+    warc_path: Path
+    cdx_path: Path
+    seeds_path: Path
+    truth_path: Path
+    sites: int
+    pages: int
+    captures: int  # response + revisit records in the WARC == clean lines of the CDX
+    cdx_lines: int  # data lines of the CDX, dirt included (header excluded)
+    dirty_lines: int  # duplicate, impossible-date and truncated CDX lines
+    observations: int  # captures that are observations by DESIGN.md rule 1 (any depth)
+    update_events: int  # true link-adding events on HTML pages, all depths
+    seed_rows: int  # data rows of seeds.csv, bad ones included
+
+
+def build_demo_archive(
+    outdir: Path | str,
+    *,
+    sites: int = 40,
+    seed: int = 0,
+    start: date = date(2015, 6, 1),
+    end: date = date(2018, 6, 1),
+) -> DemoArchive:
+    """Write ``demo.warc.gz``, ``demo.cdx``, ``seeds.csv`` and ``truth.json`` into ``outdir``.
+
+    ``sites`` authors, random world drawn from ``seed``, captures between ``start`` (00:00 UTC)
+    and ``end`` (00:00 UTC, exclusive). Existing files of those names are replaced.
+    """
+    _check_arguments(sites, seed, start, end)
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    world = World(seed=seed, start=start, end=end)
+    for index in range(sites):
+        world.add_site(index)
+    for site in world.sites:
+        plan_captures(site)
+
+    captures = write_warc(world, out / WARC_NAME)
+    cdx_lines, dirt = write_cdx(out / CDX_NAME, seed, world.span, captures)
+    seed_rows = write_seeds(out / SEEDS_NAME, world.sites)
+    write_truth(out / TRUTH_NAME, world, captures, dirt, seed_rows)
+
+    return DemoArchive(
+        outdir=out,
+        warc_path=out / WARC_NAME,
+        cdx_path=out / CDX_NAME,
+        seeds_path=out / SEEDS_NAME,
+        truth_path=out / TRUTH_NAME,
+        sites=sites,
+        pages=sum(len(s.pages) for s in world.sites),
+        captures=len(captures),
+        cdx_lines=cdx_lines,
+        dirty_lines=len(dirt),
+        observations=sum(1 for c in captures if c.observation),
+        update_events=world.update_events(),
+        seed_rows=len(seed_rows),
+    )
+
+
+def _check_arguments(sites: int, seed: int, start: date, end: date) -> None:
+    """Refuse arguments a management command or a test might pass by mistake, saying why."""
+    if isinstance(sites, bool) or not isinstance(sites, int) or sites < 1:
+        raise ValueError(f"sites must be a positive integer, got {sites!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if not (isinstance(start, date) and isinstance(end, date)):
+        raise ValueError("start and end must be dates")
+    if (end - start).days < MIN_SPAN_DAYS:
+        raise ValueError(f"end ({end}) must be at least {MIN_SPAN_DAYS} days after start ({start})")

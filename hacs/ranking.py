@@ -1,0 +1,57 @@
+"""The order of a crawl list — DESIGN rule 8. Pure: NumPy only.
+
+For a date the crawl list keeps the sites with p ≥ θ and/or the top k, ranked by p descending;
+ties go to the site unchanged for longer (older τ first), then to the URL, so that the same
+data always gives the same list. A site whose rate is unknown (fewer than two observations in
+the window) counts as p = 0, as in the evaluation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from hacs.estimators import change_probability
+
+__all__ = [
+    "crawl_order",
+    "crawl_probabilities",
+    "crawl_selection",
+]
+
+
+FloatArray = NDArray[np.float64]
+
+
+def crawl_probabilities(rate: ArrayLike, tau: ArrayLike, t: float, e: float) -> FloatArray:
+    """p = g(λ, τ, t, e) per site (rule 7), 0 where λ is unknown (NaN)."""
+    lam = np.asarray(rate, dtype=np.float64)
+    taus = np.asarray(tau, dtype=np.float64)
+    known = np.isfinite(lam)
+    p = np.zeros(lam.shape)
+    p[known] = change_probability(lam[known], taus[known], t, e)
+    return p
+
+
+def crawl_order(probability: ArrayLike, tau: ArrayLike, urls: Sequence[str], t: float) -> list[int]:
+    """Indices of the sites in crawl-list order: p descending, older τ first, then URL.
+
+    An unknown τ sorts as if it were ``t`` (no older than the reference time).
+    """
+    p = np.asarray(probability, dtype=np.float64)
+    taus = np.asarray(tau, dtype=np.float64)
+    taus = np.where(np.isfinite(taus), taus, t)
+    keys = np.asarray(urls, dtype=str) if len(urls) else np.zeros(0, dtype=str)
+    order = np.lexsort((keys, taus, -p))
+    return [int(i) for i in order]
+
+
+def crawl_selection(
+    order: Sequence[int], probability: ArrayLike, *, theta: float | None, budget: int | None
+) -> list[int]:
+    """The sites a list keeps, in order: p ≥ θ (when θ is given), then the first k (budget)."""
+    p = np.asarray(probability, dtype=np.float64)
+    kept = [i for i in order if theta is None or p[i] >= theta]
+    return kept if budget is None else kept[:budget]

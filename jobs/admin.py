@@ -1,0 +1,20 @@
+from django.contrib import admin
+
+from jobs.models import JobRecord
+
+
+@admin.register(JobRecord)
+class JobRecordAdmin(admin.ModelAdmin):
+    list_display = [
+        "kind",
+        "label",
+        "status",
+        "done",
+        "total",
+        "created_by",
+        "created_at",
+        "finished_at",
+    ]
+    list_filter = ["kind", "status"]
+    search_fields = ["label", "rq_id"]
+    readonly_fields = ["rq_id", "counts", "failures", "error"]

@@ -1,0 +1,52 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from archive.pipeline import FromCdxFiles
+from operations.management.commands._progress import enqueue_file_import, progress
+from operations.refresh import archive_client, sites_refresh
+
+
+class Command(BaseCommand):
+    help = (
+        "Import captures from CDX files (Internet Archive text/JSON, pywb JSON, CDXJ), then fetch "
+        "the pages' links from the configured Wayback server and compute updates."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("files", nargs="+", type=Path)
+        parser.add_argument(
+            "--no-fetch", action="store_true", help="store captures only; fetch mementos later"
+        )
+        parser.add_argument("--enqueue", action="store_true", help="hand the work to a worker")
+
+    def handle(self, *args: object, **options: object) -> None:
+        files = options["files"]
+        assert isinstance(files, list)
+        if options["enqueue"]:
+            self.stdout.write(enqueue_file_import("cdx", files))
+            return
+        fetch = not options["no_fetch"]
+        with progress(len(files), "file", "Importing") as bar:
+            report = sites_refresh(
+                FromCdxFiles(files, fetch=fetch),
+                client=archive_client() if fetch else None,
+                progress=lambda *_args, **_kw: bar.update(1),
+            )
+        for name, reason in report.failed_files:
+            self.stderr.write(f"{name}: not imported: {reason}")
+        for problem in report.problems:
+            self.stderr.write(f"skipped {problem}")
+        counts = report.captures
+        self.stdout.write(
+            f"{counts.read} CDX rows read, {counts.added} captures added, {report.bad_lines} bad "
+            f"lines skipped; skipped rows: {counts.skipped_summary()}; {len(counts.sites)} sites "
+            "touched."
+        )
+        if report.failed_files and not counts.read:
+            raise CommandError("No file could be imported.")
+        if fetch and counts.sites:
+            self.stdout.write(
+                f"{report.fetches['fetched']} mementos fetched, {report.fetches['fetch failed']} "
+                "failed (retried next time)."
+            )

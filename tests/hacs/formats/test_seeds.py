@@ -1,0 +1,77 @@
+"""hacs.formats.seeds: every bad line of a seed list explained, good lines kept, duplicates merged.
+
+Storing the parsed list (``archive.seeds``: nothing stored is lost) is tested in
+``tests/test_seeds.py``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hacs.formats.seeds import SeedFileError, parse_seed_list
+
+CSV = (
+    "url,author,tags\n"
+    "http://www.cs.uni.edu/~ada/,Ada Lovelace,ml;theory\n"
+    "https://cs.uni.edu/~ada/index.html,Ada L.,\n"
+    "ftp://cs.uni.edu/~bob/,Bob,\n"
+    ",Nobody,\n"
+    "http://cs.uni.edu/~carl,Carl Gauss,math\n"
+    "http://localhost/~x,Local,\n"
+)
+
+
+def test_csv_lines_are_checked_one_by_one() -> None:
+    result = parse_seed_list(CSV.encode())
+    assert result.format == "csv"
+    assert [(r.line, r.author) for r in result.rows] == [(2, "Ada Lovelace"), (6, "Carl Gauss")]
+    assert result.rows[0].tags == ("ml", "theory")
+    assert [(m.line, m.into_line) for m in result.merged] == [(3, 2)]
+    reasons = {r.line: r.reason for r in result.rejected}
+    assert set(reasons) == {4, 5, 7}
+    assert "only http and https" in reasons[4]
+    assert "empty" in reasons[5]
+    assert "no domain" in reasons[7]
+
+
+def test_a_plain_list_takes_one_url_per_line_and_skips_comments() -> None:
+    text = "# my seeds\nhttp://a.edu/~x/\n\n  b.edu/~y  \nnot a url at all\n"
+    result = parse_seed_list(text.encode())
+    assert result.format == "text"
+    assert [(r.line, r.key) for r in result.rows] == [(2, "edu,a)/~x"), (4, "edu,b)/~y")]
+    assert [r.line for r in result.rejected] == [5]
+
+
+def test_user_directory_filter_follows_the_paper() -> None:
+    result = parse_seed_list(
+        b"http://a.edu/~x/\nhttp://a.edu/people/y/\n", user_directories_only=True
+    )
+    assert [r.key for r in result.rows] == ["edu,a)/~x"]
+    assert "user-directory" in result.rejected[0].reason
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "empty"),
+        (b"  \n\n", "empty"),
+        (b"url,author\n\xff\xfebad\n", "not UTF-8 text (byte 0xff on line 2)"),
+        (b"name,author\nx,y\n", "has no 'url' column"),
+        (b"a\x00b", "NUL bytes"),
+    ],
+)
+def test_unreadable_files_get_a_clear_message(data: bytes, message: str) -> None:
+    with pytest.raises(SeedFileError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_seed_list(data)
+
+
+def test_size_and_line_limits_are_explained() -> None:
+    with pytest.raises(SeedFileError, match="the limit is 100"):
+        parse_seed_list(b"http://a.edu/~x\n" * 20, max_bytes=100)
+    with pytest.raises(SeedFileError, match="limit is 5 seeds"):
+        parse_seed_list(b"http://a.edu/~x\n" * 10, max_lines=5)
+
+
+def test_a_utf8_bom_from_a_spreadsheet_is_accepted() -> None:
+    result = parse_seed_list("\ufeffurl,author\nhttp://a.edu/~é/,Émile\n".encode())
+    assert result.rows[0].author == "Émile"

@@ -1,0 +1,832 @@
+"""The synthetic archive (``hacs.demo``): its files agree with each other and with the truth,
+and its pieces -- the editing-session model, page histories, link writing, rendering, capture
+planning -- each keep the promises the truth relies on."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import json
+import math
+import subprocess
+import sys
+from collections import defaultdict
+from datetime import date
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin
+
+import lxml.html
+import numpy as np
+import pytest
+import surt
+from numpy.typing import NDArray
+from warcio.archiveiterator import ArchiveIterator
+
+from hacs.demo import CDX_HEADER, DemoArchive, build_demo_archive, canonical_link
+from hacs.demo.captures import plan_captures, redirect_source, variant_url
+from hacs.demo.cdx import write_cdx
+from hacs.demo.hashing import payload_digest
+from hacs.demo.hrefs import HrefWriter
+from hacs.demo.model import Capture, Page, Target, external, internal
+from hacs.demo.pages import draw_pages
+from hacs.demo.render import render
+from hacs.demo.sessions import (
+    BRANCHING_RATIO_RANGE,
+    TERM_JITTER_DAYS,
+    TERM_SHARE,
+    EditingHabits,
+    session_times,
+    term_start_days,
+)
+from hacs.demo.span import Span
+from hacs.demo.urls import SiteUrls
+from hacs.demo.world import World
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoArchive:
+    return build_demo_archive(tmp_path_factory.mktemp("demo"), sites=40, seed=0)
+
+
+@pytest.fixture(scope="module")
+def truth(demo: DemoArchive) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(demo.truth_path.read_text(encoding="utf-8"))
+    return doc
+
+
+@pytest.fixture(scope="module")
+def warc_records(demo: DemoArchive) -> list[dict[str, Any]]:
+    """Every record of the WARC, read with warcio, with its offset and length."""
+    records = []
+    with open(demo.warc_path, "rb") as f:
+        it = ArchiveIterator(f)
+        for rec in it:
+            entry = {
+                "type": rec.rec_type,
+                "uri": rec.rec_headers.get_header("WARC-Target-URI"),
+                "date": rec.rec_headers.get_header("WARC-Date"),
+                "payload_digest": rec.rec_headers.get_header("WARC-Payload-Digest"),
+                "refers_to_uri": rec.rec_headers.get_header("WARC-Refers-To-Target-URI"),
+                "refers_to_date": rec.rec_headers.get_header("WARC-Refers-To-Date"),
+                "profile": rec.rec_headers.get_header("WARC-Profile"),
+                "status": rec.http_headers.get_statuscode() if rec.http_headers else None,
+                "content_type": rec.http_headers.get_header("Content-Type")
+                if rec.http_headers
+                else None,
+                "body": rec.content_stream().read(),
+                "offset": it.get_record_offset(),
+            }
+            records.append(entry)
+    return records
+
+
+def warc_ts(iso: str) -> str:
+    return iso.replace("-", "").replace(":", "").replace("T", "").replace("Z", "")
+
+
+def sha1_b32(data: bytes) -> str:
+    return base64.b32encode(hashlib.sha1(data).digest()).decode()
+
+
+def all_captures(truth: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for site in truth["sites"] for c in site["captures"]]
+
+
+def parse_links(body: bytes, url: str) -> set[str]:
+    """A straightforward reading of DESIGN.md rule 2, independent of the generator."""
+    doc = lxml.html.fromstring(body)
+    base = url
+    for el in doc.iter("base"):
+        if el.get("href"):
+            base = urljoin(url, el.get("href").strip())
+            break
+    links = set()
+    for el in doc.iter("a", "area"):
+        href = el.get("href")
+        if href is None:
+            continue
+        absolute = urljoin(base, href.strip())
+        if absolute.split(":", 1)[0].lower() in ("http", "https"):
+            links.add(canonical_link(absolute))
+    return links
+
+
+# ------------------------------------------------------------------------------------------
+# Determinism and arguments
+
+
+def test_same_seed_gives_byte_identical_files(tmp_path: Path) -> None:
+    a = build_demo_archive(tmp_path / "a", sites=6, seed=7)
+    b = build_demo_archive(tmp_path / "b", sites=6, seed=7)
+    for name in ("demo.warc.gz", "demo.cdx", "seeds.csv", "truth.json"):
+        assert (a.outdir / name).read_bytes() == (b.outdir / name).read_bytes(), name
+    c = build_demo_archive(tmp_path / "c", sites=6, seed=8)
+    assert c.cdx_path.read_bytes() != a.cdx_path.read_bytes()
+
+
+def test_a_sites_world_does_not_depend_on_how_many_sites_there_are(tmp_path: Path) -> None:
+    small = json.loads(build_demo_archive(tmp_path / "s", sites=3).truth_path.read_text())
+    large = json.loads(build_demo_archive(tmp_path / "l", sites=7).truth_path.read_text())
+    for one, other in zip(small["sites"], large["sites"], strict=False):
+        for key in ("seed_url", "author", "rate_per_day", "events", "pages", "link_sets"):
+            assert one[key] == other[key], key
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"sites": 0}, "sites"),
+        ({"seed": -1}, "seed"),
+        ({"start": date(2018, 1, 1), "end": date(2017, 1, 1)}, "after start"),
+    ],
+)
+def test_it_rejects_bad_arguments(tmp_path: Path, kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        build_demo_archive(tmp_path, **kwargs)
+
+
+def test_a_short_span_and_other_dates_work(tmp_path: Path) -> None:
+    demo = build_demo_archive(tmp_path, sites=3, start=date(2020, 2, 1), end=date(2020, 5, 1))
+    truth = json.loads(demo.truth_path.read_text())
+    stamps = [c["timestamp"] for c in all_captures(truth) if c["in_warc"]]
+    assert stamps and min(stamps) >= "20200201" and max(stamps) < "20200501"
+
+
+def test_the_package_stays_out_of_django() -> None:
+    code = (
+        "import importlib, pkgutil, sys, hacs.demo\n"
+        "names = [m.name for m in pkgutil.walk_packages(hacs.demo.__path__, 'hacs.demo.')]\n"
+        "for name in names:\n"
+        "    importlib.import_module(name)\n"
+        "assert len(names) > 10, names\n"
+        "assert 'django' not in sys.modules, sorted(sys.modules)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+def test_the_public_names_stay_importable() -> None:
+    import hacs.demo
+
+    for name in ("build_demo_archive", "DemoArchive", "CDX_HEADER", "canonical_link",
+                 "WARC_NAME", "CDX_NAME", "SEEDS_NAME", "TRUTH_NAME", "TRUTH_SCHEMA"):  # fmt: skip
+        assert name in hacs.demo.__all__ and hasattr(hacs.demo, name), name
+
+
+# ------------------------------------------------------------------------------------------
+# WARC, CDX and truth agree
+
+
+def test_every_warc_record_parses_and_digests_are_right(
+    demo: DemoArchive, warc_records: list[dict[str, Any]]
+) -> None:
+    assert warc_records[0]["type"] == "warcinfo"
+    captures = warc_records[1:]
+    assert {r["type"] for r in captures} == {"response", "revisit"}
+    assert len(captures) == demo.captures
+    for r in captures:
+        assert r["payload_digest"].startswith("sha1:")
+        if r["type"] == "response":
+            assert r["payload_digest"] == "sha1:" + sha1_b32(r["body"])
+        else:
+            assert r["profile"].endswith("/revisit/identical-payload-digest")
+            assert r["body"] == b""
+            assert r["refers_to_uri"] and r["refers_to_date"]
+
+
+def test_revisits_point_at_a_response_with_the_same_payload(
+    warc_records: list[dict[str, Any]], truth: dict[str, Any]
+) -> None:
+    responses = {(r["uri"], r["date"]): r for r in warc_records if r["type"] == "response"}
+    orphans = {
+        (c["url"], c["timestamp"]) for c in all_captures(truth) if c["kind"] == "orphan_revisit"
+    }
+    assert orphans, "the demo should hold a few revisits whose original is elsewhere"
+    for r in warc_records:
+        if r["type"] != "revisit":
+            continue
+        original = responses.get((r["refers_to_uri"], r["refers_to_date"]))
+        if (r["uri"], warc_ts(r["date"])) in orphans:
+            assert original is None
+            continue
+        assert original is not None, r["uri"]
+        assert original["payload_digest"] == r["payload_digest"]
+        assert surt.surt(original["uri"]) == surt.surt(r["uri"])
+        assert original["date"] < r["date"]
+
+
+def test_cdx_header_and_clean_lines_match_the_warc(
+    demo: DemoArchive, truth: dict[str, Any], warc_records: list[dict[str, Any]]
+) -> None:
+    lines = demo.cdx_path.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == CDX_HEADER
+    dirty = {d["line"] for d in truth["cdx_dirt"]}
+    clean = [line for n, line in enumerate(lines, start=1) if n > 1 and n not in dirty]
+    assert len(lines) - 1 == demo.cdx_lines == len(clean) + len(dirty)
+    assert len(clean) == demo.captures == truth["counts"]["captures"]
+    assert clean == sorted(clean)
+
+    by_offset = {r["offset"]: r for r in warc_records}
+    for line in clean:
+        key, ts, url, mime, status, digest, redirect, meta, length, offset, name = line.split(" ")
+        record = by_offset[int(offset)]
+        assert (record["uri"], warc_ts(record["date"])) == (url, ts)
+        assert key == surt.surt(url)
+        assert record["payload_digest"] == "sha1:" + digest
+        assert (redirect, meta, name) == ("-", "-", "demo.warc.gz")
+        if record["type"] == "revisit":
+            assert (mime, status) == ("warc/revisit", "-")
+        else:
+            assert status == record["status"]
+            assert mime == record["content_type"].split(";")[0].strip()
+    offsets = sorted(int(line.split(" ")[9]) for line in clean)
+    lengths = {int(line.split(" ")[9]): int(line.split(" ")[8]) for line in clean}
+    for here, after in zip(offsets, offsets[1:], strict=False):
+        assert here + lengths[here] == after  # records are back to back
+    assert offsets[-1] + lengths[offsets[-1]] == demo.warc_path.stat().st_size
+
+
+def test_truth_lists_each_cdx_line_once(demo: DemoArchive, truth: dict[str, Any]) -> None:
+    lines = demo.cdx_path.read_text(encoding="utf-8").splitlines()
+    numbers = sorted(c["cdx_line"] for c in all_captures(truth))
+    assert numbers == list(range(2, len(lines) + 1))
+    for c in all_captures(truth):
+        fields = lines[c["cdx_line"] - 1].split(" ")
+        if c["in_warc"]:
+            assert fields[:3] == [c["urlkey"], c["timestamp"], c["url"]]
+            assert fields[5] == c["digest"]
+            assert (fields[4] == "-") == (c["status"] is None)
+
+
+def test_dirty_lines_are_where_the_truth_says(demo: DemoArchive, truth: dict[str, Any]) -> None:
+    lines = demo.cdx_path.read_text(encoding="utf-8").splitlines()
+    dirt = truth["cdx_dirt"]
+    assert truth["counts"]["dirty_lines"] == demo.dirty_lines == len(dirt)
+    kinds = defaultdict(list)
+    for d in dirt:
+        assert lines[d["line"] - 1] == d["text"]
+        kinds[d["reason"].split(" (")[0]].append(d)
+        if d["kind"] == "duplicate":
+            assert d["text"] == lines[d["of_line"] - 1]
+    assert len(kinds["repeated line"]) >= 2
+    (month13,) = kinds["impossible timestamp"]
+    assert month13["text"].split(" ")[1][4:6] == "13"
+    (truncated,) = kinds["truncated line"]
+    assert len(truncated["text"].split()) < 11
+    # Everything else is a well-formed 11-field line with a real date.
+    listed = {d["line"] for d in dirt}
+    for n, line in enumerate(lines[1:], start=2):
+        if n in listed and "repeated" not in next(d["reason"] for d in dirt if d["line"] == n):
+            continue
+        fields = line.split(" ")
+        assert len(fields) == 11
+        date(int(fields[1][:4]), int(fields[1][4:6]), int(fields[1][6:8]))
+
+
+# ------------------------------------------------------------------------------------------
+# Links and update flags
+
+
+def test_truth_link_sets_match_a_plain_parse_of_the_stored_html(
+    truth: dict[str, Any], warc_records: list[dict[str, Any]]
+) -> None:
+    link_sets = {d: set(links) for site in truth["sites"] for d, links in site["link_sets"].items()}
+    checked = 0
+    for r in warc_records:
+        if r["type"] != "response" or r["status"] != "200" or "html" not in r["content_type"]:
+            continue
+        assert parse_links(r["body"], r["uri"]) == link_sets[r["payload_digest"][5:]], r["uri"]
+        checked += 1
+    assert checked > 1000
+
+
+def test_truth_link_sets_match_archive_links_extract_links(
+    truth: dict[str, Any], warc_records: list[dict[str, Any]]
+) -> None:
+    """The same check through HACS's own extractor, which answers in SURT form."""
+    links_module = pytest.importorskip("hacs.formats.links")
+    link_sets = {d: links for site in truth["sites"] for d, links in site["link_sets"].items()}
+    mismatches = []
+    for r in warc_records:
+        if r["type"] != "response" or r["status"] != "200" or "html" not in r["content_type"]:
+            continue
+        want = {surt.surt(u) for u in link_sets[r["payload_digest"][5:]]}
+        got = set(links_module.extract_links(r["body"], r["uri"]))
+        if got != want:
+            mismatches.append((r["uri"], sorted(want - got)[:3], sorted(got - want)[:3]))
+    assert not mismatches, f"{len(mismatches)} pages differ, e.g. {mismatches[:3]}"
+
+
+def rule3_flags(
+    captures: list[dict[str, Any]], link_sets: dict[str, list[str]], fold_index: bool = False
+) -> dict[int, bool]:
+    """DESIGN.md rule 3 over the whole history, keyed by CDX line."""
+
+    def links(digest: str) -> set[str]:
+        found = set(link_sets[digest])
+        if fold_index:
+            found = {u.removesuffix("/index.html") for u in found}
+        return found
+
+    seen: dict[str, set[str]] = {}
+    flags = {}
+    for c in sorted(
+        (c for c in captures if c["observation"]), key=lambda c: (c["timestamp"], c["cdx_line"])
+    ):
+        current = links(c["digest"])
+        if c["page"] in seen:
+            flags[c["cdx_line"]] = not current <= seen[c["page"]]
+            seen[c["page"]] |= current
+        else:
+            flags[c["cdx_line"]] = False
+            seen[c["page"]] = current
+    return flags
+
+
+def test_update_flags_follow_rule_3_and_do_not_hinge_on_index_html(truth: dict[str, Any]) -> None:
+    updates = 0
+    for site in truth["sites"]:
+        flags = rule3_flags(site["captures"], site["link_sets"])
+        assert flags == rule3_flags(site["captures"], site["link_sets"], fold_index=True)
+        for c in site["captures"]:
+            assert c["update"] == flags.get(c["cdx_line"])
+        updates += sum(flags.values())
+    assert updates > 100
+
+
+def test_capture_kinds_are_consistent(truth: dict[str, Any]) -> None:
+    counts: dict[str, int] = defaultdict(int)
+    for site in truth["sites"]:
+        responses: dict[str, set[str]] = defaultdict(
+            set
+        )  # urlkey -> digests of earlier 200 HTML responses
+        caps = sorted(site["captures"], key=lambda c: (c["timestamp"], c["cdx_line"]))
+        for c in caps:
+            counts[c["kind"]] += 1
+            html_type = c["mime"] in ("text/html", "application/xhtml+xml")
+            assert c["observation"] == (c["kind"] in ("observation", "revisit"))
+            if c["kind"] == "observation":
+                assert c["status"] == 200 and html_type
+            elif c["kind"] in ("revisit", "orphan_revisit"):
+                assert c["status"] is None and c["mime"] == "warc/revisit"
+                assert (c["digest"] in responses[c["urlkey"]]) == (c["kind"] == "revisit")
+            elif c["kind"] == "redirect":
+                assert c["status"] in (301, 302) and c["location"]
+            elif c["kind"] == "error":
+                assert c["status"] in (404, 503)
+            elif c["kind"] == "non_html":
+                assert c["mime"] in ("application/pdf", "image/jpeg", "warc/revisit")
+            else:
+                assert c["kind"] in ("duplicate", "bad_line") and not c["in_warc"]
+            if c["kind"] == "observation":
+                responses[c["urlkey"]].add(c["digest"])
+    for kind in ("observation", "revisit", "redirect", "error", "non_html", "duplicate"):
+        assert counts[kind] > 0, kind
+    assert sum(counts[k] for k in ("observation", "revisit")) == truth["counts"]["observations"]
+
+
+def test_the_world_has_the_traps_it_promises(truth: dict[str, Any]) -> None:
+    pages = [p for site in truth["sites"] for p in site["pages"]]
+    assert {p["depth"] for p in pages} == {0, 1, 2, 3}
+    assert any(p["base_href"] for p in pages)
+    assert any(p["mime"] == "application/xhtml+xml" for p in pages)
+    assert {site["charset"] for site in truth["sites"]} == {"utf-8", "iso-8859-1"}
+    # A user directory that extends another one on the same host (~bar and ~barx).
+    homes = [(site["host"], site["user"]) for site in truth["sites"]]
+    assert any(h1 == h2 and u2.startswith(u1) and u1 != u2 for h1, u1 in homes for h2, u2 in homes)
+    urls = {c["url"] for c in all_captures(truth)}
+    assert any(u.endswith("/index.html") for u in urls)
+    assert any(u.startswith("https://") for u in urls) and any("://www." in u for u in urls)
+    kinds = {e["kind"] for site in truth["sites"] for e in site["events"]}
+    assert kinds == {"add", "remove", "readd", "cosmetic", "restyle"}
+
+
+def test_captures_come_in_bursts_with_long_gaps(truth: dict[str, Any]) -> None:
+    close = long = 0
+    for site in truth["sites"]:
+        home = sorted(c["timestamp"] for c in site["captures"] if c["depth"] == 0 and c["in_warc"])
+        days = [
+            date(int(t[:4]), int(t[4:6]), int(t[6:8])).toordinal() + int(t[8:10]) / 24 for t in home
+        ]
+        gaps = [b - a for a, b in zip(days, days[1:], strict=False)]
+        close += sum(g < 0.5 for g in gaps)
+        long += sum(g > 60 for g in gaps)
+    assert close > 200 and long > 20
+
+
+# ------------------------------------------------------------------------------------------
+# Rates
+
+
+def span_days(truth: dict[str, Any]) -> int:
+    return (date.fromisoformat(truth["generator"]["end"])
+            - date.fromisoformat(truth["generator"]["start"])).days  # fmt: skip
+
+
+def test_long_run_mean_rates_are_recovered_from_the_events(truth: dict[str, Any]) -> None:
+    """``rate_per_day`` is each site's long-run mean rate. Clustered additions make counts
+    overdispersed (a session brings 1.7-3.3 links), so the check is loose: within 20% over all
+    sites, within a factor of 4 for every site expecting more than 25 additions."""
+    span = span_days(truth)
+    for level in ("homepage", "website"):
+        expected = sum(site["rate_per_day"][level] * span for site in truth["sites"])
+        observed = sum(len(site["update_times"][level]) for site in truth["sites"])
+        assert 0.8 < observed / expected < 1.25, (level, observed, expected)
+        for site in truth["sites"]:
+            times = site["update_times"][level]
+            assert times == sorted(times) and all(0 < t < span for t in times)
+            if site["rate_per_day"][level] * span > 25:
+                ratio = len(times) / (site["rate_per_day"][level] * span)
+                assert 0.25 < ratio < 4, (site["seed_url"], level, ratio)
+    intervals = sorted(1 / site["rate_per_day"]["homepage"] for site in truth["sites"])
+    assert 60 < intervals[len(intervals) // 2] < 200  # median near 110 days
+    faster = [s["rate_per_day"]["website"] >= s["rate_per_day"]["homepage"] for s in truth["sites"]]
+    assert all(faster)
+
+
+def test_link_additions_cluster_in_editing_sessions(truth: dict[str, Any]) -> None:
+    """Not memoryless: intervals between a page's additions have a coefficient of variation
+    above 1 (a Poisson process's is 1) and far more of them are under a week than the page's
+    long-run rate would give; the truth's sessions say which additions belong together."""
+    cvs, short, expected_short, intervals = [], 0, 0.0, 0
+    sessions: dict[tuple[int, str, int], list[float]] = defaultdict(list)
+    for site in truth["sites"]:
+        assert 0.4 <= site["update_model"]["branching_ratio"] <= 0.7
+        assert 0.5 < site["update_model"]["follow_up_mean_days"] < 30
+        rates = {p["url"]: p["rate_per_day"] for p in site["pages"]}
+        days: dict[str, list[float]] = defaultdict(list)
+        for e in site["events"]:
+            assert (e["session"] is not None) == (e["kind"] == "add")
+            if e["kind"] == "add":
+                days[e["page"]].append(e["day"])
+                sessions[(site["index"], e["page"], e["session"])].append(e["day"])
+        for page, times in days.items():
+            gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+            if len(gaps) >= 4:
+                mean = sum(gaps) / len(gaps)
+                cvs.append((sum((g - mean) ** 2 for g in gaps) / len(gaps)) ** 0.5 / mean)
+            short += sum(g < 7 for g in gaps)
+            expected_short += len(gaps) * (1 - math.exp(-7 * rates[page]))
+            intervals += len(gaps)
+    assert sorted(cvs)[len(cvs) // 2] > 1.2, sorted(cvs)
+    assert short > 3 * expected_short, (short, expected_short, intervals)
+    sizes = [len(times) for times in sessions.values()]
+    assert sum(s > 1 for s in sizes) > 0.25 * len(sizes)  # many sessions hold several links
+    assert sum(sizes) / len(sizes) < 4  # ... but not many links each
+    spans = sorted(max(times) - min(times) for times in sessions.values() if len(times) > 1)
+    assert spans[len(spans) // 2] < 21  # a typical session is over within three weeks
+
+
+def test_teaching_sessions_gather_around_term_starts(truth: dict[str, Any]) -> None:
+    near = total = 0
+    for site in truth["sites"]:
+        term_pages = {p["url"] for p in site["pages"] if p["term_sessions"]}
+        assert term_pages <= {p["url"] for p in site["pages"] if "teaching/" in p["path"]}
+        for e in site["events"]:
+            if e["kind"] != "add" or e["page"] not in term_pages:
+                continue
+            day = date(int(e["timestamp"][:4]), int(e["timestamp"][4:6]), int(e["timestamp"][6:8]))
+            starts = [date(day.year + k, m, d) for k in (-1, 0, 1) for m, d in ((1, 10), (8, 25))]
+            near += min(abs((day - s).days) for s in starts) <= 14
+            total += 1
+    assert total > 50
+    assert near > 0.35 * total  # 29 days in every half year: about 15% by chance
+
+
+def test_website_rate_is_the_sum_of_its_html_pages(truth: dict[str, Any]) -> None:
+    for site in truth["sites"]:
+        pages = [p for p in site["pages"] if p["depth"] <= 2]
+        assert site["rate_per_day"]["website"] == pytest.approx(
+            sum(p["rate_per_day"] for p in pages)
+        )
+        adds = [e for e in site["events"] if e["kind"] == "add"]
+        assert all(e["added"] for e in adds)  # every add event brings at least one new link
+        depth = {p["url"]: p["depth"] for p in site["pages"]}
+        assert len(site["update_times"]["website"]) == sum(depth[e["page"]] <= 2 for e in adds)
+
+
+# ------------------------------------------------------------------------------------------
+# Seeds
+
+
+def test_seeds_csv_rows_match_the_truth(demo: DemoArchive, truth: dict[str, Any]) -> None:
+    with open(demo.seeds_path, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["url", "author", "tags"]
+    assert len(rows) - 1 == demo.seed_rows == len(truth["seeds"])
+    for seed in truth["seeds"]:
+        assert rows[seed["line"] - 1] == [seed["url"], seed["author"], seed["tags"]]
+    statuses = defaultdict(list)
+    for seed in truth["seeds"]:
+        statuses[seed["status"]].append(seed)
+    assert len(statuses["ok"]) == len(truth["sites"])
+    assert {s["reason"] for s in statuses["bad"]} == {"not an http(s) URL", "empty URL"}
+    (dup,) = statuses["duplicate"]
+    original = truth["sites"][dup["site"]]
+    assert dup["url"] != original["seed_url"]
+    assert canonical_link(dup["url"]).removesuffix("/index.html") == original["homepage"]
+    assert any("," in s["author"] for s in statuses["ok"])  # a quoted "Last, First"
+    assert any(s["url"].startswith("https://") for s in statuses["ok"])
+
+
+# ------------------------------------------------------------------------------------------
+# The management command
+
+
+def test_make_demo_archive_command_writes_the_files(tmp_path: Path) -> None:
+    if not (ROOT / "manage.py").exists():
+        pytest.skip("manage.py does not exist yet")
+    result = subprocess.run(
+        [sys.executable, "manage.py", "make_demo_archive", str(tmp_path), "--sites", "3",
+         "--seed", "5", "--start", "2016-01-01", "--end", "2016-07-01"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "captures" in result.stdout
+    truth = json.loads((tmp_path / "truth.json").read_text())
+    assert truth["generator"] == {
+        "seed": 5, "sites": 3, "start": "2016-01-01", "end": "2016-07-01"
+    }  # fmt: skip
+    bad = subprocess.run(
+        [sys.executable, "manage.py", "make_demo_archive", str(tmp_path), "--sites", "0"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert bad.returncode != 0 and "sites must be a positive integer" in bad.stderr
+
+
+# ------------------------------------------------------------------------------------------
+# The pieces, one at a time: a small world drawn directly, without writing any files.
+
+START, END = date(2015, 6, 1), date(2018, 6, 1)
+
+
+@pytest.fixture(scope="module")
+def world() -> World:
+    world = World(seed=0, start=START, end=END)
+    for index in range(12):
+        world.add_site(index)
+    return world
+
+
+def test_term_starts_are_counted_from_the_start_and_cover_the_burn_in() -> None:
+    # 10 January 2015 is 142 days before 1 June 2015; 25 August 2014 (-280) is before the
+    # 180-day burn-in and 25 August 2018 after the end.
+    assert term_start_days(START, END).tolist() == [-142, 85, 223, 451, 589, 816, 954]
+    assert Span(START, END).term_days.tolist() == [-142, 85, 223, 451, 589, 816, 954]
+
+
+def draw_sessions(seed: int, **kwargs: Any) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    args = {"rate": 0.05, "branching": 0.5, "follow_up_days": 4.0, "total_days": 1000.0,
+            "term_days": None} | kwargs  # fmt: skip
+    return session_times(np.random.default_rng(seed), **args)
+
+
+def test_session_times_are_deterministic_for_a_seed() -> None:
+    when, sessions = draw_sessions(5)
+    again, again_sessions = draw_sessions(5)
+    other, _ = draw_sessions(6)
+    assert when.tolist() == again.tolist() and sessions.tolist() == again_sessions.tolist()
+    assert when.tolist() != other.tolist()
+
+
+def test_session_times_are_ordered_inside_the_span_and_sessions_numbered_in_order() -> None:
+    for seed in range(50):
+        when, sessions = draw_sessions(seed, total_days=300.0)
+        assert when.tolist() == sorted(when.tolist())
+        assert all(0 < t < 300 for t in when.tolist())
+        assert sessions.shape == when.shape
+        # 0, 1, 2, ... in the order of each session's first addition inside the span.
+        firsts = list(dict.fromkeys(sessions.tolist()))
+        assert firsts == list(range(len(firsts)))
+
+
+def test_session_times_keep_the_long_run_rate_and_the_session_size() -> None:
+    """λ additions a day in the long run, 1 / (1 - n) of them per session on average."""
+    additions = sessions = 0
+    for seed in range(200):
+        when, owner = draw_sessions(seed, rate=0.05, branching=0.5)
+        additions += when.size
+        sessions += len(set(owner.tolist()))
+    expected = 200 * 0.05 * 1000
+    assert 0.9 < additions / expected < 1.1, additions
+    assert 1.8 < additions / sessions < 2.2  # 1 / (1 - 0.5) = 2, a little less at the edges
+
+
+def test_without_follow_ups_every_session_is_a_single_addition() -> None:
+    when, owner = draw_sessions(1, branching=0.0, rate=0.1)
+    assert when.size > 50
+    assert owner.tolist() == list(range(when.size))
+
+
+def test_term_sessions_open_near_a_term_start() -> None:
+    terms = term_start_days(START, END)
+    near = total = 0
+    for seed in range(100):
+        when, owner = draw_sessions(seed, rate=0.02, total_days=1096.0, term_days=terms)
+        first_of_session = [when[owner == k].min() for k in set(owner.tolist())]
+        near += sum(float(np.abs(terms - t).min()) <= 2 * TERM_JITTER_DAYS + 7
+                    for t in first_of_session)  # fmt: skip
+        total += len(first_of_session)
+    # TERM_SHARE open around a term; of the others, about a quarter land near one by chance.
+    assert 0.9 * TERM_SHARE < near / total < TERM_SHARE + 0.15, (near, total)
+
+
+def test_editing_habits_respect_their_documented_ranges() -> None:
+    rng = np.random.default_rng(7)
+    habits = [EditingHabits.draw(rng) for _ in range(2000)]
+    again = [EditingHabits.draw(np.random.default_rng(7)) for _ in range(1)]
+    assert again[0] == habits[0]
+    low, high = BRANCHING_RATIO_RANGE
+    assert all(low <= h.branching <= high for h in habits)
+    delays = sorted(h.follow_up_days for h in habits)
+    # Log-normal, median 4 days, sigma 0.4: nine in ten between about 2 and 9 days.
+    assert 3.7 < delays[1000] < 4.3
+    assert 2 < delays[100] and delays[1900] < 9
+
+
+def test_pages_have_their_documented_shape_and_rates() -> None:
+    assert [p.path for p in draw_pages(np.random.default_rng(3))] == [
+        p.path for p in draw_pages(np.random.default_rng(3))
+    ]
+    homepage_intervals = []
+    for seed in range(300):
+        pages = draw_pages(np.random.default_rng(seed))
+        assert (pages[0].path, pages[0].role, pages[0].depth) == ("", "home", 0)
+        homepage_intervals.append(1 / pages[0].rate)
+        for page in pages:
+            assert page.depth == page.path.rstrip("/").count("/") + (page.path != "")
+            if page.is_html:
+                assert 1 / 5000 <= page.rate <= 1 / 3
+            else:
+                assert page.rate == 0.0
+    homepage_intervals.sort()
+    assert 90 < homepage_intervals[150] < 130  # median 110 days
+
+
+def test_every_add_event_brings_a_link_no_earlier_version_had(world: World) -> None:
+    """What makes an add event an update by DESIGN.md rule 3, whichever capture sees it."""
+    checked = 0
+    for site in world.sites:
+        for page in site.pages:
+            if not page.is_html:
+                continue
+            earlier: set[str] = set()
+            for vi, version in enumerate(page.versions):
+                links = render(site, page, vi).links
+                event = page.events[vi - 1] if vi else None
+                if event is not None and event.kind == "add":
+                    assert not links <= earlier, (site.index, page.path, vi)
+                    checked += 1
+                elif event is not None and event.kind == "restyle":
+                    assert links == render(site, page, vi - 1).links  # https, same links
+                earlier |= links
+                assert version.sec == page.version_secs[vi]
+    assert checked > 100
+
+
+def test_rendering_a_version_yields_exactly_the_links_its_html_holds(world: World) -> None:
+    """The link set render() returns (the truth's link_sets) is what a plain parse finds."""
+    checked = 0
+    for site in world.sites:
+        for page in site.pages:
+            if not page.is_html:
+                continue
+            for vi in range(0, len(page.versions), 3):
+                body, digest, links = render(site, page, vi)
+                assert digest == sha1_b32(body)
+                url = site.urls.main_url(page, page.versions[vi].sec)
+                assert parse_links(body, url) == links, (site.index, page.path, vi)
+                checked += 1
+    assert checked > 100
+
+
+def test_rendering_is_remembered_and_files_have_no_links(world: World) -> None:
+    site = world.sites[0]
+    page = site.pages[0]
+    assert render(site, page, 0) is render(site, page, 0)
+    for site in world.sites:
+        for page in site.pages:
+            if page.role in ("cv", "photo"):
+                body, _, links = render(site, page, len(page.versions) - 1)
+                assert links == frozenset()
+                assert body.startswith(b"%PDF-" if page.role == "cv" else b"\xff\xd8")
+
+
+def href_cases() -> list[tuple[SiteUrls, Page, Target]]:
+    url_styles = [
+        SiteUrls("cs.odu.edu", "mln", www, https, None)
+        for www in (False, True)
+        for https in (False, True)
+    ]
+    pages = [
+        Page("", "home", "text/html", 0, 0.0),
+        Page("", "home", "text/html", 0, 0.0, base_href=True),
+        Page("publications.html", "pubs", "text/html", 1, 0.0),
+        Page("teaching/cs101/", "course", "text/html", 2, 0.0),
+        Page("projects/crawler/data/", "subproject", "text/html", 3, 0.0, base_href=True),
+    ]
+    targets = [
+        internal(""),
+        internal("teaching/"),
+        internal("publications.html"),
+        internal("teaching/cs101/slides/lec001.pdf"),
+        external("doi.org", "/10.1234/2016.5"),
+        external("cs.mit.edu", "/~alice/", https=False, www=True),
+        external("scholar.google.com", "/citations", query="user=00012345&hl=en"),
+        external("github.com", "/mln", www=True),
+    ]
+    return [(urls, page, target) for urls in url_styles for page in pages for target in targets]
+
+
+def test_every_written_href_resolves_to_its_canonical_link() -> None:
+    for urls, page, target in href_cases():
+        writer = HrefWriter(0, 1, urls)
+        for slot in [f"item{i}" for i in range(25)] + ["nav", "body"]:
+            for epoch in (0, 1):
+                written, canon = writer.href(page, target, slot, epoch)
+                assert written == written.strip() or written == f" {written.strip()}\n"
+                base = f"http://{urls.host}{urls.root_path}" + ("" if page.base_href else page.path)
+                assert canonical_link(urljoin(base, written.strip())) == canon, (written, base)
+
+
+def test_a_link_is_written_the_same_way_in_every_version_of_a_style_epoch() -> None:
+    urls = SiteUrls("cs.odu.edu", "mln", True, False, 1000)
+    page = Page("", "home", "text/html", 0, 0.0)
+    first = HrefWriter(4, 2, urls)
+    second = HrefWriter(4, 2, urls)  # a fresh writer: nothing remembered, same answers
+    slots = [f"item{i}" for i in range(40)]
+    for slot in slots:
+        for epoch in (0, 1):
+            target = internal("teaching/")
+            assert first.href(page, target, slot, epoch) == second.href(page, target, slot, epoch)
+    # Across slots the writing varies (that is the point); the canonical form never does.
+    writings = {first.href(page, internal("teaching/"), slot, 0) for slot in slots}
+    assert len({written for written, _ in writings}) > 3
+    # ``index.html`` is kept (rule 2 keeps it), but a given slot always writes it or never does.
+    canons = {canon.removesuffix("/index.html") for _, canon in writings}
+    assert canons == {"http://cs.odu.edu/~mln/teaching"}
+
+
+def test_canonical_link_by_hand() -> None:
+    assert canonical_link(" HTTPS://WWW.CS.ODU.EDU:443/%7Emln/teaching/#top\n") == (
+        "http://cs.odu.edu/~mln/teaching"
+    )
+    assert canonical_link("http://cs.odu.edu:8080/~mln/?a=1") == "http://cs.odu.edu:8080/~mln?a=1"
+    with pytest.raises(ValueError):
+        canonical_link("mailto:mln@cs.odu.edu")
+
+
+def test_url_variants_and_redirect_sources_name_the_same_page() -> None:
+    rng = np.random.default_rng(9)
+    for url in ("http://cs.odu.edu/~mln/", "https://www.cs.odu.edu/~mln/",
+                "http://www.cs.odu.edu/~mln/teaching/"):  # fmt: skip
+        for _ in range(30):
+            variant = variant_url(rng, url)
+            assert variant != url
+            assert canonical_link(variant).removesuffix("/index.html") == canonical_link(url)
+            source, status = redirect_source(rng, url)
+            assert source != url and status in (301, 302)
+            assert canonical_link(source) == canonical_link(url)
+
+
+def test_capture_plans_are_inside_the_span_and_redirects_come_just_before(world: World) -> None:
+    site = world.sites[1]
+    plan_captures(site)
+    total = world.span.total_sec
+    assert site.captures and all(0 <= c.sec < total for c in site.captures)
+    assert len({(c.urlkey, c.sec) for c in site.captures}) == len(site.captures)
+    for before, after in zip(site.captures, site.captures[1:], strict=False):
+        if before.kind == "redirect":
+            assert after.url == before.location and 1 <= after.sec - before.sec <= 5
+    assert {c.status for c in site.captures if c.page.role == "gone"} <= {404}
+
+
+def test_a_tiny_cdx_gets_no_dirt_and_a_larger_one_its_three_kinds(tmp_path: Path) -> None:
+    span = Span(START, END)
+    page = Page("", "home", "text/html", 0, 0.0)
+    caps = [Capture(0, page, 86400 * i, f"http://a.edu/~u{i}/", 200, "observation",
+                    urlkey=f"edu,a)/~u{i}") for i in range(40)]  # fmt: skip
+    count, dirt = write_cdx(tmp_path / "tiny.cdx", 0, span, caps[:3])
+    assert (count, dirt) == (3, [])
+    count, dirt = write_cdx(tmp_path / "dirty.cdx", 0, span, caps)
+    assert count == 40 + 4
+    assert sorted(d.reason.split(" (")[0] for d in dirt) == [
+        "impossible timestamp", "repeated line", "repeated line", "truncated line"
+    ]  # fmt: skip
+    lines = (tmp_path / "dirty.cdx").read_text().splitlines()
+    assert lines[0] == CDX_HEADER
+    for d in dirt:
+        assert lines[d.line - 1] == d.text
+        assert (d.of_line is not None) == (d.kind == "duplicate")
+
+
+def test_span_writes_instants_as_cdx_warc_and_http_do() -> None:
+    span = Span(START, END)
+    assert span.total_sec == 1096 * 86400
+    assert span.ts14(86400 + 3661) == "20150602010101"
+    assert span.iso(86400 + 3661) == "2015-06-02T01:01:01Z"
+    assert span.http_date(0) == "Mon, 01 Jun 2015 00:00:00 GMT"
+    assert payload_digest(b"") == "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"

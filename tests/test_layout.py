@@ -1,0 +1,78 @@
+"""The shape of the code base: apps import one way, and no source file grows past a page count.
+
+HACS's Django apps form layers, each importing only the ones before it (settings'
+INSTALLED_APPS order): jobs → archive → scheduling → operations → dashboard. The pure package
+``hacs`` imports none of them (``tests/hacs/test_pure.py`` keeps Django out of it altogether).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERS = ["jobs", "archive", "scheduling", "operations", "dashboard"]
+MAX_LINES = 1000
+
+
+def imported_packages(path: Path) -> set[str]:
+    """Top-level packages a module imports, wherever the import statement stands."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def source_files(package: str) -> list[Path]:
+    return [p for p in (ROOT / package).rglob("*.py") if "migrations" not in p.parts]
+
+
+def test_the_layers_are_the_installed_apps_in_order(settings: object) -> None:
+    installed = [app for app in settings.INSTALLED_APPS if app in LAYERS]  # type: ignore[attr-defined]
+    assert installed == LAYERS
+
+
+@pytest.mark.parametrize("app", LAYERS)
+def test_an_app_imports_only_the_apps_below_it(app: str) -> None:
+    above = set(LAYERS[LAYERS.index(app) + 1 :])
+    files = source_files(app)
+    assert files, f"{app} has no modules"
+    wrong = {
+        str(path.relative_to(ROOT)): sorted(imported_packages(path) & above)
+        for path in files
+        if imported_packages(path) & above
+    }
+    assert wrong == {}
+
+
+def test_the_pure_package_imports_no_app() -> None:
+    files = source_files("hacs")
+    assert len(files) > 10
+    wrong = {
+        str(path.relative_to(ROOT)): sorted(imported_packages(path) & {*LAYERS, "hacs_site"})
+        for path in files
+        if imported_packages(path) & {*LAYERS, "hacs_site", "django"}
+    }
+    assert wrong == {}
+
+
+def test_the_import_check_sees_imports_inside_functions(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("def f():\n    from dashboard.views import home\n    import archive.models\n")
+    assert imported_packages(module) == {"dashboard", "archive"}
+
+
+def test_no_source_file_is_longer_than_a_thousand_lines() -> None:
+    packages = ["hacs", "hacs_site", "bench", "scripts", *LAYERS]
+    lengths = {
+        str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
+        for package in packages
+        for path in source_files(package)
+    }
+    assert len(lengths) > 40
+    assert {name: n for name, n in lengths.items() if n > MAX_LINES} == {}
