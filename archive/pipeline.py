@@ -7,7 +7,9 @@ sources:
   fetch the mementos of contents not seen before, compute updates (one site at a time, so one
   site's failure never stops the others);
 * :class:`FromCdxFiles` — CDX files of any dialect; then, unless told not to, fetch the touched
-  sites' missing snapshots from the configured Wayback server;
+  sites' missing snapshots from the configured Wayback server (with ``fetch=False`` only the
+  captures are stored, and the sites keep their status until a later :class:`FetchRetry` or an
+  import that fetches finishes them);
 * :class:`FromWarcFiles` — WARC files: captures and, from the same pass, their pages' links;
 * :class:`FetchRetry` — the later pass for sites whose memento fetches failed: fetch what is
   still missing and compute updates again.
@@ -117,8 +119,12 @@ def sites_import(
     if isinstance(source, FromArchive | FetchRetry):
         assert client is not None, "this source needs an archive client"
         sites = Site.objects.filter(pk__in=list(source.site_ids)).order_by("pk")
-        for site in sites.only("pk", "seed_url"):
+        found = list(sites.only("pk", "seed_url"))
+        for site in found:
             _one_site(site, source, client, report, finish, notify)
+        for site_id in sorted(set(source.site_ids) - {site.pk for site in found}):
+            # Deleted after the work was queued: say so, so that a job's count still completes.
+            notify(f"site {site_id}", "The site was deleted before its import ran.", {})
     elif isinstance(source, FromWarcFiles):
         for path in source.paths:
             touched = _warc_file(path, source.max_body, report)
@@ -128,8 +134,9 @@ def sites_import(
         index = ScopeIndex.for_sites()
         touched: set[int] = set()
         for path in source.paths:
-            touched |= _cdx_file(path, index, report)
-            notify(str(path), _file_failure(report, path), {"sites": len(touched)})
+            in_file = _cdx_file(path, index, report)
+            touched |= in_file
+            notify(str(path), _file_failure(report, path), {"sites": len(in_file)})
         if source.fetch and touched:
             assert client is not None, "fetching snapshots needs an archive client"
             for site_id in sorted(touched):

@@ -17,8 +17,10 @@ from django.conf import settings
 
 from archive.models import Site
 from dashboard.sites import DEFAULT_SORT, HISTORY_FILTERS, SORT_KEYS, SiteListQuery
+from hacs.estimators import METHODS
 from hacs_site.clock import today
 from scheduling.crawl_lists import CrawlListOptions
+from scheduling.evaluation_service import BOTH, LEVEL_CHOICES, MAX_W_WEEKS, levels_of
 from scheduling.models import Level, Method
 
 SORT_CHOICES = [(key, key) for key in SORT_KEYS] + [(f"-{key}", f"-{key}") for key in SORT_KEYS]
@@ -164,3 +166,43 @@ class CrawlListForm(forms.Form):
                 "Give a threshold θ, a budget k, or both; otherwise every site is listed."
             )
         return data
+
+
+MAX_PERIOD_DAYS = 20 * 366  # an evaluation period of at most 20 years
+
+
+class EvaluationForm(forms.Form):
+    start = forms.DateField(label="Start (first t)", widget=forms.DateInput(attrs={"type": "date"}))
+    end = forms.DateField(label="End (last t)", widget=forms.DateInput(attrs={"type": "date"}))
+    level = forms.ChoiceField(choices=LEVEL_CHOICES, initial=BOTH)
+    w_from = forms.IntegerField(
+        label="History w from", min_value=1, max_value=MAX_W_WEEKS, initial=1
+    )
+    w_to = forms.IntegerField(label="to (weeks)", min_value=1, max_value=MAX_W_WEEKS, initial=12)
+    method = forms.ChoiceField(
+        choices=[(m, m.capitalize()) for m in METHODS], initial="interpolated",
+        label="Estimate",
+    )  # fmt: skip
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        start, end = data.get("start"), data.get("end")
+        if start and end:
+            if end < start:
+                self.add_error("end", "The end must not be before the start.")
+            elif (end - start).days > MAX_PERIOD_DAYS:
+                self.add_error("end", "The period may span at most 20 years.")
+        w_from, w_to = data.get("w_from"), data.get("w_to")
+        if w_from and w_to and w_to < w_from:
+            self.add_error("w_to", "The largest history size must not be below the smallest.")
+        return data
+
+    def parameters(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "start": data["start"].isoformat(),
+            "end": data["end"].isoformat(),
+            "levels": levels_of(data["level"]),
+            "w_weeks": list(range(data["w_from"], data["w_to"] + 1)),
+            "method": data["method"],
+        }

@@ -2,8 +2,7 @@
 
 from django.urls import path
 
-from dashboard.views import crawl_lists, home, jobs, sites, upload
-from scheduling import views_evaluation as evaluation  # moves to dashboard.views next
+from dashboard.views import crawl_lists, evaluation, home, jobs, sites, upload
 
 urlpatterns = [
     path("", home.home, name="home"),

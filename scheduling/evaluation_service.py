@@ -18,7 +18,7 @@ Readings (see also the engine's module docstring):
   ``link_floor`` still refer to each page's full history, as the engine expects.
 * The estimate defaults to the *interpolated* one: the paper's Section III evaluates λ̃, the mean
   interpolated-update frequency. ``observed`` is available as a parameter.
-* Figure 6: ``hacs.evaluation_intervals.interval_distribution`` over [start, end].
+* Figure 6: ``hacs.evaluation.interval_distribution`` over [start, end].
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Shared fixtures: a real Redis server, real worker processes, users and small factories."""
+"""Shared fixtures: a real Redis server, real worker processes, a logged-in librarian.
+
+Rows are made by ``tests.factories``; ``make_site`` and ``make_user`` are imported here too so
+that modules still importing them from ``tests.conftest`` keep working.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,9 @@ from typing import Any
 import pytest
 
 from hacs_site.localservers import LocalServer, start_redis
+from tests.factories import make_site, make_user
+
+__all__ = ["make_site", "make_user"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -76,21 +83,6 @@ def run_worker(worker_env: dict[str, str]) -> Any:
     return run
 
 
-def make_user(username: str = "librarian", *, role: str = "librarian", **kw: Any) -> Any:
-    from django.contrib.auth import get_user_model
-
-    kw.setdefault("password", "correct horse battery staple")
-    user_model = get_user_model()
-    if role == "admin":
-        return user_model.objects.create_superuser(username=username, email="", **kw)
-    user = user_model.objects.create_user(username=username, **kw)
-    if role == "librarian":
-        from dashboard.roles import make_librarian
-
-        make_librarian(user)
-    return user
-
-
 @pytest.fixture()
 def user(db: None) -> Any:
     return make_user()
@@ -100,13 +92,3 @@ def user(db: None) -> Any:
 def logged_in_client(client: Any, user: Any) -> Any:
     client.force_login(user)
     return client
-
-
-def make_site(**kw: Any) -> Any:
-    from archive.models import Site
-
-    n = Site.objects.count() + 1
-    kw.setdefault("seed_url", f"http://www.cs.example.edu/~author{n}/")
-    kw.setdefault("canonical_key", f"edu,example,cs)/~author{n}")
-    kw.setdefault("author", f"Author {n}")
-    return Site.objects.create(**kw)

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from hacs.demo import DemoArchive, build_demo_archive
 from archive.models import Site
+from hacs.demo import DemoArchive, build_demo_archive
 from scheduling.models import CrawlList
-from tests.conftest import make_user
+from tests.factories import make_user
 from tests.support.ia_server import IAArchive, ia_rows_and_bodies
 
 ROOT = Path(__file__).resolve().parent.parent

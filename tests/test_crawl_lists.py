@@ -4,53 +4,58 @@ from __future__ import annotations
 
 import csv
 import io
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import pytest
 from django.core.management import call_command
 
-from archive.models import Capture, Site
-from scheduling.crawl_jobs import daily_crawl_list
-from scheduling.crawl_lists import CSV_COLUMNS, crawl_list_build, crawl_list_rank, reference_instant
+from archive.models import Site
+from hacs.clock import reference_instant, to_days
 from hacs.estimators import change_probability, estimate
+from jobs.models import JobRecord
+from scheduling.crawl_lists import (
+    CSV_COLUMNS,
+    CrawlListOptions,
+    RankedSite,
+    crawl_list_build,
+    crawl_list_rank,
+)
+from scheduling.jobs import daily_crawl_list
 from scheduling.models import CrawlList
-from scheduling.services import to_days
-from tests.conftest import make_site, make_user
+from tests.factories import add_observations, make_site, make_user
 
 pytestmark = pytest.mark.django_db
 DAY = date(2018, 6, 1)
 
 
-def add_homepage_history(site: Site, days_before: list[float], updates: list[bool]) -> None:
-    """Observations of the homepage at DAY − d, with the given update flags (full history)."""
+def before(*days: float) -> list[datetime]:
+    """Instants the given numbers of days before the reference instant of DAY."""
     t = reference_instant(DAY)
-    rows = []
-    for i, (d, updated) in enumerate(zip(days_before, updates, strict=True)):
-        rows.append(
-            Capture(
-                site=site, url=site.seed_url, urlkey=site.canonical_key,
-                page_key=site.canonical_key, timestamp=t - timedelta(days=d), depth=0,
-                mimetype="text/html", status=200, digest=f"D{i}", kind="observation",
-                is_observation=True, page_index=i, link_floor=-1 if updated else i - 1,
-            )
-        )  # fmt: skip
-    Capture.objects.bulk_create(rows)
+    return [t - timedelta(days=d) for d in days]
+
+
+def rank(**options: Any) -> tuple[list[RankedSite], int]:
+    return crawl_list_rank(day=DAY, options=CrawlListOptions(**options))
 
 
 @pytest.fixture()
 def three_sites() -> list[Site]:
     busy = make_site(author="Busy", seed_url="http://a.edu/~busy/", canonical_key="edu,a)/~busy")
-    add_homepage_history(busy, [100, 80, 60, 40, 20, 10], [False, True, True, False, True, True])
+    add_observations(
+        busy, before(100, 80, 60, 40, 20, 10), updates=[False, True, True, False, True, True]
+    )
     calm = make_site(author="Calm", seed_url="http://a.edu/~calm/", canonical_key="edu,a)/~calm")
-    add_homepage_history(calm, [400, 300, 200, 100, 50], [False, False, True, False, False])
+    add_observations(
+        calm, before(400, 300, 200, 100, 50), updates=[False, False, True, False, False]
+    )
     new = make_site(author="New", seed_url="http://a.edu/~new/", canonical_key="edu,a)/~new")
-    add_homepage_history(new, [5], [False])
+    add_observations(new, before(5), updates=[False])
     return [busy, calm, new]
 
 
 def test_probabilities_follow_the_estimators(three_sites: list[Site]) -> None:
-    ranked, eligible = crawl_list_rank(day=DAY, history_days=1000, e_days=7)
+    ranked, eligible = rank(history_days=1000, e_days=7)
     assert eligible == 3
     assert [r.seed_url for r in ranked] == [
         "http://a.edu/~busy/", "http://a.edu/~calm/", "http://a.edu/~new/"
@@ -66,18 +71,18 @@ def test_probabilities_follow_the_estimators(three_sites: list[Site]) -> None:
 
 
 def test_threshold_and_budget_cut_the_list(three_sites: list[Site]) -> None:
-    everything, _ = crawl_list_rank(day=DAY, history_days=1000, theta=0.0)
+    everything, _ = rank(history_days=1000, theta=0.0)
     cutoff = everything[1].probability
-    by_theta, _ = crawl_list_rank(day=DAY, history_days=1000, theta=cutoff)
+    by_theta, _ = rank(history_days=1000, theta=cutoff)
     assert [r.seed_url for r in by_theta] == [r.seed_url for r in everything[:2]]
-    by_budget, _ = crawl_list_rank(day=DAY, history_days=1000, budget=1)
+    by_budget, _ = rank(history_days=1000, budget=1)
     assert len(by_budget) == 1 and by_budget[0].seed_url == everything[0].seed_url
-    both, _ = crawl_list_rank(day=DAY, history_days=1000, theta=0.99, budget=2)
+    both, _ = rank(history_days=1000, theta=0.99, budget=2)
     assert all(r.probability >= 0.99 for r in both) and len(both) <= 2
 
 
 def test_the_history_window_limits_the_observations(three_sites: list[Site]) -> None:
-    ranked, eligible = crawl_list_rank(day=DAY, history_days=30, theta=0.0)
+    ranked, eligible = rank(history_days=30, theta=0.0)
     # Only the busy site (10 and 20 days back) and the new one (5 days) remain eligible.
     assert eligible == 2
     busy = next(r for r in ranked if "busy" in r.seed_url)
@@ -88,8 +93,8 @@ def test_the_history_window_limits_the_observations(three_sites: list[Site]) -> 
 def test_ties_go_to_the_older_tau_then_the_url() -> None:
     for name in ("b", "a", "c"):
         site = make_site(seed_url=f"http://x.edu/~{name}/", canonical_key=f"edu,x)/~{name}")
-        add_homepage_history(site, [30, 20], [False, False])  # λ = 0: p = 0 for all three
-    ranked, _ = crawl_list_rank(day=DAY, history_days=100, theta=0.0)
+        add_observations(site, before(30, 20), updates=[False, False])  # λ = 0: p = 0 for all
+    ranked, _ = rank(history_days=100, theta=0.0)
     assert [r.seed_url for r in ranked] == [f"http://x.edu/~{n}/" for n in ("a", "b", "c")]
 
 
@@ -97,7 +102,7 @@ def test_the_csv_has_the_documented_columns_and_neutralised_cells(
     three_sites: list[Site],
 ) -> None:
     Site.objects.filter(author="Busy").update(author='=HYPERLINK("http://evil")')
-    crawl = crawl_list_build(day=DAY, theta=0.0, history_days=1000)
+    crawl = crawl_list_build(day=DAY, options=CrawlListOptions(theta=0.0, history_days=1000))
     out = io.StringIO()
     call_command("crawl_list", "--date", "2018-06-01", "--theta", "0", "--history-days", "1000",
                  stdout=out)  # fmt: skip
@@ -121,24 +126,22 @@ def test_the_daily_job_builds_todays_list_with_the_defaults(three_sites: list[Si
     crawl = CrawlList.objects.get(pk=list_id)
     assert crawl.created_by is None
     assert crawl.theta == 0.5 and crawl.history_days == 1095
-    from dashboard.models import JobRecord
-
     assert JobRecord.objects.get(kind="crawl_list").status == "finished"
 
 
-def test_the_cron_configuration_registers_the_daily_list() -> None:
+def test_the_cron_configuration_registers_the_daily_list_and_the_fetch_retry() -> None:
     from rq.cron import CronScheduler
 
     scheduler = CronScheduler(connection=None)  # type: ignore[arg-type]
-    scheduler.load_config_from_file("scheduling.cron")
-    [job] = scheduler.get_jobs()
-    assert job.func_name == "scheduling.crawl_jobs.daily_crawl_list"
-    assert job.cron == "0 5 * * *"
+    scheduler.load_config_from_file("operations.cron")
+    jobs = {job.func_name: job for job in scheduler.get_jobs()}
+    assert jobs["scheduling.jobs.daily_crawl_list"].cron == "0 5 * * *"
+    assert jobs["operations.jobs.daily_fetch_retry"].cron == "0 4 * * *"
 
 
 # --- the page ----------------------------------------------------------------------------------
 def test_a_viewer_can_read_and_download_but_not_build(client: Any, three_sites: list[Site]) -> None:
-    crawl = crawl_list_build(day=DAY, theta=0.0, history_days=1000)
+    crawl = crawl_list_build(day=DAY, options=CrawlListOptions(theta=0.0, history_days=1000))
     client.force_login(make_user("reader", role="viewer"))
     page = client.get("/crawl-list/")
     assert page.status_code == 200 and b"Busy" in page.content

@@ -24,21 +24,20 @@ import pytest
 import redis
 from django.core.management import CommandError, call_command
 
-from hacs.demo import build_demo_archive
 from archive.models import Capture, LinkSnapshot, Site, Tag
-from dashboard.models import JobRecord
+from hacs.clock import to_days
+from hacs.demo import build_demo_archive
 from hacs.evaluation import ObservationTable, reference_points, window_scores
+from jobs.models import JobRecord
 from scheduling.evaluation_service import (
-    EpochMilliseconds,
     evaluation_run,
     evaluation_run_create,
     evaluation_tables_load,
-    interval_distribution,
     parse_w_weeks,
 )
 from scheduling.jobs import enqueue_evaluation
 from scheduling.models import Estimate, EvaluationRun
-from scheduling.services import to_days
+from scheduling.observations import EpochMilliseconds
 from tests.conftest import make_site
 
 # Every test may touch the database: the module fixture imports the demo into the test database,
@@ -235,57 +234,6 @@ def test_w_weeks_are_read_as_ranges_and_lists() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# Figure 6
-# --------------------------------------------------------------------------------------------
-
-
-def test_interval_distribution_uses_the_interpolated_update_midpoints() -> None:
-    # One site, one page: observations at 0, 10, 20, 30, 40, 50 days; updates at 20, 30 and 50
-    # (brand-new links). Midpoints 15, 25 and 45: intervals 10 and 20 days.
-    times = [0.0, 10.0, 20.0, 30.0, 40.0, 50.0]
-    floors = [-1, 0, -1, -1, 3, -1]
-    table = ObservationTable(
-        site=[0] * 6, page=[0] * 6, time=times, page_index=list(range(6)), link_floor=floors
-    )
-    [group] = interval_distribution(table, start=0.0, end=60.0)
-    assert group["sites"] == 1 and group["intervals"] == 2
-    edges = np.array(group["d_edges"])
-    widths = np.diff(edges)
-    observed = np.array(group["observed"]) * widths  # back to probabilities per bin
-    assert observed.sum() == pytest.approx(1.0)
-    for d in (10.0, 20.0):
-        k = int(np.searchsorted(edges, d, side="right")) - 1
-        assert observed[k] == pytest.approx(0.5)
-    assert (np.array(group["expected"]) * widths).sum() == pytest.approx(1.0)
-    assert group["low"] <= group["mean_interval"] < group["high"]
-
-
-def test_poisson_updates_follow_the_expectation() -> None:
-    """Seeded simulation: sites changing as Poisson processes, observed daily, give interval
-    histograms close to the exponential expectation (Fig. 6's claim, on data where it holds)."""
-    rng = np.random.default_rng(7)
-    looks = np.arange(0.0, 1000.0, 0.25)  # four observations a day
-    site, time, floor, index = [], [], [], []
-    for s in range(300):
-        changes = np.cumsum(rng.exponential(40.0, 60))
-        seen = np.searchsorted(changes, looks, side="right")  # changes up to each look
-        changed = np.r_[False, seen[1:] > seen[:-1]]
-        k = np.arange(looks.size)
-        site.extend([s] * looks.size)
-        time.extend(looks.tolist())
-        index.extend(k.tolist())
-        floor.extend(np.where(changed | (k == 0), -1, k - 1).tolist())
-    table = ObservationTable(site=site, page=site, time=time, page_index=index, link_floor=floor)
-    groups = interval_distribution(table, start=0.0, end=999.0)
-    big = max(groups, key=lambda g: g["intervals"])
-    assert big["low"] <= 40 < big["high"] and big["intervals"] > 3000
-    widths = np.diff(big["d_edges"])
-    observed = np.array(big["observed"]) * widths
-    expected = np.array(big["expected"]) * widths
-    assert np.abs(observed - expected).sum() < 0.1  # total variation distance under 5%
-
-
-# --------------------------------------------------------------------------------------------
 # The demo archive
 # --------------------------------------------------------------------------------------------
 
@@ -401,7 +349,7 @@ def test_on_the_demo_hacs_f1_exceeds_both_baselines_at_every_history_size(
 ) -> None:
     """HACS selects (θ̂ > 0: fewer sites than Brute Force) and wins, at every w from 1 week on.
 
-    The demo's owners add links in editing sessions (archive/demo.py), so a recent update
+    The demo's owners add links in editing sessions (hacs/demo/), so a recent update
     predicts another one soon and even a one-week history pays, as in the paper's Table I.
     Under the earlier memoryless (Poisson) demo HACS tied Brute Force (θ̂ = 0) for w = 1-3."""
     rows = rows_of(demo_results["results"], average)
@@ -606,7 +554,7 @@ def test_a_job_whose_worker_died_marks_its_run_failed(redis_url: str) -> None:
 
 def test_evaluation_charts_imports_without_django() -> None:
     code = (
-        "import sys, hacs.evaluation_charts\n"
+        "import sys, hacs.charts.evaluation\n"
         "assert not [m for m in sys.modules if m.split('.')[0] == 'django']\n"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=PROJECT, capture_output=True,

@@ -12,10 +12,9 @@ import numpy as np
 import pytest
 import redis
 
-from dashboard.models import JobRecord
-from hacs.evaluation import ObservationTable, evaluate
-from hacs.evaluation_charts import TABLE_COLUMNS
-from scheduling.evaluation_service import interval_distribution
+from hacs.charts.evaluation import TABLE_COLUMNS
+from hacs.evaluation import ObservationTable, evaluate, interval_distribution
+from jobs.models import JobRecord
 from scheduling.models import EvaluationRun
 from tests.conftest import make_user
 

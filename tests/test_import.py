@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from hacs.formats.cdx import format_timestamp
-from hacs.demo import DemoArchive, build_demo_archive
-from archive.jobs import enqueue_import
 from archive.models import Capture, LinkSnapshot, Site
-from dashboard.models import JobRecord
+from hacs.demo import DemoArchive, build_demo_archive
+from hacs.formats.cdx import format_timestamp
+from jobs.models import JobRecord
+from operations.jobs import enqueue_import
 from scheduling.models import Estimate
 from tests.support.ia_server import IAArchive, ia_rows_and_bodies
 from tests.support.pywb import PywbServer

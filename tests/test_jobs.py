@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import io
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
 import redis
+from django.core.management import call_command
 from django.db import connection
 
-from dashboard.models import JobRecord
-from dashboard.services import job_enqueue, job_records_sync_with_rq
+from jobs.models import JobRecord
+from jobs.services import job_enqueue, job_records_sync_with_rq
+from scheduling.estimates import estimates_for_window
+from scheduling.evaluation_service import evaluation_run_create, evaluation_run_refresh
+from scheduling.jobs import enqueue_evaluation
+from scheduling.models import Estimate, EvaluationRun
+from tests.factories import add_observations, make_site
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
 
@@ -58,3 +66,61 @@ def test_a_running_job_whose_rq_job_vanished_is_shown_as_failed(redis_url: str) 
     record.refresh_from_db()
     assert record.status == JobRecord.Status.FAILED
     assert "worker stopped" in record.error
+
+
+def test_an_enqueued_recompute_keeps_the_commands_level_method_and_window(
+    redis_url: str, run_worker: Any
+) -> None:
+    site = make_site()
+    moments = [datetime(2017, 11, 1, tzinfo=UTC) + timedelta(days=15 * k) for k in range(14)]
+    flags = [k % 3 == 1 for k in range(14)]
+    add_observations(site, moments, updates=flags)
+    add_observations(site, moments[::2], updates=flags[::2], page="/pubs.html", depth=1)
+    inside = [m for m in moments if date(2018, 1, 1) <= m.date() <= date(2018, 3, 31)]
+    out = io.StringIO()
+    options = ["--level", "website", "--method", "interpolated", "--start", "2018-01-01",
+               "--end", "2018-03-31"]  # fmt: skip
+    call_command("recompute_estimates", "--enqueue", *options, stdout=out)
+    assert "queued as job" in out.getvalue()
+    assert not Estimate.objects.exists()  # nothing is computed before the worker runs it
+
+    run_worker("estimation")
+
+    record = JobRecord.objects.get(kind=JobRecord.Kind.ESTIMATION)
+    assert record.status == JobRecord.Status.FINISHED, record.error
+    assert "website / interpolated" in record.label and "2018-01-01 to 2018-03-31" in record.label
+    [stored] = Estimate.objects.all()  # one level and one method, not all four
+    assert (stored.level, stored.method) == ("website", "interpolated")
+    assert stored.window_start == datetime(2018, 1, 1, tzinfo=UTC)
+    assert stored.window_end == datetime(2018, 3, 31, 23, 59, 59, 999999, tzinfo=UTC)
+    # Only the window's observations: the homepage's and the page's that fall inside it.
+    homepage_in = len(inside)
+    page_in = len([m for m in moments[::2] if m in inside])
+    assert stored.observations == homepage_in + page_in
+    expected = estimates_for_window(
+        level="website", method="interpolated", start=stored.window_start,
+        end=stored.window_end,
+    )[site.pk]  # fmt: skip
+    whole = estimates_for_window(level="website", method="interpolated")[site.pk]
+    assert stored.rate == pytest.approx(expected.rate, rel=1e-12)
+    assert stored.rate != pytest.approx(whole.rate)  # the window made a difference
+
+
+def test_an_evaluation_run_whose_job_failed_is_marked_failed(redis_url: str) -> None:
+    run = evaluation_run_create(parameters={"start": "2016-01-11", "end": "2016-02-15"})
+    record = enqueue_evaluation(run)
+    assert EvaluationRun.objects.get(pk=run.pk).job == record  # the run knows its job
+    other = enqueue_evaluation(evaluation_run_create(parameters=run.parameters))
+    # The run's job failed without the run hearing of it (RQ's callback marks the record only);
+    # a failed job of another run must not matter.
+    JobRecord.objects.filter(pk=record.pk).update(
+        status=JobRecord.Status.FAILED, error="MemoryError"
+    )
+    run = EvaluationRun.objects.get(pk=run.pk)
+    assert run.status == EvaluationRun.Status.QUEUED
+    evaluation_run_refresh(run)
+    assert run.status == EvaluationRun.Status.FAILED and run.error == "MemoryError"
+    assert EvaluationRun.objects.get(pk=run.pk).status == EvaluationRun.Status.FAILED
+    still = EvaluationRun.objects.exclude(pk=run.pk).get()
+    assert still.job == other
+    assert evaluation_run_refresh(still).status == EvaluationRun.Status.QUEUED

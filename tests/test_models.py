@@ -2,32 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 from django.db import IntegrityError, transaction
 
 from archive.models import Capture, LinkSnapshot, Site
 from scheduling.models import CrawlList, CrawlListEntry, Estimate
-from tests.conftest import make_site
+from tests.factories import WHEN, make_capture, make_estimate, make_site, make_snapshot
 
 pytestmark = pytest.mark.django_db
-
-WHEN = datetime(2017, 3, 4, 5, 6, 7, tzinfo=UTC)
-
-
-def make_capture(site: Site, **kw: object) -> Capture:
-    kw.setdefault("url", "http://www.cs.example.edu/~a/")
-    kw.setdefault("urlkey", "edu,example,cs)/~a")
-    kw.setdefault("page_key", kw["urlkey"])
-    kw.setdefault("timestamp", WHEN)
-    kw.setdefault("depth", 0)
-    kw.setdefault("mimetype", "text/html")
-    kw.setdefault("status", 200)
-    kw.setdefault("digest", "AAAA")
-    kw.setdefault("kind", Capture.Kind.OBSERVATION)
-    kw.setdefault("is_observation", True)
-    return Capture.objects.create(site=site, **kw)
 
 
 def test_a_duplicate_capture_row_is_rejected() -> None:
@@ -68,7 +50,7 @@ def test_site_canonical_key_is_unique() -> None:
 
 
 def test_link_snapshot_is_unique_per_content() -> None:
-    LinkSnapshot.objects.create(urlkey="edu,x)/~a", digest="D1", links="a\nb", link_count=2)
+    make_snapshot(urlkey="edu,x)/~a", digest="D1", links=["b", "a"])
     with pytest.raises(IntegrityError), transaction.atomic():
         LinkSnapshot.objects.create(urlkey="edu,x)/~a", digest="D1")
     snapshot = LinkSnapshot.objects.get()
@@ -77,10 +59,10 @@ def test_link_snapshot_is_unique_per_content() -> None:
 
 def test_one_estimate_per_site_level_and_method() -> None:
     site = make_site()
-    Estimate.objects.create(site=site, level="homepage", method="observed", rate=0.01)
-    Estimate.objects.create(site=site, level="website", method="observed", rate=0.02)
+    make_estimate(site, level="homepage", method="observed", rate=0.01)
+    make_estimate(site, level="website", method="observed", rate=0.02)
     with pytest.raises(IntegrityError), transaction.atomic():
-        Estimate.objects.create(site=site, level="homepage", method="observed", rate=0.03)
+        make_estimate(site, level="homepage", method="observed", rate=0.03)
     assert Estimate.objects.get(level="homepage").interval_days == pytest.approx(100.0)
 
 

@@ -4,28 +4,23 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from dashboard.overview import sites_due
-from scheduling.crawl_lists import reference_instant
+from hacs.clock import reference_instant, to_days
 from hacs.estimators import change_probability
-from scheduling.models import Estimate
-from scheduling.services import to_days
-from tests.conftest import make_site
+from tests.factories import make_estimate, make_site
 
 pytestmark = pytest.mark.django_db
 DAY = date(2018, 6, 1)
 
 
-def add_estimate(site: Any, rate: float | None, days_ago: float, level: str = "homepage") -> None:
-    tau = reference_instant(DAY) - timedelta(days=days_ago)
-    Estimate.objects.create(
-        site=site, level=level, method="observed", rate=rate, tau=tau, tau_days=to_days(tau),
-        observations=10, updates=3,
-    )  # fmt: skip
+def days_before(day: date, days: float) -> datetime:
+    """The instant ``days`` before the reference instant (end) of ``day``."""
+    return reference_instant(day) - timedelta(days=days)
 
 
 def test_sites_due_are_ranked_and_cut_by_probability() -> None:
@@ -33,7 +28,7 @@ def test_sites_due_are_ranked_and_cut_by_probability() -> None:
     sites = []
     for rate, days_ago in cases:
         site = make_site()
-        add_estimate(site, rate, days_ago)
+        make_estimate(site, rate=rate, tau=days_before(DAY, days_ago))
         sites.append(site)
     t = to_days(reference_instant(DAY))
     pairs = zip(cases, sites, strict=True)
@@ -54,8 +49,9 @@ def test_sites_due_are_ranked_and_cut_by_probability() -> None:
 def test_the_home_page_shows_counts_histogram_and_due_sites(logged_in_client: Any) -> None:
     for n in range(12):
         site = make_site(author=f"Due {n}", import_status="done")
-        add_estimate(site, 0.01 * (n + 1), 20)
-        add_estimate(site, 0.02 * (n + 1), 20, level="website")
+        tau = days_before(DAY, 20)
+        make_estimate(site, rate=0.01 * (n + 1), tau=tau)
+        make_estimate(site, rate=0.02 * (n + 1), tau=tau, level="website")
     response = logged_in_client.get("/")
     page = response.content.decode()
     assert re.search(r'<span class="value">12</span><span class="label">imported', page)

@@ -7,7 +7,7 @@ import json
 import math
 import random
 import re
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +18,15 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from hacs.demo import build_demo_archive
 from archive.models import Capture, Site, Tag
-from archive.services import SiteListQuery, site_rows, surt_to_url, today_days
+from dashboard.sites import SiteListQuery, site_rows
+from hacs.clock import reference_instant, to_days
+from hacs.demo import build_demo_archive
 from hacs.estimators import change_probability
+from hacs.formats.canon import surt_to_url
+from hacs_site.clock import today
 from scheduling.models import Estimate
-from scheduling.services import to_days
-from tests.conftest import make_site
+from tests.factories import make_estimate, make_site
 
 pytestmark = pytest.mark.django_db
 
@@ -36,15 +38,9 @@ LIST = reverse("site-list")
 LIST_QUERIES = 7
 
 
-def make_estimate(site: Site, **kw: Any) -> Estimate:
-    kw.setdefault("level", "homepage")
-    kw.setdefault("method", "observed")
-    kw.setdefault("rate", 0.01)
-    tau = kw.setdefault("tau", datetime(2024, 1, 1, tzinfo=UTC))
-    kw.setdefault("tau_days", to_days(tau) if tau is not None else None)
-    kw.setdefault("observations", 10)
-    kw.setdefault("updates", 3)
-    return Estimate.objects.create(site=site, **kw)
+def today_t() -> float:
+    """The reference time of every page for today: the END of today (00:00 UTC tomorrow)."""
+    return to_days(reference_instant(today()))
 
 
 def authors(response: Any) -> list[str]:
@@ -67,9 +63,9 @@ def test_it_shows_each_estimate_state_in_words(logged_in_client: Any) -> None:
     assert response.status_code == 200
     rows = {row.site.author: row for row in response.context["rows"]}
     assert rows["Every Hundred"].interval_days == pytest.approx(100.0)
-    expected = change_probability(0.01, to_days(datetime(2024, 1, 1, tzinfo=UTC)),
-                                  today_days(date.today()), settings.HACS_E_DAYS)  # fmt: skip
-    assert rows["Every Hundred"].probability == pytest.approx(expected)
+    expected = change_probability(0.01, to_days(datetime(2024, 1, 1, tzinfo=UTC)), today_t(),
+                                  settings.HACS_E_DAYS)  # fmt: skip
+    assert rows["Every Hundred"].probability == pytest.approx(expected, rel=1e-12)
     assert rows["Never Changed"].probability == 0.0
     assert rows["Too Few"].probability is None
     text = html_text(response)
@@ -171,7 +167,7 @@ def _all_rows(client: Any, **params: str) -> list[Any]:
 
 def test_sorting_by_probability_in_sql_matches_g(logged_in_client: Any) -> None:
     _random_sites(120)
-    t = today_days(date.today())
+    t = today_t()
     for sort, descending in (("-probability", True), ("probability", False)):
         rows = _all_rows(logged_in_client, sort=sort)
         assert len(rows) == 120
@@ -491,10 +487,15 @@ def test_the_estimate_panel_shows_all_four_estimates_and_the_90_day_curve(
     assert len(figure["data"]) == 4
     curve = figure["data"][0]
     assert curve["name"] == "Homepage · observed"
-    assert len(curve["x"]) == 91 and curve["x"][0] == date.today().isoformat()
-    t = today_days(date.today()) + 90
-    expected = change_probability(estimate.rate, estimate.tau_days, t, settings.HACS_E_DAYS)
-    assert curve["y"][-1] == pytest.approx(expected, abs=1e-6)
+    assert len(curve["x"]) == 91 and curve["x"][0] == today().isoformat()
+    t = today_t()
+    first, last = (
+        change_probability(estimate.rate, estimate.tau_days, t + k, settings.HACS_E_DAYS)
+        for k in (0, 90)
+    )
+    assert curve["y"][0] == pytest.approx(first, abs=1e-6)
+    assert curve["y"][-1] == pytest.approx(last, abs=1e-6)
+    assert rows[0].probability == pytest.approx(first, rel=1e-12)
 
 
 def test_the_site_page_costs_a_few_queries(

@@ -9,8 +9,8 @@ import redis
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from archive.models import Site
-from dashboard.models import JobRecord
-from tests.conftest import make_site, make_user
+from jobs.models import JobRecord
+from tests.factories import make_site, make_user
 
 SEEDS = (
     "url,author,tags\n"

@@ -1,5 +1,5 @@
 // Evaluation page: follow a queued or running evaluation's progress, and draw the finished run's
-// charts (Plotly figure dicts built by scheduling/evaluation_charts.py, embedded with
+// charts (Plotly figure dicts built by hacs/charts/evaluation.py, embedded with
 // json_script) for the level, average, history size and interval group chosen in the controls.
 (function () {
   "use strict";

@@ -1,5 +1,5 @@
 // Site page: draw the figures that the template embeds with json_script (built by
-// scheduling/charts.py) using the plotly.js bundle served from the plotly wheel.
+// hacs/charts/site.py) using the plotly.js bundle served from the plotly wheel.
 (function () {
   "use strict";
   if (!window.Plotly) return;

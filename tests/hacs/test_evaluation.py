@@ -1,6 +1,7 @@
 """Tests for hacs.evaluation: a hand-worked case, a slow reference written straight from the
-papers' definitions (HACS Section III, GP4C Sections 4.2.2 and 5.1, DESIGN.md rules 3, 9-11), and
-seeded simulations of the Random baseline against its exact expectation."""
+papers' definitions (HACS Section III, GP4C Sections 4.2.2 and 5.1, DESIGN.md rules 3, 9-11),
+seeded simulations of the Random baseline against its exact expectation, rule 3's two readings
+held equal, and the Figure 6 check (HACS Section II-D)."""
 
 from __future__ import annotations
 
@@ -23,12 +24,13 @@ from hacs.evaluation import (
     RANKING_MODELS,
     ObservationTable,
     evaluate,
+    interval_distribution,
     reference_points,
     window_scores,
 )
-from hacs.updates import link_floors
+from hacs.updates import is_window_update, link_floors, window_update_flags
 
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 REL = 1e-9
 
 
@@ -603,6 +605,42 @@ def test_a_history_loaded_from_a_date_on_gives_the_same_windows() -> None:
             np.testing.assert_array_equal(a.scores[model], b.scores[model])
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_the_engines_reading_of_rule_3_flags_what_is_window_update_flags(seed: int) -> None:
+    """Rule 3 has one implementation, hacs.updates.is_window_update; the engine reads it as an
+    interval (A, B] of window starts s (hacs.evaluation.table). In random windows [s, t] of
+    random small tables, also ones loaded from a date on, both flag the same observations."""
+    rng = np.random.default_rng(seed)
+    observations = random_history(rng, n_sites=5, horizon=40.0, max_pages=3, max_obs=12)
+    full = table_of(observations, 5, seed=seed)
+    keep = full.time >= 10.0
+    recent = ObservationTable(
+        site=full.site[keep],
+        page=full.page[keep],
+        time=full.time[keep],
+        page_index=full.page_index[keep],
+        link_floor=full.link_floor[keep],
+        n_sites=5,
+    )
+    bounds = np.arange(-0.5, 41.0, 0.25)  # on the observations' half-day grid and between it
+    flagged = 0
+    for table in (full, recent):
+        for _ in range(60):
+            s, t = np.sort(rng.choice(bounds, size=2))
+            inside = (table.time >= s) & (table.time <= t)
+            page, index = table.page[inside], table.page_index[inside]
+            floor = table.link_floor[inside]
+            by_interval = (table._update_after[inside] < s) & (s <= table._update_until[inside])
+            np.testing.assert_array_equal(by_interval, window_update_flags(page, index, floor))
+            first: dict[int, int] = {}
+            for p, i in zip(page.tolist(), index.tolist(), strict=True):
+                first[p] = min(first.get(p, i), i)
+            firsts = [first[p] for p in page.tolist()]
+            np.testing.assert_array_equal(by_interval, is_window_update(index, floor, firsts))
+            flagged += int(by_interval.sum())
+    assert flagged > 0  # not vacuous
+
+
 def test_theta_hat_takes_the_smaller_theta_on_ties() -> None:
     # Every site has p = 0 or is selected by every θ < 1 alike: F1 is the same for θ 0.1 … 0.9.
     a, b = frozenset("a"), frozenset("b")
@@ -833,3 +871,54 @@ def test_empty_levels_give_undefined_metrics() -> None:
     assert all(r["weighted_p_at_k"] is None for r in result["pak"])
     assert all(r["ndcg_at_k"] is None and r["change_rate_at_k"] is None for r in result["budget"])
     assert window_scores(empty, t=7.0, w_weeks=1).site.size == 0
+
+
+# --------------------------------------------------------------------------------------------
+# Figure 6
+# --------------------------------------------------------------------------------------------
+
+
+def test_interval_distribution_uses_the_interpolated_update_midpoints() -> None:
+    # One site, one page: observations at 0, 10, 20, 30, 40, 50 days; updates at 20, 30 and 50
+    # (brand-new links). Midpoints 15, 25 and 45: intervals 10 and 20 days.
+    times = [0.0, 10.0, 20.0, 30.0, 40.0, 50.0]
+    floors = [-1, 0, -1, -1, 3, -1]
+    table = ObservationTable(
+        site=[0] * 6, page=[0] * 6, time=times, page_index=list(range(6)), link_floor=floors
+    )
+    [group] = interval_distribution(table, start=0.0, end=60.0)
+    assert group["sites"] == 1 and group["intervals"] == 2
+    edges = np.array(group["d_edges"])
+    widths = np.diff(edges)
+    observed = np.array(group["observed"]) * widths  # back to probabilities per bin
+    assert observed.sum() == pytest.approx(1.0)
+    for d in (10.0, 20.0):
+        k = int(np.searchsorted(edges, d, side="right")) - 1
+        assert observed[k] == pytest.approx(0.5)
+    assert (np.array(group["expected"]) * widths).sum() == pytest.approx(1.0)
+    assert group["low"] <= group["mean_interval"] < group["high"]
+
+
+def test_poisson_updates_follow_the_expectation() -> None:
+    """Seeded simulation: sites changing as Poisson processes, observed daily, give interval
+    histograms close to the exponential expectation (Fig. 6's claim, on data where it holds)."""
+    rng = np.random.default_rng(7)
+    looks = np.arange(0.0, 1000.0, 0.25)  # four observations a day
+    site, time, floor, index = [], [], [], []
+    for s in range(300):
+        changes = np.cumsum(rng.exponential(40.0, 60))
+        seen = np.searchsorted(changes, looks, side="right")  # changes up to each look
+        changed = np.r_[False, seen[1:] > seen[:-1]]
+        k = np.arange(looks.size)
+        site.extend([s] * looks.size)
+        time.extend(looks.tolist())
+        index.extend(k.tolist())
+        floor.extend(np.where(changed | (k == 0), -1, k - 1).tolist())
+    table = ObservationTable(site=site, page=site, time=time, page_index=index, link_floor=floor)
+    groups = interval_distribution(table, start=0.0, end=999.0)
+    big = max(groups, key=lambda g: g["intervals"])
+    assert big["low"] <= 40 < big["high"] and big["intervals"] > 3000
+    widths = np.diff(big["d_edges"])
+    observed = np.array(big["observed"]) * widths
+    expected = np.array(big["expected"]) * widths
+    assert np.abs(observed - expected).sum() < 0.1  # total variation distance under 5%

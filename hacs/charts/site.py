@@ -1,9 +1,11 @@
-"""Plotly figures for HACS pages, built from plain lists — pure (stdlib only; never Django).
+"""Plotly figures of the site page and the overview, built from plain lists — pure (stdlib only).
 
 Each public function returns a figure as a plain ``dict`` (``{"data": [...], "layout": {...}}``)
 that a template embeds with ``json_script`` and a page's small JS file hands to
-``Plotly.newPlot``. Nothing here reads the database or formats user text as HTML: hover text
-goes into ``customdata`` and Plotly draws it as SVG text.
+``Plotly.newPlot``. Fonts, colours, axes and layouts come from ``hacs.charts.style``, shared
+with the Evaluation page's figures (``hacs.charts.evaluation``). Nothing here reads the database
+or formats user text as HTML: hover text goes into ``customdata`` and Plotly draws it as SVG
+text.
 
 Times are ISO 8601 strings in UTC without an offset (``"2017-03-04 05:06:07"``), the form
 Plotly's date axes read without shifting them to the browser's time zone. Every number in a
@@ -22,8 +24,26 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hacs.charts.style import (
+    BLUE,
+    CURVE_COLOURS,
+    DARK_GREY,
+    GREY,
+    ORANGE,
+    PURPLE,
+    SKY_BLUE,
+    VERMILLION,
+    WHITE,
+    Figure,
+    axis,
+    layout,
+)
+
 __all__ = [
     "CAPTURE_GROUPS",
+    "CURVE_COLOURS",
+    "INTERPOLATED_STYLE",
+    "UPDATE_STYLE",
     "Curve",
     "Figure",
     "LevelTimeline",
@@ -33,22 +53,17 @@ __all__ = [
     "timeline_figure",
 ]
 
-Figure = dict[str, Any]
-
-# Okabe–Ito colours (readable with the common colour-vision deficiencies), each with its own
-# marker shape so that the kinds differ by more than colour.
+# Each kind has its own colour from the shared palette and its own marker shape, so that the
+# kinds differ by more than colour.
 CAPTURE_GROUPS: dict[str, tuple[str, str, str]] = {
     # group: (legend label, colour, marker symbol)
-    "observation": ("Observation (200 HTML)", "#0072B2", "circle"),
-    "revisit": ("Revisit (same content)", "#56B4E9", "circle-open"),
-    "redirect_error": ("Redirect or error", "#E69F00", "x-thin-open"),
-    "other": ("Other (not HTML, orphan revisit…)", "#7f7f7f", "square-open"),
+    "observation": ("Observation (200 HTML)", BLUE, "circle"),
+    "revisit": ("Revisit (same content)", SKY_BLUE, "circle-open"),
+    "redirect_error": ("Redirect or error", ORANGE, "x-thin-open"),
+    "other": ("Other (not HTML, orphan revisit…)", GREY, "square-open"),
 }
-UPDATE_STYLE = ("Detected update", "#D55E00", "diamond")
-INTERPOLATED_STYLE = ("Interpolated update instant", "#CC79A7", "triangle-up")
-CURVE_COLOURS = ("#0072B2", "#56B4E9", "#D55E00", "#E69F00", "#009E73", "#CC79A7")
-
-_FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif", "size": 13}
+UPDATE_STYLE = ("Detected update", VERMILLION, "diamond")
+INTERPOLATED_STYLE = ("Interpolated update instant", PURPLE, "triangle-up")
 
 
 @dataclass(frozen=True)
@@ -138,25 +153,20 @@ def timeline_figure(levels: Sequence[LevelTimeline]) -> Figure:
 
     return {
         "data": traces,
-        "layout": {
-            "font": _FONT,
-            "height": 110 + 44 * len(rows),
-            "margin": {"l": 150, "r": 20, "t": 40, "b": 40},
-            "hovermode": "closest",
-            "showlegend": True,
-            "legend": {"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
-            "xaxis": {"type": "date", "title": {"text": "Time (UTC)"}, "showgrid": True},
-            "yaxis": {
-                "tickvals": list(range(len(rows))),
-                "ticktext": rows,
-                "range": [len(rows) - 0.5, -0.5],  # first row on top
-                "fixedrange": True,
-                "showgrid": True,
-                "zeroline": False,
-            },
-            "plot_bgcolor": "#fff",
-            "paper_bgcolor": "#fff",
-        },
+        "layout": layout(
+            height=110 + 44 * len(rows),
+            margin={"l": 150, "r": 20, "t": 40, "b": 40},
+            showlegend=True,
+            legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
+            xaxis=axis("Time (UTC)", type="date", showgrid=True),
+            yaxis=axis(
+                tickvals=list(range(len(rows))),
+                ticktext=rows,
+                range=[len(rows) - 0.5, -0.5],  # first row on top
+                fixedrange=True,
+                showgrid=True,
+            ),
+        ),
     }
 
 
@@ -207,7 +217,7 @@ def probability_figure(
                 "yref": "y",
                 "y0": theta,
                 "y1": theta,
-                "line": {"color": "#5b6573", "width": 1.5, "dash": "dash"},
+                "line": {"color": DARK_GREY, "width": 1.5, "dash": "dash"},
             }
         )
         annotations.append(
@@ -219,29 +229,23 @@ def probability_figure(
                 "yanchor": "bottom",
                 "text": f"θ = {theta:g}",
                 "showarrow": False,
-                "font": {"color": "#5b6573"},
+                "font": {"color": DARK_GREY},
             }
         )
     return {
         "data": traces,
-        "layout": {
-            "font": _FONT,
-            "height": 320,
-            "margin": {"l": 60, "r": 20, "t": 10, "b": 50},
-            "hovermode": "x unified",
-            "legend": {"orientation": "h", "x": 0, "y": -0.25},
-            "xaxis": {"type": "date", "title": {"text": "Date t"}},
-            "yaxis": {
-                "title": {"text": f"P(change by t + {e_days:g} d)"},
-                "range": [0, 1.02],
-                "tickformat": ".1f",
-                "fixedrange": True,
-            },
-            "shapes": shapes,
-            "annotations": annotations,
-            "plot_bgcolor": "#fff",
-            "paper_bgcolor": "#fff",
-        },
+        "layout": layout(
+            height=320,
+            margin={"l": 60, "r": 20, "t": 10, "b": 50},
+            hovermode="x unified",
+            legend={"orientation": "h", "x": 0, "y": -0.25},
+            xaxis=axis("Date t", type="date"),
+            yaxis=axis(
+                f"P(change by t + {e_days:g} d)", range=[0, 1.02], tickformat=".1f", fixedrange=True
+            ),
+            shapes=shapes,
+            annotations=annotations,
+        ),
     }
 
 
@@ -308,7 +312,7 @@ def interval_histogram(
                 "marker": {
                     "color": CURVE_COLOURS[i % len(CURVE_COLOURS)],
                     "opacity": 0.6 if len(logs) > 1 else 0.85,
-                    "line": {"color": "#fff", "width": 0.5},
+                    "line": {"color": WHITE, "width": 0.5},
                 },
             }
         )
@@ -317,27 +321,25 @@ def interval_histogram(
     ticks = list(range(first_tick, last_tick + 1))
     return {
         "data": traces,
-        "layout": {
-            "font": _FONT,
-            "height": 340,
-            "barmode": "overlay",
-            "bargap": 0,
-            "margin": {"l": 60, "r": 20, "t": 10, "b": 50},
-            "legend": {"orientation": "h", "x": 0, "y": -0.25},
-            "xaxis": {
-                "title": {"text": "Mean update interval 1/λ (days, log scale)"},
-                "tickvals": ticks,
-                "ticktext": [_format_days(10.0**t, unit=False) for t in ticks],
-                "range": [low - width / 2, high + width / 2],
-            },
-            "yaxis": {"title": {"text": "Sites"}, "rangemode": "tozero"},
-            "plot_bgcolor": "#fff",
-            "paper_bgcolor": "#fff",
-        },
+        "layout": layout(
+            height=340,
+            barmode="overlay",
+            bargap=0,
+            margin={"l": 60, "r": 20, "t": 10, "b": 50},
+            legend={"orientation": "h", "x": 0, "y": -0.25},
+            xaxis=axis(
+                "Mean update interval 1/λ (days, log scale)",
+                tickvals=ticks,
+                ticktext=[_format_days(10.0**t, unit=False) for t in ticks],
+                range=[low - width / 2, high + width / 2],
+            ),
+            yaxis=axis("Sites", rangemode="tozero"),
+        ),
     }
 
 
 def _median(values: Sequence[float]) -> float:
+    """The median of the intervals, named in the legend (the HACS paper's Figure 4 quotes it)."""
     ordered = sorted(values)
     mid = len(ordered) // 2
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2

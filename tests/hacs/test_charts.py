@@ -1,4 +1,6 @@
-"""Plotly figures built by the pure module scheduling/charts.py."""
+"""Plotly figures built by the pure package hacs.charts: the site page's figures
+(hacs.charts.site, re-exported as hacs.charts), the Evaluation page's (hacs.charts.evaluation),
+and the one style both are drawn in (hacs.charts.style)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from hacs.charts import (
@@ -18,10 +21,13 @@ from hacs.charts import (
     Mark,
     interval_histogram,
     probability_figure,
+    style,
     timeline_figure,
 )
+from hacs.charts import evaluation as evaluation_charts
+from hacs.evaluation import ObservationTable, evaluate, interval_distribution
 
-PROJECT = Path(__file__).resolve().parent.parent
+PROJECT = Path(__file__).resolve().parents[2]
 
 
 def as_browser_json(figure: dict[str, Any]) -> Any:
@@ -226,12 +232,76 @@ def test_an_empty_histogram_is_still_a_figure() -> None:
         interval_histogram([1.0], bins_per_decade=0)
 
 
+# --- Evaluation figures, and one style for all ---------------------------------------------------
+
+
+def _evaluation_results() -> dict[str, Any]:
+    """A small evaluation, as the Evaluation page stores it (with Figure 6's ``intervals``)."""
+    rng = np.random.default_rng(5)
+    site, time, index, floor = [], [], [], []
+    for s in range(30):
+        looks = np.unique(np.round(np.cumsum(rng.exponential(3.0, 120)), 2))
+        changed = rng.random(looks.size) < 0.15
+        k = np.arange(looks.size)
+        site += [s] * looks.size
+        time += looks.tolist()
+        index += k.tolist()
+        floor += np.where(changed | (k == 0), -1, k - 1).tolist()
+    table = ObservationTable(site=site, page=site, time=time, page_index=index, link_floor=floor)
+    results = evaluate({"homepage": table}, start=60.0, end=300.0, w_weeks=[1, 2])
+    results["intervals"] = {"homepage": interval_distribution(table, start=0.0, end=360.0)}
+    return results
+
+
+def test_the_evaluation_figures_have_the_keys_the_page_script_reads() -> None:
+    # static/js/evaluation.js looks figures up by these keys and reads data[0].y of Figure 6.
+    results = _evaluation_results()
+    threshold = evaluation_charts.threshold_figures(results)
+    assert set(threshold) == {f"homepage|{a}|{w}" for a in ("micro", "macro") for w in (1, 2)}
+    ranking = evaluation_charts.ranking_figures(results)
+    assert set(ranking) == {"homepage"} and set(ranking["homepage"]) == {"pak", "ndcg"}
+    (groups,) = evaluation_charts.interval_figures(results).values()
+    assert groups and all(set(g) == {"label", "figure"} for g in groups)
+    assert all(g["figure"]["data"][0]["name"] == "observed Δ̃t" for g in groups)
+    names = {t["name"] for t in threshold["homepage|micro|1"]["data"]}
+    assert names == {"HACS", "Random", "Brute Force"}
+    rows = evaluation_charts.table_rows(results)
+    assert rows and all(len(row) == len(evaluation_charts.TABLE_COLUMNS) for row in rows)
+    for figure in [*threshold.values(), *ranking["homepage"].values()]:
+        as_browser_json(figure)
+
+
+def test_every_figure_is_drawn_in_the_one_style() -> None:
+    results = _evaluation_results()
+    figures = [
+        timeline_figure(_levels()),
+        probability_figure(["2024-01-01"], [Curve("x", [0.5])], e_days=7, theta=0.5),
+        interval_histogram([10.0, 20.0]),
+        *evaluation_charts.threshold_figures(results).values(),
+        *evaluation_charts.ranking_figures(results)["homepage"].values(),
+        *(g["figure"] for g in evaluation_charts.interval_figures(results)["homepage"]),
+    ]
+    for figure in figures:
+        layout = figure["layout"]
+        assert layout["font"] == style.FONT
+        assert layout["paper_bgcolor"] == layout["plot_bgcolor"] == style.WHITE
+        axes = [value for key, value in layout.items() if key.startswith(("xaxis", "yaxis"))]
+        assert axes and all(axis["gridcolor"] == style.GRID_GREY for axis in axes)
+    hacs_lines = [
+        t["line"]["color"]
+        for figure in figures
+        for t in figure["data"]
+        if t.get("name") == style.MODEL_LABELS["hacs"]
+    ]
+    assert hacs_lines and set(hacs_lines) == {style.BLUE}
+
+
 # --- Purity -------------------------------------------------------------------------------------
 
 
 def test_the_chart_module_imports_without_django() -> None:
     code = (
-        "import sys\nimport hacs.charts\n"
+        "import sys\nimport hacs.charts, hacs.charts.evaluation\n"
         "loaded = sorted(m for m in sys.modules if m == 'django' or m.startswith('django.'))\n"
         "assert not loaded, loaded\n"
     )

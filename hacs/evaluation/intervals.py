@@ -1,6 +1,7 @@
-"""The paper's Figure 6: interpolated-update intervals against the Poisson expectation.
+"""The HACS paper's Figure 6: interpolated-update intervals against the Poisson expectation.
 
-Pure (NumPy and the estimation core). Our reading:
+Part of :mod:`hacs.evaluation`; pure (NumPy and the estimation core). HACS paper, Section II-D
+(Poisson Distribution) and Figure 6. Our reading:
 
 Each site's λ̃ is estimated over the whole period [start, end] (updates
 flagged relative to that window, DESIGN.md rules 3, 4 and 6); its interpolated-update intervals
@@ -17,16 +18,12 @@ import math
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from hacs.estimators import accesses, estimate_many, update_instants
-from hacs.evaluation import ObservationTable
+from hacs.evaluation.table import FloatArray, IntArray, ObservationTable
 from hacs.updates import timeline_order, window_update_flags
 
 __all__ = ["D_BINS_PER_DOUBLING", "INTERVAL_BIN_EDGES", "interval_distribution"]
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 INTERVAL_BIN_EDGES = (7.0, 14.0, 28.0, 56.0, 112.0, 224.0, 448.0)  # 1/λ̃ bins, days
 D_BINS_PER_DOUBLING = 2
@@ -88,9 +85,11 @@ def _interpolated_updates(
 ) -> tuple[FloatArray, FloatArray, IntArray]:
     """λ̃ of every site over [start, end], and every interpolated update instant with its site.
 
-    Updates are flagged relative to the window (DESIGN rule 3), the pages merged into each
-    site's timeline (rule 4), observations at one instant made one access, and each update moved
-    to the midpoint with the access before it (rule 6) — each by the core's one function.
+    HACS paper, Section II-B2 (the interpolated update instants, and λ̃ by Eq. 5 or Eq. 4 on the
+    intervals between them) and Section II-D (those intervals Δ̃t). Updates are flagged relative
+    to the window (DESIGN rule 3), the pages merged into each site's timeline (rule 4),
+    observations at one instant made one access, and each update moved to the midpoint with the
+    access before it (rule 6) — each by the core's one function.
     """
     inside = (table.time >= start) & (table.time <= end)
     site, page, when = table.site[inside], table.page[inside], table.time[inside]

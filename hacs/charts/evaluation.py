@@ -1,10 +1,11 @@
-"""Plotly figures and the Table I view of an evaluation's results — pure (no Django).
+"""Plotly figures and the Table I view of an evaluation's results — pure (stdlib only).
 
 Every function takes the results dict of ``hacs.evaluation.evaluate`` (as stored in
-``EvaluationRun.results``, plus the ``intervals`` of ``scheduling.evaluation_service``) or parts
-of it, and returns plain lists and dicts: Plotly figure dicts (``{"data": [...], "layout":
-{...}}``) that ``static/js/evaluation.js`` draws unchanged, and the rows of the Table I view that
-the page and its CSV download show.
+``EvaluationRun.results``, plus the ``intervals`` of ``hacs.evaluation.interval_distribution``
+per level) or parts of it, and returns plain lists and dicts: Plotly figure dicts (``{"data":
+[...], "layout": {...}}``) that ``static/js/evaluation.js`` draws unchanged, and the rows of the
+Table I view that the page and its CSV download show. Fonts, colours, model labels, axes and
+layouts come from ``hacs.charts.style``, shared with the site page's figures.
 """
 
 from __future__ import annotations
@@ -13,71 +14,55 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-Figure = dict[str, Any]
+from hacs.charts.style import (
+    BLUE,
+    FONT,
+    MODEL_LABELS,
+    MODEL_STYLE,
+    OTHER_MODEL_STYLE,
+    VERMILLION,
+    Figure,
+    axis,
+    heading,
+    layout,
+)
+
+__all__ = [
+    "AVERAGE_LABELS",
+    "FONT",
+    "LEVEL_LABELS",
+    "METRIC_LABELS",
+    "METRIC_NAMES",
+    "MODEL_LABELS",
+    "MODEL_STYLE",
+    "PAPER_RANKING_MODELS",
+    "SELECTION_MODELS",
+    "TABLE_COLUMNS",
+    "Figure",
+    "Row",
+    "by_w_figure",
+    "interval_figure",
+    "interval_figures",
+    "ranking_figures",
+    "table_rows",
+    "table_view",
+    "threshold_figure",
+    "threshold_figures",
+]
+
 Row = Mapping[str, Any]
 
 LEVEL_LABELS = {"homepage": "Homepage", "website": "Website"}
 AVERAGE_LABELS = {"micro": "Micro average", "macro": "Macro average"}
 METRIC_LABELS = {"precision": "P", "recall": "R", "f1": "F1"}
 METRIC_NAMES = {"precision": "Precision", "recall": "Recall", "f1": "F1"}
-SELECTION_MODELS = ("hacs", "random", "brute_force")
-MODEL_LABELS = {
-    "hacs": "HACS",
-    "random": "Random",
-    "brute_force": "Brute Force",
-    "last_obs": "Last-Obs",
-    "cho_garcia_molina": "Cho–Garcia-Molina",
-    "nad": "NAD",
-    "sad": "SAD",
-    "aad": "AAD",
-    "gad": "GAD",
-    "age": "Age",
-}
-# Colour-blind-safe (Okabe–Ito); HACS is always the strong blue, and every model also has its
-# own marker symbol and dash, so the lines differ without colour too.
-MODEL_STYLE: dict[str, tuple[str, str, str]] = {
-    "hacs": ("#0072B2", "circle", "solid"),
-    "random": ("#D55E00", "square", "dash"),
-    "brute_force": ("#555555", "diamond", "dot"),
-    "last_obs": ("#009E73", "triangle-up", "dashdot"),
-    "cho_garcia_molina": ("#CC79A7", "x", "longdash"),
-    "nad": ("#E69F00", "cross", "dot"),
-    "sad": ("#56B4E9", "star", "dash"),
-    "aad": ("#999933", "hexagon", "longdashdot"),
-    "gad": ("#882255", "pentagon", "dashdot"),
-    "age": ("#117733", "triangle-down", "dot"),
-}
+SELECTION_MODELS = ("hacs", "random", "brute_force")  # as hacs.evaluation.SELECTION_MODELS
 PAPER_RANKING_MODELS = ("hacs", "last_obs", "random")  # Figure 11; the others start hidden
-FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", "size": 13}
-
-
-def _layout(**extra: Any) -> dict[str, Any]:
-    layout: dict[str, Any] = {
-        "font": FONT,
-        "margin": {"l": 56, "r": 16, "t": 40, "b": 48},
-        "paper_bgcolor": "#ffffff",
-        "plot_bgcolor": "#ffffff",
-        "hovermode": "closest",
-        "legend": {"orientation": "h", "y": -0.22, "x": 0},
-    }
-    layout.update(extra)
-    return layout
-
-
-def _axis(title: str, **extra: Any) -> dict[str, Any]:
-    axis: dict[str, Any] = {
-        "title": {"text": title},
-        "gridcolor": "#e3e6ea",
-        "zeroline": False,
-        "linecolor": "#8a939e",
-        "ticks": "outside",
-    }
-    axis.update(extra)
-    return axis
 
 
 def _line(model: str, x: Sequence[float], y: Sequence[float | None], **extra: Any) -> Figure:
-    colour, symbol, dash = MODEL_STYLE.get(model, ("#333333", "circle", "solid"))
+    """One model's line: its colour, marker and dash from the shared style (HACS thicker)."""
+    colour, symbol, dash = MODEL_STYLE.get(model, OTHER_MODEL_STYLE)
     trace: dict[str, Any] = {
         "type": "scatter",
         "mode": "lines+markers",
@@ -112,13 +97,11 @@ def threshold_figure(
         if r["level"] == level and r["average"] == average and r["w_weeks"] == w_weeks
     ]
     data: list[Figure] = []
-    layout = _layout(
-        title={
-            "text": f"{LEVEL_LABELS.get(level, level)} level, history w = {w_weeks} "
-            f"week{'s' if w_weeks != 1 else ''}, {AVERAGE_LABELS.get(average, average).lower()}",
-            "x": 0,
-            "font": {"size": 14},
-        },
+    figure_layout = layout(
+        title=heading(
+            f"{LEVEL_LABELS.get(level, level)} level, history w = {w_weeks} "
+            f"week{'s' if w_weeks != 1 else ''}, {AVERAGE_LABELS.get(average, average).lower()}"
+        ),
         shapes=[],
         annotations=[],
         margin={"l": 56, "r": 16, "t": 40, "b": 76},
@@ -130,10 +113,10 @@ def threshold_figure(
     for i, metric in enumerate(panels):
         suffix = "" if i == 0 else str(i + 1)
         left = i * (width + gap)
-        layout[f"xaxis{suffix}"] = _axis(
+        figure_layout[f"xaxis{suffix}"] = axis(
             "threshold θ", domain=[left, left + width], range=[-0.03, 1.03], dtick=0.2
         )
-        layout[f"yaxis{suffix}"] = _axis(
+        figure_layout[f"yaxis{suffix}"] = axis(
             METRIC_NAMES[metric], anchor=f"x{suffix}", rangemode="tozero"
         )
         for model in SELECTION_MODELS:
@@ -152,7 +135,7 @@ def threshold_figure(
                 )
             )
         if theta_hat is not None:
-            layout["shapes"].append(
+            figure_layout["shapes"].append(
                 {
                     "type": "line",
                     "xref": f"x{suffix}",
@@ -161,10 +144,10 @@ def threshold_figure(
                     "x1": theta_hat,
                     "y0": 0,
                     "y1": 1,
-                    "line": {"color": "#0072B2", "width": 1.5, "dash": "dot"},
+                    "line": {"color": BLUE, "width": 1.5, "dash": "dot"},
                 }
             )
-            layout["annotations"].append(
+            figure_layout["annotations"].append(
                 {
                     "xref": f"x{suffix}",
                     "yref": f"y{suffix} domain",
@@ -174,11 +157,11 @@ def threshold_figure(
                     "showarrow": False,
                     "xanchor": "left" if theta_hat < 0.8 else "right",
                     "yanchor": "top",
-                    "font": {"size": 12, "color": "#0072B2"},
+                    "font": {"size": 12, "color": BLUE},
                     "bgcolor": "rgba(255,255,255,0.8)",
                 }
             )
-    return {"data": data, "layout": layout}
+    return {"data": data, "layout": figure_layout}
 
 
 def threshold_figures(results: Mapping[str, Any]) -> dict[str, Figure]:
@@ -229,15 +212,14 @@ def by_w_figure(rows: Iterable[Row], *, level: str, value: str, title: str, y_ti
                 f"{y_title} = %{{y:.4f}}<extra></extra>",
             )
         )
-    layout = _layout(
-        title={"text": f"{title} — {LEVEL_LABELS.get(level, level)} level", "x": 0,
-               "font": {"size": 14}},
-        xaxis=_axis("history size w (weeks)", dtick=1),
-        yaxis=_axis(y_title, rangemode="tozero"),
+    figure_layout = layout(
+        title=heading(f"{title} — {LEVEL_LABELS.get(level, level)} level"),
+        xaxis=axis("history size w (weeks)", dtick=1),
+        yaxis=axis(y_title, rangemode="tozero"),
         margin={"l": 56, "r": 16, "t": 40, "b": 112},
         legend={"orientation": "h", "y": -0.34, "yanchor": "top", "x": 0, "font": {"size": 12}},
-    )  # fmt: skip
-    return {"data": data, "layout": layout}
+    )
+    return {"data": data, "layout": figure_layout}
 
 
 def ranking_figures(results: Mapping[str, Any]) -> dict[str, dict[str, Figure]]:
@@ -288,7 +270,7 @@ def interval_figure(level: str, group: Row) -> Figure:
             "name": "observed Δ̃t",
             "x": centres,
             "y": observed,
-            "marker": {"color": "#D55E00", "size": 8, "symbol": "circle"},
+            "marker": {"color": VERMILLION, "size": 8, "symbol": "circle"},
             "hovertemplate": "d ≈ %{x:.1f} days<br>density %{y:.2e}<extra>observed</extra>",
         },
         {
@@ -297,7 +279,7 @@ def interval_figure(level: str, group: Row) -> Figure:
             "name": "Poisson expectation",
             "x": centres,
             "y": expected,
-            "line": {"color": "#0072B2", "width": 2},
+            "line": {"color": BLUE, "width": 2},
             "hovertemplate": "d ≈ %{x:.1f} days<br>density %{y:.2e}<extra>expected</extra>",
         },
     ]
@@ -307,15 +289,13 @@ def interval_figure(level: str, group: Row) -> Figure:
     seen = [v for v in observed if v is not None]
     top = max(seen + [v for v in expected if v is not None], default=1.0)
     bottom = min(seen, default=top) / 5
-    layout = _layout(
-        title={
-            "text": f"{label} level, 1/λ̃ in [{group['low']:g}, {group['high']:g}) days: "
-            f"{group['sites']} sites, {group['intervals']} intervals",
-            "x": 0,
-            "font": {"size": 14},
-        },
-        xaxis=_axis("interpolated-update interval d (days)", type="log", dtick=1),
-        yaxis=_axis(
+    figure_layout = layout(
+        title=heading(
+            f"{label} level, 1/λ̃ in [{group['low']:g}, {group['high']:g}) days: "
+            f"{group['sites']} sites, {group['intervals']} intervals"
+        ),
+        xaxis=axis("interpolated-update interval d (days)", type="log", dtick=1),
+        yaxis=axis(
             "density (per day)", type="log", exponentformat="power", dtick=1,
             range=[math.log10(bottom), math.log10(top * 3)],
         ),
@@ -323,18 +303,18 @@ def interval_figure(level: str, group: Row) -> Figure:
         shapes=[
             {
                 "type": "line", "xref": "x", "yref": "y domain", "x0": mean, "x1": mean,
-                "y0": 0, "y1": 1, "line": {"color": "#0072B2", "width": 1.5, "dash": "dot"},
+                "y0": 0, "y1": 1, "line": {"color": BLUE, "width": 1.5, "dash": "dot"},
             }
         ],
         annotations=[
             {
                 "xref": "x", "yref": "y domain", "x": mark, "y": 1, "showarrow": False,
                 "text": f"d = 1/λ̃ ≈ {mean:.0f}", "xanchor": "left", "yanchor": "top",
-                "font": {"size": 12, "color": "#0072B2"},
+                "font": {"size": 12, "color": BLUE},
             }
         ],
     )  # fmt: skip
-    return {"data": data, "layout": layout}
+    return {"data": data, "layout": figure_layout}
 
 
 def interval_figures(results: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:

@@ -7,67 +7,26 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from dashboard.forms import EvaluationForm
 from dashboard.roles import librarian_required
-from hacs import evaluation_charts as charts
-from hacs.estimators import METHODS
+from hacs import defaults
+from hacs.charts import evaluation as charts
+from hacs_site.clock import today
 from scheduling.evaluation_service import (
     BOTH,
-    LEVEL_CHOICES,
-    MAX_W_WEEKS,
     evaluation_run_create,
     evaluation_run_refresh,
-    levels_of,
 )
 from scheduling.jobs import enqueue_evaluation
 from scheduling.models import EvaluationRun
 
 RUNS_SHOWN = 20
-MAX_PERIOD_DAYS = 20 * 366
-
-
-class EvaluationForm(forms.Form):
-    start = forms.DateField(label="Start (first t)", widget=forms.DateInput(attrs={"type": "date"}))
-    end = forms.DateField(label="End (last t)", widget=forms.DateInput(attrs={"type": "date"}))
-    level = forms.ChoiceField(choices=LEVEL_CHOICES, initial=BOTH)
-    w_from = forms.IntegerField(
-        label="History w from", min_value=1, max_value=MAX_W_WEEKS, initial=1
-    )
-    w_to = forms.IntegerField(label="to (weeks)", min_value=1, max_value=MAX_W_WEEKS, initial=12)
-    method = forms.ChoiceField(
-        choices=[(m, m.capitalize()) for m in METHODS], initial="interpolated",
-        label="Estimate",
-    )  # fmt: skip
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        start, end = data.get("start"), data.get("end")
-        if start and end:
-            if end < start:
-                self.add_error("end", "The end must not be before the start.")
-            elif (end - start).days > MAX_PERIOD_DAYS:
-                self.add_error("end", "The period may span at most 20 years.")
-        w_from, w_to = data.get("w_from"), data.get("w_to")
-        if w_from and w_to and w_to < w_from:
-            self.add_error("w_to", "The largest history size must not be below the smallest.")
-        return data
-
-    def parameters(self) -> dict[str, Any]:
-        data = self.cleaned_data
-        return {
-            "start": data["start"].isoformat(),
-            "end": data["end"].isoformat(),
-            "levels": levels_of(data["level"]),
-            "w_weeks": list(range(data["w_from"], data["w_to"] + 1)),
-            "method": data["method"],
-        }
 
 
 def evaluation(request: HttpRequest) -> HttpResponse:
@@ -105,7 +64,7 @@ def _page(request: HttpRequest, form: EvaluationForm | None, status: int = 200) 
             "ranking": charts.ranking_figures(results),
             "intervals": charts.interval_figures(results),
         }
-    return render(request, "scheduling/evaluation.html", context, status=status)
+    return render(request, "dashboard/evaluation.html", context, status=status)
 
 
 def _initial(latest: EvaluationRun | None) -> dict[str, Any]:
@@ -122,9 +81,10 @@ def _initial(latest: EvaluationRun | None) -> dict[str, Any]:
             }  # fmt: skip
         except (KeyError, IndexError, TypeError, ValueError):
             pass  # a run stored by hand with odd parameters: fall back to the defaults
-    end = timezone.localdate() - timedelta(days=7)
-    return {"start": end - timedelta(days=3 * 365), "end": end, "level": BOTH, "w_from": 1,
-            "w_to": 12, "method": "interpolated"}  # fmt: skip
+    end = today() - timedelta(days=7)
+    start = end - timedelta(days=defaults.HISTORY_DAYS)
+    return {"start": start, "end": end, "level": BOTH, "w_from": 1, "w_to": 12,
+            "method": "interpolated"}  # fmt: skip
 
 
 def _selected_run(request: HttpRequest, runs: list[EvaluationRun]) -> EvaluationRun | None:

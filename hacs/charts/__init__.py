@@ -1,0 +1,36 @@
+"""Plotly figures for HACS pages, built from plain lists, in one style — pure (stdlib only).
+
+* ``hacs.charts.style`` — the font, the colour-blind-safe palette, model colours and labels,
+  and the axis and layout helpers every figure is built from;
+* ``hacs.charts.site`` — a site's timeline and probability curves, and the histogram of update
+  intervals (re-exported here: ``from hacs import charts; charts.timeline_figure(...)``);
+* ``hacs.charts.evaluation`` — the Evaluation page's figures and its Table I view.
+"""
+
+from hacs.charts.site import (
+    CAPTURE_GROUPS,
+    CURVE_COLOURS,
+    INTERPOLATED_STYLE,
+    UPDATE_STYLE,
+    Curve,
+    Figure,
+    LevelTimeline,
+    Mark,
+    interval_histogram,
+    probability_figure,
+    timeline_figure,
+)
+
+__all__ = [
+    "CAPTURE_GROUPS",
+    "CURVE_COLOURS",
+    "INTERPOLATED_STYLE",
+    "UPDATE_STYLE",
+    "Curve",
+    "Figure",
+    "LevelTimeline",
+    "Mark",
+    "interval_histogram",
+    "probability_figure",
+    "timeline_figure",
+]

@@ -1,0 +1,130 @@
+"""The one look of every HACS chart: font, colour-blind-safe palette, models, axes and layouts.
+
+Pure (stdlib only). The site page's charts (``hacs.charts.site``) and the Evaluation page's
+(``hacs.charts.evaluation``) build their layouts, axes and colours from here, so the two pages
+read as one application and a change of style is made once.
+
+Colours are the Okabe–Ito palette, which stays distinguishable with the common colour-vision
+deficiencies; the evaluation's ten models need three more, taken from Paul Tol's muted scheme.
+Colour never carries meaning alone: every capture kind and every model also has its own marker
+symbol (and each model its own dash).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AXIS_GREY",
+    "BLACK",
+    "BLUE",
+    "CURVE_COLOURS",
+    "DARK_GREEN",
+    "DARK_GREY",
+    "FONT",
+    "GREEN",
+    "GREY",
+    "GRID_GREY",
+    "MODEL_LABELS",
+    "MODEL_STYLE",
+    "OLIVE",
+    "ORANGE",
+    "OTHER_MODEL_STYLE",
+    "PURPLE",
+    "SKY_BLUE",
+    "VERMILLION",
+    "WHITE",
+    "WINE",
+    "Figure",
+    "axis",
+    "heading",
+    "layout",
+]
+
+#: A Plotly figure as a plain dict: ``{"data": [...], "layout": {...}}``.
+Figure = dict[str, Any]
+
+FONT = {"family": "system-ui, -apple-system, 'Segoe UI', Roboto, Arial, sans-serif", "size": 13}
+
+# Okabe–Ito.
+BLACK = "#000000"
+ORANGE = "#E69F00"
+SKY_BLUE = "#56B4E9"
+GREEN = "#009E73"  # "bluish green"
+BLUE = "#0072B2"  # HACS itself, wherever it appears
+VERMILLION = "#D55E00"
+PURPLE = "#CC79A7"  # "reddish purple"
+# Paul Tol's muted scheme, for the models beyond Okabe–Ito's seven colours.
+OLIVE = "#999933"
+WINE = "#882255"
+DARK_GREEN = "#117733"
+# Neutrals.
+DARK_GREY = "#555555"  # reference lines (θ) and the Brute Force baseline
+GREY = "#7f7f7f"  # captures that are not observations
+GRID_GREY = "#e3e6ea"
+AXIS_GREY = "#8a939e"
+WHITE = "#ffffff"
+
+#: Lines and bars of plain series (a site's probability curves, histogram series), in order.
+CURVE_COLOURS = (BLUE, SKY_BLUE, VERMILLION, ORANGE, GREEN, PURPLE)
+
+MODEL_LABELS = {
+    "hacs": "HACS",
+    "random": "Random",
+    "brute_force": "Brute Force",
+    "last_obs": "Last-Obs",
+    "cho_garcia_molina": "Cho–Garcia-Molina",
+    "nad": "NAD",
+    "sad": "SAD",
+    "aad": "AAD",
+    "gad": "GAD",
+    "age": "Age",
+}
+#: model: (colour, marker symbol, line dash). HACS is always the strong blue.
+MODEL_STYLE: dict[str, tuple[str, str, str]] = {
+    "hacs": (BLUE, "circle", "solid"),
+    "random": (VERMILLION, "square", "dash"),
+    "brute_force": (DARK_GREY, "diamond", "dot"),
+    "last_obs": (GREEN, "triangle-up", "dashdot"),
+    "cho_garcia_molina": (PURPLE, "x", "longdash"),
+    "nad": (ORANGE, "cross", "dot"),
+    "sad": (SKY_BLUE, "star", "dash"),
+    "aad": (OLIVE, "hexagon", "longdashdot"),
+    "gad": (WINE, "pentagon", "dashdot"),
+    "age": (DARK_GREEN, "triangle-down", "dot"),
+}
+#: The style of a model missing from MODEL_STYLE.
+OTHER_MODEL_STYLE = (BLACK, "circle", "solid")
+
+
+def layout(**extra: Any) -> dict[str, Any]:
+    """A figure layout in the HACS style; ``extra`` entries replace the defaults."""
+    result: dict[str, Any] = {
+        "font": FONT,
+        "margin": {"l": 56, "r": 16, "t": 40, "b": 48},
+        "paper_bgcolor": WHITE,
+        "plot_bgcolor": WHITE,
+        "hovermode": "closest",
+        "legend": {"orientation": "h", "y": -0.22, "x": 0},
+    }
+    result.update(extra)
+    return result
+
+
+def axis(title_text: str | None = None, **extra: Any) -> dict[str, Any]:
+    """An axis in the HACS style (light grid, grey axis line, ticks outside, no zero line)."""
+    result: dict[str, Any] = {
+        "gridcolor": GRID_GREY,
+        "zeroline": False,
+        "linecolor": AXIS_GREY,
+        "ticks": "outside",
+    }
+    if title_text is not None:
+        result["title"] = {"text": title_text}
+    result.update(extra)
+    return result
+
+
+def heading(text: str) -> dict[str, Any]:
+    """A figure title, left-aligned, a little larger than the text."""
+    return {"text": text, "x": 0, "font": {"size": 14}}

@@ -1,0 +1,259 @@
+"""The entry points: :func:`evaluate` over a whole grid, :func:`window_scores` for one window.
+
+Part of :mod:`hacs.evaluation`; pure (NumPy and the estimation core). DESIGN.md rules 9-11.
+
+How it is fast
+--------------
+DESIGN's hint: each observation carries its ``link_floor``, so rule 3 within any window is one
+comparison, read as an interval (A, B] of window starts (``hacs.evaluation.table``). Every
+window boundary lies on one sorted grid of times, so window bounds are exact integer look-ups in
+per-site cumulative count tables (``hacs.evaluation.grid``). One ``estimate_many`` call covers
+every reference point of a (level, w) (``hacs.evaluation.windows``); every θ comes from one
+histogram of p (``hacs.evaluation.metrics``), and Evaluation 2 and the budget metrics need only
+each positive's rank, found with one partial sort per window for all models at once
+(``hacs.evaluation.ranking``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hacs.estimators import METHODS
+from hacs.evaluation.grid import _finite, _make_grid, _prepare, reference_points
+from hacs.evaluation.metrics import _clean, _PointCounts, _selection_counts, _selection_rows
+from hacs.evaluation.ranking import _budget, _k_tables, _rank_metrics, _ranking_rows, _RankMetrics
+from hacs.evaluation.scores import RANKING_MODELS
+from hacs.evaluation.table import BoolArray, FloatArray, IntArray, ObservationTable
+from hacs.evaluation.windows import _window_batch
+
+__all__ = ["DEFAULT_THETAS", "DEFAULT_W_WEEKS", "WindowScores", "evaluate", "window_scores"]
+
+DEFAULT_THETAS = tuple(i / 10 for i in range(11))  # 0.0, 0.1, …, 1.0: i / 10 == the literal
+DEFAULT_W_WEEKS = tuple(range(1, 13))
+
+
+@dataclass(frozen=True, eq=False)
+class WindowScores:
+    """What the evaluation sees for one (t, w): one entry per eligible site, by site index.
+
+    ``rate`` is λ (NaN when unknown), ``tau`` τ, ``probability`` p (0 for unknown λ),
+    ``instants`` how many distinct observation instants the window holds, ``first_update`` the time
+    of the site's first update in (t, t + e] (+∞ when none; finite means positive), and
+    ``scores`` each ranking model's score (higher ranks first; ties as in
+    ``hacs.evaluation.ranking``).
+    """
+
+    site: IntArray
+    rate: FloatArray
+    tau: FloatArray
+    probability: FloatArray
+    instants: IntArray
+    first_update: FloatArray
+    scores: Mapping[str, FloatArray]
+
+    @property
+    def positive(self) -> BoolArray:
+        result: BoolArray = np.isfinite(self.first_update)
+        return result
+
+
+def window_scores(
+    table: ObservationTable,
+    *,
+    t: float,
+    w_weeks: int,
+    e_days: float = 7.0,
+    method: str = "observed",
+) -> WindowScores:
+    """Estimates, probabilities, positives and scores of every eligible site at one (t, w)."""
+    t_value = _finite(t, "t")
+    (w,) = _check_w_weeks([w_weeks])
+    e = _check_e(e_days)
+    _check_method(method)
+    grid = _make_grid(np.array([t_value]), [w], e)
+    batch = _window_batch(_prepare(table, grid), grid, w, method)
+    return WindowScores(
+        site=batch.site,
+        rate=batch.rate,
+        tau=batch.tau,
+        probability=batch.probability,
+        instants=batch.instants,
+        first_update=batch.first_update,
+        scores={name: batch.scores[row] for row, name in enumerate(RANKING_MODELS)},
+    )
+
+
+def _point_rows(
+    level: str,
+    w: int,
+    t: FloatArray,
+    counts: _PointCounts,
+    budget: IntArray,
+    metrics: _RankMetrics,
+) -> list[dict[str, Any]]:
+    """Per reference point t: the counts and per-model metrics behind the averages (the
+    ``details`` of :func:`evaluate`; HACS paper, Sections III-B and III-C, before averaging)."""
+    rows: list[dict[str, Any]] = []
+    names = (*RANKING_MODELS, "random")
+    for r in range(t.size):
+        rows.append(
+            {
+                "level": level,
+                "w_weeks": w,
+                "t": float(t[r]),
+                "eligible": int(counts.eligible[r]),
+                "positives": int(counts.positives[r]),
+                "hacs_selected": counts.selected[r].tolist(),
+                "hacs_tp": counts.true_positives[r].tolist(),
+                "budget_k": int(budget[r]),
+                "models": {
+                    name: {
+                        "weighted_p_at_k": _clean(float(metrics.p_at_k[row, r])),
+                        "ndcg_at_k": _clean(float(metrics.ndcg[row, r])),
+                        "change_rate_at_k": _clean(float(metrics.change_rate[row, r])),
+                        "hits_at_k": float(metrics.hits[row, r]),
+                    }
+                    for row, name in enumerate(names)
+                },
+            }
+        )
+    return rows
+
+
+def evaluate(
+    tables: Mapping[str, ObservationTable],
+    *,
+    start: float,
+    end: float,
+    step_days: float = 7.0,
+    e_days: float = 7.0,
+    w_weeks: Iterable[int] = DEFAULT_W_WEEKS,
+    thetas: Iterable[float] = DEFAULT_THETAS,
+    method: str = "observed",
+    budget_fraction: float = 0.05,
+    details: bool = False,
+    progress: Callable[[float], None] | None = None,
+) -> dict[str, Any]:
+    """Evaluations 1 and 2 and the crawl-budget metrics for each level (see :mod:`hacs.evaluation`).
+
+    ``tables`` maps a level name (``"homepage"``, ``"website"``) to its observations. Returns a
+    JSON-serialisable dict:
+
+    * ``parameters`` — the arguments as used, and ``reference_points`` (how many t);
+    * ``levels`` — per level, ``sites`` and ``observations``;
+    * ``curves`` — per (level, average ∈ {micro, macro}, w_weeks, theta, model ∈
+      SELECTION_MODELS): ``precision``, ``recall``, ``f1`` (None where undefined) and the totals
+      over t ``tp``, ``fp``, ``fn``, ``tn`` (expected values, floats, for Random);
+    * ``table`` — Table I: per (level, average, w_weeks, model): ``theta_hat`` (HACS's, also used
+      for Random and Brute Force), ``precision``, ``recall``, ``f1``;
+    * ``pak`` — per (level, w_weeks, model ∈ RANKING_MODELS + random): ``weighted_p_at_k``
+      (mean over t with positives) and ``points`` (how many t);
+    * ``budget`` — per (level, w_weeks, model): ``k_mean``, ``ndcg_at_k``, ``change_rate_at_k``,
+      and the top-k selection's ``tp``, ``fp``, ``fn``, micro ``precision``, ``recall``, ``f1``
+      and ``macro_precision``, ``macro_recall``, ``macro_f1``;
+    * ``points`` (only with ``details=True``) — per (level, w_weeks, t): ``eligible``,
+      ``positives``, HACS's ``hacs_selected`` and ``hacs_tp`` per θ, ``budget_k`` and per model
+      ``weighted_p_at_k``, ``ndcg_at_k``, ``change_rate_at_k``, ``hits_at_k``.
+
+    ``thetas`` are sorted and duplicates dropped; ``w_weeks`` likewise. ``progress`` is called
+    with the finished fraction (0 … 1) after each (level, w), from the calling thread.
+    """
+    if not isinstance(tables, Mapping) or not tables:
+        raise ValueError("tables must map at least one level name to an ObservationTable")
+    for name, table in tables.items():
+        if not isinstance(table, ObservationTable):
+            raise ValueError(f"tables[{name!r}] must be an ObservationTable")
+    ts = reference_points(start, end, step_days)
+    e = _check_e(e_days)
+    ws = _check_w_weeks(w_weeks)
+    theta_values = _check_thetas(thetas)
+    _check_method(method)
+    fraction = _finite(budget_fraction, "budget_fraction")
+    if not 0 < fraction <= 1:
+        raise ValueError(f"budget_fraction must be in (0, 1]; got {budget_fraction}")
+
+    grid = _make_grid(ts, ws, e)
+    result: dict[str, Any] = {
+        "parameters": {
+            "start": float(start),
+            "end": float(end),
+            "step_days": float(step_days),
+            "e_days": e,
+            "w_weeks": list(ws),
+            "thetas": theta_values.tolist(),
+            "method": method,
+            "budget_fraction": fraction,
+            "reference_points": int(ts.size),
+        },
+        "levels": {},
+        "curves": [],
+        "table": [],
+        "pak": [],
+        "budget": [],
+    }
+    if details:
+        result["points"] = []
+    steps, done = len(tables) * len(ws), 0
+    for level_name, table in tables.items():
+        level = _prepare(table, grid)
+        result["levels"][level_name] = {"sites": table.site_count, "observations": table.size}
+        size = max(table.site_count, 1)
+        k_tables = _k_tables(size)
+        for w in ws:
+            batch = _window_batch(level, grid, w, method)
+            counts = _selection_counts(batch, theta_values, ts.size)
+            curves, table_rows = _selection_rows(level_name, w, theta_values, counts)
+            budget = _budget(counts.eligible, fraction)
+            metrics = _rank_metrics(batch, counts, budget, k_tables)
+            pak, budget_rows = _ranking_rows(level_name, w, counts, budget, metrics)
+            result["curves"].extend(curves)
+            result["table"].extend(table_rows)
+            result["pak"].extend(pak)
+            result["budget"].extend(budget_rows)
+            if details:
+                result["points"].extend(_point_rows(level_name, w, ts, counts, budget, metrics))
+            del batch
+            done += 1
+            if progress is not None:
+                progress(done / steps)
+    return result
+
+
+def _check_e(e_days: float) -> float:
+    """The evaluation interval e in days, positive (HACS paper, Section III-A: e = 1 week)."""
+    e = _finite(e_days, "e_days")
+    if e <= 0:
+        raise ValueError(f"e_days must be positive; got {e_days}")
+    return e
+
+
+def _check_w_weeks(w_weeks: Iterable[int]) -> tuple[int, ...]:
+    """History sizes w in whole weeks, sorted and distinct (HACS paper, Section III-A)."""
+    values = list(w_weeks)
+    if not values:
+        raise ValueError("w_weeks must hold at least one history size")
+    for w in values:
+        if isinstance(w, bool) or not isinstance(w, int | np.integer) or w < 1:
+            raise ValueError(f"w_weeks must be positive whole numbers of weeks; got {w!r}")
+    return tuple(sorted({int(w) for w in values}))
+
+
+def _check_thetas(thetas: Iterable[float]) -> FloatArray:
+    """Thresholds θ ∈ [0, 1], sorted and distinct (HACS paper, Section III-B)."""
+    values = [_finite(theta, "theta") for theta in thetas]
+    if not values:
+        raise ValueError("thetas must hold at least one threshold")
+    for theta in values:
+        if not 0.0 <= theta <= 1.0:
+            raise ValueError(f"thetas must lie in [0, 1]; got {theta}")
+    return np.unique(np.asarray(values, dtype=np.float64))
+
+
+def _check_method(method: str) -> None:
+    """One of the estimators' methods: observed or interpolated (HACS paper, Section II-B)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got {method!r}")

@@ -1,0 +1,125 @@
+"""Rows for database tests: plain functions, every field defaulted with ``kw.setdefault``.
+
+Each returns the saved row(s); pass any model field to override its default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from archive.models import Capture, LinkSnapshot, Site
+from hacs.clock import to_days
+from scheduling.models import Estimate
+
+PASSWORD = "correct horse battery staple"
+WHEN = datetime(2017, 3, 4, 5, 6, 7, tzinfo=UTC)
+
+
+def make_user(username: str = "librarian", *, role: str = "librarian", **kw: Any) -> Any:
+    """A user who is a ``librarian`` (the default), a ``viewer`` or an ``admin``."""
+    from django.contrib.auth import get_user_model
+
+    from dashboard.roles import make_librarian
+
+    kw.setdefault("password", PASSWORD)
+    user_model = get_user_model()
+    if role == "admin":
+        return user_model.objects.create_superuser(username=username, email="", **kw)
+    user = user_model.objects.create_user(username=username, **kw)
+    if role == "librarian":
+        make_librarian(user)
+    return user
+
+
+def make_site(**kw: Any) -> Site:
+    n = Site.objects.count() + 1
+    kw.setdefault("seed_url", f"http://www.cs.example.edu/~author{n}/")
+    kw.setdefault("canonical_key", f"edu,example,cs)/~author{n}")
+    kw.setdefault("author", f"Author {n}")
+    return Site.objects.create(**kw)
+
+
+def make_capture(site: Site, **kw: Any) -> Capture:
+    """A 200 HTML observation of the site's homepage at :data:`WHEN` (no update data)."""
+    kw.setdefault("url", site.seed_url)
+    kw.setdefault("urlkey", site.canonical_key)
+    kw.setdefault("page_key", kw["urlkey"])
+    kw.setdefault("timestamp", WHEN)
+    kw.setdefault("depth", 0)
+    kw.setdefault("mimetype", "text/html")
+    kw.setdefault("status", 200)
+    kw.setdefault("digest", "AAAA")
+    kw.setdefault("kind", Capture.Kind.OBSERVATION)
+    kw.setdefault("is_observation", kw["kind"] in (Capture.Kind.OBSERVATION, Capture.Kind.REVISIT))
+    return Capture.objects.create(site=site, **kw)
+
+
+def make_estimate(site: Site, **kw: Any) -> Estimate:
+    """The site's homepage estimate by the observed method; ``tau_days`` follows ``tau``."""
+    kw.setdefault("level", "homepage")
+    kw.setdefault("method", "observed")
+    kw.setdefault("rate", 0.01)
+    tau = kw.setdefault("tau", datetime(2024, 1, 1, tzinfo=UTC))
+    kw.setdefault("tau_days", to_days(tau) if tau is not None else None)
+    kw.setdefault("observations", 10)
+    kw.setdefault("updates", 3)
+    return Estimate.objects.create(site=site, **kw)
+
+
+def make_snapshot(*, links: Iterable[str] = (), **kw: Any) -> LinkSnapshot:
+    """A parsed link snapshot; ``links`` are stored sorted, as the importer stores them."""
+    held = sorted(set(links))
+    kw.setdefault("urlkey", "edu,example,cs)/~author1")
+    kw.setdefault("digest", "AAAA")
+    kw.setdefault("status", LinkSnapshot.Status.OK)
+    kw.setdefault("links", "\n".join(held))
+    kw.setdefault("link_count", len(held))
+    return LinkSnapshot.objects.create(**kw)
+
+
+def add_observations(
+    site: Site,
+    moments: Sequence[datetime],
+    *,
+    updates: Sequence[bool] | None = None,
+    floors: Sequence[int] | None = None,
+    page: str = "",
+    depth: int = 0,
+    unreadable: Iterable[int] = (),
+) -> list[Capture]:
+    """Observations of one page of ``site`` at ``moments`` (in time order), with update data.
+
+    ``page`` is the path after the seed ("" is the homepage). The update data is what the
+    importer stores (``page_index``, ``link_floor``, see ``hacs.updates``), given either as
+    ``updates`` — True: the observation adds a brand-new link (floor −1), False: it adds
+    nothing (floor i − 1) — or as the ``floors`` themselves. ``unreadable`` observations (by
+    position) have no page index, as when their content could not be fetched; the others are
+    numbered 0, 1, … as the importer numbers them.
+    """
+    if (updates is None) == (floors is None):
+        raise ValueError("give either updates or floors")
+    if len(updates if updates is not None else floors or ()) != len(moments):
+        raise ValueError("give one update flag or floor per moment")
+    skipped = set(unreadable)
+    key = site.canonical_key + page
+    rows, index = [], 0
+    for i, moment in enumerate(moments):
+        readable = i not in skipped
+        if floors is not None:
+            floor = min(floors[i], index)
+        else:
+            assert updates is not None
+            floor = -1 if updates[i] else index - 1
+        rows.append(
+            Capture(
+                site=site, url=site.seed_url + page.lstrip("/"), urlkey=key, page_key=key,
+                timestamp=moment, depth=depth, mimetype="text/html", status=200,
+                digest=f"D{i}", kind=Capture.Kind.OBSERVATION, is_observation=True,
+                page_index=index if readable else None,
+                link_floor=floor if readable else None,
+            )
+        )  # fmt: skip
+        index += readable
+    return Capture.objects.bulk_create(rows)

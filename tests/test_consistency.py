@@ -1,0 +1,151 @@
+"""One site shows one P(change) wherever it is looked at, and SQL ranks by the core's rule.
+
+* The Overview's "due" list, the Sites table, the site's page and today's crawl list take the
+  same reference instant for today (the end of the day, ``hacs.clock.reference_instant``) and the
+  same g(λ, τ, t, e) (``hacs.estimators.change_probability``), so they show the same number.
+  Until this version the Sites table and the site's page took the start of the day.
+* The pages that sort and filter thousands of sites in SQL do it on the exposure λ (t + e − τ)
+  (``scheduling.estimates.exposure_expression``); through 1 − exp(−x) it is the core's p.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import numpy as np
+import pytest
+from django.conf import settings
+from django.urls import reverse
+
+from archive.models import Site
+from dashboard.overview import sites_due
+from dashboard.sites import SiteListQuery, site_row_values, site_rows
+from hacs.clock import reference_instant, to_days
+from hacs.estimators import change_exposure, change_probability, exposure_threshold
+from scheduling.crawl_lists import CrawlListOptions, crawl_list_rank
+from scheduling.estimates import estimates_recompute, exposure_expression
+from scheduling.jobs import daily_crawl_list
+from scheduling.models import CrawlList, Estimate
+from tests.factories import add_observations, make_estimate, make_site
+
+pytestmark = pytest.mark.django_db
+
+TODAY = date(2024, 3, 15)
+
+
+@pytest.fixture()
+def frozen_today(monkeypatch: pytest.MonkeyPatch) -> date:
+    """HACS's "today" (``hacs_site.clock.today``, which asks ``hacs.clock.today``) held at TODAY,
+    so that a test running across midnight still looks at one date."""
+    monkeypatch.setattr("hacs.clock.today", lambda *args, **kw: TODAY)
+    return TODAY
+
+
+@pytest.fixture()
+def estimated_site(frozen_today: date) -> Site:
+    """A site observed over the last months with a few updates, its estimates stored."""
+    t = reference_instant(frozen_today)
+    site = make_site(author="Ada Lovelace", seed_url="http://a.edu/~ada/",
+                     canonical_key="edu,a)/~ada", import_status="done")  # fmt: skip
+    before = [120, 100, 80, 60, 45, 30, 20, 12]
+    add_observations(
+        site, [t - timedelta(days=d, hours=3) for d in before],
+        updates=[False, True, False, True, True, False, True, False],
+    )  # fmt: skip
+    estimates_recompute(site_ids=[site.pk])
+    return site
+
+
+def test_one_site_shows_one_p_on_home_sites_site_page_and_the_crawl_list(
+    logged_in_client: Any, estimated_site: Site
+) -> None:
+    e_days = settings.HACS_E_DAYS
+    t = to_days(reference_instant(TODAY))
+    stored = Estimate.objects.get(site=estimated_site, level="homepage", method="observed")
+    assert stored.rate is not None and stored.tau_days is not None
+    p = change_probability(stored.rate, stored.tau_days, t, e_days)
+    # The data is chosen so that the site is due and the start of the day (the old reading)
+    # would show another number even at two decimals.
+    at_start_of_day = change_probability(stored.rate, stored.tau_days, t - 1, e_days)
+    assert settings.HACS_THETA <= p < 0.99
+    assert f"{p:.2f}" != f"{at_start_of_day:.2f}"
+
+    # The Overview: the sites due today.
+    home = logged_in_client.get(reverse("home"))
+    [due] = home.context["due"]
+    assert due.site.pk == estimated_site.pk and due.probability == p
+    assert f'<td class="num">{p:.2f}</td>' in home.content.decode()
+    _, [direct] = sites_due(day=TODAY, theta=settings.HACS_THETA, e_days=e_days)
+    assert direct.probability == p
+
+    # The Sites table.
+    sites = logged_in_client.get(reverse("site-list"))
+    [row] = sites.context["rows"]
+    assert row.probability == p
+    assert f">{p:.2f}</span>" in sites.content.decode()
+    query = site_rows(query=SiteListQuery(), t_days=t, e_days=e_days)
+    assert site_row_values(query, t_days=t, e_days=e_days)[0].probability == p
+
+    # The site's page: the homepage, observed estimate (the first row), and its curve's first day.
+    detail = logged_in_client.get(reverse("site-detail", args=[estimated_site.pk]))
+    estimates = detail.context["estimates"]
+    assert (estimates.rows[0].level, estimates.rows[0].method) == ("homepage", "observed")
+    assert estimates.rows[0].probability == p
+    assert f'<td class="num">{p:.3f}</td>' in detail.content.decode()
+    assert estimates.dates[0] == TODAY
+
+    # Today's crawl list, as the daily job builds it, on its page and in its CSV.
+    [ranked], eligible = crawl_list_rank(day=TODAY, options=CrawlListOptions.from_settings())
+    assert eligible == 1 and ranked.probability == p
+    crawl = CrawlList.objects.get(pk=daily_crawl_list())
+    assert crawl.date == TODAY and crawl.entries.get().probability == p
+    page = logged_in_client.get(reverse("crawl-list"), {"list": crawl.pk})
+    assert f"{p:.3f}</td>" in page.content.decode()
+    download = logged_in_client.get(reverse("crawl-list-csv", args=[crawl.pk]))
+    rows = list(csv.reader(io.StringIO(b"".join(download.streaming_content).decode())))
+    assert rows[1][3] == f"{p:.6f}"
+
+
+def test_the_sql_exposure_gives_the_cores_probability(frozen_today: date) -> None:
+    rng = random.Random(20240315)
+    t = to_days(reference_instant(frozen_today))
+    e_days = 7.0
+    Site.objects.bulk_create(
+        Site(seed_url=f"http://u.edu/~s{i}/", canonical_key=f"edu,u)/~s{i}") for i in range(400)
+    )
+    for i, site in enumerate(Site.objects.order_by("pk")):
+        rate = 0.0 if i % 40 == 0 else 10 ** rng.uniform(-5, 0.5)
+        # τ up to three years back, and now and then after t + e (a clock skew): p = 0 there.
+        tau_days = t - rng.uniform(0, 1100) if i % 25 else t + e_days + rng.uniform(0, 30)
+        make_estimate(site, rate=rate, tau_days=tau_days, tau=datetime(1970, 1, 1, tzinfo=UTC)
+                      + timedelta(days=tau_days))  # fmt: skip
+    rows = list(
+        Estimate.objects.annotate(x=exposure_expression(t_days=t, e_days=e_days)).values_list(
+            "rate", "tau_days", "x"
+        )
+    )
+    rates, taus, exposures = (
+        np.array(column, dtype=np.float64) for column in zip(*rows, strict=True)
+    )
+    assert len(rows) == 400 and (exposures < 0).any() and (exposures == 0).any()
+    assert np.array_equal(exposures, change_exposure(rates, taus, t, e_days))
+    through_sql = -np.expm1(-np.maximum(exposures, 0.0))  # 1 − exp(−x), never below 0
+    assert np.array_equal(through_sql, change_probability(rates, taus, t, e_days))
+
+    # Ordering and thresholds in SQL select what the core's p selects.
+    ordered = Estimate.objects.annotate(x=exposure_expression(t_days=t, e_days=e_days)).order_by(
+        "-x"
+    )
+    p_in_sql_order = [
+        change_probability(rate, tau, t, e_days)
+        for rate, tau in ordered.values_list("rate", "tau_days")
+    ]
+    assert p_in_sql_order == sorted(p_in_sql_order, reverse=True)
+    p = change_probability(rates, taus, t, e_days)
+    for theta in (0.05, 0.3, 0.5, 0.9):
+        kept = ordered.filter(x__gte=exposure_threshold(theta)).count()
+        assert kept == int((p >= theta).sum()) and 0 < kept < 400
