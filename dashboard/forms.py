@@ -21,7 +21,7 @@ from hacs.estimators import METHODS
 from hacs_site.clock import today
 from scheduling.crawl_lists import CrawlListOptions
 from scheduling.evaluation_service import BOTH, LEVEL_CHOICES, MAX_W_WEEKS, levels_of
-from scheduling.models import Level, Method
+from scheduling.models import DEFAULT_METHOD, Level, Method
 
 SORT_CHOICES = [(key, key) for key in SORT_KEYS] + [(f"-{key}", f"-{key}") for key in SORT_KEYS]
 
@@ -137,7 +137,7 @@ class CrawlListForm(forms.Form):
         help_text="Keep at most the top k sites (blank: no limit).",
     )  # fmt: skip
     level = forms.ChoiceField(label="Level", choices=Level.choices, initial=Level.HOMEPAGE)
-    method = forms.ChoiceField(label="Method", choices=Method.choices, initial=Method.OBSERVED)
+    method = forms.ChoiceField(label="Method", choices=Method.choices, initial=DEFAULT_METHOD)
     history_days = forms.IntegerField(
         label="History window (days)", min_value=1, max_value=36500,
         help_text="Only captures from this many days before the date are used.",

@@ -10,10 +10,10 @@ from django.db.models import QuerySet
 
 from archive.models import Site
 from hacs.clock import reference_instant, to_days
-from hacs.estimators import change_probability, exposure_threshold
+from hacs.estimators import exposure_threshold
 from hacs_site.clock import today
-from scheduling.estimates import exposure_expression
-from scheduling.models import Estimate, Level, Method
+from scheduling.estimates import estimate_probabilities, exposure_expression
+from scheduling.models import DEFAULT_METHOD, Estimate, Level, Method
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,8 @@ def due_estimates(*, day: date, e_days: float) -> QuerySet[Estimate]:
     """
     t_days = to_days(reference_instant(day))
     return (
-        Estimate.objects.filter(level=Level.HOMEPAGE, method=Method.OBSERVED, rate__isnull=False)
-        .annotate(exposure=exposure_expression(t_days=t_days, e_days=e_days))
+        Estimate.objects.filter(level=Level.HOMEPAGE, method=DEFAULT_METHOD, rate__isnull=False)
+        .annotate(exposure=exposure_expression(method=DEFAULT_METHOD, t_days=t_days, e_days=e_days))
         .order_by("-exposure", "tau_days")
     )
 
@@ -46,13 +46,11 @@ def sites_due(
         rows = rows.filter(exposure__gte=exposure_threshold(theta))
     total = rows.count()
     t_days = to_days(reference_instant(day))
+    first = list(rows.select_related("site")[:limit])
+    probabilities = estimate_probabilities(first, t_days=t_days, e_days=e_days)
     shown = [
-        DueSite(
-            site=e.site,
-            probability=change_probability(e.rate, e.tau_days, t_days, e_days),
-            interval_days=e.interval_days,
-        )
-        for e in rows.select_related("site")[:limit]
+        DueSite(site=e.site, probability=float(p), interval_days=e.interval_days)
+        for e, p in zip(first, probabilities, strict=True)
     ]
     return total, shown
 
@@ -72,7 +70,7 @@ def overview_counts() -> dict[str, Any]:
         "imported": Site.objects.filter(import_status=Site.ImportStatus.DONE).count(),
         "failed": Site.objects.filter(import_status=Site.ImportStatus.FAILED).count(),
         "estimated": Estimate.objects.filter(
-            level=Level.HOMEPAGE, method=Method.OBSERVED, rate__isnull=False
+            level=Level.HOMEPAGE, method=DEFAULT_METHOD, rate__isnull=False
         ).count(),
         "today": today(),
     }

@@ -33,11 +33,15 @@ from django.db.models import (
 from archive.models import Capture, LinkSnapshot, Site
 from hacs import charts
 from hacs.clock import from_days, reference_instant, to_days
-from hacs.estimators import accesses, change_probability, update_instants
+from hacs.estimators import accesses, update_instants
 from hacs.formats.canon import surt_to_url
 from hacs.updates import is_window_update
-from scheduling.estimates import exposure_expression
-from scheduling.models import Estimate, Level, Method
+from scheduling.estimates import (
+    estimate_probabilities,
+    estimate_probability_curve,
+    exposure_expression,
+)
+from scheduling.models import DEFAULT_METHOD, Estimate, Level, Method
 
 # --- The Sites table --------------------------------------------------------------------------
 
@@ -73,7 +77,7 @@ class SiteListQuery:
     status: str = ""
     history: str = ""
     level: str = Level.HOMEPAGE
-    method: str = Method.OBSERVED
+    method: str = DEFAULT_METHOD
     sort: str = DEFAULT_SORT
 
     @property
@@ -110,7 +114,16 @@ def site_rows(*, query: SiteListQuery, t_days: float, e_days: float) -> QuerySet
             est_tau_days=F("est__tau_days"),
             est_observations=F("est__observations"),
             est_updates=F("est__updates"),
-            p_key=exposure_expression(t_days=t_days, e_days=e_days, prefix="est__"),
+            est_shape=F("est__posterior_shape"),
+            est_beta=F("est__posterior_rate"),
+            est_last_copy=F("est__last_copy"),
+            est_last_copy_days=F("est__last_copy_days"),
+            est_span_days=F("est__span_days"),
+            est_interval_low=F("est__interval_low"),
+            est_interval_high=F("est__interval_high"),
+            p_key=exposure_expression(
+                method=query.method, t_days=t_days, e_days=e_days, prefix="est__"
+            ),
             last_update=Case(
                 When(est__updates__gt=0, then=F("est__tau")),
                 default=None,
@@ -166,17 +179,31 @@ class SiteRow:
     last_update: datetime | None
     observations: int | None
     updates: int | None
+    span_days: float | None = None
+    interval_low: float | None = None
+    interval_high: float | None = None
+    last_copy: datetime | None = None
 
 
-def site_row_values(sites: Iterable[Site], *, t_days: float, e_days: float) -> list[SiteRow]:
+def site_row_values(
+    sites: Iterable[Site], *, method: str, t_days: float, e_days: float
+) -> list[SiteRow]:
     """Display values of a page of :func:`site_rows` (no queries beyond the page's own)."""
     found: list[SiteRow] = []
-    for site in sites:
-        rate = getattr(site, "est_rate", None)
-        tau_days = getattr(site, "est_tau_days", None)
-        probability = None
-        if rate is not None and tau_days is not None:
-            probability = change_probability(rate, tau_days, t_days, e_days)
+    page = list(sites)
+    estimates = [
+        Estimate(
+            method=method, rate=getattr(site, "est_rate", None),
+            tau_days=getattr(site, "est_tau_days", None),
+            posterior_shape=getattr(site, "est_shape", None),
+            posterior_rate=getattr(site, "est_beta", None),
+            last_copy_days=getattr(site, "est_last_copy_days", None),
+        )
+        for site in page
+    ]  # fmt: skip
+    probabilities = estimate_probabilities(estimates, t_days=t_days, e_days=e_days)
+    for site, estimate, probability in zip(page, estimates, probabilities, strict=True):
+        rate = estimate.rate
         found.append(
             SiteRow(
                 site=site,
@@ -184,10 +211,14 @@ def site_row_values(sites: Iterable[Site], *, t_days: float, e_days: float) -> l
                 has_estimate=getattr(site, "est_id", None) is not None,
                 rate=rate,
                 interval_days=1.0 / rate if rate else None,
-                probability=probability,
+                probability=None if rate is None else float(probability),
                 last_update=getattr(site, "last_update", None),
                 observations=getattr(site, "est_observations", None),
                 updates=getattr(site, "est_updates", None),
+                span_days=getattr(site, "est_span_days", None),
+                interval_low=getattr(site, "est_interval_low", None),
+                interval_high=getattr(site, "est_interval_high", None),
+                last_copy=getattr(site, "est_last_copy", None),
             )
         )
     return found
@@ -452,7 +483,7 @@ class EstimateRow:
 
     @property
     def is_default(self) -> bool:
-        return self.level == Level.HOMEPAGE and self.method == Method.OBSERVED
+        return self.level == Level.HOMEPAGE and self.method == DEFAULT_METHOD
 
     @property
     def rate_text(self) -> str:
@@ -485,10 +516,8 @@ def site_estimates(
             probability = None
             if estimate is not None and estimate.rate is not None:
                 tau = estimate.tau_days
-                if tau is None and estimate.tau is not None:
-                    tau = to_days(estimate.tau)
                 if tau is not None and math.isfinite(tau):
-                    values = change_probability(estimate.rate, tau, t, e_days)
+                    values = estimate_probability_curve(estimate, t_days=t, e_days=e_days)
                     probability = float(values[0])
                     name = f"{level_label.split(' (')[0]} · {method_label.lower()}"
                     curves.append(charts.Curve(name, [float(v) for v in values]))

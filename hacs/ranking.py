@@ -1,4 +1,4 @@
-"""The order of a crawl list — DESIGN rule 8. Pure: NumPy only.
+"""The probability and order of a crawl list — DESIGN rules 7 and 8. Pure: NumPy only.
 
 For a date the crawl list keeps the sites with p ≥ θ and/or the top k, ranked by p descending;
 ties go to the site unchanged for longer (older τ first), then to the URL, so that the same
@@ -13,11 +13,13 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from hacs.bayes import change_probability_since
 from hacs.estimators import change_probability
 
 __all__ = [
     "crawl_order",
     "crawl_probabilities",
+    "posterior_probabilities",
     "crawl_selection",
 ]
 
@@ -25,13 +27,29 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 
 
-def crawl_probabilities(rate: ArrayLike, tau: ArrayLike, t: float, e: float) -> FloatArray:
-    """p = g(λ, τ, t, e) per site (rule 7), 0 where λ is unknown (NaN)."""
+def crawl_probabilities(rate: ArrayLike, tau: ArrayLike, t: ArrayLike, e: float) -> FloatArray:
+    """The paper's p = g(λ, τ, t, e) per site (rule 7), 0 where λ is unknown (NaN)."""
     lam = np.asarray(rate, dtype=np.float64)
     taus = np.asarray(tau, dtype=np.float64)
+    when = np.broadcast_to(np.asarray(t, dtype=np.float64), lam.shape)
     known = np.isfinite(lam)
     p = np.zeros(lam.shape)
-    p[known] = change_probability(lam[known], taus[known], t, e)
+    p[known] = change_probability(lam[known], taus[known], when[known], e)
+    return p
+
+
+def posterior_probabilities(
+    alpha: ArrayLike, beta: ArrayLike, last_copy: ArrayLike, t: ArrayLike, e: float
+) -> FloatArray:
+    """HACS's default p: the chance of a change since the newest copy, by t + e, over each
+    site's Gamma(α, β) posterior (``hacs.bayes``); 0 where the history is insufficient (NaN)."""
+    a = np.asarray(alpha, dtype=np.float64)
+    b = np.asarray(beta, dtype=np.float64)
+    copy = np.asarray(last_copy, dtype=np.float64)
+    when = np.broadcast_to(np.asarray(t, dtype=np.float64), a.shape)
+    known = np.isfinite(a) & np.isfinite(b) & np.isfinite(copy)
+    p = np.zeros(a.shape)
+    p[known] = change_probability_since(a[known], b[known], when[known] + e - copy[known])
     return p
 
 

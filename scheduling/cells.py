@@ -28,3 +28,8 @@ def interval_cell(rate: float | None) -> str:
 def tau_cell(tau: datetime | None) -> str:
     """τ as an ISO 8601 UTC timestamp; empty when unknown."""
     return "" if tau is None else tau.isoformat()
+
+
+def days_cell(days: float | None) -> str:
+    """A number of days to one decimal; empty when unknown."""
+    return "" if days is None else f"{days:.1f}"

@@ -1,10 +1,14 @@
 """Today's crawl list (DESIGN "Method", rule 8): glue between stored captures and the core.
 
 For a date D the reference instant t is the end of D (``hacs.clock.reference_instant``): the
-estimate uses the observations in [t − w, t), and p = g(λ, τ, t, e) is the probability that the
-site has changed by the time a crawl made within e days of D looks at it. Sites whose rate is
-unknown (fewer than two observations in the window) get p = 0, as in the evaluation, so they
-only appear when θ is 0 or the budget reaches past every site with a known rate.
+estimate uses the observations in [t − w, t), and p is the probability that the site has
+changed by the time a crawl made within e days of D looks at it. By default (the ``posterior``
+method) that is a change since the newest copy HACS holds, over the rate's posterior under the
+collection's prior (``hacs.bayes``); the paper's methods give g = 1 − exp(−λ (t + e − τ)), a
+change since the last update. Sites with fewer than two observations in the window get p = 0,
+so they only appear when θ is 0 or the budget reaches past every site with a known rate. For a
+budget k the list keeps the k sites of highest p: each crawl finds at most one change, so their
+sum, the expected number of changes found, is the largest any k sites give.
 """
 
 from __future__ import annotations
@@ -23,12 +27,18 @@ from django.db import transaction
 from archive.models import Site
 from hacs import defaults
 from hacs.clock import reference_instant, to_days
-from hacs.ranking import crawl_order, crawl_probabilities, crawl_selection
-from scheduling.cells import interval_cell, neutralise, rate_cell, tau_cell
-from scheduling.estimates import estimates_for_window
-from scheduling.models import CrawlList, CrawlListEntry, Level, Method
+from hacs.ranking import crawl_order, crawl_selection
+from scheduling.cells import days_cell, interval_cell, neutralise, rate_cell, tau_cell
+from scheduling.estimates import estimate_probabilities, estimates_for_window
+from scheduling.models import DEFAULT_METHOD, CrawlList, CrawlListEntry, Estimate, Level
 
-CSV_COLUMNS = ["rank", "url", "author", "probability", "rate_per_day", "interval_days", "tau"]
+# The design's seven columns, then the evidence behind each probability (issue of thin history):
+# how many observations over how many days, the 90 % credible interval of the mean interval
+# (posterior method), and the newest copy the probability is measured from.
+CSV_COLUMNS = [
+    "rank", "url", "author", "probability", "rate_per_day", "interval_days", "tau",
+    "observations", "span_days", "interval_low_days", "interval_high_days", "last_copy",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -36,7 +46,7 @@ class CrawlListOptions:
     """What a crawl list is built with; the defaults are the form's and the daily job's."""
 
     level: str = Level.HOMEPAGE
-    method: str = Method.OBSERVED
+    method: str = DEFAULT_METHOD
     theta: float | None = None
     budget: int | None = None
     history_days: int = defaults.HISTORY_DAYS
@@ -73,6 +83,7 @@ class RankedSite:
     rate: float | None
     tau: datetime | None
     seed_url: str
+    evidence: Estimate  # the estimate behind the probability (observations, span, interval)
 
 
 def crawl_list_rank(*, day: date, options: CrawlListOptions) -> tuple[list[RankedSite], int]:
@@ -86,9 +97,9 @@ def crawl_list_rank(*, day: date, options: CrawlListOptions) -> tuple[list[Ranke
     if not found:
         return [], 0
     ids = list(found)
-    rates = np.array([np.nan if found[i].rate is None else found[i].rate for i in ids])
-    taus = np.array([np.nan if found[i].tau_days is None else found[i].tau_days for i in ids])
-    p = crawl_probabilities(rates, taus, to_days(t), options.e_days)
+    estimates = [found[i] for i in ids]
+    taus = np.array([np.nan if e.tau_days is None else e.tau_days for e in estimates])
+    p = estimate_probabilities(estimates, t_days=to_days(t), e_days=options.e_days)
     urls = dict(Site.objects.filter(pk__in=ids).values_list("pk", "seed_url"))
     seed_urls = [urls.get(site_id, "") for site_id in ids]
     order = crawl_order(p, taus, seed_urls, to_days(t))
@@ -97,9 +108,10 @@ def crawl_list_rank(*, day: date, options: CrawlListOptions) -> tuple[list[Ranke
         RankedSite(
             site_id=ids[i],
             probability=float(p[i]),
-            rate=found[ids[i]].rate,
-            tau=found[ids[i]].tau,
+            rate=estimates[i].rate,
+            tau=estimates[i].tau,
             seed_url=seed_urls[i],
+            evidence=estimates[i],
         )
         for i in kept
     ]
@@ -121,6 +133,9 @@ def crawl_list_build(*, day: date, options: CrawlListOptions, user: Any = None) 
                 CrawlListEntry(
                     crawl_list=crawl_list, rank=rank, site_id=r.site_id,
                     probability=r.probability, rate=r.rate, tau=r.tau,
+                    observations=r.evidence.observations, span_days=r.evidence.span_days,
+                    interval_low=r.evidence.interval_low,
+                    interval_high=r.evidence.interval_high, last_copy=r.evidence.last_copy,
                 )
                 for rank, r in enumerate(ranked, start=1)
             ],
@@ -133,9 +148,11 @@ def crawl_list_rows(crawl_list: CrawlList) -> Iterator[list[str]]:
     """The list's CSV rows (header first), in rank order, one query."""
     yield CSV_COLUMNS
     rows = crawl_list.entries.order_by("rank").values_list(
-        "rank", "site__seed_url", "site__author", "probability", "rate", "tau"
-    )
-    for rank, url, author, probability, rate, tau in rows.iterator(chunk_size=5000):
+        "rank", "site__seed_url", "site__author", "probability", "rate", "tau", "observations",
+        "span_days", "interval_low", "interval_high", "last_copy",
+    )  # fmt: skip
+    for row in rows.iterator(chunk_size=5000):
+        rank, url, author, probability, rate, tau, count, span, low, high, copy = row
         yield [
             str(rank),
             neutralise(url),
@@ -144,6 +161,11 @@ def crawl_list_rows(crawl_list: CrawlList) -> Iterator[list[str]]:
             rate_cell(rate),
             interval_cell(rate),
             tau_cell(tau),
+            str(count),
+            days_cell(span),
+            days_cell(low),
+            days_cell(high),
+            tau_cell(copy),
         ]
 
 

@@ -17,14 +17,25 @@ from typing import Any
 import numpy as np
 from django.db import transaction
 from django.db.models import ExpressionWrapper, F, FloatField, Value
+from django.db.models.functions import Greatest, Ln
 from numpy.typing import NDArray
 
 from archive.models import Site
+from hacs.bayes import (
+    GammaPrior,
+    fit_prior,
+    interval_credible_bounds,
+    posterior,
+    rate_evidence,
+)
 from hacs.clock import day_end, day_start, from_days
 from hacs.estimators import estimate_many
+from hacs.ranking import crawl_probabilities, posterior_probabilities
 from hacs.updates import timeline_order, window_update_flags
-from scheduling.models import Estimate, Level, Method
+from scheduling.models import Estimate, Level, Method, RatePrior
 from scheduling.observations import observations_load
+
+FloatArray = NDArray[np.float64]
 
 
 @dataclass(frozen=True)
@@ -69,32 +80,94 @@ def estimates_for_window(
     start: datetime | None = None,
     end: datetime | None = None,
     site_ids: Sequence[int] | None = None,
+    prior: GammaPrior | None = None,
 ) -> dict[int, Estimate]:
-    """Unsaved estimates, one per site with observations in the window."""
+    """Unsaved estimates, one per site with observations in the window.
+
+    The posterior method needs the collection's prior: ``prior`` when given; else fitted on the
+    window's sites when they are all of them (``site_ids`` None), else the stored one
+    (:func:`prior_for`).
+    """
     timelines = timelines_load(level=level, start=start, end=end, site_ids=site_ids)
-    result = estimate_many(timelines.times, timelines.updated, timelines.offsets, method=method)
+    times, updated, offsets = timelines.times, timelines.updated, timelines.offsets
+    mle = estimate_many(
+        times, updated, offsets, method=Method.INTERPOLATED
+        if method == Method.INTERPOLATED else Method.OBSERVED,
+    )  # fmt: skip
+    evidence = rate_evidence(times, updated, offsets)
+    rate = mle.rate
+    alpha = beta = low = high = np.full(rate.size, np.nan)
+    if method == Method.POSTERIOR:
+        if prior is None:
+            prior = (
+                fit_prior(evidence.updates, evidence.exposure)
+                if site_ids is None
+                else prior_for(level=level, start=start, end=end)
+            )
+        alpha, beta = posterior(prior, evidence.updates, evidence.exposure)
+        rate = alpha / beta
+        low, high = interval_credible_bounds(alpha, beta)
     estimates: dict[int, Estimate] = {}
     for i, site_id in enumerate(timelines.site_ids.tolist()):
-        rate = float(result.rate[i])
+        mle_rate = float(mle.rate[i])
+        known = np.isfinite(mle_rate)  # fewer than two instants: "insufficient history"
         estimates[site_id] = Estimate(
             site_id=site_id,
             level=level,
             method=method,
             window_start=start,
             window_end=end,
-            rate=rate if np.isfinite(rate) else None,
-            tau=from_days(float(result.tau[i])),
-            tau_days=float(result.tau[i]) if np.isfinite(result.tau[i]) else None,
-            observations=int(result.observations[i]),
-            updates=int(result.updates[i]),
+            rate=float(rate[i]) if known else None,
+            tau=from_days(float(mle.tau[i])),
+            tau_days=_finite(mle.tau[i]),
+            observations=int(mle.observations[i]),
+            updates=int(mle.updates[i]),
+            last_copy=from_days(float(evidence.last[i])),
+            last_copy_days=_finite(evidence.last[i]),
+            span_days=_finite(evidence.last[i] - evidence.first[i]),
+            posterior_shape=_finite(alpha[i]) if known else None,
+            posterior_rate=_finite(beta[i]) if known else None,
+            interval_low=_finite(low[i]) if known else None,
+            interval_high=_finite(high[i]) if known else None,
         )
     return estimates
 
 
+def _finite(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
+
+
+def prior_for(*, level: str, start: datetime | None, end: datetime | None) -> GammaPrior:
+    """The stored prior of ``level``, or one fitted now on every site (and stored)."""
+    stored = RatePrior.objects.filter(level=level).first()
+    if stored is not None:
+        return GammaPrior(stored.shape, stored.rate)
+    return prior_fit(level=level, start=start, end=end)
+
+
+def prior_fit(*, level: str, start: datetime | None, end: datetime | None) -> GammaPrior:
+    """Fit the level's prior on every site's history in the window, and store it."""
+    timelines = timelines_load(level=level, start=start, end=end)
+    evidence = rate_evidence(timelines.times, timelines.updated, timelines.offsets)
+    prior = fit_prior(evidence.updates, evidence.exposure)
+    RatePrior.objects.update_or_create(
+        level=level,
+        defaults={"shape": prior.shape, "rate": prior.rate, "sites": len(timelines.site_ids)},
+    )
+    return prior
+
+
+ESTIMATE_FIELDS = [
+    "window_start", "window_end", "rate", "tau", "tau_days", "observations", "updates",
+    "last_copy", "last_copy_days", "span_days", "posterior_shape", "posterior_rate",
+    "interval_low", "interval_high", "computed_at",
+]  # fmt: skip
+
+
 def estimates_recompute(
     *,
-    levels: Iterable[str] = (Level.HOMEPAGE, Level.WEBSITE),
-    methods: Iterable[str] = (Method.OBSERVED, Method.INTERPOLATED),
+    levels: Iterable[str] = tuple(Level.values),
+    methods: Iterable[str] = tuple(Method.values),
     start: datetime | None = None,
     end: datetime | None = None,
     site_ids: Sequence[int] | None = None,
@@ -102,17 +175,22 @@ def estimates_recompute(
     """Compute and store estimates for the sites (all when None); returns rows written.
 
     Sites without observations in the window get an estimate with an unknown rate, so that the
-    dashboard can say "insufficient history" rather than show a stale value.
+    dashboard can say "insufficient history" rather than show a stale value. A recompute of
+    every site refits and stores each level's prior first.
     """
     targets = (
         list(Site.objects.values_list("pk", flat=True)) if site_ids is None else list(site_ids)
     )
     written = 0
     for level in levels:
+        prior = None
+        if site_ids is None and Method.POSTERIOR in methods:
+            prior = prior_fit(level=level, start=start, end=end)
         for method in methods:
             found = estimates_for_window(
-                level=level, method=method, start=start, end=end, site_ids=site_ids
-            )
+                level=level, method=method, start=start, end=end, site_ids=site_ids,
+                prior=prior,
+            )  # fmt: skip
             rows = [
                 found.get(site_id)
                 or Estimate(
@@ -128,11 +206,8 @@ def estimates_recompute(
                     batch_size=2000,
                     update_conflicts=True,
                     unique_fields=["site", "level", "method"],
-                    update_fields=[
-                        "window_start", "window_end", "rate", "tau", "tau_days", "observations",
-                        "updates", "computed_at",
-                    ],
-                )  # fmt: skip
+                    update_fields=ESTIMATE_FIELDS,
+                )
             written += len(rows)
     return written
 
@@ -183,14 +258,51 @@ class RecomputeOptions:
         return what
 
 
-def exposure_expression(*, t_days: float, e_days: float, prefix: str = "") -> ExpressionWrapper:
-    """``hacs.estimators.change_exposure`` of a stored estimate, in SQL: λ (t + e − τ).
+def exposure_expression(
+    *, method: str, t_days: float, e_days: float, prefix: str = ""
+) -> ExpressionWrapper:
+    """The exposure x of a stored estimate in SQL, with p = 1 − exp(−x).
 
-    Pages that sort or filter thousands of sites by their probability of change do it in the
-    database on this product, which g = 1 − exp(−·) preserves; ``prefix`` reaches the estimate
-    through a relation (``"est__"``).
+    The paper's methods: ``hacs.estimators.change_exposure``, λ (t + e − τ). The posterior:
+    ``hacs.bayes.posterior_exposure``, α ln(1 + (t + e − last copy) / β). Pages that sort or
+    filter thousands of sites by their probability of change do it in the database on x, which
+    p preserves; ``prefix`` reaches the estimate through a relation (``"est__"``).
     """
+    if method == Method.POSTERIOR:
+        # A copy after t + e (a clock skew) leaves no time for a change: x = 0, as in the core.
+        elapsed = Greatest(Value(0.0), Value(t_days + e_days) - F(f"{prefix}last_copy_days"))
+        return ExpressionWrapper(
+            F(f"{prefix}posterior_shape") * Ln(Value(1.0) + elapsed / F(f"{prefix}posterior_rate")),
+            output_field=FloatField(),
+        )
     return ExpressionWrapper(
         F(f"{prefix}rate") * (Value(t_days + e_days) - F(f"{prefix}tau_days")),
         output_field=FloatField(),
     )
+
+
+def estimate_probabilities(
+    estimates: Sequence[Estimate], *, t_days: float | FloatArray, e_days: float
+) -> FloatArray:
+    """Each stored estimate's probability of change by t + e, read as its method says: the
+    posterior's since the newest copy, the paper's g since τ; 0 for insufficient history."""
+
+    def column(name: str) -> FloatArray:
+        return np.array([np.nan if getattr(e, name) is None else getattr(e, name)
+                         for e in estimates], dtype=np.float64)  # fmt: skip
+
+    posterior_rows = np.array([e.method == Method.POSTERIOR for e in estimates], dtype=bool)
+    t = np.broadcast_to(np.asarray(t_days, dtype=np.float64), posterior_rows.shape)
+    paper = crawl_probabilities(column("rate"), column("tau_days"), t, e_days)
+    bayes = posterior_probabilities(
+        column("posterior_shape"), column("posterior_rate"), column("last_copy_days"), t, e_days
+    )
+    result: FloatArray = np.where(posterior_rows, bayes, paper)
+    return result
+
+
+def estimate_probability_curve(
+    estimate: Estimate, *, t_days: FloatArray, e_days: float
+) -> FloatArray:
+    """One stored estimate's probability of change by t + e for each t (a site page's curve)."""
+    return estimate_probabilities([estimate] * len(t_days), t_days=t_days, e_days=e_days)

@@ -12,8 +12,22 @@ class Level(models.TextChoices):
 
 
 class Method(models.TextChoices):
+    """How a site's rate and probability of change are read from its history.
+
+    ``observed`` and ``interpolated`` are the paper's maximum-likelihood estimates (DESIGN rules
+    5 and 6) with its g, the chance of a change since the last update (rule 7). ``posterior`` is
+    the rate's posterior under a prior fitted on the collection, with p the chance of a change
+    since the newest copy HACS holds (``hacs.bayes``); it is to become the default once the
+    pages and their tests follow (see docs/readings.md).
+    """
+
     OBSERVED = "observed", "Observed"
     INTERPOLATED = "interpolated", "Interpolated"
+    POSTERIOR = "posterior", "Posterior, since the last copy"
+
+
+# The method pages, lists and the daily job use unless told otherwise.
+DEFAULT_METHOD = Method.OBSERVED
 
 
 class Estimate(models.Model):
@@ -34,6 +48,17 @@ class Estimate(models.Model):
     tau_days = models.FloatField(null=True, blank=True)
     observations = models.PositiveIntegerField(default=0)
     updates = models.PositiveIntegerField(default=0)
+    # The evidence behind the estimate: the newest copy (the last observation in the window,
+    # from which the posterior method measures the chance of a change), the span of the
+    # observations, and, for the posterior, its Gamma(α, β) and the 90 % credible interval of
+    # the mean interval 1/λ.
+    last_copy = models.DateTimeField(null=True, blank=True)
+    last_copy_days = models.FloatField(null=True, blank=True)
+    span_days = models.FloatField(null=True, blank=True)
+    posterior_shape = models.FloatField("α", null=True, blank=True)
+    posterior_rate = models.FloatField("β (days)", null=True, blank=True)
+    interval_low = models.FloatField(null=True, blank=True)
+    interval_high = models.FloatField(null=True, blank=True)
     computed_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -54,12 +79,29 @@ class Estimate(models.Model):
         return 1.0 / self.rate
 
 
+class RatePrior(models.Model):
+    """The Gamma prior on λ fitted on the whole collection at one level (empirical Bayes).
+
+    Refitted by every full recompute of estimates; a site imported alone is estimated under
+    the stored prior, so that one site's import does not reread the collection.
+    """
+
+    level = models.CharField(max_length=10, choices=Level.choices, unique=True)
+    shape = models.FloatField()
+    rate = models.FloatField(help_text="per day")
+    sites = models.PositiveIntegerField(default=0)
+    fitted_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.level} prior: Gamma({self.shape:.3g}, {self.rate:.3g})"
+
+
 class CrawlList(models.Model):
     """A ranked list of sites to re-crawl on a date, stored so it can be downloaded again."""
 
     date = models.DateField()
     level = models.CharField(max_length=10, choices=Level.choices, default=Level.HOMEPAGE)
-    method = models.CharField(max_length=12, choices=Method.choices, default=Method.OBSERVED)
+    method = models.CharField(max_length=12, choices=Method.choices, default=DEFAULT_METHOD)
     theta = models.FloatField("θ", null=True, blank=True)
     budget = models.PositiveIntegerField("budget k", null=True, blank=True)
     history_days = models.PositiveIntegerField()
@@ -85,6 +127,11 @@ class CrawlListEntry(models.Model):
     probability = models.FloatField()
     rate = models.FloatField(null=True, blank=True)
     tau = models.DateTimeField(null=True, blank=True)
+    observations = models.PositiveIntegerField(default=0)
+    span_days = models.FloatField(null=True, blank=True)
+    interval_low = models.FloatField(null=True, blank=True)
+    interval_high = models.FloatField(null=True, blank=True)
+    last_copy = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["crawl_list", "rank"]

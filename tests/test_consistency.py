@@ -29,7 +29,7 @@ from hacs.estimators import change_exposure, change_probability, exposure_thresh
 from scheduling.crawl_lists import CrawlListOptions, crawl_list_rank
 from scheduling.estimates import estimates_recompute, exposure_expression
 from scheduling.jobs import daily_crawl_list
-from scheduling.models import CrawlList, Estimate
+from scheduling.models import DEFAULT_METHOD, CrawlList, Estimate
 from tests.factories import add_observations, make_estimate, make_site
 
 pytestmark = pytest.mark.django_db
@@ -88,7 +88,9 @@ def test_one_site_shows_one_p_on_home_sites_site_page_and_the_crawl_list(
     assert row.probability == p
     assert f">{p:.2f}</span>" in sites.content.decode()
     query = site_rows(query=SiteListQuery(), t_days=t, e_days=e_days)
-    assert site_row_values(query, t_days=t, e_days=e_days)[0].probability == p
+    assert (
+        site_row_values(query, method=DEFAULT_METHOD, t_days=t, e_days=e_days)[0].probability == p
+    )
 
     # The site's page: the homepage, observed estimate (the first row), and its curve's first day.
     detail = logged_in_client.get(reverse("site-detail", args=[estimated_site.pk]))
@@ -124,9 +126,9 @@ def test_the_sql_exposure_gives_the_cores_probability(frozen_today: date) -> Non
         make_estimate(site, rate=rate, tau_days=tau_days, tau=datetime(1970, 1, 1, tzinfo=UTC)
                       + timedelta(days=tau_days))  # fmt: skip
     rows = list(
-        Estimate.objects.annotate(x=exposure_expression(t_days=t, e_days=e_days)).values_list(
-            "rate", "tau_days", "x"
-        )
+        Estimate.objects.annotate(
+            x=exposure_expression(method=DEFAULT_METHOD, t_days=t, e_days=e_days)
+        ).values_list("rate", "tau_days", "x")
     )
     rates, taus, exposures = (
         np.array(column, dtype=np.float64) for column in zip(*rows, strict=True)
@@ -137,9 +139,9 @@ def test_the_sql_exposure_gives_the_cores_probability(frozen_today: date) -> Non
     assert np.array_equal(through_sql, change_probability(rates, taus, t, e_days))
 
     # Ordering and thresholds in SQL select what the core's p selects.
-    ordered = Estimate.objects.annotate(x=exposure_expression(t_days=t, e_days=e_days)).order_by(
-        "-x"
-    )
+    ordered = Estimate.objects.annotate(
+        x=exposure_expression(method=DEFAULT_METHOD, t_days=t, e_days=e_days)
+    ).order_by("-x")
     p_in_sql_order = [
         change_probability(rate, tau, t, e_days)
         for rate, tau in ordered.values_list("rate", "tau_days")

@@ -19,10 +19,11 @@ from scheduling.crawl_lists import (
     CrawlListOptions,
     RankedSite,
     crawl_list_build,
+    crawl_list_csv,
     crawl_list_rank,
 )
 from scheduling.jobs import daily_crawl_list
-from scheduling.models import CrawlList
+from scheduling.models import CrawlList, Method
 from tests.factories import add_observations, make_site, make_user
 
 pytestmark = pytest.mark.django_db
@@ -36,6 +37,8 @@ def before(*days: float) -> list[datetime]:
 
 
 def rank(**options: Any) -> tuple[list[RankedSite], int]:
+    """A list by the paper's reading (observed MLE, g since τ) unless ``method`` says else."""
+    options.setdefault("method", Method.OBSERVED)
     return crawl_list_rank(day=DAY, options=CrawlListOptions(**options))
 
 
@@ -201,3 +204,65 @@ def test_the_page_stays_flat_in_queries_with_20000_sites(
         download = logged_in_client.get(f"/crawl-list/{crawl.pk}.csv")
         lines = b"".join(download.streaming_content).decode().splitlines()
     assert len(lines) == 20_001
+
+
+# --- The default: the posterior's chance of a change since the newest copy -------------------
+
+
+def test_the_default_list_measures_from_the_newest_copy(three_sites: list[Site]) -> None:
+    """Busy's last copy is 10 days old, Calm's 50: under the collection's prior the default
+    ranks by the chance of a change since each copy, not since the last update."""
+    from hacs.bayes import change_probability_since
+
+    ranked, eligible = rank(method=Method.POSTERIOR, history_days=1000, e_days=7)
+    assert eligible == 3
+    t = to_days(reference_instant(DAY))
+    for row in ranked[:2]:
+        evidence = row.evidence
+        assert evidence.posterior_shape is not None and evidence.posterior_rate is not None
+        assert evidence.last_copy_days is not None
+        expected = change_probability_since(
+            evidence.posterior_shape, evidence.posterior_rate, t + 7 - evidence.last_copy_days
+        )
+        assert row.probability == pytest.approx(float(expected), rel=1e-12)
+        assert evidence.interval_low is not None and evidence.interval_high is not None
+        assert evidence.interval_low < 1 / row.rate < evidence.interval_high  # type: ignore[operator]
+    # The site with fewer than two observations has no posterior and comes last at p = 0.
+    assert ranked[-1].seed_url == "http://a.edu/~new/" and ranked[-1].probability == 0.0
+
+
+def test_thin_history_never_reaches_certainty_soon_after_a_copy() -> None:
+    """Four observations a day apart, one update: the MLE's interval is a few days and its g
+    says p ≈ 1 five weeks later; the default stays moderate."""
+    thin = make_site(author="Thin", seed_url="http://t.edu/~thin/", canonical_key="edu,t)/~thin")
+    add_observations(thin, before(40, 39, 38, 37), updates=[False, False, True, False])
+    for n in range(30):  # a collection to fit the prior on: slow and steady sites
+        site = make_site()
+        flags = [False] + [(i + n) % 3 == 0 for i in range(9)]  # a change every ~180 days
+        add_observations(site, before(*range(600, 0, -60)), updates=flags)
+    (paper,) = [r for r in rank(history_days=1000, e_days=7)[0] if r.site_id == thin.pk]
+    (default,) = [
+        r for r in rank(method=Method.POSTERIOR, history_days=1000, e_days=7)[0]
+        if r.site_id == thin.pk
+    ]  # fmt: skip
+    assert paper.probability > 0.99
+    assert default.probability < 0.5
+
+
+def test_the_csv_shows_the_evidence_behind_each_probability(three_sites: list[Site]) -> None:
+    crawl = crawl_list_build(
+        day=DAY, options=CrawlListOptions(method=Method.POSTERIOR, theta=0.0, history_days=1000)
+    )
+    out = io.StringIO()
+    for chunk in crawl_list_csv(crawl):
+        out.write(chunk)
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    busy = next(r for r in rows if r["author"] == "Busy")
+    assert busy["observations"] == "6"
+    assert float(busy["span_days"]) == pytest.approx(90.0, abs=0.05)
+    assert (
+        float(busy["interval_low_days"])
+        < float(busy["interval_days"])
+        < float(busy["interval_high_days"])
+    )
+    assert busy["last_copy"].startswith(str(DAY - timedelta(days=9)))

@@ -480,11 +480,11 @@ def test_the_estimate_panel_shows_all_four_estimates_and_the_90_day_curve(
     assert "whole history" in text
     rows = response.context["estimates"].rows
     assert [(r.level, r.method) for r in rows] == [
-        ("homepage", "observed"), ("homepage", "interpolated"),
-        ("website", "observed"), ("website", "interpolated"),
+        ("homepage", "observed"), ("homepage", "interpolated"), ("homepage", "posterior"),
+        ("website", "observed"), ("website", "interpolated"), ("website", "posterior"),
     ]  # fmt: skip
     figure = json_script(text, "probability-data")
-    assert len(figure["data"]) == 4
+    assert len(figure["data"]) == 6
     curve = figure["data"][0]
     assert curve["name"] == "Homepage · observed"
     assert len(curve["x"]) == 91 and curve["x"][0] == today().isoformat()

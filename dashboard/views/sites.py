@@ -56,7 +56,9 @@ def site_list(request: HttpRequest) -> HttpResponse:
         "query": query,
         "default_sort": DEFAULT_SORT,
         "page": page,
-        "rows": site_row_values(page.object_list, t_days=t_days, e_days=e_days),
+        "rows": site_row_values(
+            page.object_list, method=query.method, t_days=t_days, e_days=e_days
+        ),
         "columns": _columns(query.sort, horizon=f"{horizon:%b} {horizon.day}"),
         "level_label": Level(query.level).label,
         "method_label": Method(query.method).label,

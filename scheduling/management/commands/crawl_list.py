@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from hacs_site.clock import today
 from scheduling.crawl_lists import CrawlListOptions, crawl_list_build, crawl_list_csv
 from scheduling.management.commands._options import day, positive, probability
-from scheduling.models import Level, Method
+from scheduling.models import DEFAULT_METHOD, Level, Method
 
 
 class Command(BaseCommand):
@@ -21,7 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--theta", type=probability, help="keep sites with p ≥ θ")
         parser.add_argument("--budget", type=positive, help="keep the top K sites")
         parser.add_argument("--level", choices=Level.values, default=Level.HOMEPAGE)
-        parser.add_argument("--method", choices=Method.values, default=Method.OBSERVED)
+        parser.add_argument("--method", choices=Method.values, default=DEFAULT_METHOD)
         parser.add_argument("--history-days", type=positive, default=None)
         parser.add_argument("--e-days", type=float, default=None)
 

@@ -4,14 +4,16 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from archive.models import Site
 from hacs.clock import day_end, day_start
-from scheduling.cells import interval_cell, neutralise, rate_cell, tau_cell
+from scheduling.cells import days_cell, interval_cell, neutralise, rate_cell, tau_cell
 from scheduling.estimates import estimates_for_window
 from scheduling.management.commands._options import day
 from scheduling.models import Estimate, Level, Method
 
+# The design's nine columns, then the evidence behind each estimate: the days the observations
+# span, the 90 % credible interval of the mean interval (posterior), the newest copy.
 COLUMNS = [
     "url", "author", "level", "method", "rate_per_day", "interval_days", "tau", "observations",
-    "updates",
+    "updates", "span_days", "interval_low_days", "interval_high_days", "last_copy",
 ]  # fmt: skip
 
 
@@ -49,5 +51,9 @@ class Command(BaseCommand):
                     rate_cell(rate), interval_cell(rate), tau_cell(estimate and estimate.tau),
                     estimate.observations if estimate else 0,
                     estimate.updates if estimate else 0,
+                    days_cell(estimate and estimate.span_days),
+                    days_cell(estimate and estimate.interval_low),
+                    days_cell(estimate and estimate.interval_high),
+                    tau_cell(estimate and estimate.last_copy),
                 ]
             )  # fmt: skip
