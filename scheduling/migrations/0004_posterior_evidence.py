@@ -4,91 +4,117 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('scheduling', '0003_evaluationrun_job'),
+        ("scheduling", "0003_evaluationrun_job"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='RatePrior',
+            name="RatePrior",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('level', models.CharField(choices=[('homepage', 'Homepage'), ('website', 'Website (depth ≤ 2)')], max_length=10, unique=True)),
-                ('shape', models.FloatField()),
-                ('rate', models.FloatField(help_text='per day')),
-                ('sites', models.PositiveIntegerField(default=0)),
-                ('fitted_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "level",
+                    models.CharField(
+                        choices=[("homepage", "Homepage"), ("website", "Website (depth ≤ 2)")],
+                        max_length=10,
+                        unique=True,
+                    ),
+                ),
+                ("shape", models.FloatField()),
+                ("rate", models.FloatField(help_text="per day")),
+                ("sites", models.PositiveIntegerField(default=0)),
+                ("fitted_at", models.DateTimeField(auto_now=True)),
             ],
         ),
         migrations.AddField(
-            model_name='crawllistentry',
-            name='interval_high',
+            model_name="crawllistentry",
+            name="interval_high",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='crawllistentry',
-            name='interval_low',
+            model_name="crawllistentry",
+            name="interval_low",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='crawllistentry',
-            name='last_copy',
+            model_name="crawllistentry",
+            name="last_copy",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='crawllistentry',
-            name='observations',
+            model_name="crawllistentry",
+            name="observations",
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='crawllistentry',
-            name='span_days',
+            model_name="crawllistentry",
+            name="span_days",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='estimate',
-            name='interval_high',
+            model_name="estimate",
+            name="interval_high",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='estimate',
-            name='interval_low',
+            model_name="estimate",
+            name="interval_low",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='estimate',
-            name='last_copy',
+            model_name="estimate",
+            name="last_copy",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='estimate',
-            name='last_copy_days',
+            model_name="estimate",
+            name="last_copy_days",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='estimate',
-            name='posterior_rate',
-            field=models.FloatField(blank=True, null=True, verbose_name='β (days)'),
+            model_name="estimate",
+            name="posterior_rate",
+            field=models.FloatField(blank=True, null=True, verbose_name="β (days)"),
         ),
         migrations.AddField(
-            model_name='estimate',
-            name='posterior_shape',
-            field=models.FloatField(blank=True, null=True, verbose_name='α'),
+            model_name="estimate",
+            name="posterior_shape",
+            field=models.FloatField(blank=True, null=True, verbose_name="α"),
         ),
         migrations.AddField(
-            model_name='estimate',
-            name='span_days',
+            model_name="estimate",
+            name="span_days",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AlterField(
-            model_name='crawllist',
-            name='method',
-            field=models.CharField(choices=[('observed', 'Observed'), ('interpolated', 'Interpolated'), ('posterior', 'Posterior, since the last copy')], default='observed', max_length=12),
+            model_name="crawllist",
+            name="method",
+            field=models.CharField(
+                choices=[
+                    ("observed", "Observed"),
+                    ("interpolated", "Interpolated"),
+                    ("posterior", "Posterior, since the last copy"),
+                ],
+                default="observed",
+                max_length=12,
+            ),
         ),
         migrations.AlterField(
-            model_name='estimate',
-            name='method',
-            field=models.CharField(choices=[('observed', 'Observed'), ('interpolated', 'Interpolated'), ('posterior', 'Posterior, since the last copy')], max_length=12),
+            model_name="estimate",
+            name="method",
+            field=models.CharField(
+                choices=[
+                    ("observed", "Observed"),
+                    ("interpolated", "Interpolated"),
+                    ("posterior", "Posterior, since the last copy"),
+                ],
+                max_length=12,
+            ),
         ),
     ]

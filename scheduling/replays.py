@@ -1,0 +1,145 @@
+"""Closed-loop replay on the collection's own history (``hacs.replay``): the `simulate` command
+and the Evaluation page's replay section.
+
+Every site's observations before the period are its history; the changes a crawl can find are
+the archive's update observations in the period (a change seen at time x happened by x), or,
+for the demo archive, its true change times (``truth.json``), which also give the list that
+knows the true rates.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from archive.models import Site
+from hacs.clock import day_start, to_days
+from hacs.formats.canon import homepage_key
+from hacs.replay import replay
+from scheduling.estimates import timelines_load
+
+POLICY_LABELS = {
+    "hacs": "HACS (posterior, since the newest copy)",
+    "mle_since_copy": "MLE, since the newest copy",
+    "paper": "The paper's g (since the last update)",
+    "round_robin": "Round-robin (oldest copy first)",
+    "random": "Random",
+    "true_rates": "A list that knows the true rates",
+}
+DEFAULT_SHARES = (0.02, 0.05)
+
+
+def replay_collection(
+    *,
+    level: str,
+    start: date,
+    days: int = 28,
+    shares: tuple[float, ...] = DEFAULT_SHARES,
+    e_days: float = 0.0,
+    truth: dict[str, Any] | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Replay ``days`` days of crawling from ``start`` for each budget share; JSON-ready."""
+    begin = day_start(start)
+    stop = day_start(start + timedelta(days=days))
+    assert begin is not None and stop is not None
+    t0 = to_days(begin)
+    history = timelines_load(level=level, end=begin)
+    whole = timelines_load(level=level, end=stop)
+    site_ids = [int(pk) for pk in Site.objects.order_by("pk").values_list("pk", flat=True)]
+    position = {pk: i for i, pk in enumerate(site_ids)}
+
+    # Every site, in pk order: its history before the period (possibly empty).
+    times: list[list[float]] = [[] for _ in site_ids]
+    flags: list[list[bool]] = [[] for _ in site_ids]
+    for i, pk in enumerate(history.site_ids.tolist()):
+        a, b = int(history.offsets[i]), int(history.offsets[i + 1])
+        times[position[pk]] = history.times[a:b].tolist()
+        flags[position[pk]] = history.updated[a:b].tolist()
+    changes: list[list[float]] = [[] for _ in site_ids]
+    rates = None
+    if truth is None:
+        for i, pk in enumerate(whole.site_ids.tolist()):
+            a, b = int(whole.offsets[i]), int(whole.offsets[i + 1])
+            seen = whole.times[a:b][whole.updated[a:b]]
+            changes[position[pk]] = seen[seen >= t0].tolist()
+    else:
+        changes, rates = _truth_changes(truth, level, site_ids)
+    counts = np.array([len(t) for t in times], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    arrays = (
+        np.array([x for t in times for x in t], dtype=np.float64),
+        np.array([x for f in flags for x in f], dtype=np.bool_),
+        offsets,
+    )
+    policies = [p for p in POLICY_LABELS if p != "true_rates" or rates is not None]
+    budgets = []
+    for share in shares:
+        budget = min(max(1, round(share * len(site_ids))), len(site_ids))
+        results = replay(
+            history=arrays, changes=changes, start=t0, days=days, budget=budget,
+            policies=policies, e_days=e_days, true_rates=rates, seed=seed,
+        ) if site_ids else []  # fmt: skip
+        budgets.append(
+            {
+                "share": share,
+                "budget": budget,
+                "rows": [
+                    {
+                        **asdict(r),
+                        "label": POLICY_LABELS[r.policy],
+                        "utilisation": r.utilisation,
+                        "coverage": r.coverage,
+                    }
+                    for r in results
+                ],
+            }
+        )
+    return {
+        "level": level,
+        "start": start.isoformat(),
+        "days": days,
+        "e_days": e_days,
+        "sites": len(site_ids),
+        "changes_from": "the demo archive's truth" if truth else "the archive's updates",
+        "budgets": budgets,
+    }
+
+
+def _truth_changes(
+    truth: dict[str, Any], level: str, site_ids: list[int]
+) -> tuple[list[list[float]], list[float]]:
+    """True change times (days since 1970) and rates of the stored sites, by homepage key."""
+    origin = date.fromisoformat(str(truth["generator"]["start"]))
+    base = day_start(origin)
+    assert base is not None
+    offset = to_days(base)
+    by_key = {homepage_key(s["seed_url"]): s for s in truth["sites"]}
+    keys = dict(Site.objects.filter(pk__in=site_ids).values_list("pk", "canonical_key"))
+    changes: list[list[float]] = []
+    rates: list[float] = []
+    for pk in site_ids:
+        site = by_key.get(keys[pk])
+        if site is None:
+            changes.append([])
+            rates.append(0.0)
+            continue
+        changes.append([offset + float(x) for x in site["update_times"][level]])
+        rates.append(float(site["rate_per_day"][level]))
+    return changes, rates
+
+
+def truth_load(path: Path) -> dict[str, Any]:
+    """A demo archive's ``truth.json`` (``make_demo_archive`` writes it)."""
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    if "sites" not in data or "generator" not in data:
+        raise ValueError(f"{path} is not a demo archive's truth file (no sites or generator)")
+    return data
+
+
+__all__ = ["DEFAULT_SHARES", "POLICY_LABELS", "replay_collection", "truth_load"]
