@@ -23,25 +23,25 @@ class DueSite:
     interval_days: float | None
 
 
-def due_estimates(*, day: date, e_days: float) -> QuerySet[Estimate]:
+def due_estimates(*, day: date, e_days: float, method: str) -> QuerySet[Estimate]:
     """Homepage estimates ordered by probability of change by ``day`` + e (highest first).
 
-    p = 1 − exp(−λ (t + e − τ)) grows with λ (t + e − τ), so the ordering and any threshold
-    are done in SQL on that product.
+    p = 1 − exp(−x) grows with the exposure x (``scheduling.estimates.exposure_expression``),
+    so the ordering and any threshold are done in SQL on it.
     """
     t_days = to_days(reference_instant(day))
     return (
-        Estimate.objects.filter(level=Level.HOMEPAGE, method=DEFAULT_METHOD, rate__isnull=False)
-        .annotate(exposure=exposure_expression(method=DEFAULT_METHOD, t_days=t_days, e_days=e_days))
+        Estimate.objects.filter(level=Level.HOMEPAGE, method=method, rate__isnull=False)
+        .annotate(exposure=exposure_expression(method=method, t_days=t_days, e_days=e_days))
         .order_by("-exposure", "tau_days")
     )
 
 
 def sites_due(
-    *, day: date, theta: float, e_days: float, limit: int = 10
+    *, day: date, theta: float, e_days: float, limit: int = 10, method: str = DEFAULT_METHOD
 ) -> tuple[int, list[DueSite]]:
     """How many sites reach p ≥ θ for ``day``, and the first ``limit`` of them."""
-    rows = due_estimates(day=day, e_days=e_days)
+    rows = due_estimates(day=day, e_days=e_days, method=method)
     if theta > 0:
         rows = rows.filter(exposure__gte=exposure_threshold(theta))
     total = rows.count()

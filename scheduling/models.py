@@ -17,8 +17,8 @@ class Method(models.TextChoices):
     ``observed`` and ``interpolated`` are the paper's maximum-likelihood estimates (DESIGN rules
     5 and 6) with its g, the chance of a change since the last update (rule 7). ``posterior`` is
     the rate's posterior under a prior fitted on the collection, with p the chance of a change
-    since the newest copy HACS holds (``hacs.bayes``); it is to become the default once the
-    pages and their tests follow (see docs/readings.md).
+    since the newest copy HACS holds (``hacs.bayes``): the default of every page, list and job,
+    chosen by the closed-loop replay in docs/readings.md.
     """
 
     OBSERVED = "observed", "Observed"
@@ -27,7 +27,7 @@ class Method(models.TextChoices):
 
 
 # The method pages, lists and the daily job use unless told otherwise.
-DEFAULT_METHOD = Method.OBSERVED
+DEFAULT_METHOD = Method.POSTERIOR
 
 
 class Estimate(models.Model):

@@ -68,6 +68,23 @@ def make_estimate(site: Site, **kw: Any) -> Estimate:
     return Estimate.objects.create(site=site, **kw)
 
 
+def make_posterior_estimate(site: Site, **kw: Any) -> Estimate:
+    """The site's homepage estimate by the posterior method: a Gamma(shape, shape / rate)
+    posterior (mean ``rate``) and the newest copy at ``last_copy`` (default: ``tau``)."""
+    kw.setdefault("method", "posterior")
+    rate = kw.setdefault("rate", 0.01)
+    shape = kw.pop("shape", 2.0)
+    kw.setdefault("posterior_shape", None if rate is None else shape)
+    kw.setdefault("posterior_rate", None if not rate else shape / rate)
+    estimate = make_estimate(site, **kw)
+    copy = kw.get("last_copy", estimate.tau)
+    if "last_copy_days" not in kw:
+        estimate.last_copy = copy
+        estimate.last_copy_days = to_days(copy) if copy is not None else None
+        estimate.save(update_fields=["last_copy", "last_copy_days"])
+    return estimate
+
+
 def make_snapshot(*, links: Iterable[str] = (), **kw: Any) -> LinkSnapshot:
     """A parsed link snapshot; ``links`` are stored sorted, as the importer stores them."""
     held = sorted(set(links))

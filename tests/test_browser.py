@@ -141,7 +141,10 @@ def test_a_librarians_morning(
     rows = list(csv.reader(io.StringIO(text)))
     crawl = CrawlList.objects.get()
     assert rows[0] == ["rank", "url", "author", "probability", "rate_per_day", "interval_days",
-                       "tau"]  # fmt: skip
+                       "tau", "observations", "span_days", "interval_low_days",
+                       "interval_high_days", "last_copy"]  # fmt: skip
+    assert crawl.method == "posterior"  # the form's default: the posterior, since the copy
+    assert all(int(r[7]) >= 2 for r in rows[1:] if r[4])  # evidence behind every known rate
     expected = list(crawl.entries.order_by("rank").values_list("site__seed_url", flat=True))
     assert [r[1] for r in rows[1:]] == expected and len(expected) >= 1
     assert [float(r[3]) for r in rows[1:]] == sorted((float(r[3]) for r in rows[1:]), reverse=True)

@@ -18,16 +18,20 @@ from typing import Any
 
 import numpy as np
 import pytest
-from django.conf import settings
 from django.urls import reverse
 
 from archive.models import Site
 from dashboard.overview import sites_due
 from dashboard.sites import SiteListQuery, site_row_values, site_rows
+from hacs.bayes import posterior_exposure
 from hacs.clock import reference_instant, to_days
 from hacs.estimators import change_exposure, change_probability, exposure_threshold
 from scheduling.crawl_lists import CrawlListOptions, crawl_list_rank
-from scheduling.estimates import estimates_recompute, exposure_expression
+from scheduling.estimates import (
+    estimate_probabilities,
+    estimates_recompute,
+    exposure_expression,
+)
 from scheduling.jobs import daily_crawl_list
 from scheduling.models import DEFAULT_METHOD, CrawlList, Estimate
 from tests.factories import add_observations, make_estimate, make_site
@@ -61,16 +65,17 @@ def estimated_site(frozen_today: date) -> Site:
 
 
 def test_one_site_shows_one_p_on_home_sites_site_page_and_the_crawl_list(
-    logged_in_client: Any, estimated_site: Site
+    logged_in_client: Any, estimated_site: Site, settings: Any
 ) -> None:
     e_days = settings.HACS_E_DAYS
+    settings.HACS_THETA = 0.05  # so that the site is due today and on the daily list
     t = to_days(reference_instant(TODAY))
-    stored = Estimate.objects.get(site=estimated_site, level="homepage", method="observed")
-    assert stored.rate is not None and stored.tau_days is not None
-    p = change_probability(stored.rate, stored.tau_days, t, e_days)
+    stored = Estimate.objects.get(site=estimated_site, level="homepage", method=DEFAULT_METHOD)
+    assert stored.rate is not None and stored.last_copy_days is not None
+    p = float(estimate_probabilities([stored], t_days=t, e_days=e_days)[0])
     # The data is chosen so that the site is due and the start of the day (the old reading)
     # would show another number even at two decimals.
-    at_start_of_day = change_probability(stored.rate, stored.tau_days, t - 1, e_days)
+    at_start_of_day = float(estimate_probabilities([stored], t_days=t - 1, e_days=e_days)[0])
     assert settings.HACS_THETA <= p < 0.99
     assert f"{p:.2f}" != f"{at_start_of_day:.2f}"
 
@@ -92,11 +97,11 @@ def test_one_site_shows_one_p_on_home_sites_site_page_and_the_crawl_list(
         site_row_values(query, method=DEFAULT_METHOD, t_days=t, e_days=e_days)[0].probability == p
     )
 
-    # The site's page: the homepage, observed estimate (the first row), and its curve's first day.
+    # The site's page: the homepage estimate by the default method, and its curve's first day.
     detail = logged_in_client.get(reverse("site-detail", args=[estimated_site.pk]))
     estimates = detail.context["estimates"]
-    assert (estimates.rows[0].level, estimates.rows[0].method) == ("homepage", "observed")
-    assert estimates.rows[0].probability == p
+    [row] = [r for r in estimates.rows if r.level == "homepage" and r.method == DEFAULT_METHOD]
+    assert row.is_default and row.probability == p
     assert f'<td class="num">{p:.3f}</td>' in detail.content.decode()
     assert estimates.dates[0] == TODAY
 
@@ -112,7 +117,7 @@ def test_one_site_shows_one_p_on_home_sites_site_page_and_the_crawl_list(
     assert rows[1][3] == f"{p:.6f}"
 
 
-def test_the_sql_exposure_gives_the_cores_probability(frozen_today: date) -> None:
+def test_the_sql_exposure_gives_the_papers_probability(frozen_today: date) -> None:
     rng = random.Random(20240315)
     t = to_days(reference_instant(frozen_today))
     e_days = 7.0
@@ -127,7 +132,7 @@ def test_the_sql_exposure_gives_the_cores_probability(frozen_today: date) -> Non
                       + timedelta(days=tau_days))  # fmt: skip
     rows = list(
         Estimate.objects.annotate(
-            x=exposure_expression(method=DEFAULT_METHOD, t_days=t, e_days=e_days)
+            x=exposure_expression(method="observed", t_days=t, e_days=e_days)
         ).values_list("rate", "tau_days", "x")
     )
     rates, taus, exposures = (
@@ -140,7 +145,7 @@ def test_the_sql_exposure_gives_the_cores_probability(frozen_today: date) -> Non
 
     # Ordering and thresholds in SQL select what the core's p selects.
     ordered = Estimate.objects.annotate(
-        x=exposure_expression(method=DEFAULT_METHOD, t_days=t, e_days=e_days)
+        x=exposure_expression(method="observed", t_days=t, e_days=e_days)
     ).order_by("-x")
     p_in_sql_order = [
         change_probability(rate, tau, t, e_days)
@@ -151,3 +156,39 @@ def test_the_sql_exposure_gives_the_cores_probability(frozen_today: date) -> Non
     for theta in (0.05, 0.3, 0.5, 0.9):
         kept = ordered.filter(x__gte=exposure_threshold(theta)).count()
         assert kept == int((p >= theta).sum()) and 0 < kept < 400
+
+
+def test_the_sql_exposure_gives_the_posteriors_probability(frozen_today: date) -> None:
+    rng = random.Random(20240316)
+    t = to_days(reference_instant(frozen_today))
+    e_days = 7.0
+    Site.objects.bulk_create(
+        Site(seed_url=f"http://u.edu/~s{i}/", canonical_key=f"edu,u)/~s{i}") for i in range(300)
+    )
+    for i, site in enumerate(Site.objects.order_by("pk")):
+        shape, beta = 10 ** rng.uniform(-1, 2), 10 ** rng.uniform(0, 4)
+        # The newest copy up to three years back, and now and then after t + e (a clock skew).
+        copy = t - rng.uniform(0, 1100) if i % 25 else t + e_days + rng.uniform(0, 30)
+        make_estimate(site, method="posterior", rate=shape / beta, posterior_shape=shape,
+                      posterior_rate=beta, last_copy_days=copy)  # fmt: skip
+    rows = list(
+        Estimate.objects.annotate(
+            x=exposure_expression(method="posterior", t_days=t, e_days=e_days)
+        ).values_list("posterior_shape", "posterior_rate", "last_copy_days", "x")
+    )
+    alpha, beta, copy, exposures = (
+        np.array(column, dtype=np.float64) for column in zip(*rows, strict=True)
+    )
+    assert len(rows) == 300 and (exposures == 0).any()
+    assert np.allclose(exposures, posterior_exposure(alpha, beta, t + e_days - copy), rtol=1e-12)
+    estimates = list(Estimate.objects.all())
+    core = estimate_probabilities(estimates, t_days=t, e_days=e_days)
+    by_pk = dict(zip((e.pk for e in estimates), core, strict=True))
+    ordered = Estimate.objects.annotate(
+        x=exposure_expression(method="posterior", t_days=t, e_days=e_days)
+    ).order_by("-x", "pk")
+    in_sql_order = [by_pk[pk] for pk in ordered.values_list("pk", flat=True)]
+    assert in_sql_order == sorted(in_sql_order, reverse=True)
+    for theta in (0.05, 0.3, 0.5, 0.9):
+        kept = ordered.filter(x__gte=exposure_threshold(theta)).count()
+        assert kept == int((core >= theta).sum())

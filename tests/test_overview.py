@@ -12,7 +12,7 @@ import pytest
 from dashboard.overview import sites_due
 from hacs.clock import reference_instant, to_days
 from hacs.estimators import change_probability
-from tests.factories import make_estimate, make_site
+from tests.factories import make_estimate, make_posterior_estimate, make_site
 
 pytestmark = pytest.mark.django_db
 DAY = date(2018, 6, 1)
@@ -36,13 +36,13 @@ def test_sites_due_are_ranked_and_cut_by_probability() -> None:
         ((change_probability(r, t - d, t, 7.0), s.pk) for (r, d), s in pairs if r is not None),
         reverse=True,
     )
-    total, shown = sites_due(day=DAY, theta=0.0, e_days=7.0, limit=10)
+    total, shown = sites_due(day=DAY, theta=0.0, e_days=7.0, limit=10, method="observed")
     assert total == 5  # the unknown rate is not listed
     assert [d.site.pk for d in shown] == [pk for _, pk in expected]
     for due, (p, _) in zip(shown, expected, strict=True):
         assert due.probability == pytest.approx(p, rel=1e-9)
     cutoff, _ = expected[2]
-    total, shown = sites_due(day=DAY, theta=cutoff - 1e-9, e_days=7.0)
+    total, shown = sites_due(day=DAY, theta=cutoff - 1e-9, e_days=7.0, method="observed")
     assert total == 3 and all(d.probability >= cutoff - 1e-9 for d in shown)
 
 
@@ -52,6 +52,7 @@ def test_the_home_page_shows_counts_histogram_and_due_sites(logged_in_client: An
         tau = days_before(DAY, 20)
         make_estimate(site, rate=0.01 * (n + 1), tau=tau)
         make_estimate(site, rate=0.02 * (n + 1), tau=tau, level="website")
+        make_posterior_estimate(site, rate=0.01 * (n + 1), tau=tau)
     response = logged_in_client.get("/")
     page = response.content.decode()
     assert re.search(r'<span class="value">12</span><span class="label">imported', page)
@@ -73,3 +74,18 @@ def test_the_home_page_query_count_does_not_grow_with_sites(
     )
     with django_assert_max_num_queries(14):
         assert logged_in_client.get("/").status_code == 200
+
+
+def test_the_default_due_list_reads_the_posterior_since_the_newest_copy() -> None:
+    """Two sites with the same posterior: the one whose newest copy is older is due first."""
+    from hacs.bayes import change_probability_since
+
+    fresh, stale = make_site(), make_site()
+    make_posterior_estimate(fresh, rate=0.02, tau=days_before(DAY, 100),
+                            last_copy=days_before(DAY, 2))  # fmt: skip
+    make_posterior_estimate(stale, rate=0.02, tau=days_before(DAY, 100),
+                            last_copy=days_before(DAY, 40))  # fmt: skip
+    total, shown = sites_due(day=DAY, theta=0.0, e_days=7.0)
+    assert total == 2 and [d.site.pk for d in shown] == [stale.pk, fresh.pk]
+    expected = change_probability_since(2.0, 100.0, 47.0)
+    assert shown[0].probability == pytest.approx(float(expected), rel=1e-9)

@@ -25,7 +25,7 @@ from hacs.demo import build_demo_archive
 from hacs.estimators import change_probability
 from hacs.formats.canon import surt_to_url
 from hacs_site.clock import today
-from scheduling.models import Estimate
+from scheduling.models import DEFAULT_METHOD, Estimate
 from tests.factories import make_estimate, make_site
 
 pytestmark = pytest.mark.django_db
@@ -59,7 +59,7 @@ def test_it_shows_each_estimate_state_in_words(logged_in_client: Any) -> None:
     make_estimate(make_site(author="Never Changed"), rate=0.0, updates=0)
     make_estimate(make_site(author="Too Few"), rate=None, tau=None, observations=1, updates=0)
     make_site(author="Not Yet")
-    response = logged_in_client.get(LIST)
+    response = logged_in_client.get(LIST, {"method": "observed"})  # the paper's reading
     assert response.status_code == 200
     rows = {row.site.author: row for row in response.context["rows"]}
     assert rows["Every Hundred"].interval_days == pytest.approx(100.0)
@@ -108,7 +108,7 @@ def test_it_filters_by_tag_status_and_history(logged_in_client: Any) -> None:
     make_site(author="D")  # no estimate at all: λ unknown too
 
     def shown(**params: str) -> list[str]:
-        return sorted(authors(logged_in_client.get(LIST, params)))
+        return sorted(authors(logged_in_client.get(LIST, {"method": "observed", **params})))
 
     assert shown(tag="physics") == ["A"]
     assert shown(status="failed") == ["B"]
@@ -124,8 +124,10 @@ def test_level_and_method_pick_the_estimate_shown(logged_in_client: Any) -> None
     make_estimate(site, level="homepage", method="observed", rate=0.01)
     make_estimate(site, level="website", method="observed", rate=0.1)
     make_estimate(site, level="website", method="interpolated", rate=0.5, observations=77)
-    rows = logged_in_client.get(LIST).context["rows"]
+    rows = logged_in_client.get(LIST, {"method": "observed"}).context["rows"]
     assert rows[0].rate == 0.01
+    # The default method (the posterior) has no stored estimate here: the site shows without.
+    assert logged_in_client.get(LIST).context["rows"][0].has_estimate is False
     rows = logged_in_client.get(LIST, {"level": "website", "method": "interpolated"}).context[
         "rows"
     ]
@@ -235,7 +237,8 @@ def test_pagination_keeps_search_filters_and_sort(logged_in_client: Any) -> None
         site.tags.add(tag)
         make_estimate(site, rate=0.001 * (i + 1))
     make_site(author="Filtered Out")
-    params = {"q": "kept", "tag": "cs", "sort": "-interval", "level": "homepage"}
+    params = {"q": "kept", "tag": "cs", "sort": "-interval", "level": "homepage",
+              "method": "observed"}  # fmt: skip
     response = logged_in_client.get(LIST, params)
     page = response.context["page"]
     assert page.paginator.count == 120 and page.paginator.num_pages == 3
@@ -245,7 +248,8 @@ def test_pagination_keeps_search_filters_and_sort(logged_in_client: Any) -> None
     next_link = re.search(r'<a href="\?([^"]+)" rel="next">', nav.group(0))
     assert next_link
     query = next_link.group(1).replace("&amp;", "&")
-    assert set(query.split("&")) >= {"q=kept", "tag=cs", "sort=-interval", "page=2"}
+    assert set(query.split("&")) >= {"q=kept", "tag=cs", "sort=-interval", "page=2",
+                                     "method=observed"}  # fmt: skip
     second = logged_in_client.get(f"{LIST}?{query}")
     assert second.context["page"].number == 2
     assert authors(second)[0] == "Kept 050"  # -interval: longest intervals (smallest λ) first
@@ -271,7 +275,7 @@ def test_bad_parameters_fall_back_to_defaults(
     assert response.status_code == 200
     query = response.context["query"]
     assert query.sort == SiteListQuery().sort
-    assert query.level == "homepage" and query.method == "observed"
+    assert query.level == "homepage" and query.method == DEFAULT_METHOD
     assert query.tag == "" and query.status == "" and query.history == ""
     if "q" not in params:
         assert authors(response) == ["Still Here"]
@@ -333,9 +337,16 @@ def test_the_sites_table_costs_the_same_queries_at_20_and_20000_sites(
     assert Site.objects.count() == n
     for params in (
         {},
+        {"method": "observed"},
         {"sort": "-probability", "level": "website", "method": "interpolated"},
-        {"sort": "interval", "history": "estimated", "tag": "dept-3", "page": "2"},
-        {"q": "user1", "sort": "-updated", "status": "done"},
+        {
+            "sort": "interval",
+            "history": "estimated",
+            "tag": "dept-3",
+            "page": "2",
+            "method": "observed",
+        },
+        {"q": "user1", "sort": "-updated", "status": "done", "method": "observed"},
         {"sort": "observations", "page": "99999"},
     ):
         with django_assert_num_queries(LIST_QUERIES):
