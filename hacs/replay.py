@@ -21,8 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from hacs.bayes import change_probability_since, fit_prior, posterior, rate_evidence
-from hacs.estimators import change_probability, estimate_many
+from hacs.bayes import fit_prior, posterior, rate_evidence
+from hacs.estimators import estimate_many
+from hacs.ranking import crawl_probabilities, posterior_probabilities
 
 __all__ = [
     "POLICIES",
@@ -82,32 +83,25 @@ def _paper(state: ReplayState) -> FloatArray:
     """The paper's g(λ̂, τ, t, e): the MLE, since the last update (DESIGN rule 7)."""
     times, flags, offsets = state.arrays()
     found = estimate_many(times, flags, offsets)
-    known = np.isfinite(found.rate)
-    p = np.zeros(found.rate.size)
-    p[known] = change_probability(found.rate[known], found.tau[known], state.now, state.e_days)
-    return p
+    return crawl_probabilities(found.rate, found.tau, state.now, state.e_days)
 
 
 def _mle_since_copy(state: ReplayState) -> FloatArray:
     """The MLE, since the newest copy."""
     times, flags, offsets = state.arrays()
     found = estimate_many(times, flags, offsets)
-    known = np.isfinite(found.rate)
-    p = np.zeros(found.rate.size)
-    elapsed = state.now + state.e_days - state.last_copy
-    p[known] = -np.expm1(-found.rate[known] * np.maximum(elapsed[known], 0.0))
-    return p
+    return crawl_probabilities(found.rate, state.last_copy, state.now, state.e_days)
 
 
 def _bayes_since_copy(state: ReplayState) -> FloatArray:
-    """The posterior under the collection's fitted Gamma prior, since the newest copy."""
+    """HACS's default, exactly as a crawl list reads it: the posterior under the collection's
+    fitted prior, since the newest copy; 0 with fewer than two observations."""
     times, flags, offsets = state.arrays()
     evidence = rate_evidence(times, flags, offsets)
     prior = fit_prior(evidence.updates, evidence.exposure)
     alpha, beta = posterior(prior, evidence.updates, evidence.exposure)
-    elapsed = state.now + state.e_days - state.last_copy
-    elapsed = np.where(np.isfinite(elapsed), elapsed, 10 * prior.mean_interval_days)
-    return change_probability_since(alpha, beta, elapsed)
+    alpha = np.where(np.isfinite(evidence.rate), alpha, np.nan)
+    return posterior_probabilities(alpha, beta, state.last_copy, state.now, state.e_days)
 
 
 POLICIES: Mapping[str, Policy] = {

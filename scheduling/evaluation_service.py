@@ -43,6 +43,7 @@ from jobs.models import JobRecord
 from jobs.services import job_records_sync_with_rq
 from scheduling.models import EvaluationRun, Level
 from scheduling.observations import observations_load
+from scheduling.replays import replay_collection
 
 __all__ = [
     "BOTH",
@@ -63,6 +64,7 @@ LEVEL_CHOICES = (
     (BOTH, "Both"),
 )
 MAX_W_WEEKS = 52
+REPLAY_DAYS = 28  # the replay section covers the period's last four weeks
 _BATCH = 200_000  # rows turned into arrays at a time: bounds the Python objects alive at once
 _PROGRESS_LOAD = 0.25  # share of a run's progress bar given to loading the tables
 _PROGRESS_EVALUATE = 0.95  # … and up to here to the engine; the rest to Figure 6
@@ -312,4 +314,17 @@ def _evaluate(params: RunParameters, report: Callable[[float], None]) -> dict[st
     results["intervals"] = {
         level: interval_distribution(table, start=start, end=end) for level, table in tables.items()
     }
+    results["replay"] = _replay(params)
     return results
+
+
+def _replay(params: RunParameters) -> dict[str, Any] | None:
+    """The daily list used day after day over the period's last four weeks (``simulate``), at
+    the homepage level when the run covers it; None for a period shorter than a day."""
+    last = params.end
+    first = max(params.start, last - timedelta(days=REPLAY_DAYS))
+    days = (last - first).days
+    if days < 1:
+        return None
+    level = Level.HOMEPAGE if Level.HOMEPAGE in params.levels else params.levels[0]
+    return replay_collection(level=level, start=first, days=days)

@@ -202,6 +202,13 @@ def test_a_run_stores_results_status_progress_and_duration(small_collection: lis
     assert results["parameters"]["reference_points"] == 6
     assert results["period"]["start"] == "2016-01-11"
     assert results["levels"]["website"] == {"sites": 3, "observations": 18}
+    # The daily list replayed over the period's last four weeks, from the archive's updates.
+    replay = results["replay"]
+    assert (replay["start"], replay["days"], replay["level"]) == ("2016-01-18", 28, "homepage")
+    policies = [row["policy"] for row in replay["budgets"][0]["rows"]]
+    assert policies == ["hacs", "mle_since_copy", "paper", "round_robin", "random"]
+    assert all(row["crawls"] == 28 * block["budget"]
+               for block in replay["budgets"] for row in block["rows"])  # fmt: skip
 
 
 def test_bad_parameters_are_refused_with_their_name(db: None) -> None:

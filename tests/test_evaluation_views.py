@@ -307,3 +307,29 @@ def test_a_run_over_a_period_without_observations_says_so(
         "No observations fall"
         not in viewer_client.get(f"/evaluation/?run={done_run(results).pk}").content.decode()
     )
+
+
+def test_the_replay_section_shows_each_policy_and_its_chart(
+    viewer_client: Any, results: dict[str, Any]
+) -> None:
+    row = {"policy": "hacs", "label": "HACS (posterior, since the newest copy)", "crawls": 56,
+           "found": 20, "changes": 30, "caught": 18, "mean_delay_days": 3.25,
+           "most_days_listed": 4, "overlisted_sites": 0, "utilisation": 20 / 56,
+           "coverage": 0.6}  # fmt: skip
+    other = {**row, "policy": "round_robin", "label": "Round-robin (oldest copy first)",
+             "found": 14, "utilisation": 0.25, "mean_delay_days": None}  # fmt: skip
+    replay = {"level": "homepage", "start": "2016-01-18", "days": 28, "e_days": 0.0,
+              "sites": 100, "changes_from": "the archive's updates",
+              "budgets": [{"share": 0.02, "budget": 2, "rows": [row, other]}]}  # fmt: skip
+    run = done_run({**results, "replay": replay})
+    page = viewer_client.get(f"/evaluation/?run={run.pk}").content.decode()
+    assert "Day after day: the daily list replayed" in page
+    assert "28 days from 2016-01-18, homepage level" in page
+    assert '<tr class="best"><th scope="row">HACS (posterior, since the newest copy)</th>' in page
+    assert '<td class="num">20 / 56</td><td class="num">0.357</td>' in page
+    charts = json.loads(re.search(r'id="evaluation-charts"[^>]*>(.*?)</script>', page, re.S)[1])
+    [bars] = charts["replay"]["data"]
+    assert bars["x"] == [row["label"], other["label"]] and bars["y"] == [20 / 56, 0.25]
+    # A run stored before the replay existed shows no section.
+    older = done_run(results)
+    assert "Day after day" not in viewer_client.get(f"/evaluation/?run={older.pk}").content.decode()

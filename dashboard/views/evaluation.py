@@ -59,10 +59,13 @@ def _page(request: HttpRequest, form: EvaluationForm | None, status: int = 200) 
         context["tables"] = charts.table_view(results)
         context["levels"] = [(lv, charts.LEVEL_LABELS.get(lv, lv)) for lv in results["levels"]]
         context["w_weeks"] = results["parameters"]["w_weeks"]
+        replay = results.get("replay")  # runs stored before the replay section have none
+        context["replay"] = replay
         context["charts"] = {
             "threshold": charts.threshold_figures(results),
             "ranking": charts.ranking_figures(results),
             "intervals": charts.interval_figures(results),
+            "replay": charts.replay_figure(replay) if replay else None,
         }
     return render(request, "dashboard/evaluation.html", context, status=status)
 

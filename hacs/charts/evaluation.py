@@ -20,6 +20,7 @@ from hacs.charts.style import (
     MODEL_LABELS,
     MODEL_STYLE,
     OTHER_MODEL_STYLE,
+    SKY_BLUE,
     VERMILLION,
     Figure,
     axis,
@@ -29,6 +30,7 @@ from hacs.charts.style import (
 
 __all__ = [
     "AVERAGE_LABELS",
+    "replay_figure",
     "FONT",
     "LEVEL_LABELS",
     "METRIC_LABELS",
@@ -407,3 +409,35 @@ def table_rows(results: Mapping[str, Any]) -> list[list[Any]]:
                     line.extend(cell["value"] for cell in average["cells"])
                 rows.append(line)
     return rows
+
+
+def replay_figure(replay: Mapping[str, Any]) -> Figure:
+    """Changes found per crawl by each policy of a closed-loop replay (``hacs.replay``), one bar
+    per budget; HACS's own policy in its blue, the others in grey shades."""
+    budgets = replay.get("budgets", [])
+    shades = (BLUE, SKY_BLUE)
+    data = []
+    for i, block in enumerate(budgets):
+        rows = block["rows"]
+        data.append(
+            {
+                "type": "bar",
+                "name": f"{block['share']:.0%} of the sites a day ({block['budget']})",
+                "x": [row["label"] for row in rows],
+                "y": [row["utilisation"] for row in rows],
+                "text": [f"{row['found']}/{row['crawls']}" for row in rows],
+                "hovertemplate": "%{x}<br>%{y:.3f} changes found per crawl (%{text})"
+                "<extra>%{fullData.name}</extra>",
+                "marker": {"color": shades[i % len(shades)]},
+            }
+        )
+    return {
+        "data": data,
+        "layout": layout(
+            title=heading("Changes found per crawl, day after day"),
+            barmode="group",
+            xaxis=axis(automargin=True),
+            yaxis=axis("changes found per crawl", rangemode="tozero"),
+            margin={"l": 56, "r": 16, "t": 40, "b": 120},
+        ),
+    }

@@ -124,6 +124,7 @@
     });
     drawThreshold();
     drawLevel();
+    draw("chart-replay", charts.replay);
   }
 
   followProgress();
