@@ -42,12 +42,13 @@ def posterior_probabilities(
     alpha: ArrayLike, beta: ArrayLike, last_copy: ArrayLike, t: ArrayLike, e: float
 ) -> FloatArray:
     """HACS's default p: the chance of a change since the newest copy, by t + e, over each
-    site's Gamma(α, β) posterior (``hacs.bayes``); 0 where the history is insufficient (NaN)."""
+    site's Gamma(α, β) posterior (``hacs.bayes``); 1 for a site with no copy at all (a copy time
+    of −∞), 0 where nothing is known (NaN)."""
     a = np.asarray(alpha, dtype=np.float64)
     b = np.asarray(beta, dtype=np.float64)
     copy = np.asarray(last_copy, dtype=np.float64)
     when = np.broadcast_to(np.asarray(t, dtype=np.float64), a.shape)
-    known = np.isfinite(a) & np.isfinite(b) & np.isfinite(copy)
+    known = np.isfinite(a) & np.isfinite(b) & ~np.isnan(copy)
     p = np.zeros(a.shape)
     p[known] = change_probability_since(a[known], b[known], when[known] + e - copy[known])
     return p

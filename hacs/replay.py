@@ -95,12 +95,11 @@ def _mle_since_copy(state: ReplayState) -> FloatArray:
 
 def _bayes_since_copy(state: ReplayState) -> FloatArray:
     """HACS's default, exactly as a crawl list reads it: the posterior under the collection's
-    fitted prior, since the newest copy; 0 with fewer than two observations."""
+    fitted prior (the prior itself for a site with one copy), since the newest copy."""
     times, flags, offsets = state.arrays()
     evidence = rate_evidence(times, flags, offsets)
     prior = fit_prior(evidence.updates, evidence.exposure)
     alpha, beta = posterior(prior, evidence.updates, evidence.exposure)
-    alpha = np.where(np.isfinite(evidence.rate), alpha, np.nan)
     return posterior_probabilities(alpha, beta, state.last_copy, state.now, state.e_days)
 
 

@@ -110,7 +110,10 @@ def estimates_for_window(
     estimates: dict[int, Estimate] = {}
     for i, site_id in enumerate(timelines.site_ids.tolist()):
         mle_rate = float(mle.rate[i])
-        known = np.isfinite(mle_rate)  # fewer than two instants: "insufficient history"
+        # The paper's estimates need two instants ("insufficient history" below); the posterior
+        # has one for every site with a copy: with no interval to learn from it is the prior,
+        # so a thin site's p grows with the age of its copy and it is crawled in its turn.
+        known = np.isfinite(mle_rate) if method != Method.POSTERIOR else True
         estimates[site_id] = Estimate(
             site_id=site_id,
             level=level,

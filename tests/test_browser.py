@@ -144,7 +144,8 @@ def test_a_librarians_morning(
                        "tau", "observations", "span_days", "interval_low_days",
                        "interval_high_days", "last_copy"]  # fmt: skip
     assert crawl.method == "posterior"  # the form's default: the posterior, since the copy
-    assert all(int(r[7]) >= 2 for r in rows[1:] if r[4])  # evidence behind every known rate
+    # The evidence behind every rate: at least one copy, and the credible interval of 1/λ.
+    assert all(int(r[7]) >= 1 and r[9] and r[10] and r[11] for r in rows[1:] if r[4])
     expected = list(crawl.entries.order_by("rank").values_list("site__seed_url", flat=True))
     assert [r[1] for r in rows[1:]] == expected and len(expected) >= 1
     assert [float(r[3]) for r in rows[1:]] == sorted((float(r[3]) for r in rows[1:]), reverse=True)

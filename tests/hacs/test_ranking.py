@@ -56,3 +56,12 @@ def test_selection_applies_theta_then_the_budget() -> None:
     assert crawl_selection(order, p, theta=0.5, budget=2) == [0, 2]
     assert crawl_selection(order, p, theta=None, budget=3) == [0, 2, 3]
     assert crawl_selection(order, p, theta=None, budget=None) == order
+
+
+def test_a_site_without_any_copy_is_certain_to_differ_and_nothing_known_is_zero() -> None:
+    from hacs.ranking import posterior_probabilities
+
+    p = posterior_probabilities(
+        [2.0, 2.0, math.nan], [100.0, 100.0, 100.0], [-math.inf, math.nan, 5.0], t=10.0, e=0.0
+    )
+    assert p.tolist() == [1.0, 0.0, 0.0]
