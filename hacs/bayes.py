@@ -31,7 +31,7 @@ from scipy.optimize import minimize
 from scipy.special import gammaln
 from scipy.stats import gamma as gamma_distribution
 
-from hacs.estimators import accesses, estimate_many
+from hacs.estimators import RateEstimates, accesses, estimate_many
 
 __all__ = [
     "GammaPrior",
@@ -79,10 +79,17 @@ class GammaPrior:
         return self.rate / self.shape
 
 
-def rate_evidence(times: ArrayLike, updated: ArrayLike, offsets: ArrayLike) -> RateEvidence:
+def rate_evidence(
+    times: ArrayLike,
+    updated: ArrayLike,
+    offsets: ArrayLike,
+    *,
+    observed: RateEstimates | None = None,
+) -> RateEvidence:
     """Each site's likelihood of λ as a Gamma kernel (module docstring); arguments as for
-    :func:`hacs.estimators.estimate_many`, observed intervals (rule 5)."""
-    mle = estimate_many(times, updated, offsets, method="observed")
+    :func:`hacs.estimators.estimate_many`, observed intervals (rule 5). ``observed`` is that
+    function's observed estimate of the same timelines, when the caller already has it."""
+    mle = observed or estimate_many(times, updated, offsets, method="observed")
     timeline = accesses(times, updated, offsets)
     off = timeline.offsets
     n_sites = off.size - 1

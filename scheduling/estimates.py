@@ -94,7 +94,10 @@ def estimates_for_window(
         times, updated, offsets, method=Method.INTERPOLATED
         if method == Method.INTERPOLATED else Method.OBSERVED,
     )  # fmt: skip
-    evidence = rate_evidence(times, updated, offsets)
+    # The posterior and the evidence read the observed MLE; reuse it rather than solve twice.
+    evidence = rate_evidence(
+        times, updated, offsets, observed=None if method == Method.INTERPOLATED else mle
+    )
     rate = mle.rate
     alpha = beta = low = high = np.full(rate.size, np.nan)
     if method == Method.POSTERIOR:
