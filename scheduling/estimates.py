@@ -32,8 +32,9 @@ from hacs.clock import day_end, day_start, from_days
 from hacs.estimators import estimate_many
 from hacs.ranking import crawl_probabilities, posterior_probabilities
 from hacs.updates import timeline_order, window_update_flags
+from hacs.website import fit_page_prior, page_links, website_posterior
 from scheduling.models import Estimate, Level, Method, RatePrior
-from scheduling.observations import observations_load
+from scheduling.observations import Observations, observations_load
 
 FloatArray = NDArray[np.float64]
 
@@ -46,6 +47,15 @@ class Timelines:
     times: NDArray[np.float64]
     updated: NDArray[np.bool_]
     offsets: NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class LevelPrior:
+    """A level's collection prior: on a site's rate (homepage) or on one page's rate with κ,
+    the new links per update (website; ``hacs.website``)."""
+
+    gamma: GammaPrior
+    links_per_update: float = 1.0
 
 
 def timelines_load(
@@ -61,7 +71,10 @@ def timelines_load(
     there is the baseline); rule 4 merges each site's pages in time order (page, then page
     index, break ties so that runs are reproducible).
     """
-    found = observations_load(level=level, start=start, end=end, site_ids=site_ids)
+    return _timelines(observations_load(level=level, start=start, end=end, site_ids=site_ids))
+
+
+def _timelines(found: Observations) -> Timelines:
     if found.time.size == 0:
         empty_i = np.zeros(0, dtype=np.int64)
         return Timelines(empty_i, np.zeros(0), np.zeros(0, dtype=bool), np.zeros(1, np.int64))
@@ -80,15 +93,17 @@ def estimates_for_window(
     start: datetime | None = None,
     end: datetime | None = None,
     site_ids: Sequence[int] | None = None,
-    prior: GammaPrior | None = None,
+    prior: LevelPrior | None = None,
 ) -> dict[int, Estimate]:
     """Unsaved estimates, one per site with observations in the window.
 
     The posterior method needs the collection's prior: ``prior`` when given; else fitted on the
     window's sites when they are all of them (``site_ids`` None), else the stored one
-    (:func:`prior_for`).
+    (:func:`prior_for`). At website level the posterior is the sum of the site's pages'
+    posteriors, each from its new links (``hacs.website``).
     """
-    timelines = timelines_load(level=level, start=start, end=end, site_ids=site_ids)
+    found = observations_load(level=level, start=start, end=end, site_ids=site_ids)
+    timelines = _timelines(found)
     times, updated, offsets = timelines.times, timelines.updated, timelines.offsets
     mle = estimate_many(
         times, updated, offsets, method=Method.INTERPOLATED
@@ -103,11 +118,18 @@ def estimates_for_window(
     if method == Method.POSTERIOR:
         if prior is None:
             prior = (
-                fit_prior(evidence.updates, evidence.exposure)
+                _prior_of(level, found, timelines)
                 if site_ids is None
                 else prior_for(level=level, start=start, end=end)
             )
-        alpha, beta = posterior(prior, evidence.updates, evidence.exposure)
+        if level == Level.WEBSITE:
+            site_index = np.searchsorted(timelines.site_ids, found.site_pk)
+            pages = page_links(site_index, found.page, found.time, found.new_links)
+            alpha, beta = website_posterior(
+                pages, timelines.site_ids.size, prior.gamma, prior.links_per_update
+            )
+        else:
+            alpha, beta = posterior(prior.gamma, evidence.updates, evidence.exposure)
         rate = alpha / beta
         low, high = interval_credible_bounds(alpha, beta)
     estimates: dict[int, Estimate] = {}
@@ -143,24 +165,42 @@ def _finite(value: float) -> float | None:
     return float(value) if np.isfinite(value) else None
 
 
-def prior_for(*, level: str, start: datetime | None, end: datetime | None) -> GammaPrior:
+def prior_for(*, level: str, start: datetime | None, end: datetime | None) -> LevelPrior:
     """The stored prior of ``level``, or one fitted now on every site (and stored)."""
     stored = RatePrior.objects.filter(level=level).first()
     if stored is not None:
-        return GammaPrior(stored.shape, stored.rate)
+        return LevelPrior(GammaPrior(stored.shape, stored.rate), stored.links_per_update)
     return prior_fit(level=level, start=start, end=end)
 
 
-def prior_fit(*, level: str, start: datetime | None, end: datetime | None) -> GammaPrior:
+def prior_fit(*, level: str, start: datetime | None, end: datetime | None) -> LevelPrior:
     """Fit the level's prior on every site's history in the window, and store it."""
-    timelines = timelines_load(level=level, start=start, end=end)
-    evidence = rate_evidence(timelines.times, timelines.updated, timelines.offsets)
-    prior = fit_prior(evidence.updates, evidence.exposure)
+    found = observations_load(level=level, start=start, end=end)
+    timelines = _timelines(found)
+    prior = _prior_of(level, found, timelines)
     RatePrior.objects.update_or_create(
         level=level,
-        defaults={"shape": prior.shape, "rate": prior.rate, "sites": len(timelines.site_ids)},
+        defaults={
+            "shape": prior.gamma.shape,
+            "rate": prior.gamma.rate,
+            "links_per_update": prior.links_per_update,
+            "sites": len(timelines.site_ids),
+        },
     )
     return prior
+
+
+def _prior_of(level: str, found: Observations, timelines: Timelines) -> LevelPrior:
+    """The prior fitted on these observations: on sites' rate evidence (homepage), on pages'
+    new links (website)."""
+    if level == Level.WEBSITE:
+        site_index = np.searchsorted(timelines.site_ids, found.site_pk)
+        gamma, kappa = fit_page_prior(
+            page_links(site_index, found.page, found.time, found.new_links)
+        )
+        return LevelPrior(gamma, kappa)
+    evidence = rate_evidence(timelines.times, timelines.updated, timelines.offsets)
+    return LevelPrior(fit_prior(evidence.updates, evidence.exposure))
 
 
 ESTIMATE_FIELDS = [

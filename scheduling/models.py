@@ -82,6 +82,9 @@ class Estimate(models.Model):
 class RatePrior(models.Model):
     """The Gamma prior on λ fitted on the whole collection at one level (empirical Bayes).
 
+    At homepage level it is the prior on a site's rate; at website level, on one page's rate,
+    read from its new links per κ (``hacs.website``).
+
     Refitted by every full recompute of estimates; a site imported alone is estimated under
     the stored prior, so that one site's import does not reread the collection.
     """
@@ -90,6 +93,9 @@ class RatePrior(models.Model):
     shape = models.FloatField()
     rate = models.FloatField(help_text="per day")
     sites = models.PositiveIntegerField(default=0)
+    links_per_update = models.FloatField(
+        default=1.0, help_text="κ: new links per update (website level; hacs.website)"
+    )
     fitted_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

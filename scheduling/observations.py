@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from django.db import connection
 from django.db.models import BigIntegerField, Func, QuerySet
+from django.db.models.functions import Coalesce
 from django.db.utils import NotSupportedError
 from numpy.typing import NDArray
 
@@ -81,7 +82,8 @@ class Observations:
 
     ``site_pk`` is the ``Site`` primary key, ``page`` numbers the (site, page) pairs from 0,
     ``time`` is days since 1970 (``hacs.clock.to_days``), and ``page_index`` / ``link_floor`` are
-    each observation's stored update data (DESIGN's hint for speed).
+    each observation's stored update data (DESIGN's hint for speed); ``new_links`` counts the links
+    no earlier copy of its page held.
     """
 
     site_pk: IntArray
@@ -89,6 +91,7 @@ class Observations:
     time: FloatArray
     page_index: IntArray
     link_floor: IntArray
+    new_links: IntArray
 
 
 def observations_queryset(
@@ -121,29 +124,35 @@ def observations_load(
     """The level's observations in [start, end] (of the given sites, or all) from one query."""
     rows = observations_queryset(level=level, start=start, end=end, site_ids=site_ids)
     values = rows.order_by().values_list(
-        "site_id", "page_index", "link_floor", EpochMilliseconds("timestamp"), "page_key"
+        "site_id",
+        "page_index",
+        "link_floor",
+        EpochMilliseconds("timestamp"),
+        "page_key",
+        Coalesce("new_links", 0),
     )
     # Millions of rows: run the query through the cursor (Django's row iterator costs more
     # than the query) and turn each batch into arrays at once, with the collector off while
     # the batches create millions of short-lived tuples.
     sql, params = values.query.sql_with_params()
     pages: dict[tuple[int, str], int] = {}
-    columns: list[list[NDArray[Any]]] = [[], [], [], [], []]
+    columns: list[list[NDArray[Any]]] = [[], [], [], [], [], []]
     collecting = gc.isenabled()
     gc.disable()
     try:
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             while batch := cursor.fetchmany(_BATCH):
-                pks, indices, floors, stamps, keys = zip(*batch, strict=True)
+                pks, indices, floors, stamps, keys, fresh = zip(*batch, strict=True)
                 del batch
                 ids = [pages.setdefault(pair, len(pages)) for pair in zip(pks, keys, strict=True)]
-                for column, data in zip(columns, (pks, ids, indices, floors, stamps), strict=True):
+                data_columns = (pks, ids, indices, floors, stamps, fresh)
+                for column, data in zip(columns, data_columns, strict=True):
                     column.append(np.array(data, dtype=np.int64))
     finally:
         if collecting:
             gc.enable()
-    site_pk, page, page_index, floor, millis = (
+    site_pk, page, page_index, floor, millis, new_links = (
         np.concatenate(column) if column else np.zeros(0, dtype=np.int64) for column in columns
     )
     return Observations(
@@ -152,4 +161,5 @@ def observations_load(
         time=millis.astype(np.float64) / 1e3 / 86400.0,
         page_index=page_index,
         link_floor=floor,
+        new_links=new_links,
     )

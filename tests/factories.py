@@ -105,6 +105,7 @@ def add_observations(
     page: str = "",
     depth: int = 0,
     unreadable: Iterable[int] = (),
+    new_links: Sequence[int] | None = None,
 ) -> list[Capture]:
     """Observations of one page of ``site`` at ``moments`` (in time order), with update data.
 
@@ -113,7 +114,8 @@ def add_observations(
     ``updates`` — True: the observation adds a brand-new link (floor −1), False: it adds
     nothing (floor i − 1) — or as the ``floors`` themselves. ``unreadable`` observations (by
     position) have no page index, as when their content could not be fetched; the others are
-    numbered 0, 1, … as the importer numbers them.
+    numbered 0, 1, … as the importer numbers them. ``new_links`` (links no earlier copy of the
+    page held) defaults to one for an observation with a brand-new link, else none.
     """
     if (updates is None) == (floors is None):
         raise ValueError("give either updates or floors")
@@ -136,6 +138,8 @@ def add_observations(
                 digest=f"D{i}", kind=Capture.Kind.OBSERVATION, is_observation=True,
                 page_index=index if readable else None,
                 link_floor=floor if readable else None,
+                new_links=(new_links[i] if new_links is not None else int(floor == -1))
+                if readable else None,
             )
         )  # fmt: skip
         index += readable

@@ -1,0 +1,101 @@
+"""Thin history on the demo archive: does a site on a few copies ever look certain to have changed?
+
+Run from the project root::
+
+    .venv/bin/python bench/thin_history.py [--sites N] [--seed S] [--keep 0.2,1.0]
+
+It writes a demo archive with known truth (``hacs.demo``), keeps each homepage observation with
+probability ``--keep`` (a thinner archive, seeded), and on every seventh day of the archive's
+last year computes each site's probability of a change since its newest copy over the next
+7 days as HACS's default does (the posterior under the collection's prior fitted that day,
+``hacs.bayes``; ``hacs.ranking.posterior_probabilities``). It counts (site, day) pairs with
+fewer than 5 observations, and among them those with p ≥ 0.99 whose newest copy is not older
+than the prior's mean interval; it also prints the paper's g on the same pairs for contrast.
+Same seed, same figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from replay import END, START, before, load  # noqa: E402
+
+from hacs.bayes import fit_prior, posterior, rate_evidence  # noqa: E402
+from hacs.demo import build_demo_archive  # noqa: E402
+from hacs.estimators import estimate_many  # noqa: E402
+from hacs.ranking import crawl_probabilities, posterior_probabilities  # noqa: E402
+
+E_DAYS = 7.0
+
+
+def thinned(
+    observed: list[tuple[list[float], list[bool]]], keep: float, rng: np.random.Generator
+) -> list[tuple[list[float], list[bool]]]:
+    """Each site's observations kept with probability ``keep``; flags say whether a kept one
+    changed since the previous kept one (a change in between is seen at the next copy)."""
+    found = []
+    for times, flags in observed:
+        kept_times: list[float] = []
+        kept_flags: list[bool] = []
+        pending = False
+        for time, flag in zip(times, flags, strict=True):
+            pending = pending or flag
+            if rng.random() < keep:
+                kept_times.append(time)
+                kept_flags.append(pending and bool(kept_times[:-1]))
+                pending = False
+        found.append((kept_times, kept_flags))
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sites", type=int, default=400)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--keep", default="0.1,0.3,1.0")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hacs-thin-") as tmp:
+        demo = build_demo_archive(Path(tmp) / "demo", sites=args.sites, seed=args.seed,
+                                  start=START, end=END)  # fmt: skip
+        observed, _, _ = load(demo.outdir / "truth.json", "homepage")
+    span = (END - START).days
+    print(f"Demo archive: {args.sites} sites, seed {args.seed}, homepage level, e = {E_DAYS:g}")
+    print(f"{'keep':>5} {'thin pairs':>10} {'p ≥ 0.99':>9} {'… before the prior mean':>23} "
+          f"{'paper g ≥ 0.99':>14} {'max p thin, young copy':>22}")  # fmt: skip
+    for keep in (float(k) for k in args.keep.split(",")):
+        rng = np.random.default_rng(args.seed)
+        sites = thinned(observed, keep, rng)
+        thin = certain = early = paper_certain = 0
+        worst = 0.0
+        for day in range(span - 365, span, 7):
+            times, flags, offsets = before(sites, float(day))
+            evidence = rate_evidence(times, flags, offsets)
+            prior = fit_prior(evidence.updates, evidence.exposure)
+            alpha, beta = posterior(prior, evidence.updates, evidence.exposure)
+            p = posterior_probabilities(alpha, beta, evidence.last, float(day), E_DAYS)
+            mle = estimate_many(times, flags, offsets)
+            g = crawl_probabilities(mle.rate, mle.tau, float(day), E_DAYS)
+            is_thin = (evidence.accesses > 0) & (evidence.accesses < 5)
+            young = day + E_DAYS - evidence.last <= prior.mean_interval_days
+            thin += int(is_thin.sum())
+            certain += int((is_thin & (p >= 0.99)).sum())
+            early += int((is_thin & (p >= 0.99) & young).sum())
+            paper_certain += int((is_thin & (g >= 0.99)).sum())
+            if (is_thin & young).any():
+                worst = max(worst, float(p[is_thin & young].max()))
+        print(f"{keep:>5.2f} {thin:>10} {certain:>9} {early:>23} {paper_certain:>14} "
+              f"{worst:>22.3f}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
