@@ -31,6 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from hacs.defaults import E_DAYS  # noqa: E402
 from hacs.demo import build_demo_archive  # noqa: E402
 from hacs.replay import POLICIES, PolicyResult, replay  # noqa: E402
 from hacs.updates import timeline_order  # noqa: E402
@@ -90,7 +91,7 @@ def main() -> int:
     parser.add_argument("--periods", type=int, default=3)
     parser.add_argument("--budgets", default="0.02,0.05")
     parser.add_argument("--level", choices=("homepage", "website"), default="homepage")
-    parser.add_argument("--e-days", type=float, default=0.0)
+    parser.add_argument("--e-days", type=float, default=E_DAYS)
     parser.add_argument("--policies", default=",".join(POLICIES))
     args = parser.parse_args()
 

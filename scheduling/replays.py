@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from archive.models import Site
+from hacs import defaults
 from hacs.clock import day_start, to_days
 from hacs.formats.canon import homepage_key
 from hacs.replay import replay
@@ -40,7 +41,7 @@ def replay_collection(
     start: date,
     days: int = 28,
     shares: tuple[float, ...] = DEFAULT_SHARES,
-    e_days: float = 0.0,
+    e_days: float = defaults.E_DAYS,
     truth: dict[str, Any] | None = None,
     seed: int = 0,
 ) -> dict[str, Any]:

@@ -2,6 +2,7 @@ import argparse
 import json
 from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from scheduling.management.commands._options import day, positive
@@ -33,7 +34,10 @@ class Command(BaseCommand):
             help="shares of the sites crawled a day (default 0.02,0.05)",
         )  # fmt: skip
         parser.add_argument("--level", choices=Level.values, default=Level.HOMEPAGE)
-        parser.add_argument("--e-days", type=float, default=0.0)
+        parser.add_argument(
+            "--e-days", type=float, default=settings.HACS_E_DAYS,
+            help="the lists' horizon e (default HACS_E_DAYS, as the daily list)",
+        )  # fmt: skip
         parser.add_argument("--truth", type=Path, help="a demo archive's truth.json")
         parser.add_argument("--seed", type=int, default=0, help="for the random policy")
         parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
