@@ -13,9 +13,14 @@
 Readings (see also the engine's module docstring):
 
 * Reference points run from ``start`` (00:00 UTC) every ``step_days`` while t ≤ ``end`` (00:00
-  UTC). Observations are loaded from ``start`` − the largest history window to ``end`` + e, which
-  is every observation any window or evaluation interval can hold; ``page_index`` and
-  ``link_floor`` still refer to each page's full history, as the engine expects.
+  UTC). Observations are loaded from ``start`` − the largest history window (or the posterior's
+  prior window, 12 weeks, when longer) to ``end`` + e, which is every observation any window or
+  evaluation interval can hold; ``page_index`` and ``link_floor`` still refer to each page's
+  full history, as the engine expects.
+* Two HACS models are evaluated: ``hacs``, the paper's g with the run's ``method``, and
+  ``posterior``, HACS's default reading (its prior at t fitted on the collection's 12-week
+  windows ending at t; ``hacs.evaluation.windows``). Runs stored before the posterior have no
+  ``posterior`` rows; the page shows them without it.
 * The estimate defaults to the *interpolated* one: the paper's Section III evaluates λ̃, the mean
   interpolated-update frequency. ``observed`` is available as a parameter.
 * Figure 6: ``hacs.evaluation.interval_distribution`` over [start, end].
@@ -38,7 +43,13 @@ from numpy.typing import NDArray
 from archive.models import Site
 from hacs.clock import to_days
 from hacs.estimators import METHODS
-from hacs.evaluation import DEFAULT_THETAS, ObservationTable, evaluate, interval_distribution
+from hacs.evaluation import (
+    DEFAULT_PRIOR_WEEKS,
+    DEFAULT_THETAS,
+    ObservationTable,
+    evaluate,
+    interval_distribution,
+)
 from jobs.models import JobRecord
 from jobs.services import job_records_sync_with_rq
 from scheduling.models import EvaluationRun, Level
@@ -290,7 +301,7 @@ def evaluation_run(
 
 def _evaluate(params: RunParameters, report: Callable[[float], None]) -> dict[str, Any]:
     report(0.0)
-    history = timedelta(weeks=max(params.w_weeks))
+    history = timedelta(weeks=max(*params.w_weeks, DEFAULT_PRIOR_WEEKS))
     tables = evaluation_tables_load(
         levels=params.levels,
         start=params.start_moment - history,

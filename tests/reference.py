@@ -195,3 +195,21 @@ def slow_classify(records: Sequence[CdxRecord]) -> list[CaptureKind]:
         else:
             kinds.append(CaptureKind.OBSERVATION)
     return kinds
+
+
+def slow_window_timeline(
+    pages: Sequence[Sequence[tuple[float, AbstractSet[str]]]], start: float, end: float
+) -> tuple[list[float], list[bool]]:
+    """One site's timeline in the window [start, end] by DESIGN.md rules 3 and 4, by set
+    arithmetic: each page's observations (given in the page's time order as (time, links)) that
+    fall in the window, each an update when it holds a link that no earlier observation of the
+    page *in the window* held (the page's first one there is the baseline), merged in time order
+    (ties in any order: observations at one instant are one access)."""
+    merged: list[tuple[float, bool]] = []
+    for page in pages:
+        inside = [links for time, links in page if start <= time <= end]
+        times = [time for time, _ in page if start <= time <= end]
+        flags = slow_window_updates(inside, 0)
+        merged.extend(zip(times, flags, strict=True))
+    merged.sort(key=lambda item: item[0])
+    return [time for time, _ in merged], [flag for _, flag in merged]

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -458,6 +459,29 @@ def test_on_the_demo_hacs_weighted_p_at_k_beats_last_obs_and_random(
         assert pak[(w, "hacs")] > pak[(w, "random")], w
 
 
+@pytest.mark.parametrize("average", ["micro", "macro"])
+def test_on_the_demo_the_posterior_beats_brute_force_from_two_weeks_and_last_obs_everywhere(
+    demo_results: dict[str, Any], average: str
+) -> None:
+    """HACS's default reading in Evaluations 1 and 2 (bench/evaluation.py --demo prints the
+    whole tables). Where it holds: F1 at its own θ̂ above Brute Force's at every w ≥ 2 (θ̂ > 0:
+    it selects), weighted P@K above Last-Obs and Random at every w. Where it does not: the
+    paper's g has the higher F1 at the homepage level, and Cho–Garcia-Molina the higher P@K
+    from w = 2 on."""
+    rows = rows_of(demo_results["results"], average)
+    for w in range(2, 13):
+        assert rows[(w, "posterior")]["theta_hat"] > 0, w
+        assert rows[(w, "posterior")]["f1"] > rows[(w, "brute_force")]["f1"], w
+    pak = {
+        (r["w_weeks"], r["model"]): r["weighted_p_at_k"]
+        for r in demo_results["results"]["pak"]
+        if r["level"] == "homepage"
+    }
+    for w in range(1, 13):
+        assert pak[(w, "posterior")] > pak[(w, "last_obs")], w
+        assert pak[(w, "posterior")] > pak[(w, "random")], w
+
+
 # --------------------------------------------------------------------------------------------
 # The command
 # --------------------------------------------------------------------------------------------
@@ -467,15 +491,28 @@ def test_the_command_writes_json_with_every_curve_point_and_table_i(
     small_collection: list[Site], tmp_path: Path
 ) -> None:
     out = tmp_path / "eval.json"
+    summary = io.StringIO()
     call_command(
         "evaluate", "--start", "2016-01-11", "--end", "2016-02-15", "--level", "homepage",
-        "--w-weeks", "1-3", "--output", str(out), stderr=open(os.devnull, "w"),
+        "--w-weeks", "1-3", "--output", str(out), stderr=summary,
     )  # fmt: skip
     doc = json.loads(out.read_text())
     assert {"curves", "table", "pak", "budget", "intervals", "parameters", "period"} <= set(doc)
     assert set(doc["levels"]) == {"homepage"}
-    # Every curve point: 2 averages × 3 w × 11 θ × 3 models.
-    assert len(doc["curves"]) == 2 * 3 * 11 * 3
+    # Every curve point: 2 averages × 3 w × 11 θ × 4 models (the posterior beside HACS).
+    assert len(doc["curves"]) == 2 * 3 * 11 * 4
+    assert {r["model"] for r in doc["table"]} == {"hacs", "posterior", "random", "brute_force"}
+    assert "posterior" in {r["model"] for r in doc["pak"]}
+    # The summary on stderr: F1 at θ̂ and P@K per w, the posterior first.
+    text = summary.getvalue()
+    assert "Homepage level, Table I (micro): F1 at θ̂ (θ̂)" in text
+    header = next(line for line in text.splitlines() if line.startswith("  w  "))
+    assert header.split()[1:4] == ["HACS", "posterior", "(default)"]
+    row = {(r["w_weeks"], r["model"]): r for r in doc["table"] if r["average"] == "micro"}[
+        (2, "posterior")
+    ]
+    line = next(line for line in text.splitlines() if line.startswith("  2  "))
+    assert f"{row['f1']:.3f} ({row['theta_hat']:.1f})" in line
     assert {r["w_weeks"] for r in doc["table"]} == {1, 2, 3}
     assert {"theta_hat", "precision", "recall", "f1"} <= set(doc["table"][0])
     assert EvaluationRun.objects.get().status == EvaluationRun.Status.DONE

@@ -205,16 +205,29 @@ def test_the_results_page_shows_table_i_with_theta_hat_and_the_best_values_highl
     assert response.status_code == 200
     # One Table I per level, laid out as in the paper, with headers scoped for screen readers.
     assert page.count('<table class="table-one">') == 2
-    assert '<th scope="colgroup" colspan="4" class="group">Micro average</th>' in page
+    assert '<th scope="colgroup" colspan="6" class="group">Micro average</th>' in page
     assert page.count('<th scope="col" class="num theta-hat">θ̂</th>') == 4
+    assert page.count('<th scope="col" class="num theta-hat">θ̂ post.</th>') == 4
+    assert page.count('<th scope="col" class="num">HACS posterior (default)</th>') == 4
+    assert page.count('<th scope="col" class="num">HACS, paper&#x27;s g</th>') == 4
     # θ̂ of every row is shown highlighted, with the value the engine chose.
     f1 = next(r for r in results["table"] if r["level"] == "homepage" and r["average"] == "micro"
               and r["w_weeks"] == 1 and r["model"] == "hacs")  # fmt: skip
     assert f1["theta_hat"] is not None
     assert f'<td class="num theta-hat">{f1["theta_hat"]:.1f}</td>' in page
-    # The best value of each row (within each average) is highlighted; HACS's F1 at θ̂ is
-    # never below the others', so it is among them.
-    assert f'<td class="num best"><strong>{f1["f1"]:.3f}</strong></td>' in page
+    # The best value of each row (within each average) is highlighted: the highest F1 at θ̂ of
+    # the two HACS models and the baselines.
+    best = max(r["f1"] for r in results["table"] if r["level"] == "homepage"
+               and r["average"] == "micro" and r["w_weeks"] == 1)  # fmt: skip
+    assert f'<td class="num best"><strong>{best:.3f}</strong></td>' in page
+    # The posterior's own θ̂ and F1 are in its columns.
+    post = next(r for r in results["table"] if r["level"] == "homepage" and r["average"] == "micro"
+                and r["w_weeks"] == 1 and r["model"] == "posterior")  # fmt: skip
+    assert re.search(
+        rf'<td class="num theta-hat">{post["theta_hat"]:.1f}</td><td class="num( best)?">'
+        rf"(<strong>)?{post['f1']:.3f}",
+        page,
+    )
     rows = re.findall(r"<tr>\s*(?:<th scope=\"rowgroup\".*?</th>)?\s*<th scope=\"row\"", page)
     assert len(rows) == 2 * 3 * 4  # levels × metrics × w
     # The charts' data and the two downloads.
@@ -226,6 +239,23 @@ def test_the_results_page_shows_table_i_with_theta_hat_and_the_best_values_highl
     assert set(charts["threshold"]) >= {"homepage|micro|1", "website|macro|4"}
     assert set(charts["ranking"]["homepage"]) == {"pak", "ndcg"}
     assert charts["intervals"]["homepage"]
+
+
+def test_a_run_stored_before_the_posterior_still_renders_without_it(
+    viewer_client: Any, results: dict[str, Any]
+) -> None:
+    old = {**results, **{key: [r for r in results[key] if r["model"] != "posterior"]
+                         for key in ("curves", "table", "pak", "budget")}}  # fmt: skip
+    run = done_run(old)
+    response = viewer_client.get(f"/evaluation/?run={run.pk}")
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert '<th scope="colgroup" colspan="4" class="group">Micro average</th>' in page
+    assert "θ̂ post.</th>" not in page and "HACS posterior (default)</th>" not in page
+    rows = re.findall(r"<tr>\s*(?:<th scope=\"rowgroup\".*?</th>)?\s*<th scope=\"row\"", page)
+    assert len(rows) == 2 * 3 * 4
+    text = viewer_client.get(f"/evaluation/{run.pk}/table.csv").content.decode()
+    assert len(list(csv.reader(io.StringIO(text)))) == 1 + 2 * 3 * 4
 
 
 def test_the_newest_run_is_shown_when_none_is_chosen(
@@ -275,6 +305,8 @@ def test_the_csv_download_is_table_i(viewer_client: Any, results: dict[str, Any]
     assert float(row["micro_hacs"]) == engine[("micro", "hacs")]["f1"]
     assert float(row["macro_brute_force"]) == engine[("macro", "brute_force")]["f1"]
     assert float(row["micro_theta_hat"]) == engine[("micro", "hacs")]["theta_hat"]
+    assert float(row["macro_posterior"]) == engine[("macro", "posterior")]["f1"]
+    assert float(row["micro_posterior_theta_hat"]) == engine[("micro", "posterior")]["theta_hat"]
 
 
 def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised(

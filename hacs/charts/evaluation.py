@@ -5,7 +5,10 @@ Every function takes the results dict of ``hacs.evaluation.evaluate`` (as stored
 per level) or parts of it, and returns plain lists and dicts: Plotly figure dicts (``{"data":
 [...], "layout": {...}}``) that ``static/js/evaluation.js`` draws unchanged, and the rows of the
 Table I view that the page and its CSV download show. Fonts, colours, model labels, axes and
-layouts come from ``hacs.charts.style``, shared with the site page's figures.
+layouts come from ``hacs.charts.style``, shared with the site page's figures; this page adds
+the posterior model (HACS's default reading) and names the paper's method as the paper's
+(``EVALUATION_LABELS``). Results stored before the posterior took part have no ``posterior``
+rows: every view here then leaves it out.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from hacs.charts.style import (
+    BLACK,
     BLUE,
     FONT,
     MODEL_LABELS,
@@ -30,6 +34,9 @@ from hacs.charts.style import (
 
 __all__ = [
     "AVERAGE_LABELS",
+    "EVALUATION_LABELS",
+    "EVALUATION_STYLE",
+    "SHOWN_RANKING_MODELS",
     "replay_figure",
     "FONT",
     "LEVEL_LABELS",
@@ -46,6 +53,7 @@ __all__ = [
     "interval_figure",
     "interval_figures",
     "ranking_figures",
+    "summary_lines",
     "table_rows",
     "table_view",
     "threshold_figure",
@@ -58,20 +66,38 @@ LEVEL_LABELS = {"homepage": "Homepage", "website": "Website"}
 AVERAGE_LABELS = {"micro": "Micro average", "macro": "Macro average"}
 METRIC_LABELS = {"precision": "P", "recall": "R", "f1": "F1"}
 METRIC_NAMES = {"precision": "Precision", "recall": "Recall", "f1": "F1"}
-SELECTION_MODELS = ("hacs", "random", "brute_force")  # as hacs.evaluation.SELECTION_MODELS
-PAPER_RANKING_MODELS = ("hacs", "last_obs", "random")  # Figure 11; the others start hidden
+#: As hacs.evaluation.SELECTION_MODELS: the paper's HACS, HACS's default, the two baselines.
+SELECTION_MODELS = ("hacs", "posterior", "random", "brute_force")
+#: Models with a θ̂ of their own in Table I.
+OWN_THETA_MODELS = ("hacs", "posterior")
+PAPER_RANKING_MODELS = ("hacs", "last_obs", "random")  # Figure 11
+#: Ranking lines shown at first: Figure 11's, the posterior and Cho–Garcia-Molina (the GP4C
+#: scorer closest to both); the other scorers are one click away in the legend.
+SHOWN_RANKING_MODELS = ("posterior", "hacs", "cho_garcia_molina", "last_obs", "random")
+#: Model names on this page: the paper's method named as the paper's, beside HACS's default.
+EVALUATION_LABELS = {
+    **MODEL_LABELS,
+    "hacs": "HACS, paper's g",
+    "posterior": "HACS posterior (default)",
+}
+#: model: (colour, marker, dash); the posterior in black, solid and thick like the paper's HACS.
+EVALUATION_STYLE = {**MODEL_STYLE, "posterior": (BLACK, "star-square", "solid")}
 
 
 def _line(model: str, x: Sequence[float], y: Sequence[float | None], **extra: Any) -> Figure:
     """One model's line: its colour, marker and dash from the shared style (HACS thicker)."""
-    colour, symbol, dash = MODEL_STYLE.get(model, OTHER_MODEL_STYLE)
+    colour, symbol, dash = EVALUATION_STYLE.get(model, OTHER_MODEL_STYLE)
     trace: dict[str, Any] = {
         "type": "scatter",
         "mode": "lines+markers",
-        "name": MODEL_LABELS.get(model, model),
+        "name": EVALUATION_LABELS.get(model, model),
         "x": list(x),
         "y": list(y),
-        "line": {"color": colour, "dash": dash, "width": 2.5 if model == "hacs" else 1.8},
+        "line": {
+            "color": colour,
+            "dash": dash,
+            "width": 2.5 if model in OWN_THETA_MODELS else 1.8,
+        },
         "marker": {"symbol": symbol, "size": 7, "color": colour},
         "connectgaps": False,
     }
@@ -91,8 +117,10 @@ def threshold_figure(
     average: str,
     w_weeks: int,
     theta_hat: float | None,
+    posterior_theta_hat: float | None = None,
 ) -> Figure:
-    """F1, P and R against θ (three panels), one line per model, θ̂ marked on every panel."""
+    """F1, P and R against θ (three panels), one line per model, θ̂ marked on every panel (HACS's
+    in blue; the posterior's own, when it differs, in black)."""
     rows = [
         r
         for r in curves
@@ -123,6 +151,8 @@ def threshold_figure(
         )
         for model in SELECTION_MODELS:
             points = sorted((r for r in rows if r["model"] == model), key=lambda r: r["theta"])
+            if not points:
+                continue  # a run stored before the posterior took part
             data.append(
                 _line(
                     model,
@@ -132,34 +162,39 @@ def threshold_figure(
                     yaxis=f"y{suffix}",
                     legendgroup=model,
                     showlegend=i == 0,
-                    hovertemplate=f"{MODEL_LABELS[model]}<br>θ = %{{x:.1f}}<br>"
+                    hovertemplate=f"{EVALUATION_LABELS[model]}<br>θ = %{{x:.1f}}<br>"
                     f"{METRIC_NAMES[metric]} = %{{y:.3f}}<extra></extra>",
                 )
             )
-        if theta_hat is not None:
+        marks = [(theta_hat, BLUE, "θ̂", 1.0)]
+        if posterior_theta_hat is not None and posterior_theta_hat != theta_hat:
+            marks.append((posterior_theta_hat, BLACK, "θ̂ posterior", 0.88))
+        for value, colour, name, height in marks:
+            if value is None:
+                continue
             figure_layout["shapes"].append(
                 {
                     "type": "line",
                     "xref": f"x{suffix}",
                     "yref": f"y{suffix} domain",
-                    "x0": theta_hat,
-                    "x1": theta_hat,
+                    "x0": value,
+                    "x1": value,
                     "y0": 0,
                     "y1": 1,
-                    "line": {"color": BLUE, "width": 1.5, "dash": "dot"},
+                    "line": {"color": colour, "width": 1.5, "dash": "dot"},
                 }
             )
             figure_layout["annotations"].append(
                 {
                     "xref": f"x{suffix}",
                     "yref": f"y{suffix} domain",
-                    "x": theta_hat,
-                    "y": 1.0,
-                    "text": f"θ̂ = {theta_hat:.1f}",
+                    "x": value,
+                    "y": height,
+                    "text": f"{name} = {value:.1f}",
                     "showarrow": False,
-                    "xanchor": "left" if theta_hat < 0.8 else "right",
+                    "xanchor": "left" if value < 0.8 else "right",
                     "yanchor": "top",
-                    "font": {"size": 12, "color": BLUE},
+                    "font": {"size": 12, "color": colour},
                     "bgcolor": "rgba(255,255,255,0.8)",
                 }
             )
@@ -173,6 +208,11 @@ def threshold_figures(results: Mapping[str, Any]) -> dict[str, Figure]:
         for r in results.get("table", [])
         if r["model"] == "hacs"
     }
+    posterior_theta_hat = {
+        (r["level"], r["average"], r["w_weeks"]): r["theta_hat"]
+        for r in results.get("table", [])
+        if r["model"] == "posterior"
+    }
     curves = list(results.get("curves", []))
     figures: dict[str, Figure] = {}
     for level, average, w in sorted(theta_hat):
@@ -182,6 +222,7 @@ def threshold_figures(results: Mapping[str, Any]) -> dict[str, Figure]:
             average=average,
             w_weeks=w,
             theta_hat=theta_hat[(level, average, w)],
+            posterior_theta_hat=posterior_theta_hat.get((level, average, w)),
         )
     return figures
 
@@ -194,13 +235,13 @@ def threshold_figures(results: Mapping[str, Any]) -> dict[str, Figure]:
 def by_w_figure(rows: Iterable[Row], *, level: str, value: str, title: str, y_title: str) -> Figure:
     """``value`` of each model against the history size w (weighted P@K, NDCG@k, …).
 
-    HACS, Last-Obs and Random (the paper's Figure 11) are shown; the GP4C scorers are in the
-    legend, one click away.
+    The posterior, the paper's HACS, Last-Obs and Random (the paper's Figure 11) and
+    Cho–Garcia-Molina are shown; the other GP4C scorers are in the legend, one click away.
     """
     chosen = [r for r in rows if r["level"] == level]
     models = list(dict.fromkeys(r["model"] for r in chosen))
-    models.sort(key=lambda m: (m not in PAPER_RANKING_MODELS, list(MODEL_LABELS).index(m)
-                               if m in MODEL_LABELS else 99))  # fmt: skip
+    order = list(SHOWN_RANKING_MODELS) + list(EVALUATION_LABELS)
+    models.sort(key=lambda m: order.index(m) if m in order else len(order))
     data = []
     for model in models:
         points = sorted((r for r in chosen if r["model"] == model), key=lambda r: r["w_weeks"])
@@ -209,8 +250,8 @@ def by_w_figure(rows: Iterable[Row], *, level: str, value: str, title: str, y_ti
                 model,
                 [r["w_weeks"] for r in points],
                 [r[value] for r in points],
-                visible=True if model in PAPER_RANKING_MODELS else "legendonly",
-                hovertemplate=f"{MODEL_LABELS.get(model, model)}<br>w = %{{x}} weeks<br>"
+                visible=True if model in SHOWN_RANKING_MODELS else "legendonly",
+                hovertemplate=f"{EVALUATION_LABELS.get(model, model)}<br>w = %{{x}} weeks<br>"
                 f"{y_title} = %{{y:.4f}}<extra></extra>",
             )
         )
@@ -341,22 +382,38 @@ TABLE_COLUMNS = [
     "level", "metric", "w_weeks",
     "micro_theta_hat", "micro_hacs", "micro_random", "micro_brute_force",
     "macro_theta_hat", "macro_hacs", "macro_random", "macro_brute_force",
+    "micro_posterior_theta_hat", "micro_posterior",
+    "macro_posterior_theta_hat", "macro_posterior",
 ]  # fmt: skip
 
 
-def table_view(results: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Table I as the paper lays it out, one section per level.
+def _table_models(index: Mapping[tuple[str, str, int, str], Row], level: str) -> list[str]:
+    """The Table I models a level's results hold, in SELECTION_MODELS order."""
+    held = {key[3] for key in index if key[0] == level}
+    return [m for m in SELECTION_MODELS if m in held or m != "posterior"]
 
-    Each section: ``level``, ``label`` and ``groups``, one per metric (P, R, F1), each with
-    ``rows`` per w: ``w_weeks`` and per average a ``theta_hat`` and ``cells`` — one per model,
-    ``{"model", "value", "best"}``, where ``best`` marks the row's highest value within that
-    average (every one of equal values, to rounding).
+
+def table_view(results: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Table I as the paper lays it out, one section per level, with the posterior beside HACS.
+
+    Each section: ``level``, ``label``, ``header`` (per average, the columns: ``label`` and
+    whether it is a ``theta`` column) and ``groups``, one per metric (P, R, F1), each with
+    ``rows`` per w: ``w_weeks`` and per average a ``theta_hat`` (HACS's) and ``cells`` — one per
+    model, ``{"model", "value", "best", "theta_hat"}``, where ``theta_hat`` is the model's own
+    θ̂ for the posterior (shown in a column of its own) and None for the others, and ``best``
+    marks the row's highest value within that average (every one of equal values, to rounding).
     """
     index = {
         (r["level"], r["average"], r["w_weeks"], r["model"]): r for r in results.get("table", [])
     }
     sections = []
     for level in results.get("levels", {}):
+        models = _table_models(index, level)
+        header = [{"label": "θ̂", "theta": True}]
+        for m in models:
+            if m == "posterior":
+                header.append({"label": "θ̂ post.", "theta": True})
+            header.append({"label": EVALUATION_LABELS[m], "theta": False})
         ws = sorted({key[2] for key in index if key[0] == level})
         groups = []
         for metric in METRIC_LABELS:
@@ -364,20 +421,24 @@ def table_view(results: Mapping[str, Any]) -> list[dict[str, Any]]:
             for w in ws:
                 averages = []
                 for average in AVERAGE_LABELS:
-                    values = [
-                        index.get((level, average, w, m), {}).get(metric) for m in SELECTION_MODELS
-                    ]
+                    values = [index.get((level, average, w, m), {}).get(metric) for m in models]
                     known = [v for v in values if v is not None]
                     top = max(known) if known else None
                     best = [_equal(v, top) for v in values]
                     hacs = index.get((level, average, w, "hacs"), {})
+                    own = {
+                        m: index.get((level, average, w, m), {}).get("theta_hat")
+                        if m == "posterior"
+                        else None
+                        for m in models
+                    }
                     averages.append(
                         {
                             "average": average,
                             "theta_hat": hacs.get("theta_hat"),
                             "cells": [
-                                {"model": m, "value": v, "best": b}
-                                for m, v, b in zip(SELECTION_MODELS, values, best, strict=True)
+                                {"model": m, "value": v, "best": b, "theta_hat": own[m]}
+                                for m, v, b in zip(models, values, best, strict=True)
                             ],
                         }
                     )
@@ -386,7 +447,16 @@ def table_view(results: Mapping[str, Any]) -> list[dict[str, Any]]:
                 {"metric": metric, "label": METRIC_LABELS[metric], "name": METRIC_NAMES[metric],
                  "rows": rows}
             )  # fmt: skip
-        sections.append({"level": level, "label": LEVEL_LABELS.get(level, level), "groups": groups})
+        sections.append(
+            {
+                "level": level,
+                "label": LEVEL_LABELS.get(level, level),
+                "models": models,
+                "header": header,
+                "span": len(header),
+                "groups": groups,
+            }
+        )
     return sections
 
 
@@ -398,17 +468,68 @@ def _equal(value: float | None, top: float | None) -> bool:
 
 
 def table_rows(results: Mapping[str, Any]) -> list[list[Any]]:
-    """Table I as CSV rows under TABLE_COLUMNS (values as numbers, None where undefined)."""
+    """Table I as CSV rows under TABLE_COLUMNS (values as numbers, None where undefined or, for
+    the posterior, in a run stored before it took part)."""
+    index = {
+        (r["level"], r["average"], r["w_weeks"], r["model"]): r for r in results.get("table", [])
+    }
     rows: list[list[Any]] = []
-    for section in table_view(results):
-        for group in section["groups"]:
-            for row in group["rows"]:
-                line: list[Any] = [section["level"], group["metric"], row["w_weeks"]]
-                for average in row["averages"]:
-                    line.append(average["theta_hat"])
-                    line.extend(cell["value"] for cell in average["cells"])
+    for level in results.get("levels", {}):
+        ws = sorted({key[2] for key in index if key[0] == level})
+        for metric in METRIC_LABELS:
+            for w in ws:
+                line: list[Any] = [level, metric, w]
+                for average in AVERAGE_LABELS:
+                    line.append(index.get((level, average, w, "hacs"), {}).get("theta_hat"))
+                    line.extend(
+                        index.get((level, average, w, m), {}).get(metric)
+                        for m in ("hacs", "random", "brute_force")
+                    )
+                for average in AVERAGE_LABELS:
+                    posterior = index.get((level, average, w, "posterior"), {})
+                    line.extend((posterior.get("theta_hat"), posterior.get(metric)))
                 rows.append(line)
     return rows
+
+
+#: The models of the plain-text summary: Table I's and the ranking's headline ones.
+SUMMARY_SELECTION = ("posterior", "hacs", "random", "brute_force")
+SUMMARY_RANKING = ("posterior", "hacs", "cho_garcia_molina", "last_obs", "random")
+
+
+def summary_lines(results: Mapping[str, Any], average: str = "micro") -> list[str]:
+    """A plain-text summary for a terminal: per level, F1 at θ̂ (Table I, with each θ̂) and mean
+    weighted P@K per w, for the posterior, the paper's HACS and the baselines (models a run
+    stored before the posterior lacks are left out)."""
+    table = {(r["level"], r["average"], r["w_weeks"], r["model"]): r
+             for r in results.get("table", [])}  # fmt: skip
+    pak = {(r["level"], r["w_weeks"], r["model"]): r for r in results.get("pak", [])}
+    lines: list[str] = []
+
+    def number(value: float | None, digits: int = 3) -> str:
+        return "–" if value is None else f"{value:.{digits}f}"
+
+    for level in results.get("levels", {}):
+        ws = sorted({key[2] for key in table if key[0] == level})
+        chosen = [m for m in SUMMARY_SELECTION if (level, average, ws[0], m) in table] if ws else []
+        lines.append(f"{LEVEL_LABELS.get(level, level)} level, Table I ({average}): F1 at θ̂ (θ̂)")
+        lines.append("  w  " + "".join(f"{EVALUATION_LABELS[m]:>28}" for m in chosen))
+        for w in ws:
+            cells = []
+            for m in chosen:
+                row = table[(level, average, w, m)]
+                theta = (
+                    "" if m in ("random", "brute_force") else f" ({number(row['theta_hat'], 1)})"
+                )
+                cells.append(f"{number(row['f1']) + theta:>28}")
+            lines.append(f"{w:>3}  " + "".join(cells))
+        ranked = [m for m in SUMMARY_RANKING if ws and (level, ws[0], m) in pak]
+        lines.append(f"{LEVEL_LABELS.get(level, level)} level, mean weighted P@K")
+        lines.append("  w  " + "".join(f"{EVALUATION_LABELS[m]:>28}" for m in ranked))
+        for w in ws:
+            cells = [f"{number(pak[(level, w, m)]['weighted_p_at_k']):>28}" for m in ranked]
+            lines.append(f"{w:>3}  " + "".join(cells))
+    return lines
 
 
 def replay_figure(replay: Mapping[str, Any]) -> Figure:

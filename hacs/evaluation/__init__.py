@@ -23,13 +23,17 @@ Reference points are ``t_r = start + r · step_days`` for r = 0, 1, … while t_
 window of w weeks at t is [t − 7w, t] (both ends included); the evaluation interval is (t, t + e].
 *Eligible* sites U(w, t) have at least one observation in the window. Each eligible site is
 estimated from its window (rules 3-7), HACS selects the sites with p ≥ θ (Evaluation 1) and ranks
-them by p (Evaluation 2), against Random, Brute Force, Last-Obs and the GP4C scorers.
+them by p (Evaluation 2), against Random, Brute Force, Last-Obs and the GP4C scorers. Two HACS
+models take part: ``hacs``, the paper's p = g(λ, τ, t, e), and ``posterior``, HACS's default
+reading (the chance of a change since the newest copy over an empirical-Bayes Gamma posterior
+on λ, its prior fitted without looking past t).
 
 Where each reading is implemented (and documented)
 --------------------------------------------------
 * ``table`` — the observation table, and rule 3 read as an interval (A, B] of window starts;
 * ``grid`` — reference points, the grid of boundary times, timelines (rule 4) and positives;
-* ``windows`` — every window of one (level, w): eligibility, estimates and p (rules 5-7);
+* ``windows`` — every window of one (level, w): eligibility, estimates and p (rules 5-7), and the
+  posterior's evidence, leak-free prior and p;
 * ``scores`` — the GP4C scorers (Cho–Garcia-Molina, NAD, SAD, AAD, GAD, Age);
 * ``metrics`` — Evaluation 1: selection counts, P/R/F1 micro and macro, θ̂;
 * ``ranking`` — Evaluation 2 and the crawl budget: ties, weighted P@K, NDCG@k, ChangeRate@k;
@@ -38,6 +42,8 @@ Where each reading is implemented (and documented)
 """
 
 from hacs.evaluation.engine import (
+    DEFAULT_PRIOR_EVERY,
+    DEFAULT_PRIOR_WEEKS,
     DEFAULT_THETAS,
     DEFAULT_W_WEEKS,
     WindowScores,
@@ -55,6 +61,8 @@ from hacs.evaluation.scores import RANKING_MODELS
 from hacs.evaluation.table import ObservationTable
 
 __all__ = [
+    "DEFAULT_PRIOR_EVERY",
+    "DEFAULT_PRIOR_WEEKS",
     "DEFAULT_THETAS",
     "DEFAULT_W_WEEKS",
     "D_BINS_PER_DOUBLING",

@@ -22,18 +22,31 @@ from typing import Any
 
 import numpy as np
 
+from hacs.bayes import GammaPrior
 from hacs.estimators import METHODS
 from hacs.evaluation.grid import _finite, _make_grid, _prepare, reference_points
 from hacs.evaluation.metrics import _clean, _PointCounts, _selection_counts, _selection_rows
 from hacs.evaluation.ranking import _budget, _k_tables, _rank_metrics, _ranking_rows, _RankMetrics
 from hacs.evaluation.scores import RANKING_MODELS
 from hacs.evaluation.table import BoolArray, FloatArray, IntArray, ObservationTable
-from hacs.evaluation.windows import _window_batch
+from hacs.evaluation.windows import _prior_table, _window_batch
 
-__all__ = ["DEFAULT_THETAS", "DEFAULT_W_WEEKS", "WindowScores", "evaluate", "window_scores"]
+__all__ = [
+    "DEFAULT_PRIOR_EVERY",
+    "DEFAULT_PRIOR_WEEKS",
+    "DEFAULT_THETAS",
+    "DEFAULT_W_WEEKS",
+    "WindowScores",
+    "evaluate",
+    "window_scores",
+]
 
 DEFAULT_THETAS = tuple(i / 10 for i in range(11))  # 0.0, 0.1, …, 1.0: i / 10 == the literal
 DEFAULT_W_WEEKS = tuple(range(1, 13))
+#: The posterior's prior is fitted on windows of this many weeks ending at t (:func:`evaluate`).
+DEFAULT_PRIOR_WEEKS = 12
+#: … and refitted every this many reference points.
+DEFAULT_PRIOR_EVERY = 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,7 +57,9 @@ class WindowScores:
     ``instants`` how many distinct observation instants the window holds, ``first_update`` the time
     of the site's first update in (t, t + e] (+∞ when none; finite means positive), and
     ``scores`` each ranking model's score (higher ranks first; ties as in
-    ``hacs.evaluation.ranking``).
+    ``hacs.evaluation.ranking``). The posterior model (``hacs.evaluation.windows``): each
+    site's evidence ``updates`` (m) and ``exposure`` (T, days), ``last_copy`` (the window's last
+    instant), ``posterior_probability`` p, and the ``prior`` fitted on this window's sites.
     """
 
     site: IntArray
@@ -54,6 +69,11 @@ class WindowScores:
     instants: IntArray
     first_update: FloatArray
     scores: Mapping[str, FloatArray]
+    updates: FloatArray
+    exposure: FloatArray
+    last_copy: FloatArray
+    posterior_probability: FloatArray
+    prior: GammaPrior
 
     @property
     def positive(self) -> BoolArray:
@@ -68,14 +88,19 @@ def window_scores(
     w_weeks: int,
     e_days: float = 7.0,
     method: str = "observed",
+    prior_weeks: int | None = DEFAULT_PRIOR_WEEKS,
 ) -> WindowScores:
-    """Estimates, probabilities, positives and scores of every eligible site at one (t, w)."""
+    """Estimates, probabilities, positives and scores of every eligible site at one (t, w);
+    the posterior's prior as :func:`evaluate` fits it at t."""
     t_value = _finite(t, "t")
     (w,) = _check_w_weeks([w_weeks])
     e = _check_e(e_days)
     _check_method(method)
-    grid = _make_grid(np.array([t_value]), [w], e)
-    batch = _window_batch(_prepare(table, grid), grid, w, method)
+    prior_w = _check_prior_weeks(prior_weeks)
+    grid = _make_grid(np.array([t_value]), [w] if prior_w is None else [w, prior_w], e)
+    level = _prepare(table, grid)
+    priors = None if prior_w is None else _prior_table(level, grid, prior_w, 1)
+    batch = _window_batch(level, grid, w, method, priors)
     return WindowScores(
         site=batch.site,
         rate=batch.rate,
@@ -84,6 +109,11 @@ def window_scores(
         instants=batch.instants,
         first_update=batch.first_update,
         scores={name: batch.scores[row] for row, name in enumerate(RANKING_MODELS)},
+        updates=batch.updates,
+        exposure=batch.exposure,
+        last_copy=batch.last_copy,
+        posterior_probability=batch.posterior,
+        prior=GammaPrior(float(batch.priors[0, 0]), float(batch.priors[0, 1])),
     )
 
 
@@ -94,6 +124,7 @@ def _point_rows(
     counts: _PointCounts,
     budget: IntArray,
     metrics: _RankMetrics,
+    priors: FloatArray,
 ) -> list[dict[str, Any]]:
     """Per reference point t: the counts and per-model metrics behind the averages (the
     ``details`` of :func:`evaluate`; HACS paper, Sections III-B and III-C, before averaging)."""
@@ -109,6 +140,9 @@ def _point_rows(
                 "positives": int(counts.positives[r]),
                 "hacs_selected": counts.selected[r].tolist(),
                 "hacs_tp": counts.true_positives[r].tolist(),
+                "posterior_selected": counts.posterior_selected[r].tolist(),
+                "posterior_tp": counts.posterior_true_positives[r].tolist(),
+                "prior": {"shape": float(priors[r, 0]), "rate": float(priors[r, 1])},
                 "budget_k": int(budget[r]),
                 "models": {
                     name: {
@@ -135,6 +169,8 @@ def evaluate(
     thetas: Iterable[float] = DEFAULT_THETAS,
     method: str = "observed",
     budget_fraction: float = 0.05,
+    prior_weeks: int | None = DEFAULT_PRIOR_WEEKS,
+    prior_every: int = DEFAULT_PRIOR_EVERY,
     details: bool = False,
     progress: Callable[[float], None] | None = None,
 ) -> dict[str, Any]:
@@ -149,15 +185,26 @@ def evaluate(
       SELECTION_MODELS): ``precision``, ``recall``, ``f1`` (None where undefined) and the totals
       over t ``tp``, ``fp``, ``fn``, ``tn`` (expected values, floats, for Random);
     * ``table`` — Table I: per (level, average, w_weeks, model): ``theta_hat`` (HACS's, also used
-      for Random and Brute Force), ``precision``, ``recall``, ``f1``;
+      for Random and Brute Force; the posterior's own for ``posterior``), ``precision``,
+      ``recall``, ``f1``;
     * ``pak`` — per (level, w_weeks, model ∈ RANKING_MODELS + random): ``weighted_p_at_k``
       (mean over t with positives) and ``points`` (how many t);
     * ``budget`` — per (level, w_weeks, model): ``k_mean``, ``ndcg_at_k``, ``change_rate_at_k``,
       and the top-k selection's ``tp``, ``fp``, ``fn``, micro ``precision``, ``recall``, ``f1``
       and ``macro_precision``, ``macro_recall``, ``macro_f1``;
     * ``points`` (only with ``details=True``) — per (level, w_weeks, t): ``eligible``,
-      ``positives``, HACS's ``hacs_selected`` and ``hacs_tp`` per θ, ``budget_k`` and per model
-      ``weighted_p_at_k``, ``ndcg_at_k``, ``change_rate_at_k``, ``hits_at_k``.
+      ``positives``, HACS's ``hacs_selected`` and ``hacs_tp`` per θ, the posterior's
+      ``posterior_selected`` and ``posterior_tp`` per θ and its ``prior`` (``shape``, ``rate``),
+      ``budget_k`` and per model ``weighted_p_at_k``, ``ndcg_at_k``, ``change_rate_at_k``,
+      ``hits_at_k``.
+
+    Models: ``hacs`` is the paper's p = g(λ, τ, t, e) with ``method``'s λ; ``posterior`` is
+    HACS's default reading, the chance of a change since the newest copy over a Gamma posterior
+    on λ (``hacs.evaluation.windows``). Its prior at t is fitted on the evidence of every
+    site's window [t − 7·prior_weeks, t] (None: on the evaluated windows [t − 7w, t]
+    themselves), refitted every ``prior_every`` reference points and carried forward in
+    between, never backward: no prior uses an observation after its t. Each fit costs a
+    ``scipy.optimize`` run over the eligible sites (``bench/evaluation.py`` prints the time).
 
     ``thetas`` are sorted and duplicates dropped; ``w_weeks`` likewise. ``progress`` is called
     with the finished fraction (0 … 1) after each (level, w), from the calling thread.
@@ -175,8 +222,15 @@ def evaluate(
     fraction = _finite(budget_fraction, "budget_fraction")
     if not 0 < fraction <= 1:
         raise ValueError(f"budget_fraction must be in (0, 1]; got {budget_fraction}")
+    prior_w = _check_prior_weeks(prior_weeks)
+    if isinstance(prior_every, bool) or not isinstance(prior_every, int | np.integer):
+        raise ValueError(
+            f"prior_every must be a whole number of reference points; got {prior_every!r}"
+        )
+    if prior_every < 1:
+        raise ValueError(f"prior_every must be at least 1; got {prior_every}")
 
-    grid = _make_grid(ts, ws, e)
+    grid = _make_grid(ts, ws if prior_w is None else sorted({*ws, prior_w}), e)
     result: dict[str, Any] = {
         "parameters": {
             "start": float(start),
@@ -187,6 +241,8 @@ def evaluate(
             "thetas": theta_values.tolist(),
             "method": method,
             "budget_fraction": fraction,
+            "prior_weeks": prior_w,
+            "prior_every": int(prior_every),
             "reference_points": int(ts.size),
         },
         "levels": {},
@@ -203,8 +259,10 @@ def evaluate(
         result["levels"][level_name] = {"sites": table.site_count, "observations": table.size}
         size = max(table.site_count, 1)
         k_tables = _k_tables(size)
+        every = int(prior_every)
+        priors = None if prior_w is None else _prior_table(level, grid, prior_w, every)
         for w in ws:
-            batch = _window_batch(level, grid, w, method)
+            batch = _window_batch(level, grid, w, method, priors, every)
             counts = _selection_counts(batch, theta_values, ts.size)
             curves, table_rows = _selection_rows(level_name, w, theta_values, counts)
             budget = _budget(counts.eligible, fraction)
@@ -215,7 +273,9 @@ def evaluate(
             result["pak"].extend(pak)
             result["budget"].extend(budget_rows)
             if details:
-                result["points"].extend(_point_rows(level_name, w, ts, counts, budget, metrics))
+                result["points"].extend(
+                    _point_rows(level_name, w, ts, counts, budget, metrics, batch.priors)
+                )
             del batch
             done += 1
             if progress is not None:
@@ -240,6 +300,19 @@ def _check_w_weeks(w_weeks: Iterable[int]) -> tuple[int, ...]:
         if isinstance(w, bool) or not isinstance(w, int | np.integer) or w < 1:
             raise ValueError(f"w_weeks must be positive whole numbers of weeks; got {w!r}")
     return tuple(sorted({int(w) for w in values}))
+
+
+def _check_prior_weeks(prior_weeks: int | None) -> int | None:
+    """The posterior's prior window in whole weeks, or None for the evaluated window itself."""
+    if prior_weeks is None:
+        return None
+    if isinstance(prior_weeks, bool) or not isinstance(prior_weeks, int | np.integer):
+        raise ValueError(
+            f"prior_weeks must be a whole number of weeks or None; got {prior_weeks!r}"
+        )
+    if prior_weeks < 1:
+        raise ValueError(f"prior_weeks must be at least 1; got {prior_weeks}")
+    return int(prior_weeks)
 
 
 def _check_thetas(thetas: Iterable[float]) -> FloatArray:

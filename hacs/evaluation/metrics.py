@@ -13,7 +13,13 @@ form F1 = 2TP/(2TP + FP + FN): undefined only when nothing is selected and there
 2PR/(P + R) whenever both are defined. θ̂ is the θ with the highest F1 (ties: the smaller θ; None
 when F1 is undefined for every θ); Table I evaluates Random and Brute Force at HACS's θ̂.
 
-Every θ comes from one histogram of p per (level, w).
+The posterior (HACS's default reading, ``hacs.evaluation.windows``) selects the same way by its
+own p, D' = {u ∈ U : p' ≥ θ}, with its own θ̂ chosen by the same rule from its own F1; its Table
+I rows are at that θ̂. (Random is not matched to the posterior's |D'|: Random's expected F1
+grows with |D| and reaches Brute Force's at |D| = |U|, so Brute Force is the stronger baseline
+for both.)
+
+Every θ comes from one histogram of p per (level, w) and selecting model.
 """
 
 from __future__ import annotations
@@ -31,30 +37,36 @@ from hacs.evaluation.windows import _Batch
 __all__ = ["SELECTION_MODELS"]
 
 #: Models of Evaluation 1 (selection by θ).
-SELECTION_MODELS = ("hacs", "random", "brute_force")
+SELECTION_MODELS = ("hacs", "posterior", "random", "brute_force")
+#: The models among them that select by their own p ≥ θ, each with its own θ̂.
+_SELECTING = ("hacs", "posterior")
 
 
 @dataclass(frozen=True, eq=False)
 class _PointCounts:
-    """Per reference point r: |U|, |Pos|, and per θ (columns) HACS's |D| and TP."""
+    """Per reference point r: |U|, |Pos|, and per θ (columns) HACS's |D| and TP; the same for
+    the posterior in ``posterior_selected`` and ``posterior_true_positives``."""
 
     eligible: IntArray
     positives: IntArray
     selected: IntArray
     true_positives: IntArray
+    posterior_selected: IntArray
+    posterior_true_positives: IntArray
 
 
 def _selection_counts(batch: _Batch, thetas: FloatArray, n_refs: int) -> _PointCounts:
     """Evaluation 1 counts for every θ from one histogram of p (p ≥ θ_j iff bin > j).
 
-    HACS paper, Section III-B: |D_{w,t}(θ)|, its true positives, |U| and |Pos| per t.
+    HACS paper, Section III-B: |D_{w,t}(θ)|, its true positives, |U| and |Pos| per t; for HACS's
+    p and for the posterior's.
     """
     n_bins = thetas.size + 1
-    bins = np.searchsorted(thetas, batch.probability, side="right")  # how many θ ≤ p
-    cells = batch.r * n_bins + bins
     positive = batch.positive
 
-    def at_least(weights: BoolArray | None) -> IntArray:
+    def at_least(probability: FloatArray, weights: BoolArray | None) -> IntArray:
+        bins = np.searchsorted(thetas, probability, side="right")  # how many θ ≤ p
+        cells = batch.r * n_bins + bins
         hist = np.bincount(cells, weights=weights, minlength=n_refs * n_bins)
         hist = hist.reshape(n_refs, n_bins).astype(np.int64)
         above = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1]  # above[:, j] = Σ_{bin ≥ j}
@@ -64,8 +76,10 @@ def _selection_counts(batch: _Batch, thetas: FloatArray, n_refs: int) -> _PointC
     return _PointCounts(
         eligible=np.bincount(batch.r, minlength=n_refs).astype(np.int64),
         positives=np.bincount(batch.r, weights=positive, minlength=n_refs).astype(np.int64),
-        selected=at_least(None),
-        true_positives=at_least(positive),
+        selected=at_least(batch.probability, None),
+        true_positives=at_least(batch.probability, positive),
+        posterior_selected=at_least(batch.posterior, None),
+        posterior_true_positives=at_least(batch.posterior, positive),
     )
 
 
@@ -114,12 +128,13 @@ def _selection_rows(
     """Curve rows (micro and macro, every θ and model) and Table I rows for one (level, w).
 
     HACS paper, Section III-B and Table I (Figures 8-10 plot the curves); Random by its exact
-    expectation TP = |D|·|Pos|/|U|.
+    expectation TP = |D|·|Pos|/|U| with HACS's |D|. θ̂ is HACS's for HACS, Random and Brute
+    Force, the posterior's own for the posterior (the module docstring).
     """
     u = counts.eligible.astype(np.float64)
     pos = counts.positives.astype(np.float64)
     curves: list[dict[str, Any]] = []
-    f1s: dict[str, list[float | None]] = {"micro": [], "macro": []}
+    f1s: dict[tuple[str, str], list[float | None]] = {}
     metrics: dict[tuple[str, int, str], tuple[float | None, ...]] = {}
     for j, theta in enumerate(thetas.tolist()):
         d = counts.selected[:, j].astype(np.float64)
@@ -127,6 +142,10 @@ def _selection_rows(
             random_tp = np.where(u > 0, d * pos / u, 0.0)
         per_model = {
             "hacs": (counts.true_positives[:, j].astype(np.float64), d),
+            "posterior": (
+                counts.posterior_true_positives[:, j].astype(np.float64),
+                counts.posterior_selected[:, j].astype(np.float64),
+            ),
             "random": (random_tp, d),
             "brute_force": (pos, u),
         }
@@ -145,8 +164,8 @@ def _selection_rows(
             ):
                 precision, recall, f1 = values
                 metrics[(average, j, model)] = values
-                if model == "hacs":
-                    f1s[average].append(f1)
+                if model in _SELECTING:
+                    f1s.setdefault((average, model), []).append(f1)
                 curves.append(
                     {
                         "level": level,
@@ -162,8 +181,8 @@ def _selection_rows(
                 )
     table: list[dict[str, Any]] = []
     for average in ("micro", "macro"):
-        best = _theta_hat(f1s[average])
         for model in SELECTION_MODELS:
+            best = _theta_hat(f1s[(average, model if model in _SELECTING else "hacs")])
             values = metrics[(average, best, model)] if best is not None else (None,) * 3
             table.append(
                 {

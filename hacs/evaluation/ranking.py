@@ -3,8 +3,10 @@
 Part of :mod:`hacs.evaluation`; pure (NumPy only). HACS paper, Section III-C (DESIGN.md rule 10);
 GP4C paper, Sections 4.2.2 and 5.2 (rule 11).
 
-* **Evaluation 2.** Models rank U(w, t): HACS by p; Last-Obs by t − τ descending (τ as in rule 5:
-  the last update in the window, else the first observation); the GP4C scorers
+* **Evaluation 2.** Models rank U(w, t): HACS by p; the posterior (HACS's default reading,
+  ``hacs.evaluation.windows``) by its p, read through its exponent (``hacs.evaluation.scores``);
+  Last-Obs by t − τ descending (τ as in rule 5: the last update in the window, else the first
+  observation); the GP4C scorers
   (``hacs.evaluation.scores``) by their score; Random by its exact expectation. The expected
   ranking orders the positives by the time of their first update in (t, t + e]. For
   K = 1 … |Pos|, P@K = |top-K(model) ∩ top-K(expected)| / K, weighted by 1/log2(K + 1)

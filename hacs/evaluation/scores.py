@@ -19,7 +19,9 @@ number of cycles since the page was last visited", in days). A site with n = 0 s
   φ rounding to 1 for large exponents.
 * ``age``: t − (time of the last access) (GP4C's Age: the time since the page was last visited).
 
-HACS itself scores by p (rule 7) and Last-Obs by t − τ (HACS paper, Section III-C).
+HACS itself scores by p (rule 7) and Last-Obs by t − τ (HACS paper, Section III-C). The
+posterior (HACS's default, ``hacs.evaluation.windows``) scores by its exponent α ln(1 + Δ/β),
+which orders sites exactly as its p = 1 − (β/(β + Δ))^α does, without p rounding to 1.
 """
 
 from __future__ import annotations
@@ -32,8 +34,11 @@ from hacs.evaluation.table import FloatArray, IntArray
 __all__ = ["RANKING_MODELS"]
 
 #: Models that rank U(w, t), in the order of the score rows (Random is added analytically).
-RANKING_MODELS = ("hacs", "last_obs", "cho_garcia_molina", "nad", "sad", "aad", "gad", "age")
-_HACS_ROW = 0
+RANKING_MODELS = (
+    "hacs", "posterior", "last_obs", "cho_garcia_molina", "nad", "sad", "aad", "gad", "age",
+)  # fmt: skip
+_ROW = {name: row for row, name in enumerate(RANKING_MODELS)}
+_HACS_ROW = _ROW["hacs"]
 
 
 def _scores(
@@ -46,10 +51,12 @@ def _scores(
     e: float,
     tau: FloatArray,
     probability: FloatArray,
+    posterior_score: FloatArray,
 ) -> FloatArray:
     """One row per RANKING_MODELS entry (the module docstring).
 
-    HACS by p (HACS paper, Section II-E), Last-Obs by t − τ (Section III-C); Cho–Garcia-Molina
+    HACS by p (HACS paper, Section II-E), the posterior by ``posterior_score`` (its exponent,
+    docs/readings.md), Last-Obs by t − τ (Section III-C); Cho–Garcia-Molina
     by GP4C Eq. 4 (HACS Eq. 4), NAD, SAD, AAD and GAD by GP4C Section 5.1 with Eq. 5's exponent,
     Age by GP4C Section 5.1.
 
@@ -58,10 +65,11 @@ def _scores(
     """
     n_pairs = a.size
     scores = np.zeros((len(RANKING_MODELS), n_pairs))
-    scores[0] = probability  # hacs
-    np.subtract(t, tau, out=scores[1])  # last_obs: t − τ
+    scores[_ROW["hacs"]] = probability
+    scores[_ROW["posterior"]] = posterior_score
+    np.subtract(t, tau, out=scores[_ROW["last_obs"]])  # t − τ
     last = inst_time[b - 1]
-    np.subtract(t, last, out=scores[7])  # age: t − last access
+    np.subtract(t, last, out=scores[_ROW["age"]])  # t − last access
     if fl_pair.size == 0:
         return scores
     new = np.ones(fl_pair.size, dtype=np.bool_)
@@ -82,6 +90,8 @@ def _scores(
     # 2^(i−1)/(2^n − 1) = 2^(i−1−n)/(1 − 2^−n): no overflow for long windows.
     powers = np.ldexp(1.0, np.maximum(number - 1 - n_each, -1100).astype(np.int32))
     gad = np.add.reduceat(powers, starts) / (1.0 - np.ldexp(1.0, -np.minimum(n_each[starts], 1100)))
-    for row, value in ((2, cg), (3, nad), (4, sad), (5, aad), (6, gad)):
-        scores[row, busy] = value * elapsed
+    for name, value in (
+        ("cho_garcia_molina", cg), ("nad", nad), ("sad", sad), ("aad", aad), ("gad", gad),
+    ):  # fmt: skip
+        scores[_ROW[name], busy] = value * elapsed
     return scores

@@ -8,13 +8,37 @@ Part of :mod:`hacs.evaluation`; pure (NumPy and the estimation core). DESIGN.md 
   :func:`hacs.estimators.estimate_many` (``method`` observed by default); then
   p = g(λ, τ, t, e) (rule 7). Unknown λ (fewer than two distinct observation instants — the
   estimators' reading; observations at one instant are one access) counts as p = 0.
+* **Posterior** (HACS's default, docs/readings.md, "the posterior since the newest copy"). The
+  same window's timeline, flagged the same way, is read as evidence on λ: a Gamma kernel of
+  m effective updates over T effective days (:func:`hacs.bayes.rate_evidence`, observed
+  intervals whatever ``method``); a window with one instant holds none (m = T = 0). Then
+  Gamma(a + m, b + T) per site (:func:`hacs.bayes.posterior`) and p = 1 − (β / (β + Δ))^α
+  with Δ = t + e − the newest copy, the window's last instant
+  (:func:`hacs.ranking.posterior_probabilities`).
+* **The prior, without looking ahead.** The Gamma(a, b) prior at reference point t is fitted by
+  :func:`hacs.bayes.fit_prior` on the evidence of every eligible site's window
+  [t − 7·prior_weeks, t] (:func:`_prior_table`; ``prior_weeks`` 12 by default, the paper's
+  longest history, the same prior for every w), or on the evaluated windows themselves
+  (:func:`_window_batch` without ``priors``). Either way the windows end at t, so the prior
+  at t uses no observation after t; refitted only every ``prior_every`` points, the latest
+  fit at or before t is used. *Why a window of its own:* the prior describes how rates differ
+  across the collection, which the daily list fits on the whole collection's history; the
+  windows of one or a few weeks hold so few updates that the marginal likelihood has no
+  interior maximum (shape → ∞ at a fixed mean: a point mass, under which the posterior ranks
+  by the age of the copy alone), and ``fit_prior`` then runs to its iteration cap (about
+  30 times the time of a converging fit).
 * **Positives** are looked up from the level's first updates after each t
   (``hacs.evaluation.grid``).
 
 The estimate of a window depends on its unchanged intervals only through their sum, so each
 site is handed to ``estimate_many`` as a short timeline with the same first and last instants
 and the same update instants and their predecessors: the same λ and τ to rounding, observed or
-interpolated. One ``estimate_many`` call covers every reference point of a (level, w).
+interpolated. One ``estimate_many`` call covers every reference point of a (level, w). The
+posterior's evidence is the same: ``rate_evidence`` reads a timeline through its observed MLE,
+its changed intervals and its total span, all of which the short timeline keeps; a window
+without updates has m = 0 and T = its span, the kernel's exact reading of unchanged intervals,
+and is not handed to ``rate_evidence`` at all (``tests/hacs/test_evaluation.py`` holds both
+equal to ``rate_evidence`` on the full timelines).
 """
 
 from __future__ import annotations
@@ -23,10 +47,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hacs.bayes import GammaPrior, fit_prior, posterior, posterior_exposure, rate_evidence
 from hacs.estimators import change_probability, estimate_many
 from hacs.evaluation.grid import _Grid, _Level
 from hacs.evaluation.scores import _scores
 from hacs.evaluation.table import BoolArray, FloatArray, IntArray
+from hacs.ranking import posterior_probabilities
 
 __all__: list[str] = []
 
@@ -36,7 +62,9 @@ class _Batch:
     """Every eligible (reference point, site) pair of one (level, w), in (r, site) order.
 
     Pairs of reference point r are ``offsets[r]:offsets[r + 1]``. ``scores`` has one row per
-    entry of RANKING_MODELS.
+    entry of RANKING_MODELS. The posterior model: each pair's evidence ``updates`` (m) and
+    ``exposure`` (T), its ``last_copy`` (the window's last instant) and ``posterior``
+    probability; ``priors[r]`` is the (shape, rate) of the prior used at reference point r.
     """
 
     r: IntArray
@@ -48,6 +76,11 @@ class _Batch:
     probability: FloatArray
     first_update: FloatArray
     scores: FloatArray
+    updates: FloatArray
+    exposure: FloatArray
+    last_copy: FloatArray
+    posterior: FloatArray
+    priors: FloatArray
 
     @property
     def positive(self) -> BoolArray:
@@ -55,12 +88,25 @@ class _Batch:
         return result
 
 
-def _window_batch(level: _Level, grid: _Grid, w: int, method: str) -> _Batch:
-    """Eligibility, estimates, p, positives and scores of every (t, site) for one w at once.
+@dataclass(frozen=True, eq=False)
+class _Pairs:
+    """Every eligible (reference point, site) window of one (level, w), in (r, site) order:
+    its instants [a, b) and its update instants ``fl_inst`` (of pair ``fl_pair``, sorted)."""
 
-    HACS paper, Section III-B: M_{w,t}(u), f and g (λ and τ by Eq. 5 or Eq. 4, p = g(λ, τ, t, e)),
-    for every reference point; DESIGN.md rules 3-7 and 9. Rule 3 within each window comes from
-    the candidates' (A, B] (``hacs.evaluation.table``).
+    r: IntArray
+    site: IntArray
+    offsets: IntArray
+    a: IntArray
+    b: IntArray
+    fl_pair: IntArray
+    fl_inst: IntArray
+
+
+def _pairs(level: _Level, grid: _Grid, w: int) -> _Pairs:
+    """Eligibility and rule 3 of every window [t − 7w, t] at once (DESIGN.md rules 3, 4 and 9).
+
+    HACS paper, Section III-B: M_{w,t}(u) for every reference point. Rule 3 within each window
+    comes from the candidates' (A, B] (``hacs.evaluation.table``).
     """
     n_refs, n_sites = grid.t.size, level.n_sites
     ks = grid.ks[w]
@@ -99,14 +145,53 @@ def _window_batch(level: _Level, grid: _Grid, w: int, method: str) -> _Batch:
     del pair_of, owner, by_r
     distinct = np.ones(total, dtype=np.bool_)  # several pages updated at one instant: one access
     distinct[1:] = (fl_inst[1:] != fl_inst[:-1]) | (fl_pair[1:] != fl_pair[:-1])
-    fl_inst, fl_pair = fl_inst[distinct], fl_pair[distinct]
+    return _Pairs(r, site, offsets, a, b, fl_pair[distinct], fl_inst[distinct])
+
+
+def _prior_table(level: _Level, grid: _Grid, weeks: int, every: int) -> FloatArray:
+    """(shape, rate) of the posterior's prior at each reference point, fitted on the evidence
+    of every eligible site's window [t − 7·weeks, t] (:func:`_priors`; the module docstring)."""
+    pairs = _pairs(level, grid, weeks)
+    _, _, updates, exposure = _estimate_pairs(
+        level.inst_time, pairs.a, pairs.b, pairs.fl_pair, pairs.fl_inst, "observed"
+    )
+    return _priors(updates, exposure, pairs.offsets, every)
+
+
+def _window_batch(
+    level: _Level,
+    grid: _Grid,
+    w: int,
+    method: str,
+    priors: FloatArray | None = None,
+    prior_every: int = 1,
+) -> _Batch:
+    """Eligibility, estimates, p, positives and scores of every (t, site) for one w at once.
+
+    HACS paper, Section III-B: M_{w,t}(u), f and g (λ and τ by Eq. 5 or Eq. 4, p = g(λ, τ, t, e)),
+    for every reference point; DESIGN.md rules 3-7 and 9. The posterior (HACS's default
+    reading) from the same windows under ``priors`` (one row per reference point, from
+    :func:`_prior_table`), or, when None, priors fitted on these windows every ``prior_every``
+    points.
+    """
+    pairs = _pairs(level, grid, w)
+    r, site, offsets, a, b = pairs.r, pairs.site, pairs.offsets, pairs.a, pairs.b
+    fl_pair, fl_inst = pairs.fl_pair, pairs.fl_inst
+    n_pairs = r.size
 
     t = grid.t[r]
-    rate, tau = _estimate_pairs(level.inst_time, a, b, fl_pair, fl_inst, method)
+    rate, tau, updates, exposure = _estimate_pairs(level.inst_time, a, b, fl_pair, fl_inst, method)
     known = np.isfinite(rate)
     probability = np.zeros(n_pairs)
     probability[known] = change_probability(rate[known], tau[known], t[known], grid.e)
-    scores = _scores(level.inst_time, a, b, fl_pair, fl_inst, t, grid.e, tau, probability)
+    if priors is None:
+        priors = _priors(updates, exposure, offsets, prior_every)
+    alpha, beta = _posteriors(priors, updates, exposure, offsets)
+    last_copy = level.inst_time[b - 1]
+    chance = posterior_probabilities(alpha, beta, last_copy, t, grid.e)
+    # The posterior ranks by its exponent α ln(1 + Δ/β): the order of p, without p rounding to 1.
+    exponent = posterior_exposure(alpha, beta, t + grid.e - last_copy)
+    scores = _scores(level.inst_time, a, b, fl_pair, fl_inst, t, grid.e, tau, probability, exponent)
     return _Batch(
         r=r,
         site=site,
@@ -117,7 +202,44 @@ def _window_batch(level: _Level, grid: _Grid, w: int, method: str) -> _Batch:
         probability=probability,
         first_update=level.pos_time[r, site],
         scores=scores,
+        updates=updates,
+        exposure=exposure,
+        last_copy=last_copy,
+        posterior=chance,
+        priors=priors,
     )
+
+
+def _priors(updates: FloatArray, exposure: FloatArray, offsets: IntArray, every: int) -> FloatArray:
+    """(shape, rate) of the prior used at each reference point r, one row per r.
+
+    Empirical Bayes without looking ahead: :func:`hacs.bayes.fit_prior` on the evidence of every
+    eligible site's window at the refit points r = 0, every, 2·every, …, each used from its
+    point until the next. Those windows end at t_r, so the prior at t uses no observation after
+    t. Costs one fit per refit point (``bench/evaluation.py --demo`` prints it).
+    """
+    n_refs = offsets.size - 1
+    priors = np.empty((n_refs, 2))
+    prior = GammaPrior(1.0, 1.0)  # replaced at r = 0
+    for r in range(n_refs):
+        if r % every == 0:
+            lo, hi = int(offsets[r]), int(offsets[r + 1])
+            prior = fit_prior(updates[lo:hi], exposure[lo:hi])
+        priors[r] = (prior.shape, prior.rate)
+    return priors
+
+
+def _posteriors(
+    priors: FloatArray, updates: FloatArray, exposure: FloatArray, offsets: IntArray
+) -> tuple[FloatArray, FloatArray]:
+    """(α, β) of every pair: :func:`hacs.bayes.posterior` under its reference point's prior."""
+    alpha = np.empty(updates.size)
+    beta = np.empty(updates.size)
+    for r in np.flatnonzero(np.diff(offsets)).tolist():
+        lo, hi = int(offsets[r]), int(offsets[r + 1])
+        prior = GammaPrior(float(priors[r, 0]), float(priors[r, 1]))
+        alpha[lo:hi], beta[lo:hi] = posterior(prior, updates[lo:hi], exposure[lo:hi])
+    return alpha, beta
 
 
 def _estimate_pairs(
@@ -127,11 +249,14 @@ def _estimate_pairs(
     fl_pair: IntArray,
     fl_inst: IntArray,
     method: str,
-) -> tuple[FloatArray, FloatArray]:
-    """λ and τ of each window [a, b) of instants with update instants ``fl_inst`` (rule 5/6).
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """λ, τ and the posterior's evidence (m, T) of each window [a, b) of instants with update
+    instants ``fl_inst`` (rules 5-7).
 
     HACS paper, Eqs. 4 and 5 (observed, Section II-B1) or the interpolated estimate (Section
     II-B2), by :func:`hacs.estimators.estimate_many`; τ is the last known update time (II-E).
+    The evidence by :func:`hacs.bayes.rate_evidence` on the same timelines (the module
+    docstring); without updates m = 0 and T = the window's span.
 
     A window without updates has λ = 0 (or unknown with one instant) and τ at its first
     instant. The others go to ``estimate_many`` as short timelines: the first instant, each
@@ -144,9 +269,11 @@ def _estimate_pairs(
     m = np.bincount(fl_pair, minlength=n_pairs)
     rate = np.where(b - a >= 2, 0.0, np.nan)
     tau = inst_time[a].copy()
+    updates = np.zeros(n_pairs)
+    exposure = inst_time[b - 1] - inst_time[a]
     busy = np.flatnonzero(m)
     if busy.size == 0:
-        return rate, tau
+        return rate, tau, updates, exposure
     seg_len = 2 + 2 * m[busy]
     seg_end = np.cumsum(seg_len)
     seg_start = seg_end - seg_len
@@ -167,7 +294,13 @@ def _estimate_pairs(
     keep[seg_start] = True
     kept_end = np.cumsum(keep)[seg_end - 1]
     offsets = np.concatenate(([0], kept_end)).astype(np.int64)
-    result = estimate_many(inst_time[index[keep]], flag[keep], offsets, method=method)
+    times, flags = inst_time[index[keep]], flag[keep]
+    result = estimate_many(times, flags, offsets, method=method)
     rate[busy] = result.rate
     tau[busy] = result.tau
-    return rate, tau
+    evidence = rate_evidence(
+        times, flags, offsets, observed=result if method == "observed" else None
+    )
+    updates[busy] = evidence.updates
+    exposure[busy] = evidence.exposure
+    return rate, tau, updates, exposure

@@ -264,7 +264,7 @@ def test_the_evaluation_figures_have_the_keys_the_page_script_reads() -> None:
     assert groups and all(set(g) == {"label", "figure"} for g in groups)
     assert all(g["figure"]["data"][0]["name"] == "observed Δ̃t" for g in groups)
     names = {t["name"] for t in threshold["homepage|micro|1"]["data"]}
-    assert names == {"HACS", "Random", "Brute Force"}
+    assert names == {"HACS posterior (default)", "HACS, paper's g", "Random", "Brute Force"}
     rows = evaluation_charts.table_rows(results)
     assert rows and all(len(row) == len(evaluation_charts.TABLE_COLUMNS) for row in rows)
     for figure in [*threshold.values(), *ranking["homepage"].values()]:
@@ -291,9 +291,52 @@ def test_every_figure_is_drawn_in_the_one_style() -> None:
         t["line"]["color"]
         for figure in figures
         for t in figure["data"]
-        if t.get("name") == style.MODEL_LABELS["hacs"]
+        if t.get("name") == evaluation_charts.EVALUATION_LABELS["hacs"]
     ]
     assert hacs_lines and set(hacs_lines) == {style.BLUE}
+
+
+def test_the_posterior_is_drawn_beside_the_papers_hacs_and_shown_in_the_pak_chart() -> None:
+    results = _evaluation_results()
+    pak = evaluation_charts.ranking_figures(results)["homepage"]["pak"]
+    shown = [t["name"] for t in pak["data"] if t["visible"] is True]
+    assert shown == ["HACS posterior (default)", "HACS, paper's g", "Cho–Garcia-Molina",
+                     "Last-Obs", "Random"]  # fmt: skip
+    posterior = next(t for t in pak["data"] if t["name"] == "HACS posterior (default)")
+    rows = [r for r in results["pak"] if r["model"] == "posterior"]
+    assert posterior["y"] == [
+        r["weighted_p_at_k"] for r in sorted(rows, key=lambda r: r["w_weeks"])
+    ]
+    assert posterior["line"]["color"] == style.BLACK
+    # The threshold chart marks the posterior's own θ̂ when it differs from HACS's.
+    table = {(r["average"], r["w_weeks"], r["model"]): r["theta_hat"] for r in results["table"]}
+    for key, figure in evaluation_charts.threshold_figures(results).items():
+        _, average, w = key.split("|")
+        own = table[(average, int(w), "posterior")]
+        texts = [a["text"] for a in figure["layout"]["annotations"]]
+        differs = own is not None and own != table[(average, int(w), "hacs")]
+        assert any(text.startswith("θ̂ posterior") for text in texts) == differs, key
+
+
+def test_views_of_results_stored_before_the_posterior_leave_it_out() -> None:
+    results = _evaluation_results()
+    old = {**results, **{key: [r for r in results[key] if r["model"] != "posterior"]
+                         for key in ("curves", "table", "pak", "budget")}}  # fmt: skip
+    (section,) = evaluation_charts.table_view(old)
+    assert section["models"] == ["hacs", "random", "brute_force"] and section["span"] == 4
+    (section,) = evaluation_charts.table_view(results)
+    assert section["models"] == ["hacs", "posterior", "random", "brute_force"]
+    assert [c["label"] for c in section["header"]] == [
+        "θ̂", "HACS, paper's g", "θ̂ post.", "HACS posterior (default)", "Random", "Brute Force",
+    ]  # fmt: skip
+    names = {
+        t["name"] for t in evaluation_charts.threshold_figures(old)["homepage|micro|1"]["data"]
+    }
+    assert "HACS posterior (default)" not in names
+    assert all(row[-4:] == [None] * 4 for row in evaluation_charts.table_rows(old))
+    assert any(row[-1] is not None for row in evaluation_charts.table_rows(results))
+    text = "\n".join(evaluation_charts.summary_lines(old))
+    assert "posterior" not in text and "HACS, paper's g" in text
 
 
 # --- Purity -------------------------------------------------------------------------------------

@@ -18,17 +18,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hacs.bayes import GammaPrior, fit_prior, posterior, posterior_exposure, rate_evidence
 from hacs.estimators import change_probability, estimate
 from hacs.evaluation import (
     DEFAULT_THETAS,
     RANKING_MODELS,
+    SELECTION_MODELS,
     ObservationTable,
     evaluate,
     interval_distribution,
     reference_points,
     window_scores,
 )
+from hacs.ranking import posterior_probabilities
 from hacs.updates import is_window_update, link_floors, window_update_flags
+from tests.reference import slow_window_timeline
 
 PROJECT = Path(__file__).resolve().parents[2]
 REL = 1e-9
@@ -124,14 +128,54 @@ class SlowSite:
     probability: float
     first_update: float  # +inf when not positive
     scores: dict[str, float]
+    updates: float = math.nan  # the posterior's evidence m and T, its p
+    exposure: float = math.nan
+    posterior: float = math.nan
+
+
+def slow_evidence(
+    observations: list[Obs], n_sites: int, start: float, t: float
+) -> dict[int, tuple[float, float, float]]:
+    """Per eligible site: the window's evidence (m, T) by ``rate_evidence`` on the site's own
+    full window timeline (rules 3 and 4 by set arithmetic), and its newest copy."""
+    result: dict[int, tuple[float, float, float]] = {}
+    for site in range(n_sites):
+        pages: dict[int, list[Obs]] = {}
+        for o in observations:
+            if o.site == site:
+                pages.setdefault(o.page, []).append(o)
+        timelines = [[(o.time, o.links) for o in sorted(obs, key=lambda o: o.index)]
+                     for obs in pages.values()]  # fmt: skip
+        times, flags = slow_window_timeline(timelines, start, t)
+        if not times:
+            continue
+        evidence = rate_evidence(times, flags, [0, len(times)])
+        result[site] = (float(evidence.updates[0]), float(evidence.exposure[0]), max(times))
+    return result
+
+
+def slow_prior(observations: list[Obs], n_sites: int, t: float, weeks: int) -> GammaPrior:
+    """The prior at t: ``fit_prior`` on every eligible site's evidence in [t − 7·weeks, t]."""
+    evidence = slow_evidence(observations, n_sites, t - 7.0 * weeks, t)
+    return fit_prior([m for m, _, _ in evidence.values()], [x for _, x, _ in evidence.values()])
 
 
 def slow_window(
-    observations: list[Obs], n_sites: int, t: float, w: int, e: float, method: str
+    observations: list[Obs],
+    n_sites: int,
+    t: float,
+    w: int,
+    e: float,
+    method: str,
+    prior: GammaPrior | None = None,
 ) -> dict[int, SlowSite]:
     """Every eligible site at (t, w): rule 3 by set arithmetic in the window, rule 4, the
-    estimators' scalar `estimate`, rule 7, positives over the full history, GP4C scorers."""
+    estimators' scalar `estimate`, rule 7, positives over the full history, GP4C scorers; the
+    posterior under ``prior`` (default: fitted on 12-week windows ending at t)."""
     start = t - 7.0 * w
+    if prior is None:
+        prior = slow_prior(observations, n_sites, t, 12)
+    evidence = slow_evidence(observations, n_sites, start, t)
     result: dict[int, SlowSite] = {}
     for site in range(n_sites):
         pages: dict[int, list[Obs]] = {}
@@ -177,13 +221,21 @@ def slow_window(
             gad = float(
                 sum((Fraction(2 ** (i - 1), 2**n - 1) for i, f in enumerate(flags, 1) if f), 0)
             )
+        m, exposure, copy = evidence[site]
+        assert copy == last
+        alpha, beta = posterior(prior, [m], [exposure])
+        p_post = float(posterior_probabilities(alpha, beta, [copy], t, e)[0])
         result[site] = SlowSite(
             rate=est.rate,
             tau=est.tau,
             probability=p,
             first_update=first_update,
+            updates=m,
+            exposure=exposure,
+            posterior=p_post,
             scores={
                 "hacs": p,
+                "posterior": float(posterior_exposure(alpha, beta, [t + e - copy])[0]),
                 "last_obs": t - est.tau,
                 "cho_garcia_molina": cg * elapsed,
                 "nad": nad * elapsed,
@@ -233,6 +285,8 @@ class SlowPoint:
     positives: int
     selected: list[int]
     tp: list[int]
+    posterior_selected: list[int]
+    posterior_tp: list[int]
     k: int
     p_at_k: dict[str, float | None]
     ndcg: dict[str, float | None]
@@ -246,6 +300,8 @@ def slow_point(sites: dict[int, SlowSite], thetas: tuple[float, ...], fraction: 
     expected = sorted(positives, key=lambda u: (sites[u].first_update, u))
     selected = [sum(sites[u].probability >= th for u in sites) for th in thetas]
     tp = [sum(sites[u].probability >= th for u in positives) for th in thetas]
+    post_selected = [sum(sites[u].posterior >= th for u in sites) for th in thetas]
+    post_tp = [sum(sites[u].posterior >= th for u in positives) for th in thetas]
     k = slow_budget(len(sites), fraction) if sites else 0
     p_at_k: dict[str, float | None] = {}
     ndcg: dict[str, float | None] = {}
@@ -263,7 +319,10 @@ def slow_point(sites: dict[int, SlowSite], thetas: tuple[float, ...], fraction: 
             ndcg[model] = dcg / idcg
         else:
             p_at_k[model] = ndcg[model] = None
-    return SlowPoint(len(sites), len(positives), selected, tp, k, p_at_k, ndcg, change_rate, hits)
+    return SlowPoint(
+        len(sites), len(positives), selected, tp, post_selected, post_tp, k, p_at_k, ndcg,
+        change_rate, hits,
+    )  # fmt: skip
 
 
 def prf(tp: float, selected: float, positives: float) -> tuple[float | None, ...]:
@@ -404,8 +463,17 @@ def compare_window(observations: list[Obs], n_sites: int, t: float, w: int, meth
         assert close(float(fast.tau[j]), ref.tau), where
         assert close(float(fast.probability[j]), ref.probability), where
         assert float(fast.first_update[j]) == ref.first_update, where
+        # The posterior's evidence from the compressed timelines equals rate_evidence on the
+        # full window timeline; one instant holds none. Its prior comes from a Nelder-Mead run
+        # over sums in another order: equal to its tolerance.
+        assert close(float(fast.updates[j]), ref.updates, abs_=1e-9), where
+        assert close(float(fast.exposure[j]), ref.exposure, abs_=1e-9), where
+        if fast.instants[j] == 1:
+            assert fast.updates[j] == 0 and fast.exposure[j] == 0, where
+        assert close(float(fast.posterior_probability[j]), ref.posterior, 1e-6), where
         for model, value in ref.scores.items():
-            assert close(float(fast.scores[model][j]), value, abs_=1e-9), (where, model)
+            rel = 1e-6 if model == "posterior" else REL
+            assert close(float(fast.scores[model][j]), value, rel, abs_=1e-9), (where, model)
 
 
 @pytest.mark.parametrize("method", ["observed", "interpolated"])
@@ -495,6 +563,8 @@ def test_evaluate_matches_the_slow_reference(seed: int, method: str, fraction: f
                 assert (got["eligible"], got["positives"]) == (ref.eligible, ref.positives), where
                 assert got["hacs_selected"] == ref.selected, where
                 assert got["hacs_tp"] == ref.tp, where
+                assert got["posterior_selected"] == ref.posterior_selected, where
+                assert got["posterior_tp"] == ref.posterior_tp, where
                 assert got["budget_k"] == ref.k, where
                 for model in RANKING_MODELS:
                     m = got["models"][model]
@@ -504,10 +574,14 @@ def test_evaluate_matches_the_slow_reference(seed: int, method: str, fraction: f
                     assert m["hits_at_k"] == ref.hits[model], (where, model)
 
             # Micro and macro averaging, every θ and model; θ̂ with ties to the smaller θ.
-            f1_by_average: dict[str, list[float | None]] = {"micro": [], "macro": []}
+            f1_by_average: dict[str, list[float | None]] = {}
             for j, theta in enumerate(DEFAULT_THETAS):
                 per_model: dict[str, list[tuple[float, float, float]]] = {
                     "hacs": [(p.tp[j], p.selected[j], p.positives) for p in slow_points],
+                    "posterior": [
+                        (p.posterior_tp[j], p.posterior_selected[j], p.positives)
+                        for p in slow_points
+                    ],
                     "random": [
                         (
                             p.selected[j] * p.positives / p.eligible if p.eligible else 0.0,
@@ -539,12 +613,19 @@ def test_evaluate_matches_the_slow_reference(seed: int, method: str, fraction: f
                         )
                         assert close(row["tp"], tp) and close(row["fp"], sel - tp)
                         assert close(row["fn"], pos - tp)
-                        if model == "hacs":
-                            f1_by_average[average].append(expected[2])
-            for average, f1s in f1_by_average.items():
+                        if model in ("hacs", "posterior"):
+                            f1_by_average.setdefault(f"{average} {model}", []).append(expected[2])
+            for key, f1s in f1_by_average.items():
+                average, selecting = key.split()
                 defined = [(f, j) for j, f in enumerate(f1s) if f is not None]
                 best = max(defined, key=lambda x: (x[0], -x[1]))[1] if defined else None
-                for model in ("hacs", "random", "brute_force"):
+                # θ̂: HACS's for HACS, Random and Brute Force; the posterior's own for it.
+                models = (
+                    ("posterior",)
+                    if selecting == "posterior"
+                    else ("hacs", "random", "brute_force")
+                )
+                for model in models:
                     row = table[(level, average, w, model)]
                     if best is None:
                         assert row["theta_hat"] is None
@@ -597,8 +678,9 @@ def test_a_history_loaded_from_a_date_on_gives_the_same_windows() -> None:
     )
     assert recent.page_index.min() > 0
     for t, w in ((44.0, 2), (51.0, 3), (60.5, 4), (90.0, 1)):
-        a = window_scores(full, t=t, w_weeks=w)
-        b = window_scores(recent, t=t, w_weeks=w)
+        # The posterior's prior from the same windows (by default it looks 12 weeks back).
+        a = window_scores(full, t=t, w_weeks=w, prior_weeks=w)
+        b = window_scores(recent, t=t, w_weeks=w, prior_weeks=w)
         for name in ("site", "rate", "tau", "probability", "instants", "first_update"):
             np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
         for model in RANKING_MODELS:
@@ -812,6 +894,10 @@ def test_bad_arguments_are_rejected() -> None:
         evaluate(tables, start=0.0, end=7.0, budget_fraction=0.0)
     with pytest.raises(ValueError, match="at least one level"):
         evaluate({}, start=0.0, end=7.0)
+    with pytest.raises(ValueError, match="prior_every"):
+        evaluate(tables, start=0.0, end=7.0, prior_every=0)
+    with pytest.raises(ValueError, match="prior_weeks"):
+        evaluate(tables, start=0.0, end=7.0, prior_weeks=0)
 
 
 def test_the_result_does_not_depend_on_row_order_and_is_json() -> None:
@@ -834,7 +920,9 @@ def test_the_result_does_not_depend_on_row_order_and_is_json() -> None:
     assert calls == [0.5, 1.0, 0.5, 1.0]
     models = {r["model"] for r in results[0]["pak"]}
     assert models == {*RANKING_MODELS, "random"}
-    assert len(results[0]["curves"]) == 2 * 2 * 11 * 3  # average × w × θ × model
+    assert len(results[0]["curves"]) == 2 * 2 * 11 * len(
+        SELECTION_MODELS
+    )  # average × w × θ × model
 
 
 def test_reference_points_run_from_start_to_end_every_step() -> None:
@@ -922,3 +1010,74 @@ def test_poisson_updates_follow_the_expectation() -> None:
     observed = np.array(big["observed"]) * widths
     expected = np.array(big["expected"]) * widths
     assert np.abs(observed - expected).sum() < 0.1  # total variation distance under 5%
+
+
+# --------------------------------------------------------------------------------------------
+# The posterior model: its prior never looks past t
+# --------------------------------------------------------------------------------------------
+
+
+def posterior_details(table: ObservationTable, **kw: Any) -> dict[float, dict[str, Any]]:
+    result = evaluate({"homepage": table}, start=14.0, end=84.0, w_weeks=[2], details=True, **kw)
+    return {p["t"]: p for p in result["points"]}
+
+
+@pytest.mark.parametrize(("prior_weeks", "prior_every"), [(12, 1), (None, 1), (12, 3)])
+def test_observations_after_t_leave_the_posterior_at_t_unchanged(
+    prior_weeks: int | None, prior_every: int
+) -> None:
+    """Appending observations after a cut (new updates of old pages, new pages) changes no
+    prior, selection or score of the posterior at a reference point before the cut — and does
+    change the priors after it, so the comparison can fail."""
+    rng = np.random.default_rng(11)
+    observations = random_history(rng, n_sites=8, horizon=50.0, max_pages=2, max_obs=12)
+    later = list(observations)
+    for page in {o.page for o in observations}:
+        last = max((o for o in observations if o.page == page), key=lambda o: o.index)
+        for k in range(1, 4):  # three new links, days apart, after the cut
+            later.append(Obs(last.site, page, 50.0 + 6.0 * k, last.index + k,
+                             last.links | {f"late{page}-{k}"}))  # fmt: skip
+    before, after = table_of(observations, 8), table_of(later, 8, seed=1)
+    kw = {"prior_weeks": prior_weeks, "prior_every": prior_every}
+    a, b = posterior_details(before, **kw), posterior_details(after, **kw)
+    earlier = [t for t in a if t < 50.0]
+    assert len(earlier) == 6
+    for t in earlier:
+        assert a[t]["prior"] == b[t]["prior"], t
+        assert a[t]["posterior_selected"] == b[t]["posterior_selected"], t
+        w_scores = [window_scores(table, t=t, w_weeks=2, prior_weeks=prior_weeks)
+                    for table in (before, after)]  # fmt: skip
+        if prior_every == 1:  # window_scores fits its prior at t, as evaluate does then
+            assert w_scores[0].prior == GammaPrior(**a[t]["prior"])
+        np.testing.assert_array_equal(
+            w_scores[0].posterior_probability, w_scores[1].posterior_probability
+        )
+        np.testing.assert_array_equal(
+            w_scores[0].scores["posterior"], w_scores[1].scores["posterior"]
+        )
+    assert any(a[t]["prior"] != b[t]["prior"] for t in a if t > 50.0)
+
+
+def test_a_prior_refitted_every_few_points_is_carried_forward() -> None:
+    """prior_every = 3: the points 0, 3, 6, … fit; each other point uses the latest fit before
+    it, the same as the per-point fit there."""
+    rng = np.random.default_rng(12)
+    table = table_of(random_history(rng, n_sites=8, horizon=90.0, max_pages=2, max_obs=14), 8)
+    every = posterior_details(table, prior_every=3)
+    each = posterior_details(table, prior_every=1)
+    ts = sorted(each)
+    for r, t in enumerate(ts):
+        assert every[t]["prior"] == each[ts[r - r % 3]]["prior"], t
+    assert len({(p["prior"]["shape"], p["prior"]["rate"]) for p in each.values()}) > 3
+
+
+def test_a_window_of_one_instant_has_the_prior_as_posterior() -> None:
+    """No evidence: p = 1 − (b/(b + Δ))^a with the prior's (a, b) and Δ = t + e − the copy."""
+    table = hand_table()
+    scores = window_scores(table, t=14.0, w_weeks=1)
+    # Site 2's only observation in [7, 14] is at 8.
+    j = scores.site.tolist().index(2)
+    assert scores.instants[j] == 1 and scores.updates[j] == 0 and scores.exposure[j] == 0
+    a, b = scores.prior.shape, scores.prior.rate
+    assert close(float(scores.posterior_probability[j]), 1 - (b / (b + 14.0 + 7.0 - 8.0)) ** a)
+    assert scores.last_copy[j] == 8.0

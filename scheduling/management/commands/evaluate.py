@@ -4,6 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from hacs.charts.evaluation import summary_lines
 from hacs.estimators import METHODS
 from scheduling.evaluation_service import (
     LEVEL_CHOICES,
@@ -25,7 +26,9 @@ def w_range(text: str) -> list[int]:
 class Command(BaseCommand):
     help = (
         "Evaluate HACS against its baselines over a past period (the paper's Evaluations 1 and "
-        "2) and write the results as JSON: every curve point, Table I, weighted P@K and more."
+        "2) and write the results as JSON: every curve point, Table I, weighted P@K and more. "
+        "A summary (F1 at θ̂ and weighted P@K per w, the HACS posterior beside the paper's "
+        "HACS and the baselines) goes to stderr."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -71,3 +74,4 @@ class Command(BaseCommand):
             self.stderr.write(f"Evaluation run {run.pk} written to {output}.")
         else:
             self.stdout.write(text)
+        self.stderr.write("\n".join(summary_lines(results)))
