@@ -2,7 +2,13 @@
 
 * :class:`ScopeIndex` finds the seed site and depth of a URL (same host, longest path prefix);
 * :func:`captures_store` writes records idempotently, deciding each capture's kind (DESIGN rule
-  1, ``hacs.updates.classify``) over the new rows together with the site's stored ones.
+  1, ``hacs.updates.classify``) over the new rows together with the site's stored ones;
+* :func:`capture_limits` says what a row may hold (``hacs.formats.cdx.RowLimits``): the column
+  sizes read from the ``Capture`` model, and capture times from 1996 to tomorrow.
+
+Every record is checked against those limits before it is written, so one bad row (a NUL byte,
+a 3,000-character urlkey, status 99999, a capture dated 2099) is skipped and counted instead of
+failing the whole batch on PostgreSQL, and never stretches a site's intervals.
 
 Every write is keyed by the unique (site, urlkey, timestamp), so an import that was interrupted
 and run again ends with exactly the rows of a clean import.
@@ -10,6 +16,7 @@ and run again ends with exactly the rows of a clean import.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.backends.base.operations import BaseDatabaseOperations
 
 from archive.models import Capture, Site
 from hacs.formats import cdx
@@ -83,11 +91,40 @@ def _normalised(record: cdx.CdxRecord) -> tuple[str, int | None]:
 _UNPLACED = (-1, -1, "")
 
 
+def capture_limits(*, now: datetime | None = None) -> cdx.RowLimits:
+    """What a ``Capture`` row may hold: its columns' sizes and ranges, capture times to tomorrow.
+
+    Integer ranges are Django's portable ones (not the connected database's), so a row is
+    refused alike on SQLite, which would store anything, and on PostgreSQL, which would fail.
+    """
+    field = Capture._meta.get_field
+    ranges = BaseDatabaseOperations.integer_field_ranges
+    status_low, status_high = ranges[field("status").get_internal_type()]
+    length_low, length_high = ranges[field("length").get_internal_type()]
+    base = cdx.RowLimits.until_tomorrow(now)
+    http_low, http_high = base.status
+    return dataclasses.replace(
+        base,
+        urlkey=min(_max_length("urlkey"), _max_length("page_key")),
+        mimetype=_max_length("mimetype"),
+        digest=_max_length("digest"),
+        status=(max(status_low, http_low), min(status_high, http_high)),
+        length=(max(length_low, 0), length_high),
+    )
+
+
+def _max_length(name: str) -> int:
+    size = Capture._meta.get_field(name).max_length
+    assert size is not None, f"Capture.{name} has no max_length"
+    return size
+
+
 def captures_store(
     *,
     records: Iterable[cdx.CdxRecord],
     source: str,
     index: ScopeIndex,
+    limits: cdx.RowLimits | None = None,
 ) -> CaptureCounts:
     """Store CDX records as captures of the sites they fall under (depth ≤ 2), idempotently.
 
@@ -95,12 +132,22 @@ def captures_store(
     site's stored ones, so a revisit whose original came in an earlier import is recognised and
     an earlier orphan revisit is promoted when its original arrives. Rows are written with one
     ``INSERT … ON CONFLICT DO NOTHING`` per batch: this is the hot path of an import.
+
+    A record that the table cannot hold (``limits``, by default :func:`capture_limits`) is
+    skipped and counted as ``invalid <field>``; the parsers report such lines with their
+    numbers, this is the guard for every source.
     """
     counts = CaptureCounts()
+    limits = limits if limits is not None else capture_limits()
+    problem_of = cdx.row_problem
     placements: dict[str, tuple[int, int, str]] = {}
     by_site: dict[int, list[tuple[cdx.CdxRecord, int, str]]] = defaultdict(list)
     for record in records:
         counts.read += 1
+        problem = problem_of(record, limits)
+        if problem is not None:
+            counts.skipped[f"invalid {problem.field}"] += 1
+            continue
         urlkey = record.urlkey
         place = placements.get(urlkey)
         if place is None:

@@ -24,23 +24,33 @@ run, run again, ends with the data of a clean run.
 
 from __future__ import annotations
 
-import gzip
+import logging
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
-from django.db.models import F
+from django.db.models import F, Max
 from django.utils import timezone
 
-from archive.captures import MAX_DEPTH, CaptureCounts, ScopeIndex, captures_store
-from archive.models import Site
+from archive.captures import (
+    MAX_DEPTH,
+    CaptureCounts,
+    ScopeIndex,
+    capture_limits,
+    captures_store,
+)
+from archive.models import Capture, Site
 from archive.snapshots import snapshot_from_body, snapshots_fetch, snapshots_save, updates_compute
-from archive.wayback import ArchiveClient, ArchiveError
+from archive.wayback import ArchiveClient, ArchiveError, ArchiveUnreachableError
 from hacs.formats import cdx
 from hacs.formats.canon import SeedScope
-from hacs.formats.warc import read_warc
+from hacs.formats.warc import WarcCapture, WarcError, WarcStats, read_warc
+
+log = logging.getLogger(__name__)
+EARLIEST = datetime(1990, 1, 1, tzinfo=UTC)  # before any web archive
 
 __all__ = [
     "FetchRetry",
@@ -56,7 +66,12 @@ __all__ = [
 
 @dataclass(frozen=True)
 class FromArchive:
+    """Query the archive for each site. A site already holding captures from this archive is
+    asked only for captures from ``index_lag_days`` before its newest one (``from``); with
+    ``full`` its whole history is read again."""
+
     site_ids: Sequence[int]
+    full: bool = False
 
 
 @dataclass(frozen=True)
@@ -98,6 +113,7 @@ class ImportReport:
     failed_files: list[tuple[str, str]] = field(default_factory=list)
     done: list[int] = field(default_factory=list)
     failed: dict[int, str] = field(default_factory=dict)  # site id → reason
+    stopped: str = ""  # why a run stopped before its last site (the archive is unreachable)
 
 
 def sites_import(
@@ -120,8 +136,18 @@ def sites_import(
         assert client is not None, "this source needs an archive client"
         sites = Site.objects.filter(pk__in=list(source.site_ids)).order_by("pk")
         found = list(sites.only("pk", "seed_url"))
-        for site in found:
+        for number, site in enumerate(found):
             _one_site(site, source, client, report, finish, notify)
+            unreachable = _unreachable(client)
+            if unreachable is not None:
+                # No later site can do better: say so for each of them and stop the run.
+                report.stopped = str(unreachable)
+                rest = {later.pk: report.stopped for later in found[number + 1 :]}
+                report.failed.update(rest)
+                sites_finish(failed=rest)
+                for later in found[number + 1 :]:
+                    notify(later.seed_url, report.stopped, {})
+                break
         for site_id in sorted(set(source.site_ids) - {site.pk for site in found}):
             # Deleted after the work was queued: say so, so that a job's count still completes.
             notify(f"site {site_id}", "The site was deleted before its import ran.", {})
@@ -178,15 +204,26 @@ def _one_site(
     failure = ""
     try:
         if isinstance(source, FromArchive):
-            added, bad_lines = _captures_from_archive(site, client, report)
+            added, bad_lines = _captures_from_archive(site, client, report, full=source.full)
             counts.update({"captures added": added, "bad CDX lines": bad_lines})
         fetched = snapshots_fetch(site_ids=[site.pk], fetch=client.fetch_memento)
         report.fetches.update(fetched)
+        unreachable = _unreachable(client)
+        if unreachable is not None:
+            raise unreachable  # its fetches were recorded as failed; the run stops
         updates_compute(site_ids=[site.pk])
         counts.update({"fetches": fetched["fetched"], "fetch failures": fetched["fetch failed"]})
         finish([site.pk])
     except ArchiveError as error:
         failure = str(error)
+    except Exception as error:  # one site's trouble, whatever it is, must not stop the others
+        log.exception("Importing %s failed", site.seed_url)
+        failure = (
+            f"Importing {site.seed_url} stopped on an unexpected error ({type(error).__name__}: "
+            f"{str(error)[:300]}); the log has the details: fix the cause, then run "
+            "import_archive --failed."
+        )
+    if failure:
         report.failed[site.pk] = failure
         sites_finish(failed={site.pk: failure})
     else:
@@ -196,80 +233,170 @@ def _one_site(
 
 
 def _captures_from_archive(
-    site: Site, client: ArchiveClient, report: ImportReport
+    site: Site, client: ArchiveClient, report: ImportReport, *, full: bool = False
 ) -> tuple[int, int]:
     """Query the archive for the site's captures and store them; (captures added, bad lines).
 
     The site's captures are written in one transaction after every CDX page has been read, so
-    an interrupted query leaves nothing half-written.
+    an interrupted query leaves nothing half-written. Unless ``full``, a site holding captures
+    from this archive is asked only for those from ``index_lag_days`` before the newest one:
+    the archive indexes captures late, and rows asked for twice are stored once.
     """
     scope = SeedScope.from_url(site.seed_url)
     records: list[cdx.CdxRecord] = []
     bad_lines = 0
+    host = client.config.cdx_url.split("://", 1)[-1].split("/", 1)[0]
+    source = f"cdx:{host}"
+    since = None if full else _refresh_from(site.pk, source, client.config.index_lag_days)
 
     def parse(text: str) -> tuple[cdx.CdxParseResult, str | None]:
         result = cdx.parse_cdx(text)
         return result, result.resume_key
 
-    for page in client.cdx_pages(scope.cdx_query_url(), parse):
+    for page in client.cdx_pages(scope.cdx_query_url(), parse, since=since):
         records.extend(page.records)
         bad_lines += page.skipped
     index = ScopeIndex([(site.pk, site.seed_url)])
-    host = client.config.cdx_url.split("://", 1)[-1].split("/", 1)[0]
-    counts = captures_store(records=records, source=f"cdx:{host}", index=index)
+    counts = captures_store(records=records, source=source, index=index)
     report.captures.merge(counts)
     report.bad_lines += bad_lines
     return counts.added, bad_lines
 
 
+def _unreachable(client: ArchiveClient) -> ArchiveUnreachableError | None:
+    # getattr: tests hand in small stand-in clients that only fetch mementos.
+    return getattr(client, "unreachable", None)
+
+
+def _refresh_from(site_id: int, source: str, lag_days: float) -> str | None:
+    """The ``from`` timestamp of an incremental query, or None when the site holds no capture
+    from this archive yet (then its whole history is asked for)."""
+    newest = Capture.objects.filter(site_id=site_id, source=source).aggregate(Max("timestamp"))
+    moment = newest["timestamp__max"]
+    if moment is None:
+        return None
+    return cdx.format_timestamp(max(moment - timedelta(days=lag_days), EARLIEST))
+
+
 # --- Files --------------------------------------------------------------------------------------
 
 
+# Records stored per write while a file streams in: a damaged file keeps every batch before the
+# damage, and memory stays bounded however large the file is.
+CDX_BATCH = 50_000
+WARC_BATCH = 1_000
+WARC_BATCH_BYTES = 64 * 1024 * 1024
+
+
 def _cdx_file(path: Path, index: ScopeIndex, report: ImportReport) -> set[int]:
-    """Store one CDX file's rows (plain or gzip-compressed); returns the sites it touched."""
+    """Store one CDX file's rows (plain or gzip-compressed) as they are read; returns the sites
+    it touched. Damage stops the file where it starts and is recorded as its failure, with the
+    line; what came before is kept."""
+    stats = cdx.CdxStats()
+    limits = capture_limits()
+    touched: set[int] = set()
+    pending: list[cdx.CdxRecord] = []
+
+    def store() -> None:
+        counts = captures_store(
+            records=pending, source=f"cdx:{path.name}", index=index, limits=limits
+        )
+        report.captures.merge(counts)
+        touched.update(counts.sites)
+        pending.clear()
+
+    failure = ""
     try:
-        raw = path.read_bytes()
-        if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
+        with open(path, "rb") as stream:
+            for record in cdx.read_cdx_file(stream, stats, limits):
+                pending.append(record)
+                if len(pending) >= CDX_BATCH:
+                    store()
     except OSError as error:
-        report.failed_files.append((str(path), str(error)))
-        return set()
-    parsed = cdx.parse_cdx(raw)
-    report.bad_lines += parsed.skipped
-    report.problems += [f"{path.name} line {n}: {why}" for n, why in parsed.problems]
-    counts = captures_store(records=parsed.records, source=f"cdx:{path.name}", index=index)
-    report.captures.merge(counts)
-    return set(counts.sites)
+        failure = f"cannot be read ({error.strerror or error})"
+    except cdx.CdxError as error:
+        where = error.line_number or 1
+        failure = f"stopped at line {where:,}: {error.reason}" + _kept(stats.parsed)
+    store()
+    _file_report(report, path, "line", stats.skipped, stats.problems, failure)
+    return touched
 
 
 def _warc_file(path: Path, max_body: int, report: ImportReport) -> set[int]:
-    """Store one WARC file's captures and the link snapshots of its pages; returns the sites."""
+    """Store one WARC file's captures and the link snapshots of its pages as they are read;
+    returns the sites. Damage stops the file where it starts and is recorded as its failure,
+    with the byte offset; the records before it are kept."""
     index = ScopeIndex.for_sites()
+    stats = WarcStats()
+    limits = capture_limits()
+    touched: set[int] = set()
+    saved: set[tuple[str, str]] = set()
+    pending: list[WarcCapture] = []
+    pending_bytes = 0
+
+    def store() -> None:
+        counts = captures_store(
+            records=[item.record for item in pending], source=f"warc:{path.name}",
+            index=index, limits=limits,
+        )  # fmt: skip
+        report.captures.merge(counts)
+        touched.update(counts.sites)
+        snapshots = {}
+        for item in pending:
+            matched = index.match(item.record.urlkey)
+            if item.body is None or matched is None or matched[1] > MAX_DEPTH:
+                continue
+            key = (item.record.urlkey, item.record.digest)
+            if key not in saved:
+                saved.add(key)
+                snapshots[key] = snapshot_from_body(
+                    urlkey=key[0], digest=key[1], url=item.record.original,
+                    body=item.body[:max_body], content_type=item.content_type,
+                    truncated=len(item.body) > max_body,
+                )  # fmt: skip
+        report.snapshots += snapshots_save(list(snapshots.values()))
+        pending.clear()
+
+    failure = ""
     try:
         with open(path, "rb") as stream:
-            items = list(read_warc(stream, max_body=max_body))
-    except Exception as error:  # a broken file must not stop the others
-        report.failed_files.append((str(path), f"{type(error).__name__}: {error}"))
-        return set()
-    counts = captures_store(
-        records=(i.record for i in items), source=f"warc:{path.name}", index=index
-    )
-    report.captures.merge(counts)
-    snapshots = {}
-    for item in items:
-        matched = index.match(item.record.urlkey)
-        if item.body is None or matched is None or matched[1] > MAX_DEPTH:
-            continue
-        key = (item.record.urlkey, item.record.digest)
-        if key not in snapshots:
-            snapshots[key] = snapshot_from_body(
-                urlkey=key[0], digest=key[1], url=item.record.original,
-                body=item.body[:max_body], content_type=item.content_type,
-                truncated=len(item.body) > max_body,
-            )  # fmt: skip
-    report.snapshots += snapshots_save(list(snapshots.values()))
-    updates_compute(site_ids=counts.sites)
-    return set(counts.sites)
+            for item in read_warc(stream, max_body=max_body, stats=stats, limits=limits):
+                pending.append(item)
+                pending_bytes += len(item.body or b"")
+                if len(pending) >= WARC_BATCH or pending_bytes >= WARC_BATCH_BYTES:
+                    store()
+                    pending_bytes = 0
+    except OSError as error:
+        failure = f"cannot be read ({error.strerror or error})"
+    except WarcError as error:
+        failure = f"stopped at offset {error.offset:,}: {error.reason}" + _kept(stats.captures)
+    store()
+    _file_report(report, path, "offset", stats.skipped, stats.problems, failure)
+    updates_compute(site_ids=touched)
+    return touched
+
+
+def _kept(records: int) -> str:
+    if not records:
+        return "; nothing before it was read"
+    if records == 1:
+        return "; the record before it was read and kept"
+    return f"; the {records:,} records before it were read and kept"
+
+
+def _file_report(
+    report: ImportReport, path: Path, unit: str, skipped: int,
+    problems: Sequence[tuple[int, str]], failure: str,
+) -> None:  # fmt: skip
+    """Add a file's skipped records (each with its line or offset) and its failure, if any."""
+    report.bad_lines += skipped
+    report.problems += [f"{path.name} {unit} {where:,}: {why}" for where, why in problems]
+    if skipped > len(problems):
+        report.problems.append(
+            f"{path.name}: {skipped - len(problems):,} more skipped records not listed"
+        )
+    if failure:
+        report.failed_files.append((str(path), failure))
 
 
 def _finish_touched(

@@ -40,6 +40,10 @@ return 1
 """
 
 
+class RateLimitUnavailable(Exception):
+    """Redis, which holds the shared rate limit, cannot be reached; the message says which."""
+
+
 class SharedRateLimiter:
     """Requests per minute for one (host, kind), shared by all processes using the same Redis."""
 
@@ -55,6 +59,7 @@ class SharedRateLimiter:
         if per_minute <= 0:
             raise ValueError(f"per_minute must be positive, got {per_minute}")
         self.key = f"hacs:ratelimit:{kind}:{host}"
+        self._connection = connection
         self.interval = 60.0 / per_minute
         self._reserve = connection.register_script(_RESERVE)
         self._pause = connection.register_script(_PAUSE)
@@ -62,7 +67,10 @@ class SharedRateLimiter:
 
     def acquire(self) -> float:
         """Wait for this caller's slot; returns the seconds waited."""
-        wait = float(self._reserve(keys=[self.key], args=[repr(self.interval)]))
+        try:
+            wait = float(self._reserve(keys=[self.key], args=[repr(self.interval)]))
+        except (redis.ConnectionError, redis.TimeoutError) as error:
+            raise self._unavailable(error) from None
         if wait > 0:
             self._sleep(wait)
         return max(wait, 0.0)
@@ -70,4 +78,15 @@ class SharedRateLimiter:
     def pause(self, seconds: float) -> None:
         """Let nobody send to this host for ``seconds`` (the archive asked us to back off)."""
         if seconds > 0:
-            self._pause(keys=[self.key], args=[repr(float(seconds))])
+            try:
+                self._pause(keys=[self.key], args=[repr(float(seconds))])
+            except (redis.ConnectionError, redis.TimeoutError) as error:
+                raise self._unavailable(error) from None
+
+    def _unavailable(self, error: Exception) -> RateLimitUnavailable:
+        where = self._connection.connection_pool.connection_kwargs
+        address = f"{where.get('host', '?')}:{where.get('port', '?')}"
+        return RateLimitUnavailable(
+            f"The shared rate limit cannot reach Redis at {address} ({error}): start Redis "
+            "(scripts/run.sh does) or set REDIS_URL."
+        )

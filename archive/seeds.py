@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from archive.models import Site, Tag
-from hacs.formats.seeds import SeedList, parse_seed_list
+from hacs.formats.seeds import MAX_TAG_LENGTH, SeedList, parse_seed_list
 
 BATCH = 2000
 
@@ -42,11 +42,17 @@ def seeds_import(
     """Add the sites of a seed list; existing sites are left as they are (tags are added).
 
     Raises ``hacs.formats.seeds.SeedFileError`` when the file as a whole cannot be read; nothing is
-    written then.
+    written then. A line whose tidied URL or canonical key would not fit its column is rejected
+    with its reason (the sizes are read from ``Site``), so one long line never fails the rest.
     """
     parsed = parse_seed_list(
-        data, max_bytes=max_bytes, max_lines=max_lines, user_directories_only=user_directories_only
-    )
+        data, max_bytes=max_bytes, max_lines=max_lines,
+        user_directories_only=user_directories_only,
+        max_url_length=_max_length("seed_url"),
+        max_key_length=_max_length("canonical_key"),
+    )  # fmt: skip
+    # As tags in the file are: a tag is at most as long as the column holding it.
+    extra_tags = [tag.strip()[:MAX_TAG_LENGTH] for tag in extra_tags if tag.strip()]
     report = SeedImportReport(parsed=parsed)
     existing = _site_ids_by_key([row.key for row in parsed.rows])
     new_rows = [row for row in parsed.rows if row.key not in existing]
@@ -78,6 +84,12 @@ def seeds_import(
         through.objects.bulk_create(links, ignore_conflicts=True, batch_size=BATCH)
     report.added = list(Site.objects.filter(pk__in=list(stored.values())).order_by("pk"))
     return report
+
+
+def _max_length(name: str) -> int:
+    size = Site._meta.get_field(name).max_length
+    assert size is not None, f"Site.{name} has no max_length"
+    return size
 
 
 def _site_ids_by_key(keys: Sequence[str]) -> dict[str, int]:

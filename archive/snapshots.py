@@ -39,6 +39,8 @@ def snapshots_missing(*, site_ids: Iterable[int]) -> list[SnapshotWanted]:
 
     Revisits carry the digest of an earlier 200 capture of the same URL, so they never need a
     fetch of their own. A snapshot whose fetch failed is wanted again (retried in a later pass).
+    Each content is fetched at its first capture; the newest contents come first, so that an
+    import cut short has the recent history, which decides today's crawl list.
     """
     done = set(
         LinkSnapshot.objects.filter(
@@ -59,7 +61,7 @@ def snapshots_missing(*, site_ids: Iterable[int]) -> list[SnapshotWanted]:
         if key in done or key in wanted:
             continue
         wanted[key] = SnapshotWanted(urlkey, digest, url, moment.strftime("%Y%m%d%H%M%S"))
-    return list(wanted.values())
+    return sorted(wanted.values(), key=lambda w: w.timestamp, reverse=True)
 
 
 def snapshot_from_body(

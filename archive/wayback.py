@@ -2,8 +2,15 @@
 
 Every request goes through one ``requests`` session with timeouts and a User-Agent, waits for its
 slot in the shared per-host rate limit (``archive.ratelimit``), honours ``Retry-After``, and backs
-off exponentially on 429, 5xx, timeouts and dropped connections. Redirects are followed only
-within the archive's own host: HACS never fetches a seed site itself.
+off exponentially on 429, 5xx, timeouts, resets and bodies cut mid-way. Redirects are followed
+only within the archive's own host: HACS never fetches a seed site itself.
+
+Real archives cut, stall and trickle, so every request is bounded as a whole: its body is read
+with ``read1`` (whatever has arrived) against one deadline for the entire request, not a
+timeout per read; decompressed bodies are capped; a CDX query stops after a number of pages.
+What retries cannot fix — a name that does not resolve, a refused connection — raises
+:class:`ArchiveUnreachableError` at once, and the client remembers it, so the run stops instead
+of spending minutes per site.
 """
 
 from __future__ import annotations
@@ -12,15 +19,16 @@ import email.utils
 import logging
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import redis
 import requests
+import urllib3.exceptions
 
-from archive.ratelimit import SharedRateLimiter
+from archive.ratelimit import RateLimitUnavailable, SharedRateLimiter
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +42,20 @@ class ArchiveError(Exception):
 
 class BlockedSiteError(ArchiveError):
     """The archive refuses to serve this site (for example the Internet Archive's exclusions)."""
+
+
+class ArchiveUnreachableError(ArchiveError):
+    """The archive's host does not resolve or refuses connections, or Redis (which holds the
+    shared rate limit) is down: no retry and no later site can do better, so an import stops at
+    once (``ArchiveClient.unreachable`` remembers it)."""
+
+
+class _DeadlinePassed(Exception):
+    """A request ran past its whole-request deadline (a stalled or trickling answer)."""
+
+
+class _BodyCut(Exception):
+    """The connection broke while the body was being read."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +72,10 @@ class ArchiveConfig:
     max_memento_bytes: int = 5 * 1024 * 1024
     user_agent: str = "HACS/0.1"
     page_size: int = 5000
+    deadline: float = 120.0  # seconds for a whole request: connection, headers and body
+    max_cdx_pages: int = 100  # pages of one CDX query (each ``page_size`` rows)
+    max_cdx_bytes: int = 100 * 1024 * 1024  # decompressed bytes of one CDX query, all pages
+    index_lag_days: float = 30.0  # a re-import asks again for captures this far back
 
     @classmethod
     def from_settings(cls) -> ArchiveConfig:
@@ -66,6 +92,10 @@ class ArchiveConfig:
             backoff_base=settings.HACS_HTTP_BACKOFF_BASE,
             max_memento_bytes=settings.HACS_MAX_MEMENTO_BYTES,
             user_agent=settings.HACS_USER_AGENT,
+            deadline=settings.HACS_HTTP_DEADLINE,
+            max_cdx_pages=settings.HACS_CDX_MAX_PAGES,
+            max_cdx_bytes=settings.HACS_MAX_CDX_BYTES,
+            index_lag_days=settings.HACS_CDX_INDEX_LAG_DAYS,
         )
 
 
@@ -81,9 +111,21 @@ class Memento:
 
 @dataclass
 class RequestStats:
-    requests: int = 0
+    requests: int = 0  # attempts sent (each retry counts)
     retries: int = 0
     waited_seconds: float = 0.0
+    cdx_queries: int = 0  # CDX pages asked for (without their retries)
+    mementos: int = 0  # mementos asked for (without their retries)
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """A whole answer: status, headers and the body read within the deadline and the cap."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+    truncated: bool  # the body was longer than the cap and was cut there
 
 
 def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
@@ -115,6 +157,9 @@ class ArchiveClient:
         self.session = session or requests.Session()
         self.session.headers["User-Agent"] = config.user_agent
         self.stats = RequestStats()
+        # Set by the first request whose host cannot be reached; every later request to the
+        # archive raises it again at once, and the import pipeline stops the run on it.
+        self.unreachable: ArchiveUnreachableError | None = None
         self._sleep = sleep
         self._limiters = {
             "cdx": SharedRateLimiter(
@@ -127,50 +172,113 @@ class ArchiveClient:
         }  # fmt: skip
 
     # --- CDX -----------------------------------------------------------------------------------
-    def cdx_query_params(self, prefix: str, resume_key: str | None = None) -> dict[str, str]:
-        """Query parameters of a prefix query; never ``collapse``: unchanged captures are data."""
+    def cdx_query_params(
+        self, prefix: str, resume_key: str | None = None, since: str | None = None
+    ) -> dict[str, str]:
+        """Query parameters of a prefix query; never ``collapse``: unchanged captures are data.
+
+        ``since`` (a 1–14 digit timestamp) asks only for captures from then on (``from``, which
+        both the Internet Archive and pywb understand): the incremental refresh.
+        """
         if self.config.dialect == "pywb":
-            return {"url": prefix, "matchType": "prefix", "output": "json", "allowFuzzy": "0"}
-        params = {
-            "url": prefix,
-            "matchType": "prefix",
-            "output": "json",
-            "fl": IA_CDX_FIELDS,
-            "showResumeKey": "true",
-            "limit": str(self.config.page_size),
-        }
-        if resume_key:
-            params["resumeKey"] = resume_key
+            params = {"url": prefix, "matchType": "prefix", "output": "json", "allowFuzzy": "0"}
+        else:
+            params = {
+                "url": prefix,
+                "matchType": "prefix",
+                "output": "json",
+                "fl": IA_CDX_FIELDS,
+                "showResumeKey": "true",
+                "limit": str(self.config.page_size),
+            }
+            if resume_key:
+                params["resumeKey"] = resume_key
+        if since:
+            params["from"] = since
         return params
 
-    def cdx_text(self, prefix: str, resume_key: str | None = None) -> str:
+    def cdx_text(self, prefix: str, resume_key: str | None = None, since: str | None = None) -> str:
         """One page of a CDX prefix query, as text; blocked sites raise ``BlockedSiteError``."""
-        response = self._get("cdx", self.config.cdx_url, self.cdx_query_params(prefix, resume_key))
-        body = response.text
-        if response.status_code == 403 or "AdministrativeAccessControlException" in body:
-            raise BlockedSiteError(f"The archive blocks {prefix}: {_first_line(body)}")
-        if response.status_code == 404 and self.config.dialect == "pywb":
-            return ""  # pywb answers 404 when it holds no capture for the prefix
-        if response.status_code != 200:
-            raise ArchiveError(
-                f"CDX query for {prefix} answered HTTP {response.status_code}: {_first_line(body)}"
-            )
-        return body
+        return self._cdx_page(prefix, resume_key, since, self.config.max_cdx_bytes)[0]
 
     def cdx_pages(
-        self, prefix: str, parse: Callable[[str], tuple[Any, str | None]]
+        self,
+        prefix: str,
+        parse: Callable[[str], tuple[Any, str | None]],
+        *,
+        since: str | None = None,
     ) -> Iterator[Any]:
-        """Every page of a prefix query, following resume keys; ``parse`` returns (page, key)."""
+        """Every page of a prefix query, following resume keys; ``parse`` returns (page, key).
+
+        A page that does not parse (``ValueError``, as ``CdxError`` is) is asked for again: a
+        body cut where HTTP cannot tell (no length, no chunking) arrives as broken JSON. The
+        query ends with an ``ArchiveError`` after ``max_cdx_pages`` pages, ``max_cdx_bytes``
+        bytes or a resume key seen before: an archive sending fresh keys forever must not
+        keep an import running.
+        """
+        host = _host(self.config.cdx_url)
         resume_key: str | None = None
         seen: set[str] = set()
-        while True:
-            page, resume_key = parse(self.cdx_text(prefix, resume_key))
+        budget = self.config.max_cdx_bytes
+        for _ in range(self.config.max_cdx_pages):
+            for attempt in range(self.config.retries + 1):
+                text, size = self._cdx_page(prefix, resume_key, since, budget)
+                try:
+                    page, next_key = parse(text)
+                    break
+                except ValueError as error:
+                    reason = str(error)
+                    if attempt >= self.config.retries:
+                        raise ArchiveError(
+                            f"The CDX server at {host} sent an unreadable answer for {prefix} "
+                            f"{attempt + 1} times ({reason}); it may be cutting its answers "
+                            "short: try again later with import_archive --failed."
+                        ) from None
+                    self._back_off(f"CDX answer for {prefix} unreadable ({reason})", attempt)
+            budget -= size
             yield page
-            if not resume_key or self.config.dialect == "pywb":
+            if not next_key or self.config.dialect == "pywb":
                 return
-            if resume_key in seen:
-                raise ArchiveError(f"The CDX server repeated resume key {resume_key!r}.")
-            seen.add(resume_key)
+            if next_key in seen:
+                raise ArchiveError(
+                    f"The CDX server at {host} repeated resume key {next_key!r} for {prefix}, "
+                    "so its paging would never end: try again later with import_archive "
+                    "--failed."
+                )
+            seen.add(next_key)
+            resume_key = next_key
+        raise ArchiveError(
+            f"The CDX server at {host} kept sending more pages for {prefix} after "
+            f"{self.config.max_cdx_pages} pages; raise HACS_CDX_MAX_PAGES if the site really "
+            "has that many captures."
+        )
+
+    def _cdx_page(
+        self, prefix: str, resume_key: str | None, since: str | None, budget: int
+    ) -> tuple[str, int]:
+        """One page as text and its size in bytes, read within ``budget`` bytes."""
+        host = _host(self.config.cdx_url)
+        self.stats.cdx_queries += 1
+        answer = self._get(
+            "cdx", self.config.cdx_url, self.cdx_query_params(prefix, resume_key, since),
+            what=f"The CDX query for {prefix}", setting="HACS_CDX_URL", limit=max(budget, 0),
+        )  # fmt: skip
+        if answer.truncated:
+            raise ArchiveError(
+                f"The CDX answer for {prefix} from {host} passed {self.config.max_cdx_bytes:,} "
+                "bytes; raise HACS_MAX_CDX_BYTES if the site really has that many captures."
+            )
+        body = answer.body.decode("utf-8", errors="replace")
+        if answer.status == 403 or "AdministrativeAccessControlException" in body:
+            raise BlockedSiteError(f"The archive blocks {prefix}: {_first_line(body)}")
+        if answer.status == 404 and self.config.dialect == "pywb":
+            return "", len(answer.body)  # pywb answers 404 when it holds no capture
+        if answer.status != 200:
+            raise ArchiveError(
+                f"The CDX query for {prefix} at {host} answered HTTP {answer.status}: "
+                f"{_first_line(body)}"
+            )
+        return body, len(answer.body)
 
     # --- Mementos ------------------------------------------------------------------------------
     def memento_url(self, timestamp: str, url: str) -> str:
@@ -178,77 +286,115 @@ class ArchiveClient:
 
     def fetch_memento(self, timestamp: str, url: str) -> Memento:
         """The raw archived page (``id_``: no rewriting), cut at ``max_memento_bytes``."""
-        response = self._get("memento", self.memento_url(timestamp, url), None, stream=True)
-        try:
-            if response.status_code != 200:
-                raise ArchiveError(
-                    f"Memento {timestamp} {url} answered HTTP {response.status_code}."
-                )
-            limit = self.config.max_memento_bytes
-            chunks: list[bytes] = []
-            size = 0
-            truncated = False
-            for chunk in response.iter_content(64 * 1024):
-                chunks.append(chunk)
-                size += len(chunk)
-                if size > limit:
-                    truncated = True
-                    break
-            body = b"".join(chunks)[:limit]
-        finally:
-            response.close()
+        self.stats.mementos += 1
+        answer = self._get(
+            "memento", self.memento_url(timestamp, url), None,
+            what=f"The memento of {url} at {timestamp}", setting="HACS_WAYBACK_URL",
+            limit=self.config.max_memento_bytes,
+        )  # fmt: skip
+        if answer.status != 200:
+            raise ArchiveError(f"Memento {timestamp} {url} answered HTTP {answer.status}.")
         return Memento(
             url=url,
             timestamp=timestamp,
-            status=response.status_code,
-            content_type=response.headers.get("Content-Type"),
-            body=body,
-            truncated=truncated,
+            status=answer.status,
+            content_type=answer.headers.get("Content-Type"),
+            body=answer.body,
+            truncated=answer.truncated,
         )
 
     # --- The one place requests are sent -------------------------------------------------------
     def _get(
-        self, kind: str, url: str, params: dict[str, str] | None, *, stream: bool = False
-    ) -> requests.Response:
-        limiter = self._limiters[kind]
+        self, kind: str, url: str, params: dict[str, str] | None, *, what: str, setting: str,
+        limit: int,
+    ) -> _Answer:  # fmt: skip
+        """Send one GET (with retries) and read its whole answer.
+
+        Retried: 429 and 5xx (honouring ``Retry-After``), timeouts, resets, bodies cut or
+        stalled past the deadline. Not retried: a host that does not resolve or refuses the
+        connection (``ArchiveUnreachableError``, remembered by the client).
+        """
+        if self.unreachable is not None:
+            raise self.unreachable
+        try:
+            return self._get_with_retries(kind, url, params, what=what, setting=setting,
+                                          limit=limit)  # fmt: skip
+        except RateLimitUnavailable as error:
+            self.unreachable = ArchiveUnreachableError(str(error))
+            raise self.unreachable from None
+
+    def _get_with_retries(
+        self, kind: str, url: str, params: dict[str, str] | None, *, what: str, setting: str,
+        limit: int,
+    ) -> _Answer:  # fmt: skip
         archive_host = _host(url)
+        limiter = self._limiters[kind]
         attempt = 0
         while True:
             self.stats.waited_seconds += limiter.acquire()
             self.stats.requests += 1
-            reason: str
             wait: float | None = None
+            deadline = time.monotonic() + self.config.deadline
             try:
-                response = self._get_within_host(url, params, archive_host, stream)
-            except (requests.Timeout, requests.ConnectionError) as error:
-                reason = f"{type(error).__name__}: {error}"
-            else:
-                if response.status_code not in RETRY_STATUSES:
-                    return response
-                reason = f"HTTP {response.status_code}"
-                wait = retry_after_seconds(response.headers.get("Retry-After"))
-                response.close()
+                response = self._get_within_host(url, params, archive_host, deadline)
+                try:
+                    if response.status_code in RETRY_STATUSES:
+                        reason = f"HTTP {response.status_code}"
+                        wait = retry_after_seconds(response.headers.get("Retry-After"))
+                    else:
+                        body, truncated = _read_body(response, limit, deadline)
+                        return _Answer(response.status_code, response.headers, body, truncated)
+                finally:
+                    response.close()
+            except requests.ConnectionError as error:
+                cause = _unreachable_cause(error)
+                if cause is not None:
+                    self.unreachable = ArchiveUnreachableError(
+                        f"The archive at {archive_host} cannot be reached ({cause}): check the "
+                        f"network or {setting}."
+                    )
+                    raise self.unreachable from None
+                reason = _describe(error)
+            except requests.Timeout as error:
+                reason = _describe(error)
+            except _DeadlinePassed:
+                reason = f"no complete answer within {self.config.deadline:g} s"
+            except _BodyCut as error:
+                reason = f"the answer was cut off: {error}"
             if attempt >= self.config.retries:
-                raise ArchiveError(f"{url} failed after {attempt + 1} attempts ({reason}).")
-            if wait is None:
-                wait = min(self.config.backoff_cap, self.config.backoff_base * 2**attempt)
-                wait *= 1 + random.random() * 0.25  # spread retries of many workers apart
-            else:
+                raise ArchiveError(
+                    f"{what} at {archive_host} failed after {attempt + 1} attempts ({reason}); "
+                    "try again later with import_archive --failed."
+                )
+            if wait is not None:
                 limiter.pause(wait)  # the archive asked everybody to wait, not just this worker
-            log.info("%s: %s; retrying in %.1f s", url, reason, wait)
-            self.stats.retries += 1
-            self.stats.waited_seconds += wait
-            self._sleep(wait)
+                self.stats.retries += 1
+                self.stats.waited_seconds += wait
+                log.info("%s: %s; retrying in %.1f s", url, reason, wait)
+                self._sleep(wait)
+            else:
+                self._back_off(f"{url}: {reason}", attempt)
             attempt += 1
 
+    def _back_off(self, why: str, attempt: int) -> None:
+        wait = min(self.config.backoff_cap, self.config.backoff_base * 2**attempt)
+        wait *= 1 + random.random() * 0.25  # spread retries of many workers apart
+        log.info("%s; retrying in %.1f s", why, wait)
+        self.stats.retries += 1
+        self.stats.waited_seconds += wait
+        self._sleep(wait)
+
     def _get_within_host(
-        self, url: str, params: dict[str, str] | None, archive_host: str, stream: bool
+        self, url: str, params: dict[str, str] | None, archive_host: str, deadline: float
     ) -> requests.Response:
         for _ in range(10):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _DeadlinePassed()
+            timeout = min(self.config.timeout, left)
             response = self.session.get(
-                url, params=params, timeout=self.config.timeout, allow_redirects=False,
-                stream=stream,
-            )  # fmt: skip
+                url, params=params, timeout=timeout, allow_redirects=False, stream=True
+            )
             if response.status_code not in (301, 302, 303, 307, 308):
                 return response
             location = urljoin(response.url, response.headers.get("Location", ""))
@@ -257,6 +403,66 @@ class ArchiveClient:
                 raise ArchiveError(f"{url} redirects away from the archive, to {location}.")
             url, params = location, None
         raise ArchiveError(f"{url} redirects too many times.")
+
+
+def _read_body(response: requests.Response, limit: int, deadline: float) -> tuple[bytes, bool]:
+    """The decompressed body, cut at ``limit`` bytes, read before ``deadline``.
+
+    ``read1`` returns whatever has arrived (at most one socket read), so a body trickled a byte
+    at a time still meets the deadline check between reads; urllib3 decompresses in bounded
+    steps, so a small compressed body cannot inflate past the cap in memory.
+    """
+    raw = response.raw
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while True:
+            if time.monotonic() > deadline:
+                raise _DeadlinePassed()
+            chunk = raw.read1(64 * 1024, decode_content=True)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                return b"".join(chunks)[:limit], True
+    except urllib3.exceptions.ReadTimeoutError as error:
+        raise requests.Timeout(str(error)) from None
+    except (urllib3.exceptions.HTTPError, OSError) as error:
+        # ProtocolError (a chunked body or a Content-Length body cut short, a reset),
+        # DecodeError (a gzip stream cut short), SSL errors.
+        raise _BodyCut(_short(error)) from None
+    return b"".join(chunks), False
+
+
+def _unreachable_cause(error: requests.ConnectionError) -> str | None:
+    """Why the host cannot be reached at all, or None for a failure worth retrying.
+
+    requests wraps urllib3's ``MaxRetryError`` whose ``reason`` is a ``NewConnectionError``
+    when the connection could not be opened (``NameResolutionError`` when the name does not
+    resolve); a connect timeout is a different class and stays retryable.
+    """
+    wrapped = error.args[0] if error.args else None
+    reason = getattr(wrapped, "reason", wrapped)
+    if isinstance(reason, urllib3.exceptions.NameResolutionError):
+        return "its name does not resolve"
+    if isinstance(reason, urllib3.exceptions.NewConnectionError):
+        cause = reason.__cause__ or reason.__context__
+        if isinstance(cause, ConnectionRefusedError):
+            return "the connection was refused"
+        if isinstance(cause, OSError) and cause.strerror:
+            return cause.strerror[0].lower() + cause.strerror[1:]
+        return "no connection could be opened"
+    return None
+
+
+def _describe(error: Exception) -> str:
+    return f"{type(error).__name__}: {_short(error)}"
+
+
+def _short(error: BaseException) -> str:
+    text = str(error)
+    return text if len(text) <= 200 else text[:200] + "…"
 
 
 def _host(url: str) -> str:

@@ -1,11 +1,20 @@
 """Import speed: CDX lines parsed and stored per second (SQLite and PostgreSQL), link extraction
-pages per second, and memento fetches per observation on the demo archive.
+pages per second, memento fetches per observation on the demo archive, and what a first import
+and a nightly refresh of a 2,000-site demo archive ask of the archive.
 
-Run from the project root: ``.venv/bin/python bench/import.py [--lines N] [--sites N]``.
+Run from the project root: ``.venv/bin/python bench/import.py [--lines N] [--sites N]``;
+``--refresh-only`` runs the last part alone (``--refresh-sites N`` for its size).
 It creates throw-away databases (a SQLite file in a temporary directory and a PostgreSQL
 cluster started with ``hacs_site.localservers``), a throw-away Redis, and a pywb serving the demo
 archive; nothing of the developer's own data is touched. Goals: >= 50,000 CDX lines/s stored on
-SQLite; >= 500 pages/s link extraction; fetches never above distinct (urlkey, digest) pairs.
+SQLite; >= 500 pages/s link extraction; fetches never above distinct (urlkey, digest) pairs;
+a nightly refresh with nothing new sends one CDX request per site and fetches no memento.
+
+The refresh part serves the demo archive like the Internet Archive (``tests.support.ia_server``
+on 127.0.0.1, in this process) without its last day, imports it with ``import_archive``, then
+adds the last day's captures and runs ``import_archive`` again (the nightly refresh), once more
+with nothing new, and once with ``--full`` (what every refresh cost before it was incremental).
+Requests are counted at the server.
 """
 
 from __future__ import annotations
@@ -132,12 +141,85 @@ def memento_fetches(tmp: Path, redis_url: str) -> dict[str, float]:
     return result
 
 
+def refresh_costs(tmp: Path, redis_url: str, sites: int) -> list[tuple[str, dict[str, float]]]:
+    """CDX requests, CDX bytes and memento fetches of a first import and of refreshes."""
+    import time
+
+    from hacs.demo import build_demo_archive
+    from tests.support.ia_server import IAArchive, ia_rows_and_bodies
+
+    demo = build_demo_archive(tmp / "refresh-demo", sites=sites, seed=0)
+    rows, bodies = ia_rows_and_bodies(demo)
+    last_day = max(r.timestamp for r in rows)[:8]
+    runs: list[tuple[str, dict[str, float]]] = []
+    with IAArchive([r for r in rows if r.timestamp[:8] < last_day], bodies) as archive:
+        env = {
+            **os.environ,
+            "DATABASE_URL": f"sqlite:///{tmp}/refresh.sqlite3",
+            "REDIS_URL": redis_url,
+            "HACS_CDX_URL": archive.cdx_url,
+            "HACS_CDX_DIALECT": "ia",
+            "HACS_WAYBACK_URL": archive.wayback_url,
+            "HACS_CDX_RATE_PER_MINUTE": "6000",
+            "HACS_MEMENTO_RATE_PER_MINUTE": "60000",
+            "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
+        }
+
+        def manage(*args: str) -> None:
+            subprocess.run(
+                [sys.executable, str(ROOT / "manage.py"), *args],
+                env=env, cwd=ROOT, capture_output=True, text=True, check=True,
+            )  # fmt: skip
+
+        manage("migrate", "--verbosity", "0")
+        manage("import_seeds", str(demo.seeds_path))
+        steps = [
+            ("first import (all but the last day)", ()),
+            ("nightly refresh (the last day's captures are new)", ()),
+            ("refresh with nothing new", ()),
+            ("refresh with --full (every refresh before)", ("--full",)),
+        ]
+        for number, (label, extra) in enumerate(steps):
+            if number == 1:
+                archive.state.rows = sorted(rows, key=lambda r: (r.urlkey, r.timestamp))
+            archive.state.log.clear()
+            started = time.perf_counter()
+            manage("import_archive", *extra)
+            elapsed = time.perf_counter() - started
+            cdx = archive.requests_to("cdx")
+            runs.append((label, {
+                "cdx": len(cdx),
+                "from": sum("from" in e.query for e in cdx),
+                "cdx_bytes": sum(e.sent for e in cdx),
+                "mementos": len(archive.requests_to("web")),
+                "seconds": elapsed,
+            }))  # fmt: skip
+    return runs
+
+
+def print_refresh_costs(runs: list[tuple[str, dict[str, float]]], sites: int) -> None:
+    print(f"Archive requests, {sites:,}-site demo archive served like the Internet Archive:")
+    for label, run in runs:
+        print(f"  {label:<50}: {run['cdx']:>6,.0f} CDX requests ({run['from']:,.0f} with "
+              f"'from', {run['cdx_bytes'] / 1e6:,.1f} MB), {run['mementos']:>7,.0f} memento "
+              f"fetches, {run['seconds']:,.0f} s")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--lines", type=int, default=200_000)
     parser.add_argument("--sites", type=int, default=2_000)
     parser.add_argument("--pages", type=int, default=1000, help="pages for link extraction")
+    parser.add_argument("--refresh-sites", type=int, default=2_000, help="sites of the refresh")
+    parser.add_argument("--refresh-only", action="store_true", help="only the refresh part")
     options = parser.parse_args()
+
+    if options.refresh_only:
+        with tempfile.TemporaryDirectory(prefix="hacs-bench-") as name, start_redis() as redis:
+            runs = refresh_costs(Path(name), f"redis://127.0.0.1:{redis.port}/0",
+                                 options.refresh_sites)  # fmt: skip
+        print_refresh_costs(runs, options.refresh_sites)
+        return
 
     with tempfile.TemporaryDirectory(prefix="hacs-bench-") as name:
         tmp = Path(name)
@@ -163,12 +245,14 @@ def main() -> None:
 
         with start_redis() as redis:
             fetch = memento_fetches(tmp, f"redis://127.0.0.1:{redis.port}/0")
+            runs = refresh_costs(tmp, f"redis://127.0.0.1:{redis.port}/0", options.refresh_sites)
         print(
             f"Memento fetches on the demo archive: {fetch['fetches']:.0f} fetches for "
             f"{fetch['observations']:.0f} observations "
             f"({fetch['fetches'] / fetch['observations']:.3f} per observation); "
             f"distinct (urlkey, digest) pairs: {fetch['distinct_pairs']:.0f}"
         )
+        print_refresh_costs(runs, options.refresh_sites)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
-from archive.models import Site
+from archive.models import Site, Tag
 from dashboard.sites import DEFAULT_SORT, HISTORY_FILTERS, SORT_KEYS, SiteListQuery
 from hacs.estimators import METHODS
 from hacs_site.clock import today
@@ -108,6 +108,17 @@ class SeedUploadForm(forms.Form):
                 "smaller lists."
             )
         return upload
+
+    def clean_tags(self) -> str:
+        text = str(self.cleaned_data.get("tags", ""))
+        limit = Tag._meta.get_field("name").max_length or 0
+        for tag in (t.strip() for t in text.split(",")):
+            if len(tag) > limit:
+                raise forms.ValidationError(
+                    f"The tag “{tag[:40]}…” is {len(tag):,} characters long; a tag holds at "
+                    f"most {limit:,}."
+                )
+        return text
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

@@ -19,10 +19,17 @@ from hacs_site.env import (
     env_list,
     env_str,
     env_url,
+    read_env_file,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("HACS_VAR_DIR", str(BASE_DIR / "var")))
+
+# What the running app (scripts/run.py) left for a second terminal: its REDIS_URL and
+# DATABASE_URL, used when the environment does not set them, so that `manage.py` beside the
+# running app talks to the same Redis and database.
+RUN_ENV_FILE = VAR_DIR / "run.env"
+_run_env = read_env_file(RUN_ENV_FILE)
 
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = env_str("SECRET_KEY", "")
@@ -86,12 +93,16 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "dashboard.roles.roles",
+                "dashboard.context_processors.queue_status",
             ],
         },
     },
 ]
 
-DATABASE_URL = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR.resolve() / 'hacs.sqlite3'}")
+DATABASE_URL = env_str(
+    "DATABASE_URL",
+    _run_env.get("DATABASE_URL", f"sqlite:///{VAR_DIR.resolve() / 'hacs.sqlite3'}"),
+)
 _database = database_from_url(DATABASE_URL, base_dir=BASE_DIR)
 if _database["ENGINE"].endswith("sqlite3"):
     # Tests use a file (not memory) so that worker processes see the same test database.
@@ -135,8 +146,21 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = HACS_MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = HACS_MAX_UPLOAD_BYTES + 1024 * 1024
 
 # --- Background jobs (RQ on Redis) -------------------------------------------------------------
-REDIS_URL = env_url("REDIS_URL", "redis://127.0.0.1:6379/0", schemes=("redis", "rediss"))
+REDIS_URL = env_url(
+    "REDIS_URL",
+    _run_env.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
+    schemes=("redis", "rediss"),
+)
 HACS_JOB_TIMEOUT = env_int("HACS_JOB_TIMEOUT", 6 * 3600, minimum=10)
+# Work carries a lease: a job writes a heartbeat this often, and one silent for the lease is
+# marked interrupted (its worker, Redis or terminal stopped).
+HACS_JOB_HEARTBEAT_SECONDS = env_float("HACS_JOB_HEARTBEAT_SECONDS", 15.0, minimum=0.1)
+HACS_JOB_LEASE_SECONDS = env_float("HACS_JOB_LEASE_SECONDS", 120.0, minimum=1)
+if HACS_JOB_LEASE_SECONDS < 2 * HACS_JOB_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured(
+        f"HACS_JOB_LEASE_SECONDS={HACS_JOB_LEASE_SECONDS} must be at least twice "
+        f"HACS_JOB_HEARTBEAT_SECONDS={HACS_JOB_HEARTBEAT_SECONDS}, or live jobs look stopped."
+    )
 RQ_QUEUES = {
     name: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": HACS_JOB_TIMEOUT}
     for name in ("default", "import", "estimation", "evaluation")
@@ -157,6 +181,13 @@ HACS_HTTP_TIMEOUT = env_float("HACS_HTTP_TIMEOUT", 30.0, minimum=1, maximum=600)
 HACS_HTTP_RETRIES = env_int("HACS_HTTP_RETRIES", 5, minimum=0, maximum=20)
 HACS_HTTP_BACKOFF_BASE = env_float("HACS_HTTP_BACKOFF_BASE", 2.0, minimum=0, maximum=600)
 HACS_MAX_MEMENTO_BYTES = env_int("HACS_MAX_MEMENTO_BYTES", 5 * 1024 * 1024, minimum=1024)
+# A whole request (connection, headers, body) must end within this many seconds, however slowly
+# the archive trickles its answer; one CDX query stops after so many pages or bytes.
+HACS_HTTP_DEADLINE = env_float("HACS_HTTP_DEADLINE", 120.0, minimum=1, maximum=3600)
+HACS_CDX_MAX_PAGES = env_int("HACS_CDX_MAX_PAGES", 100, minimum=1)
+HACS_MAX_CDX_BYTES = env_int("HACS_MAX_CDX_BYTES", 100 * 1024 * 1024, minimum=1024)
+# A re-import asks only for captures from this many days before the newest one stored.
+HACS_CDX_INDEX_LAG_DAYS = env_float("HACS_CDX_INDEX_LAG_DAYS", 30.0, minimum=0, maximum=3650)
 HACS_USER_AGENT = env_str(
     "HACS_USER_AGENT", "HACS/0.1 (History-Aware Crawl Scheduler; archive research)"
 )

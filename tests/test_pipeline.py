@@ -213,6 +213,14 @@ def test_each_distinct_content_is_wanted_once_and_failed_ones_again() -> None:
     assert [w.digest for w in snapshots_missing(site_ids=[other.pk])] == ["Z"]
 
 
+def test_the_newest_contents_are_fetched_first() -> None:
+    site = bar_site()
+    for day, digest in ((5, "E"), (1, "A"), (9, "N"), (3, "C"), (7, "A")):
+        make_capture(site, url=SEED, urlkey="edu,a)/~bar", timestamp=at(day), digest=digest)
+    wanted = snapshots_missing(site_ids=[site.pk])
+    assert [w.digest for w in wanted] == ["N", "E", "C", "A"]  # "A" first seen on day 1
+
+
 # --- sites_finish -------------------------------------------------------------------------------
 
 

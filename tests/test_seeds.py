@@ -6,7 +6,11 @@ Parsing the list itself (``hacs.formats.seeds``) is tested without a database in
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
+
 import pytest
+from django.core.management import CommandError, call_command
 
 from archive.models import Site, Tag
 from archive.seeds import seeds_import
@@ -53,3 +57,19 @@ def test_a_bad_file_changes_nothing_stored() -> None:
     with pytest.raises(SeedFileError):
         seeds_import(data=b"\xff\xfe")
     assert Site.objects.count() == 1
+
+
+def test_the_parsers_cuts_match_the_columns() -> None:
+    from hacs.formats.seeds import MAX_AUTHOR_LENGTH, MAX_TAG_LENGTH
+
+    assert Site._meta.get_field("author").max_length == MAX_AUTHOR_LENGTH
+    assert Tag._meta.get_field("name").max_length == MAX_TAG_LENGTH
+
+
+@pytest.mark.django_db
+def test_the_command_explains_a_tag_too_long_and_stores_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "seeds.txt"
+    path.write_text("http://a.edu/~x/\n")
+    with pytest.raises(CommandError, match="a tag holds at most 100"):
+        call_command("import_seeds", str(path), "--tag", "t" * 101, stdout=io.StringIO())
+    assert Site.objects.count() == 0

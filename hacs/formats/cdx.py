@@ -17,19 +17,26 @@ Dialects (``Dialect``):
 
 The parsers never raise for a bad line: they skip it and count it in a ``CdxStats`` (with the
 first ``MAX_PROBLEMS`` line numbers and reasons), so one broken row in ten thousand costs one
-row. They raise ``CdxError`` only when the document as a whole is unusable (not JSON, no
-header row, a CDX header without a timestamp column).
+row. A line that parses but cannot be a stored capture is a bad line too (``row_problem``: a
+NUL byte, a capture time before 1996 or after tomorrow, a status that is not HTTP's, a field
+longer than its database column). They raise ``CdxError`` only when the document as a whole is
+unusable (not JSON, no header row, a CDX header without a timestamp column, a compressed file
+cut short); ``read_cdx_file`` reads a file as a stream, so every record before the damage has
+been yielded by then.
 """
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time, timedelta
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from hacs.formats.canon import canonical_url
 
@@ -41,6 +48,9 @@ __all__ = [
     "CdxRecord",
     "CdxStats",
     "Dialect",
+    "EARLIEST_CAPTURE",
+    "RowLimits",
+    "RowProblem",
     "bare_digest",
     "REVISIT_TYPE",
     "format_timestamp",
@@ -51,6 +61,8 @@ __all__ = [
     "iter_pywb_json",
     "parse_cdx",
     "parse_timestamp",
+    "read_cdx_file",
+    "row_problem",
     "sniff_and_parse",
     "sniff_dialect",
 ]
@@ -279,6 +291,114 @@ class CdxStats:
             self.problems.append((line_number, reason))
 
 
+# --- what a stored row can hold ----------------------------------------------------------
+
+#: The first web archive crawls are from 1996: a capture time before it is a broken row.
+EARLIEST_CAPTURE = datetime(1996, 1, 1, tzinfo=UTC)
+# SQL's widest integer column (bigint).
+_BIGINT_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class RowLimits:
+    """What a capture row may hold to be stored.
+
+    Time bounds: nothing was archived before 1996, and nothing after tomorrow (a day of grace
+    for clocks and time zones) -- one capture dated 2099 would otherwise stretch a site's last
+    interval by decades. Sizes are the database columns' in characters; the caller reads them
+    from its models (None: not checked here). ``status`` is HTTP's three-digit range.
+    """
+
+    latest: datetime
+    earliest: datetime = EARLIEST_CAPTURE
+    urlkey: int | None = None
+    mimetype: int | None = None
+    digest: int | None = None
+    status: tuple[int, int] = (100, 999)
+    length: tuple[int, int] = (0, _BIGINT_MAX)
+
+    @classmethod
+    def until_tomorrow(cls, now: datetime | None = None) -> RowLimits:
+        """Limits whose latest capture time is the end of tomorrow (UTC) after ``now``."""
+        day = (now or datetime.now(UTC)).astimezone(UTC).date() + timedelta(days=2)
+        return cls(latest=datetime.combine(day, time(), tzinfo=UTC) - timedelta(seconds=1))
+
+
+class RowProblem(NamedTuple):
+    """Why a record cannot be stored: the field at fault and a sentence naming the value."""
+
+    field: str
+    reason: str
+
+
+def row_problem(record: CdxRecord, limits: RowLimits) -> RowProblem | None:
+    """The first reason ``record`` cannot be stored under ``limits``, or None when it can."""
+    moment = record.timestamp
+    if moment < limits.earliest:
+        return RowProblem(
+            "timestamp",
+            f"timestamp {format_timestamp(moment)} is before {limits.earliest:%Y}, when web "
+            "archiving began",
+        )
+    if moment > limits.latest:
+        return RowProblem(
+            "timestamp",
+            f"timestamp {format_timestamp(moment)} is in the future (after "
+            f"{limits.latest:%Y-%m-%d})",
+        )
+    text = record.urlkey + record.original + record.mimetype + record.digest
+    if (
+        "\x00" in text
+        or not text.isascii()
+        or len(record.urlkey) > (limits.urlkey or _BIGINT_MAX)
+        or len(record.mimetype) > (limits.mimetype or _BIGINT_MAX)
+        or len(record.digest) > (limits.digest or _BIGINT_MAX)
+    ):
+        # The rare case, checked field by field to name the one at fault (the test above is
+        # the import's hot path: nearly every row is short ASCII).
+        problem = _text_problem(record, limits)
+        if problem is not None:
+            return problem
+    low, high = limits.status
+    if record.status is not None and not low <= record.status <= high:
+        return RowProblem("status", f"status {record.status} is not an HTTP status ({low}-{high})")
+    low, high = limits.length
+    if record.length is not None and not low <= record.length <= high:
+        return RowProblem("length", f"length {record.length} is out of range ({low}-{high:,})")
+    return None
+
+
+def _text_problem(record: CdxRecord, limits: RowLimits) -> RowProblem | None:
+    for name, label, value, size in (
+        ("urlkey", "urlkey", record.urlkey, limits.urlkey),
+        ("url", "URL", record.original, None),
+        ("mimetype", "MIME type", record.mimetype, limits.mimetype),
+        ("digest", "digest", record.digest, limits.digest),
+    ):
+        if "\x00" in value:
+            return RowProblem(name, f"the {label} contains a NUL byte")
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return RowProblem(name, f"the {label} holds a lone surrogate (not valid Unicode)")
+        if size is not None and len(value) > size:
+            return RowProblem(
+                name, f"the {label} is {len(value):,} characters long; at most {size:,} fit"
+            )
+    return None
+
+
+def _accepted(record: CdxRecord, number: int, stats: CdxStats, limits: RowLimits) -> bool:
+    """Count ``record`` as parsed when it can be stored, else as a skipped line; say which."""
+    problem = row_problem(record, limits)
+    if problem is None:
+        stats.parsed += 1
+        return True
+    stats.skip(number, problem.reason)
+    return False
+
+
 @dataclass(frozen=True)
 class CdxParseResult:
     """A whole document parsed: the records, in order, and the parser's statistics."""
@@ -333,14 +453,18 @@ def _layout(letters: Sequence[str]) -> dict[str, int]:
 _DEFAULT_LAYOUTS = {count: _layout(spec.split()) for count, spec in _LAYOUTS.items()}
 
 
-def iter_ia_text(source: str | Iterable[str], stats: CdxStats | None = None) -> Iterator[CdxRecord]:
+def iter_ia_text(
+    source: str | Iterable[str], stats: CdxStats | None = None, limits: RowLimits | None = None
+) -> Iterator[CdxRecord]:
     """Records from space-separated CDX text: the IA server's output or a classic CDX file.
 
     Without a `` CDX ...`` header, each line's field count picks the layout (7, 9, 10 or 11
     fields). A blank line followed by a single token is the resume key
-    (``showResumeKey=true``); it goes to ``stats.resume_key``, exactly as printed.
+    (``showResumeKey=true``); it goes to ``stats.resume_key``, exactly as printed. Lines that
+    cannot be stored under ``limits`` (``RowLimits.until_tomorrow()`` by default) are skipped.
     """
     stats = stats if stats is not None else CdxStats()
+    limits = limits if limits is not None else RowLimits.until_tomorrow()
     header: dict[str, int] | None = None
     header_size = 0
     after_blank = False
@@ -379,8 +503,8 @@ def iter_ia_text(source: str | Iterable[str], stats: CdxStats | None = None) -> 
             columns = found
         fast = _fast_record(fields, columns)
         if fast is not None:
-            stats.parsed += 1
-            yield fast
+            if _accepted(fast, number, stats, limits):
+                yield fast
             continue
         # The general path: checks every field and explains what is wrong with the line.
         get = fields.__getitem__
@@ -397,8 +521,8 @@ def iter_ia_text(source: str | Iterable[str], stats: CdxStats | None = None) -> 
         except CdxError as exc:
             stats.skip(number, exc.reason)
             continue
-        stats.parsed += 1
-        yield record
+        if _accepted(record, number, stats, limits):
+            yield record
 
 
 def _fast_record(fields: list[str], columns: dict[str, int]) -> CdxRecord | None:
@@ -447,13 +571,16 @@ def _fast_record(fields: list[str], columns: dict[str, int]) -> CdxRecord | None
 # --- Internet Archive JSON ---------------------------------------------------------------
 
 
-def iter_ia_json(text: str, stats: CdxStats | None = None) -> Iterator[CdxRecord]:
+def iter_ia_json(
+    text: str, stats: CdxStats | None = None, limits: RowLimits | None = None
+) -> Iterator[CdxRecord]:
     """Records from the IA CDX server's ``output=json``: an array of arrays, header first.
 
     Line numbers are row numbers (the header is row 1), which are the line numbers of the
     server's one-row-per-line output. A final one-element row is the resume key.
     """
     stats = stats if stats is not None else CdxStats()
+    limits = limits if limits is not None else RowLimits.until_tomorrow()
     try:
         data = json.loads(text) if text.strip() else []
     except json.JSONDecodeError as exc:
@@ -485,18 +612,19 @@ def iter_ia_json(text: str, stats: CdxStats | None = None) -> Iterator[CdxRecord
         except CdxError as exc:
             stats.skip(number, exc.reason)
             continue
-        stats.parsed += 1
-        yield record
+        if _accepted(record, number, stats, limits):
+            yield record
 
 
 # --- pywb JSON lines and CDXJ ------------------------------------------------------------
 
 
 def iter_pywb_json(
-    source: str | Iterable[str], stats: CdxStats | None = None
+    source: str | Iterable[str], stats: CdxStats | None = None, limits: RowLimits | None = None
 ) -> Iterator[CdxRecord]:
     """Records from pywb's ``output=json``: one object per line (``url``, ``mime``, ``status``)."""
     stats = stats if stats is not None else CdxStats()
+    limits = limits if limits is not None else RowLimits.until_tomorrow()
     for number, line in _lines(source):
         if not line.strip():
             continue
@@ -513,16 +641,19 @@ def iter_pywb_json(
         except CdxError as exc:
             stats.skip(number, exc.reason)
             continue
-        stats.parsed += 1
-        yield record
+        if _accepted(record, number, stats, limits):
+            yield record
 
 
-def iter_cdxj(source: str | Iterable[str], stats: CdxStats | None = None) -> Iterator[CdxRecord]:
+def iter_cdxj(
+    source: str | Iterable[str], stats: CdxStats | None = None, limits: RowLimits | None = None
+) -> Iterator[CdxRecord]:
     """Records from CDXJ lines: ``urlkey timestamp {"url": ..., "mime": ..., ...}``.
 
     Lines starting with ``!`` are CDXJ metadata (``!OpenWayback-CDXJ 1.0``) and are passed over.
     """
     stats = stats if stats is not None else CdxStats()
+    limits = limits if limits is not None else RowLimits.until_tomorrow()
     for number, line in _lines(source):
         if not line.strip() or line.startswith("!"):
             continue
@@ -544,8 +675,8 @@ def iter_cdxj(source: str | Iterable[str], stats: CdxStats | None = None) -> Ite
         except CdxError as exc:
             stats.skip(number, exc.reason)
             continue
-        stats.parsed += 1
-        yield record
+        if _accepted(record, number, stats, limits):
+            yield record
 
 
 # --- whole documents ---------------------------------------------------------------------
@@ -570,7 +701,9 @@ def sniff_dialect(text: str) -> Dialect:
     return Dialect.IA_TEXT
 
 
-def parse_cdx(text: str | bytes, dialect: Dialect | None = None) -> CdxParseResult:
+def parse_cdx(
+    text: str | bytes, dialect: Dialect | None = None, limits: RowLimits | None = None
+) -> CdxParseResult:
     """Parse a whole CDX document in the given dialect (sniffed when None).
 
     Bytes are decoded as UTF-8, with undecodable bytes replaced (CDX lines are ASCII in
@@ -581,14 +714,7 @@ def parse_cdx(text: str | bytes, dialect: Dialect | None = None) -> CdxParseResu
     text = text.lstrip("\ufeff")
     chosen = dialect if dialect is not None else sniff_dialect(text)
     stats = CdxStats()
-    if chosen is Dialect.IA_TEXT:
-        records = tuple(iter_ia_text(text, stats))
-    elif chosen is Dialect.IA_JSON:
-        records = tuple(iter_ia_json(text, stats))
-    elif chosen is Dialect.PYWB_JSON:
-        records = tuple(iter_pywb_json(text, stats))
-    else:
-        records = tuple(iter_cdxj(text, stats))
+    records = tuple(_records(chosen, text, stats, limits))
     return CdxParseResult(
         dialect=chosen,
         records=records,
@@ -597,6 +723,79 @@ def parse_cdx(text: str | bytes, dialect: Dialect | None = None) -> CdxParseResu
         problems=tuple(stats.problems),
         resume_key=stats.resume_key,
     )
+
+
+def _records(
+    dialect: Dialect, source: str | Iterable[str], stats: CdxStats, limits: RowLimits | None
+) -> Iterator[CdxRecord]:
+    if dialect is Dialect.IA_TEXT:
+        return iter_ia_text(source, stats, limits)
+    if dialect is Dialect.IA_JSON:
+        # One JSON document: it is read whole (json.loads), so it is valid or unusable.
+        text = source if isinstance(source, str) else "".join(source)
+        return iter_ia_json(text, stats, limits)
+    if dialect is Dialect.PYWB_JSON:
+        return iter_pywb_json(source, stats, limits)
+    return iter_cdxj(source, stats, limits)
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def read_cdx_file(
+    stream: BinaryIO, stats: CdxStats | None = None, limits: RowLimits | None = None
+) -> Iterator[CdxRecord]:
+    """Records of a CDX file of any dialect, plain or gzip-compressed, read as a stream.
+
+    Lines are decoded (UTF-8, undecodable bytes replaced) and parsed as they are read, so a
+    caller that stores records in batches keeps every one before a damaged part. ``stream``
+    must be seekable (a file). Raises ``CdxError`` naming the line where reading stopped when
+    the rest cannot be read: compressed data cut short or corrupt, an IA JSON document that is
+    not valid JSON or has no header, a CDX header without a timestamp column.
+    """
+    stats = stats if stats is not None else CdxStats()
+    magic = stream.read(2)
+    stream.seek(-len(magic), io.SEEK_CUR)
+    binary: gzip.GzipFile | BinaryIO = stream
+    if magic == _GZIP_MAGIC:
+        binary = gzip.GzipFile(fileobj=stream)
+    text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="replace", newline="\n")
+    lines = _FileLines(text)
+    first: list[str] = []
+    for line in lines:  # up to the first non-blank line, which names the dialect
+        first.append(line)
+        if line.strip():
+            break
+    dialect = sniff_dialect("".join(first))
+    yield from _records(dialect, _chain(first, lines), stats, limits)
+
+
+def _chain(first: list[str], rest: Iterable[str]) -> Iterator[str]:
+    yield from first
+    yield from rest
+
+
+class _FileLines:
+    """The lines of a text file, counted, with damage in compressed data as a ``CdxError``."""
+
+    def __init__(self, text: io.TextIOWrapper) -> None:
+        self.text = text
+        self.count = 0
+
+    def __iter__(self) -> Iterator[str]:
+        return self
+
+    def __next__(self) -> str:
+        try:
+            line = next(self.text)
+        except EOFError:
+            raise CdxError(
+                "the compressed data ends early: the file is truncated", self.count + 1
+            ) from None
+        except (zlib.error, gzip.BadGzipFile) as error:
+            raise CdxError(f"the compressed data is damaged ({error})", self.count + 1) from None
+        self.count += 1
+        return line
 
 
 def sniff_and_parse(text: str | bytes) -> CdxParseResult:

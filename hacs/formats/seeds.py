@@ -2,8 +2,12 @@
 
 Pure module (stdlib and ``hacs.formats.canon``): it checks every line, canonicalises the URLs,
 merges lines that name the same homepage, and explains every line it cannot use. A bad line never
-stops the good ones; only a file that cannot be read at all (not UTF-8, empty, too large, a CSV
-without a ``url`` column) raises ``SeedFileError``.
+stops the good ones; only a file that cannot be read at all (not UTF-8, empty, too large, more
+seeds than allowed, a CSV without a ``url`` column) raises ``SeedFileError``.
+
+A line is only accepted when what would be stored fits: the caller passes its columns' sizes
+(``max_url_length``, ``max_key_length``), because tidying can lengthen a URL (each non-ASCII
+character becomes up to twelve ``%XX`` characters).
 """
 
 from __future__ import annotations
@@ -70,6 +74,10 @@ def decode_seed_file(data: bytes, *, max_bytes: int) -> str:
             f"The file is not UTF-8 text (byte 0x{data[error.start]:02x} on line {line}). "
             "Save it as UTF-8 (in a spreadsheet: CSV UTF-8) and upload it again."
         ) from None
+    return _checked_text(text)
+
+
+def _checked_text(text: str) -> str:
     if "\x00" in text:
         raise SeedFileError("The file contains NUL bytes; it looks like a binary file, not text.")
     if not text.strip():
@@ -83,16 +91,18 @@ def parse_seed_list(
     max_bytes: int = 5 * 1024 * 1024,
     max_lines: int = 50_000,
     user_directories_only: bool = False,
+    max_url_length: int | None = None,
+    max_key_length: int | None = None,
 ) -> SeedList:
-    """Parse a seed list; see the module docstring for the two accepted formats."""
+    """Parse a seed list; see the module docstring for the two accepted formats.
+
+    ``max_lines`` is the number of seeds (lines naming a URL; not a CSV header, blank lines or
+    comments). ``max_url_length`` and ``max_key_length`` are the sizes of the columns that hold
+    the tidied URL and its canonical key; a longer one rejects its line (None: not checked).
+    """
     text = data if isinstance(data, str) else decode_seed_file(data, max_bytes=max_bytes)
-    if isinstance(data, str) and not text.strip():
-        raise SeedFileError("The file is empty: it holds no seed URLs.")
+    text = _checked_text(text)
     lines = text.splitlines()
-    if len(lines) > max_lines + 1:
-        raise SeedFileError(
-            f"The file has {len(lines):,} lines; the limit is {max_lines:,} seeds per upload."
-        )
     result = SeedList()
     first_index = next(i for i, line in enumerate(lines) if line.strip())
     header = _header(lines[first_index])
@@ -101,6 +111,11 @@ def parse_seed_list(
         entries = _csv_entries(lines, first_index, header)
     else:
         entries = _text_entries(lines)
+    if len(entries) > max_lines:
+        raise SeedFileError(
+            f"The list has {len(entries):,} seeds; the limit is {max_lines:,} seeds per upload. "
+            "Split it into smaller lists and upload them one by one."
+        )
     first_line_of: dict[str, int] = {}
     for line, raw, url_text, author, tags in entries:
         try:
@@ -108,6 +123,10 @@ def parse_seed_list(
             key = homepage_key(url)
         except (SeedError, ValueError) as error:
             result.rejected.append(RejectedLine(line, raw[:200], str(error)))
+            continue
+        too_long = _too_long(url, key, max_url_length, max_key_length)
+        if too_long:
+            result.rejected.append(RejectedLine(line, raw[:200], too_long))
             continue
         if user_directories_only and not is_user_directory(url):
             result.rejected.append(
@@ -122,6 +141,21 @@ def parse_seed_list(
         first_line_of[key] = line
         result.rows.append(SeedRow(line, url, key, author, tags))
     return result
+
+
+def _too_long(url: str, key: str, max_url: int | None, max_key: int | None) -> str:
+    """Why a tidied URL or its key does not fit its column ("" when both fit)."""
+    if max_url is not None and len(url) > max_url:
+        return (
+            f"the URL is too long once tidied ({len(url):,} characters, non-ASCII characters "
+            f"percent-encoded; the limit is {max_url:,})"
+        )
+    if max_key is not None and len(key) > max_key:
+        return (
+            f"the URL's canonical key is too long ({len(key):,} characters; the limit is "
+            f"{max_key:,})"
+        )
+    return ""
 
 
 def _header(line: str) -> list[str] | None:

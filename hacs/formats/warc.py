@@ -2,21 +2,51 @@
 
 Pure (warcio and the CDX reader): HACS imports WARC files a crawler wrote, or that an archive
 exported, exactly as it imports CDX rows, and parses the pages' links from the same pass.
+
+Records are yielded as warcio reads them, so a caller that stores them in batches keeps every
+good record before a damaged part of the file. A record that cannot be a capture (no usable
+date or URL, a field the database cannot hold) is skipped and counted in a ``WarcStats`` with
+its byte offset; damage that ends the file (bytes that are not a WARC record, a record or gzip
+member cut short) raises ``WarcError`` naming the offset, after every good record before it.
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
 
 from hacs.formats import cdx
 from hacs.formats.canon import canonical_url
 
-__all__ = ["WarcCapture", "read_warc"]
+__all__ = ["WarcCapture", "WarcError", "WarcStats", "read_warc"]
+
+
+class WarcError(ValueError):
+    """The rest of a WARC file cannot be read; names the byte offset where the damage starts."""
+
+    def __init__(self, reason: str, offset: int) -> None:
+        self.reason = reason
+        self.offset = offset
+        super().__init__(f"offset {offset:,}: {reason}")
+
+
+@dataclass
+class WarcStats:
+    """What ``read_warc`` has read: captures yielded, records skipped (offset and reason)."""
+
+    captures: int = 0
+    skipped: int = 0
+    problems: list[tuple[int, str]] = field(default_factory=list)
+
+    def skip(self, offset: int, reason: str) -> None:
+        self.skipped += 1
+        if len(self.problems) < cdx.MAX_PROBLEMS:
+            self.problems.append((offset, reason))
 
 
 @dataclass
@@ -24,45 +54,144 @@ class WarcCapture:
     record: cdx.CdxRecord
     body: bytes | None
     content_type: str | None
+    offset: int = 0
 
 
-def read_warc(stream: BinaryIO, *, max_body: int) -> Iterator[WarcCapture]:
+def read_warc(
+    stream: BinaryIO,
+    *,
+    max_body: int,
+    stats: WarcStats | None = None,
+    limits: cdx.RowLimits | None = None,
+) -> Iterator[WarcCapture]:
     """Captures (responses and revisits) of a WARC file, with the HTML body of 200 responses.
 
     ``length`` is the record's compressed length in the file, as CDX indexers print it.
+    ``limits`` are what a stored row may hold (``cdx.RowLimits``; today's bounds by default).
+    Raises ``WarcError`` when the file is damaged, after yielding every capture before it.
     """
+    stats = stats if stats is not None else WarcStats()
+    limits = limits if limits is not None else cdx.RowLimits.until_tomorrow()
     iterator = ArchiveIterator(stream)
-    for record in iterator:
-        if record.rec_type not in ("response", "revisit"):
-            continue
-        url = record.rec_headers.get_header("WARC-Target-URI") or ""
-        date = record.rec_headers.get_header("WARC-Date") or ""
+    end = iterator.offset  # where the last complete record ended
+    records = iter(iterator)
+    while True:
         try:
-            moment = _warc_date(date)
-            urlkey = canonical_url(url)
-        except ValueError:
+            record = next(records)
+        except StopIteration:
+            break
+        except Exception as error:  # see _damage: warcio's errors on damage are of any type
+            raise WarcError(_damage(error), end) from None
+        declared = record.rec_headers.get_header("Content-Length") or ""
+        if record.format == "warc" and not (declared.isascii() and declared.isdigit()):
+            # Every WARC record declares its length; warcio reads headers cut mid-way as a
+            # record with none, or an empty one.
+            raise WarcError("a record's headers are cut short: the file is truncated", end)
+        try:
+            capture = _capture(record, max_body, limits)
+            while record.raw_stream.read(1 << 16):
+                pass
+            # warcio stops quietly where the file stops: a record holding fewer bytes than
+            # its Content-Length is the sign that the file was cut.
+            if getattr(record.raw_stream, "limit", 0) > 0:
+                raise WarcError("a record is cut short: the file is truncated", end)
+            iterator.read_to_end(record)
+            # In a gzip WARC each record is a member; one whose end never came was cut.
+            decompressor = getattr(iterator.reader, "decompressor", None)
+            if decompressor is not None and not decompressor.eof:
+                raise WarcError("a record is cut short: the file is truncated", end)
+        except WarcError:
+            raise
+        except Exception as error:
+            raise WarcError(_damage(error), end) from None
+        offset, length = iterator.get_record_offset(), iterator.get_record_length()
+        end = offset + length
+        if isinstance(capture, str):
+            if capture:
+                stats.skip(offset, capture)
             continue
-        http = record.http_headers
-        status = int(http.get_statuscode()) if http is not None and http.get_statuscode() else None
-        content_type = http.get_header("Content-Type") if http is not None else None
-        digest = cdx.bare_digest(record.rec_headers.get_header("WARC-Payload-Digest") or "-")
-        body: bytes | None = None
-        if record.rec_type == "revisit":
-            mimetype = cdx.REVISIT_TYPE
-        else:
-            mimetype = (content_type or "unk").partition(";")[0].strip().lower() or "unk"
-            if status == 200 and cdx.is_html_type(mimetype):
-                body = record.content_stream().read(max_body + 1)
-        iterator.read_to_end(record)
-        length = iterator.get_record_length()
-        yield WarcCapture(
-            record=cdx.CdxRecord(
-                urlkey=urlkey, timestamp=moment, original=url, mimetype=mimetype,
-                status=status, digest=digest, length=length,
-            ),
-            body=body,
-            content_type=content_type,
-        )  # fmt: skip
+        stats.captures += 1
+        capture.offset = offset
+        capture.record = capture.record._replace(length=length)
+        yield capture
+    _check_tail(stream, end)
+
+
+def _capture(record: Any, max_body: int, limits: cdx.RowLimits) -> WarcCapture | str:
+    """The capture of a record, or why it is skipped ("" for a record that is not a capture)."""
+    if record.rec_type not in ("response", "revisit"):
+        return ""
+    url = record.rec_headers.get_header("WARC-Target-URI") or ""
+    date = record.rec_headers.get_header("WARC-Date") or ""
+    try:
+        moment = _warc_date(date)
+    except cdx.CdxError as error:
+        return f"WARC-Date {date!r}: {error.reason}"
+    try:
+        urlkey = canonical_url(url)
+    except ValueError as error:
+        return f"WARC-Target-URI {url[:200]!r} is unusable: {error}"
+    http = record.http_headers
+    status_text = http.get_statuscode() if http is not None else None
+    if status_text and not (status_text.isascii() and status_text.isdigit()):
+        return f"HTTP status {status_text[:20]!r} is not a number"
+    status = int(status_text) if status_text else None
+    content_type = http.get_header("Content-Type") if http is not None else None
+    digest = cdx.bare_digest(record.rec_headers.get_header("WARC-Payload-Digest") or "-")
+    if record.rec_type == "revisit":
+        mimetype = cdx.REVISIT_TYPE
+    else:
+        mimetype = (content_type or "unk").partition(";")[0].strip().lower() or "unk"
+    row = cdx.CdxRecord(
+        urlkey=urlkey, timestamp=moment, original=url, mimetype=mimetype, status=status,
+        digest=digest, length=None,
+    )  # fmt: skip
+    problem = cdx.row_problem(row, limits)
+    if problem is not None:
+        return problem.reason
+    body: bytes | None = None
+    if record.rec_type == "response" and status == 200 and cdx.is_html_type(mimetype):
+        body = record.content_stream().read(max_body + 1)
+    return WarcCapture(record=row, body=body, content_type=content_type)
+
+
+def _check_tail(stream: BinaryIO, end: int) -> None:
+    """Raise ``WarcError`` when bytes other than blank lines follow the last complete record.
+
+    warcio ends without a word when a gzip member is cut before its first record header, so the
+    bytes it did not account for are the evidence. Blank lines may follow an uncompressed record.
+    """
+    try:
+        size = stream.seek(0, 2)
+        stream.seek(end)
+        tail = stream.read(min(size - end, 1 << 16))
+    except (OSError, ValueError):  # a stream that cannot seek: nothing more to check
+        return
+    if tail.strip(b"\r\n"):
+        raise WarcError(
+            f"the file ends with {size - end:,} bytes that are not a complete WARC record: it "
+            "is truncated or damaged",
+            end,
+        )
+
+
+def _damage(error: BaseException) -> str:
+    """warcio's complaint in one short line (its messages can quote a line of binary data).
+
+    warcio raises its own ``ArchiveLoadFailed`` for bytes that are not a record, zlib's error
+    for a corrupt gzip member, and plain ``AttributeError`` or ``IndexError`` for headers cut
+    mid-way: on damaged input any exception from the reader means "the rest cannot be read".
+    """
+    text = str(error).strip()
+    if isinstance(error, zlib.error):
+        return f"the compressed data is damaged ({text})"
+    if isinstance(error, EOFError):
+        return "the file ends in the middle of a record: it is truncated"
+    if isinstance(error, AttributeError | IndexError | KeyError | TypeError):
+        return "a record's headers are cut short or damaged: the file is truncated or damaged"
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    first = first.split(", first line:", 1)[0].split(": b'", 1)[0]
+    return f"not a WARC record ({first[:120] or type(error).__name__})"
 
 
 def _warc_date(text: str) -> datetime:

@@ -5,12 +5,20 @@ CDX answer with resume keys exactly as the Internet Archive does for ``showResum
 (JSON array of arrays: header row, rows, an empty row, then ``[resume key]``), and can be told
 to misbehave: answer 429 with ``Retry-After``, answer 503, or refuse a blocked site with the
 Internet Archive's error body. Every request is logged with its arrival time so tests can check
-the client's pacing.
+the client's pacing. ``from`` limits a CDX query to captures from that timestamp on, as at the
+Internet Archive.
+
+It also fails the way real archives do (``Fault``): a chunked body cut mid-way, a JSON body
+truncated behind a matching ``Content-Length``, a body trickled a byte at a time, a connection
+dropped before any answer, and CDX paging that never ends (``endless_prefixes``: a fresh resume
+key on every page). ``storm`` injects such faults at random into a share of the requests.
 """
 
 from __future__ import annotations
 
 import json
+import random
+import socket
 import threading
 import time
 from collections import deque
@@ -48,6 +56,28 @@ class Logged:
     path: str
     query: dict[str, str]
     status: int
+    sent: int = 0  # body bytes meant to be sent
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One misbehaviour for the next matching request (``on``: "cdx", "web" or None for any).
+
+    ``kind``: "status" (answer ``status`` with ``retry_after``), "cut" (a chunked body that
+    stops half-way, without its last chunk), "short" (a ``Content-Length`` body that stops
+    half-way), "truncated" (half the body, with a ``Content-Length`` that matches it: broken
+    JSON the transport cannot notice), "trickle" (one byte every ``interval`` seconds) or
+    "reset" (the connection closed before any answer).
+    """
+
+    kind: str
+    status: int = 503
+    retry_after: str | None = None
+    on: str | None = None
+    interval: float = 0.2
+
+
+STORM_KINDS = ("cut", "short", "trickle", "reset", "429", "503")
 
 
 @dataclass
@@ -55,9 +85,30 @@ class IAState:
     rows: list[Row] = field(default_factory=list)
     bodies: dict[tuple[str, str], tuple[bytes, str]] = field(default_factory=dict)
     blocked_prefixes: set[str] = field(default_factory=set)
-    faults: deque[tuple[int, str | None]] = field(default_factory=deque)
+    faults: deque[tuple[int, str | None] | Fault] = field(default_factory=deque)
+    endless_prefixes: set[str] = field(default_factory=set)
+    storm: random.Random | None = None  # set with ``storm_share`` to fault requests at random
+    storm_share: float = 0.3
     log: list[Logged] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def next_fault(self, kind_of_path: str) -> Fault | None:
+        """The fault for this request: the first queued one that applies, else the storm's."""
+        with self.lock:
+            for index, fault in enumerate(self.faults):
+                if isinstance(fault, tuple):
+                    fault = Fault("status", status=fault[0], retry_after=fault[1])
+                if fault.on in (None, kind_of_path):
+                    del self.faults[index]
+                    return fault
+            if self.storm is None or self.storm.random() >= self.storm_share:
+                return None
+            kind = self.storm.choice(
+                STORM_KINDS + (("truncated",) if kind_of_path == "cdx" else ())
+            )
+            if kind in ("429", "503"):
+                return Fault("status", status=int(kind), retry_after="0" if kind == "429" else None)
+            return Fault(kind, interval=0.05)
 
 
 class IAArchive:
@@ -69,18 +120,27 @@ class IAArchive:
         state = self.state
 
         class Handler(BaseHTTPRequestHandler):
+            fault: Fault | None = None  # this request's misbehaviour
+
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 return
 
             def do_GET(self) -> None:  # noqa: N802
                 parts = urlsplit(self.path)
                 query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-                with state.lock:
-                    fault = state.faults.popleft() if state.faults else None
-                if fault is not None:
-                    status, retry_after = fault
+                kind_of_path = "cdx" if parts.path == "/cdx/search/cdx" else "web"
+                self.fault = state.next_fault(kind_of_path)
+                if self.fault is not None and self.fault.kind == "status":
+                    retry_after = self.fault.retry_after
                     headers = {"Retry-After": retry_after} if retry_after else {}
-                    self._send(status, b"slow down\n", "text/plain", headers, parts.path, query)
+                    self._send(self.fault.status, b"slow down\n", "text/plain", headers,
+                               parts.path, query)  # fmt: skip
+                    return
+                if self.fault is not None and self.fault.kind == "reset":
+                    with state.lock:
+                        state.log.append(Logged(time.monotonic(), parts.path, query, 0))
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
                     return
                 if parts.path == "/cdx/search/cdx":
                     self._cdx(query, parts.path)
@@ -96,6 +156,16 @@ class IAArchive:
                     return
                 key = _prefix_urlkey(prefix)
                 matching = [r for r in state.rows if r.urlkey.startswith(key)]
+                if query.get("from"):
+                    since = query["from"].ljust(14, "0")
+                    matching = [r for r in matching if r.timestamp >= since]
+                if prefix in state.endless_prefixes:
+                    # A server that never stops paging: the same rows, a fresh key each time.
+                    endless = [FIELDS, *(r.as_list() for r in matching[:3]), [],
+                               [f"endless-{len(state.log)}-{random.random()}"]]  # fmt: skip
+                    self._send(200, json.dumps(endless).encode(), "application/json", {}, path,
+                               query)  # fmt: skip
+                    return
                 start = 0
                 if "resumeKey" in query:
                     token = unquote(query["resumeKey"])
@@ -131,14 +201,37 @@ class IAArchive:
                 path: str, query: dict[str, str],
             ) -> None:  # fmt: skip
                 with state.lock:
-                    state.log.append(Logged(time.monotonic(), path, query, status))
+                    state.log.append(Logged(time.monotonic(), path, query, status, len(body)))
+                fault = self.fault if self.fault is not None and status == 200 else None
+                kind = fault.kind if fault is not None else ""
+                if kind == "truncated":
+                    body = body[: len(body) // 2]
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
+                if kind == "cut":
+                    self.send_header("Transfer-Encoding", "chunked")
+                else:
+                    self.send_header("Content-Length", str(len(body)))
                 for name, value in headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    if kind == "cut":  # one chunk of half the body, then the connection drops
+                        half = body[: max(1, len(body) // 2)]
+                        self.wfile.write(f"{len(body):x}\r\n".encode() + half)
+                        self.close_connection = True
+                    elif kind == "short":
+                        self.wfile.write(body[: len(body) // 2])
+                        self.close_connection = True
+                    elif kind == "trickle" and fault is not None:
+                        for index in range(len(body)):
+                            self.wfile.write(body[index : index + 1])
+                            self.wfile.flush()
+                            time.sleep(fault.interval)
+                    else:
+                        self.wfile.write(body)
+                except OSError:
+                    self.close_connection = True  # the client gave up: fine
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
@@ -159,6 +252,21 @@ class IAArchive:
     def __exit__(self, *exc: object) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+    def requests_to(self, kind: str) -> list[Logged]:
+        """The logged requests for CDX pages (``"cdx"``) or mementos (``"web"``)."""
+        with self.state.lock:
+            entries = list(self.state.log)
+        if kind == "cdx":
+            return [e for e in entries if e.path == "/cdx/search/cdx"]
+        return [e for e in entries if e.path.startswith("/web/")]
+
+
+def closed_port() -> int:
+    """A port of 127.0.0.1 where nothing listens: connections to it are refused."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def _prefix_urlkey(prefix: str) -> str:

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from archive.seeds import seeds_import
-from hacs.formats.seeds import SeedFileError
+from hacs.formats.seeds import MAX_TAG_LENGTH, SeedFileError
 from operations.jobs import enqueue_import
 
 
@@ -27,6 +27,14 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         path = options["file"]
         assert isinstance(path, Path)
+        tags = options["tag"]
+        assert isinstance(tags, list)
+        for tag in tags:
+            if len(tag.strip()) > MAX_TAG_LENGTH:
+                raise CommandError(
+                    f"--tag {tag[:40]!r}… is {len(tag.strip()):,} characters long; a tag holds "
+                    f"at most {MAX_TAG_LENGTH}."
+                )
         try:
             data = path.read_bytes()
         except OSError as error:
@@ -37,7 +45,7 @@ class Command(BaseCommand):
                 max_bytes=settings.HACS_MAX_UPLOAD_BYTES,
                 max_lines=settings.HACS_MAX_SEED_LINES,
                 user_directories_only=bool(options["user_directories_only"]),
-                extra_tags=list(options["tag"]),  # type: ignore[call-overload]
+                extra_tags=tags,
                 dry_run=bool(options["dry_run"]),
             )
         except SeedFileError as error:

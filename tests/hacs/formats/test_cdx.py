@@ -6,6 +6,7 @@ tested in ``tests/hacs/test_updates.py``.
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 from datetime import UTC, datetime, timedelta, timezone
@@ -21,6 +22,7 @@ from hacs.formats.cdx import (
     CdxRecord,
     CdxStats,
     Dialect,
+    RowLimits,
     format_timestamp,
     is_html_type,
     iter_cdxj,
@@ -29,6 +31,8 @@ from hacs.formats.cdx import (
     iter_pywb_json,
     parse_cdx,
     parse_timestamp,
+    read_cdx_file,
+    row_problem,
     sniff_and_parse,
     sniff_dialect,
 )
@@ -508,3 +512,128 @@ def test_bare_digest_drops_the_sha1_prefix_only() -> None:
     assert bare_digest(" SHA1:ABCDEF ") == "ABCDEF"
     assert bare_digest("ABCDEF") == "ABCDEF"
     assert bare_digest("-") == "-"
+
+
+# --- rows a database can store (issue 12) -------------------------------------------------
+
+NOW = at(2026, 11, 24, 2, 30)
+LIMITS = RowLimits.until_tomorrow(NOW)
+
+
+def good(**kw: object) -> CdxRecord:
+    fields: dict[str, object] = {
+        "urlkey": "edu,a)/~bar", "timestamp": at(2017, 1, 2), "original": "http://a.edu/~bar/",
+        "mimetype": "text/html", "status": 200, "digest": "AAAA", "length": 10,
+    }  # fmt: skip
+    fields.update(kw)
+    return CdxRecord(**fields)  # type: ignore[arg-type]
+
+
+def test_captures_may_be_dated_from_1996_to_the_end_of_tomorrow() -> None:
+    assert LIMITS.latest == at(2026, 11, 25, 23, 59, 59)
+    assert row_problem(good(timestamp=at(1996, 1, 1)), LIMITS) is None
+    assert row_problem(good(timestamp=at(2026, 11, 25, 23, 59, 59)), LIMITS) is None
+    assert row_problem(good(timestamp=at(2026, 11, 26)), LIMITS) == (
+        "timestamp",
+        "timestamp 20261126000000 is in the future (after 2026-11-25)",
+    )
+    assert row_problem(good(timestamp=at(1995, 12, 31, 23, 59, 59)), LIMITS) == (
+        "timestamp",
+        "timestamp 19951231235959 is before 1996, when web archiving began",
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "reason"),
+    [
+        ({"original": "http://a.edu/~bar/\x00"}, "url", "the URL contains a NUL byte"),
+        ({"urlkey": "edu,a)/\x00"}, "urlkey", "the urlkey contains a NUL byte"),
+        ({"digest": "\ud800"}, "digest", "the digest holds a lone surrogate (not valid Unicode)"),
+        ({"status": 99999}, "status", "status 99999 is not an HTTP status (100-999)"),
+        ({"status": 42}, "status", "status 42 is not an HTTP status (100-999)"),
+        ({"length": 2**63}, "length", f"length {2**63} is out of range (0-{2**63 - 1:,})"),
+    ],
+)
+def test_rows_no_database_can_store_are_named_by_field(
+    changes: dict[str, object], field: str, reason: str
+) -> None:
+    assert row_problem(good(**changes), LIMITS) == (field, reason)
+
+
+def test_column_sizes_are_checked_only_when_given() -> None:
+    long_key = good(urlkey="edu,a)/" + "a" * 2000)
+    assert row_problem(long_key, LIMITS) is None
+    sized = RowLimits(latest=LIMITS.latest, urlkey=2000, mimetype=20, digest=4)
+    assert row_problem(long_key, sized) == (
+        "urlkey", "the urlkey is 2,007 characters long; at most 2,000 fit"
+    )  # fmt: skip
+    assert row_problem(good(digest="AAAAA"), sized) == (
+        "digest", "the digest is 5 characters long; at most 4 fit"
+    )  # fmt: skip
+    assert row_problem(good(), sized) is None
+
+
+def test_every_dialect_skips_unstorable_rows_with_their_line() -> None:
+    future = "20990101000000"
+    text = (
+        f"edu,a)/~bar 20170102000000 http://a.edu/~bar/ text/html 200 AAAA 10\n"
+        f"edu,a)/~bar {future} http://a.edu/~bar/ text/html 200 AAAA 10\n"
+        f"edu,a)/~bar 20170103000000 http://a.edu/~bar/ text/html 99999 AAAA 10\n"
+    )
+    result = parse_cdx(text, limits=LIMITS)
+    assert [r.timestamp for r in result.records] == [at(2017, 1, 2)]
+    assert [n for n, _why in result.problems] == [2, 3]
+    rows = [IA_HEADER, ["edu,a)/~bar", future, "http://a.edu/~bar/", "text/html", "200", "A", "1"]]
+    assert parse_cdx(json.dumps(rows), limits=LIMITS).problems[0][0] == 2
+    pywb = json.dumps({"url": "http://a.edu/~bar/", "timestamp": future, "status": "200"})
+    assert parse_cdx("\n" + pywb + "\n", limits=LIMITS).problems[0][0] == 2
+    cdxj = f'edu,a)/~bar {future} {{"url": "http://a.edu/~bar/", "status": "200"}}\n'
+    assert parse_cdx(cdxj, limits=LIMITS).problems[0][0] == 1
+
+
+CDX_LINES = [
+    f"edu,a)/~bar 2017010{d}000000 http://a.edu/~bar/ text/html 200 D{d} 10\n" for d in range(1, 10)
+]
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_cdx_file_is_read_as_a_stream_plain_or_gzip(compress: bool) -> None:
+    data = ("\ufeff" + "".join(CDX_LINES)).encode()
+    stream = io.BytesIO(gzip.compress(data) if compress else data)
+    stats = CdxStats()
+    records = read_cdx_file(stream, stats, LIMITS)
+    first = next(records)
+    assert first.timestamp == at(2017, 1, 1) and stats.parsed == 1  # lazily
+    assert len(list(records)) == 8 and stats.parsed == 9
+
+
+def test_a_truncated_gzip_yields_every_line_before_the_damage_then_names_the_line() -> None:
+    lines = [
+        f"edu,a)/~bar {format_timestamp(at(2017, 1, 1) + timedelta(hours=n))} "
+        f"http://a.edu/~bar/ text/html 200 D{n} 10\n"
+        for n in range(5000)
+    ]
+    whole = gzip.compress("".join(lines).encode())
+    got: list[CdxRecord] = []
+    with pytest.raises(CdxError) as raised:
+        got.extend(read_cdx_file(io.BytesIO(whole[: len(whole) // 2]), CdxStats(), LIMITS))
+    assert raised.value.line_number == len(got) + 1 and 0 < len(got) < 5000
+    assert raised.value.reason == "the compressed data ends early: the file is truncated"
+    assert got[-1].timestamp == at(2017, 1, 1) + timedelta(hours=len(got) - 1)
+
+
+def test_garbage_after_a_gzip_member_is_damage_on_the_next_line() -> None:
+    stream = io.BytesIO(gzip.compress("".join(CDX_LINES).encode()) + b"not gzip at all")
+    got: list[CdxRecord] = []
+    with pytest.raises(CdxError, match="compressed data is damaged") as raised:
+        got.extend(read_cdx_file(stream, CdxStats(), LIMITS))
+    assert len(got) == 9 and raised.value.line_number == 10
+
+
+def test_a_json_document_in_a_file_is_whole_or_an_error_naming_its_line() -> None:
+    rows = [IA_HEADER, ["edu,a)/~bar", "20170102000000", "http://a.edu/~bar/", "text/html",
+                        "200", "A", "1"]]  # fmt: skip
+    text = json.dumps(rows).replace("], [", "],\n[")
+    assert len(list(read_cdx_file(io.BytesIO(text.encode()), CdxStats(), LIMITS))) == 1
+    with pytest.raises(CdxError, match="line 2: not valid JSON"):
+        list(read_cdx_file(io.BytesIO(text[:-10].encode()), CdxStats(), LIMITS))

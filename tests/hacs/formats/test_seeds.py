@@ -75,3 +75,33 @@ def test_size_and_line_limits_are_explained() -> None:
 def test_a_utf8_bom_from_a_spreadsheet_is_accepted() -> None:
     result = parse_seed_list("\ufeffurl,author\nhttp://a.edu/~é/,Émile\n".encode())
     assert result.rows[0].author == "Émile"
+
+
+def test_the_seed_limit_counts_seeds_not_headers_comments_or_blank_lines() -> None:
+    five = "".join(f"http://a.edu/~u{n}/\n" for n in range(5))
+    assert len(parse_seed_list(f"# mine\n\n{five}\n".encode(), max_lines=5).rows) == 5
+    assert len(parse_seed_list(f"url\n{five}".encode(), max_lines=5).rows) == 5
+    with pytest.raises(SeedFileError, match="The list has 6 seeds; the limit is 5 seeds"):
+        parse_seed_list(f"url\n{five}http://a.edu/~u5/\n".encode(), max_lines=5)
+    with pytest.raises(SeedFileError, match="The list has 6 seeds"):
+        parse_seed_list(f"{five}http://a.edu/~u5/\n".encode(), max_lines=5)
+
+
+def test_a_url_too_long_for_its_column_once_tidied_is_a_rejected_line() -> None:
+    # 18 characters as typed; each é becomes %C3%A9, so 33 once tidied.
+    text = "http://a.edu/~ééé/\nhttp://a.edu/~abc/\n"
+    result = parse_seed_list(text.encode(), max_url_length=30)
+    assert [r.url for r in result.rows] == ["http://a.edu/~abc/"]
+    assert [(r.line, r.reason) for r in result.rejected] == [
+        (1, "the URL is too long once tidied (33 characters, non-ASCII characters "
+            "percent-encoded; the limit is 30)")
+    ]  # fmt: skip
+    keyed = parse_seed_list(text.encode(), max_key_length=10)
+    assert {r.line: r.reason for r in keyed.rejected}[2] == (
+        "the URL's canonical key is too long (11 characters; the limit is 10)"
+    )
+
+
+def test_pasted_text_with_a_nul_is_refused_like_a_file() -> None:
+    with pytest.raises(SeedFileError, match="NUL bytes"):
+        parse_seed_list("http://a.edu/~x/\x00\n")
