@@ -170,3 +170,13 @@ def database_from_url(url: str, *, base_dir: Path, name: str = "DATABASE_URL") -
         f"{name}={url!r} is not supported; use sqlite:///path/to/file.sqlite3 or "
         "postgres://user:password@host:port/dbname."
     )
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """``NAME=value`` lines of a file (empty when there is none); blank lines and ``#`` skipped."""
+    try:
+        text = path.read_text()
+    except (FileNotFoundError, PermissionError):
+        return {}
+    pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line)
+    return {k.strip(): v.strip() for k, v in pairs if k.strip() and not k.startswith("#")}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class JobRecord(models.Model):
@@ -22,19 +23,31 @@ class JobRecord(models.Model):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
         FINISHED = "finished", "Finished"
+        PARTIAL = "partial", "Finished with failures"
         FAILED = "failed", "Failed"
+        # Its worker, Redis or terminal stopped before the job ended (no heartbeat for a lease).
+        INTERRUPTED = "interrupted", "Interrupted"
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+    ENDED = (Status.FINISHED, Status.PARTIAL, Status.FAILED)
 
     rq_id = models.CharField("RQ job id", max_length=64, unique=True)
     kind = models.CharField(max_length=12, choices=Kind.choices)
     label = models.CharField(max_length=300, blank=True)
     queue = models.CharField(max_length=40)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
     counts = models.JSONField(default=dict, blank=True)
     failures = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
     worker = models.CharField(max_length=200, blank=True)
+    # The ids of the items (sites) a fanned-out job works on, so that the items of an interrupted
+    # job can be found and marked without asking Redis.
+    items = models.JSONField(default=list, blank=True)
+    # The last sign of life of whoever runs the job; a running job whose heartbeat is older than
+    # HACS_JOB_LEASE_SECONDS has lost its worker, Redis or terminal.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -51,15 +64,20 @@ class JobRecord(models.Model):
 
     @property
     def fraction(self) -> float:
-        if self.status == self.Status.FINISHED:
+        if self.status in (self.Status.FINISHED, self.Status.PARTIAL):
             return 1.0
-        return self.done / self.total if self.total else 0.0
+        return min(self.done / self.total, 1.0) if self.total else 0.0
 
     @property
     def elapsed_seconds(self) -> float | None:
+        """Seconds since the job started: to its end once it ended, to its last heartbeat once
+        it was interrupted, and to now while it runs."""
         if self.started_at is None:
             return None
-        from django.utils import timezone
-
-        end = self.finished_at or timezone.now()
-        return (end - self.started_at).total_seconds()
+        if self.finished_at is not None:
+            end = self.finished_at
+        elif self.status == self.Status.INTERRUPTED:
+            end = self.heartbeat_at or self.started_at
+        else:
+            end = timezone.now()
+        return max((end - self.started_at).total_seconds(), 0.0)

@@ -3,24 +3,41 @@
 Every job HACS runs goes through ``job_enqueue`` so that it has a ``JobRecord`` the dashboard can
 show, and every job function reports through ``JobProgress`` so that the record and RQ's
 ``job.meta`` agree.
+
+Work carries a lease: whoever runs a job writes ``heartbeat_at`` every
+``HACS_JOB_HEARTBEAT_SECONDS`` (a thread beside the job). A running job whose heartbeat is older
+than ``HACS_JOB_LEASE_SECONDS`` and of which nothing waits in a queue has lost its worker, Redis
+or terminal: ``job_records_sweep`` marks it interrupted, whether or not RQ noticed (RQ cannot
+notice anything while Redis is down, and a SIGKILLed worker's work-horse may still be running).
 """
 
 from __future__ import annotations
 
+import logging
 import socket
+import threading
 import traceback
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
 from types import TracebackType
 from typing import Any
 
 import django_rq
-from django.db import transaction
+import redis
+from django.conf import settings
+from django.core.management.base import CommandError
+from django.db import DatabaseError, connections, transaction
 from django.utils import timezone
-from rq import Callback
+from rq import Callback, Queue
+from rq.exceptions import AbandonedJobError
 from rq.job import Job, JobStatus
+from rq.registry import DeferredJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
 from jobs.models import JobRecord
+
+logger = logging.getLogger(__name__)
 
 QUEUE_FOR_KIND = {
     JobRecord.Kind.HEALTH: "default",
@@ -29,12 +46,53 @@ QUEUE_FOR_KIND = {
     JobRecord.Kind.EVALUATION: "evaluation",
     JobRecord.Kind.CRAWL_LIST: "estimation",
 }
+# The order in which a worker serving every queue takes jobs: short and time-critical work
+# (health checks, crawl lists and recomputes, evaluations) before imports, which can take hours.
+QUEUE_PRIORITY = ["default", "estimation", "evaluation", "import"]
+LIST_QUEUES = QUEUE_PRIORITY[:-1]
+
+INTERRUPTED_REASON = (
+    "Interrupted: its worker, Redis or terminal stopped before it finished; retry it."
+)
+
+
+class QueueUnavailable(CommandError):
+    """Redis cannot be reached, so no job can be queued.
+
+    A ``CommandError`` so that every management command that enqueues ends with this one line
+    instead of a traceback; views catch it and show the message.
+    """
+
+
+def queue_problem() -> str:
+    """Empty when Redis answers, else one sentence saying what is wrong and what to do."""
+    url = settings.RQ_QUEUES["default"]["URL"]
+    client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
+    try:
+        client.ping()
+    except redis.RedisError as error:
+        return (
+            f"The job queue (Redis at {_where(url)}) cannot be reached ({error}). Background "
+            "jobs cannot be queued or run: start HACS with scripts/run.sh, or set REDIS_URL to "
+            "the running server."
+        )
+    finally:
+        client.close()
+    return ""
+
+
+def _where(url: str) -> str:
+    """host:port/db of a Redis URL, without its password."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port or 6379}{parts.path or '/0'}"
 
 
 def job_enqueue(
     *,
     kind: str,
-    func: Callable[..., Any],
+    func: Callable[..., Any] | str,
     args: Iterable[Any] = (),
     label: str = "",
     user: Any = None,
@@ -43,20 +101,30 @@ def job_enqueue(
     """Record a job and hand it to RQ once the surrounding transaction commits.
 
     The job's first argument is always the ``JobRecord`` id, so the job can report progress.
+    Raises ``QueueUnavailable`` (and records nothing) when Redis cannot be reached.
     """
+    problem = queue_problem()
+    if problem:
+        raise QueueUnavailable(problem)
     record = job_record_create(kind=kind, label=label, user=user, total=total)
     queue = django_rq.get_queue(record.queue)
 
     def _enqueue() -> None:
-        queue.enqueue(
-            func,
-            record.pk,
-            *args,
-            job_id=record.rq_id,
-            on_failure=Callback(_record_failure),
-            result_ttl=7 * 24 * 3600,
-            failure_ttl=30 * 24 * 3600,
-        )
+        try:
+            queue.enqueue(
+                func,
+                record.pk,
+                *args,
+                job_id=record.rq_id,
+                on_failure=Callback(_record_failure),
+                result_ttl=7 * 24 * 3600,
+                failure_ttl=30 * 24 * 3600,
+            )
+        except redis.RedisError as error:
+            # Redis went away between the check above and the commit: leave no record that
+            # would say "queued" forever.
+            JobRecord.objects.filter(pk=record.pk).delete()
+            raise QueueUnavailable(queue_problem() or str(error)) from error
 
     # django-rq's COMMIT_MODE already defers enqueueing to the commit; on_commit makes that
     # explicit here too, so a job never starts before the rows it reads exist.
@@ -79,22 +147,108 @@ def job_record_create(
 
 
 def _record_failure(job: Job, connection: Any, exc_type: type, exc: BaseException, tb: Any) -> None:
-    """RQ failure callback: mark the job's record failed with the reason."""
+    """RQ failure callback: mark the job's record failed with the reason.
+
+    RQ calls it with ``AbandonedJobError`` when the worker running the job stopped sending
+    heartbeats (killed): the record is then interrupted, unless its own heartbeat shows that the
+    job is still running (a SIGKILLed worker's work-horse goes on).
+    """
+    records = JobRecord.objects.filter(rq_id=job.id).exclude(status__in=JobRecord.ENDED)
+    if issubclass(exc_type, AbandonedJobError):
+        records.filter(_stale()).update(
+            status=JobRecord.Status.INTERRUPTED, error=INTERRUPTED_REASON
+        )
+        return
+    # An interrupted job keeps its more telling reason (the exception is then Redis's).
+    records = records.exclude(status=JobRecord.Status.INTERRUPTED)
     message = "".join(traceback.format_exception_only(exc_type, exc)).strip()
-    JobRecord.objects.filter(rq_id=job.id).exclude(status=JobRecord.Status.FINISHED).update(
-        status=JobRecord.Status.FAILED, error=message[:5000], finished_at=timezone.now()
-    )
+    records.update(status=JobRecord.Status.FAILED, error=message[:5000], finished_at=timezone.now())
+
+
+# --- Heartbeats ---------------------------------------------------------------------------------
+
+
+def job_heartbeat_beat(record_id: int) -> None:
+    JobRecord.objects.filter(pk=record_id).update(heartbeat_at=timezone.now())
+
+
+@contextmanager
+def job_heartbeat(record_id: int, *, thread: bool | None = None) -> Iterator[None]:
+    """Keep the record's lease while the block runs: a heartbeat now and then every
+    ``HACS_JOB_HEARTBEAT_SECONDS`` from a thread, which dies with the process.
+
+    The thread runs inside RQ workers (and when asked, for a command in the foreground); a job
+    function called directly, in a test's transaction, gets the first beat only.
+    """
+    from rq import get_current_job
+
+    job_heartbeat_beat(record_id)
+    if thread is None:
+        thread = get_current_job() is not None
+    if not thread:
+        yield
+        return
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(settings.HACS_JOB_HEARTBEAT_SECONDS):
+                try:
+                    job_heartbeat_beat(record_id)
+                except DatabaseError:
+                    # A database busy past its timeout: skip this beat, not the lease.
+                    logger.warning("Job record %s: heartbeat skipped", record_id, exc_info=True)
+                    connections.close_all()
+        finally:
+            connections.close_all()  # this thread's own connections
+
+    beater = threading.Thread(target=beat, name=f"hacs-heartbeat-{record_id}", daemon=True)
+    beater.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        beater.join(timeout=5)
+
+
+def _stale() -> Any:
+    """Records whose lease ran out: no heartbeat (or start) within ``HACS_JOB_LEASE_SECONDS``."""
+    from django.db.models import Q
+
+    limit = timezone.now() - timedelta(seconds=settings.HACS_JOB_LEASE_SECONDS)
+    return Q(heartbeat_at__lt=limit) | Q(heartbeat_at__isnull=True, created_at__lt=limit)
+
+
+# --- Progress -----------------------------------------------------------------------------------
+
+
+def _ended_status(record: JobRecord) -> None:
+    """Finish a record: finished, partial (some items failed) or failed (all of them did)."""
+    failed = int(record.counts.get("failed", 0))
+    record.finished_at = timezone.now()
+    record.heartbeat_at = record.finished_at
+    if failed and failed >= record.done:
+        record.status = JobRecord.Status.FAILED
+        record.error = record.error or f"All {failed} failed; the reasons are listed below."
+    elif failed:
+        record.status = JobRecord.Status.PARTIAL
+        record.error = ""
+    else:
+        record.status = JobRecord.Status.FINISHED
+        record.error = ""
 
 
 class JobProgress:
     """Context manager a job function uses to report progress.
 
-    Entering marks the record running; ``advance`` and ``set_total`` update its counts (and RQ's
-    ``job.meta``); leaving marks it finished, or failed with the exception's message.
+    Entering marks the record running and starts its heartbeat; ``advance`` and ``set_total``
+    update its counts (and RQ's ``job.meta``); leaving marks it finished (partial or failed when
+    items failed), failed with the exception's message, or interrupted on Ctrl-C or a stop.
     """
 
-    def __init__(self, record_id: int) -> None:
+    def __init__(self, record_id: int, *, heartbeat_thread: bool | None = None) -> None:
         self.record = JobRecord.objects.get(pk=record_id)
+        self._heartbeat = job_heartbeat(record_id, thread=heartbeat_thread)
 
     def __enter__(self) -> JobProgress:
         self.record.status = JobRecord.Status.RUNNING
@@ -102,6 +256,7 @@ class JobProgress:
         self.record.worker = socket.gethostname()
         self.record.error = ""
         self.record.save(update_fields=["status", "started_at", "worker", "error"])
+        self._heartbeat.__enter__()
         return self
 
     def set_total(self, total: int) -> None:
@@ -116,7 +271,8 @@ class JobProgress:
 
     def fail_item(self, item: str, reason: str) -> None:
         self.record.failures = [*self.record.failures, {"item": item, "reason": reason}][-500:]
-        self._save(["failures"])
+        self.record.counts["failed"] = self.record.counts.get("failed", 0) + 1
+        self._save(["failures", "counts"])
 
     def _save(self, fields: list[str]) -> None:
         self.record.save(update_fields=fields)
@@ -128,13 +284,18 @@ class JobProgress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.record.finished_at = timezone.now()
+        self._heartbeat.__exit__(exc_type, exc, tb)
         if exc is None:
-            self.record.status = JobRecord.Status.FINISHED
+            _ended_status(self.record)
+        elif isinstance(exc, KeyboardInterrupt | SystemExit):
+            self.record.status = JobRecord.Status.INTERRUPTED
+            self.record.error = INTERRUPTED_REASON
+            self.record.heartbeat_at = timezone.now()
         else:
+            self.record.finished_at = timezone.now()
             self.record.status = JobRecord.Status.FAILED
             self.record.error = "".join(traceback.format_exception_only(exc_type, exc)).strip()
-        self.record.save(update_fields=["status", "finished_at", "error"])
+        self.record.save(update_fields=["status", "finished_at", "error", "heartbeat_at"])
 
 
 def job_item_done(
@@ -143,24 +304,41 @@ def job_item_done(
     """One item of a fanned-out job is done: count it, and finish the record with the last one.
 
     Several workers report to the same record at once, so the counters are updated inside a
-    row lock rather than read-modified-written.
+    row lock rather than read-modified-written. An item marked interrupted earlier (its worker
+    seemed dead) that reports after all loses that mark, and an interrupted record runs again.
     """
     with transaction.atomic():
         record = JobRecord.objects.select_for_update().get(pk=record_id)
+        record.failures = [
+            f for f in record.failures if not (f.get("item") == item and f.get("interrupted"))
+        ]
         record.done += 1
         for name, value in (counts or {}).items():
             record.counts[name] = record.counts.get(name, 0) + value
         if failure:
             record.failures = [*record.failures, {"item": item, "reason": failure}][-500:]
-        if record.started_at is None:
-            record.started_at = timezone.now()
+            record.counts["failed"] = record.counts.get("failed", 0) + 1
+        record.started_at = record.started_at or timezone.now()
+        record.heartbeat_at = timezone.now()
         if record.done >= record.total:
-            record.status = JobRecord.Status.FINISHED
-            record.finished_at = timezone.now()
-        elif record.status == JobRecord.Status.QUEUED:
+            _ended_status(record)
+        elif record.status in (JobRecord.Status.QUEUED, JobRecord.Status.INTERRUPTED):
             record.status = JobRecord.Status.RUNNING
+            record.error = ""
         record.save()
     _publish_meta(record)
+
+
+def job_item_interrupted(record_id: int, *, item: str, reason: str = INTERRUPTED_REASON) -> None:
+    """An item's worker died: list the item among the failures (not counted as done), so that
+    "Retry these sites" covers it; it is removed again if the item reports after all."""
+    with transaction.atomic():
+        record = JobRecord.objects.select_for_update().get(pk=record_id)
+        if any(f.get("item") == item for f in record.failures):
+            return
+        entry = {"item": item, "reason": reason, "interrupted": True}
+        record.failures = [*record.failures, entry][-500:]
+        record.save(update_fields=["failures"])
 
 
 def _publish_meta(record: JobRecord) -> None:
@@ -173,25 +351,127 @@ def _publish_meta(record: JobRecord) -> None:
         job.save_meta()
 
 
-def job_records_sync_with_rq(records: Iterable[JobRecord]) -> None:
-    """Mark records failed whose RQ job failed or vanished without the job reporting back.
+# --- Finding what stopped -----------------------------------------------------------------------
 
-    A worker killed mid-job cannot update its record; RQ notices the lost job and marks it
-    failed, and this brings the record into line so the Jobs page offers a retry.
+
+def job_records_sync_with_rq(records: Iterable[JobRecord]) -> bool:
+    """Mark records failed whose RQ job failed, or vanished from Redis while running, without
+    the job reporting back.
+
+    Returns False (and changes nothing) when Redis cannot be reached.
     """
-    pending = [
-        r for r in records if r.status in (JobRecord.Status.QUEUED, JobRecord.Status.RUNNING)
-    ]
+    pending = [r for r in records if r.status in JobRecord.ACTIVE]
     if not pending:
-        return
+        return True
     connection = django_rq.get_connection("default")
-    jobs = Job.fetch_many([r.rq_id for r in pending], connection=connection)
+    try:
+        jobs = Job.fetch_many([r.rq_id for r in pending], connection=connection)
+    except redis.RedisError:
+        return False
     for record, job in zip(pending, jobs, strict=True):
-        status = job.get_status(refresh=False) if job is not None else None
-        if status == JobStatus.FAILED or (
-            job is None and record.status == JobRecord.Status.RUNNING
-        ):
+        failed = job is not None and job.get_status(refresh=False) == JobStatus.FAILED
+        # A running job that Redis no longer knows (Redis lost its data): it cannot report.
+        # Not a fanned-out job, whose first job ends long before its items, nor a terminal's.
+        lost = (
+            job is None
+            and record.status == JobRecord.Status.RUNNING
+            and not record.items
+            and record.queue in settings.RQ_QUEUES
+        )
+        if failed or lost:
             record.status = JobRecord.Status.FAILED
             record.error = record.error or "The worker stopped before the job finished."
             record.finished_at = record.finished_at or timezone.now()
             record.save(update_fields=["status", "error", "finished_at"])
+    return True
+
+
+def job_records_sweep(*, rq_cleanup: bool = True) -> list[JobRecord]:
+    """Mark interrupted every active record whose lease ran out and of which nothing waits in a
+    queue; returns them (the caller marks their items).
+
+    First lets RQ find its abandoned jobs (workers that stopped sending heartbeats), which
+    calls their failure callbacks. With Redis down nothing can wait or run, so a stale record
+    is interrupted; if Redis comes back with the job, the job's next report revives it.
+    """
+    candidates = list(
+        JobRecord.objects.filter(status__in=JobRecord.ACTIVE).filter(_stale()).order_by("pk")
+    )
+    if not candidates and not rq_cleanup:
+        return []
+    found = _waiting_job_ids()
+    interrupted = []
+    for record in candidates:
+        if record.status == JobRecord.Status.QUEUED and found is None:
+            continue  # never started: it may still be in Redis when Redis is back
+        waiting, started = found or (set(), set())
+        # A queued record's job may have just started; a running one has its own heartbeat.
+        ids = waiting | started if record.status == JobRecord.Status.QUEUED else waiting
+        if record.rq_id in ids or any(i.startswith(f"{record.rq_id}-") for i in ids):
+            continue
+        changed = (
+            JobRecord.objects.filter(pk=record.pk, status__in=JobRecord.ACTIVE)
+            .filter(_stale())
+            .update(status=JobRecord.Status.INTERRUPTED, error=INTERRUPTED_REASON)
+        )
+        if changed:
+            record.refresh_from_db()
+            interrupted.append(record)
+    return interrupted
+
+
+def _waiting_job_ids() -> tuple[set[str], set[str]] | None:
+    """Ids of jobs waiting in any queue or registry, and of jobs started (None when Redis cannot
+    be reached); RQ's abandoned jobs are cleaned up first so that their callbacks run."""
+    connection = django_rq.get_connection("default")
+    waiting: set[str] = set()
+    started: set[str] = set()
+    try:
+        for name in settings.RQ_QUEUES:
+            queue = Queue(name, connection=connection)
+            registry = StartedJobRegistry(queue=queue)
+            registry.cleanup()
+            started.update(registry.get_job_ids())
+            waiting.update(queue.get_job_ids())
+            waiting.update(ScheduledJobRegistry(queue=queue).get_job_ids())
+            waiting.update(DeferredJobRegistry(queue=queue).get_job_ids())
+    except redis.RedisError:
+        return None
+    return waiting, started
+
+
+WAITING_SHOWN = 50
+KNOWN_FUNCTIONS = {
+    "scheduling.jobs.daily_crawl_list": "Daily crawl list (from the scheduler)",
+    "operations.jobs.daily_fetch_retry": "Retry of failed fetches (from the scheduler)",
+}
+HIDDEN_FUNCTIONS = {"operations.jobs.sweep_interrupted"}
+
+
+def jobs_waiting() -> list[dict[str, Any]]:
+    """Jobs waiting in the queues that have no record yet (the scheduler's periodic jobs make
+    theirs when they start), oldest first, so that the Jobs page shows them while they wait."""
+    connection = django_rq.get_connection("default")
+    found: list[dict[str, Any]] = []
+    try:
+        for name in QUEUE_PRIORITY:
+            queue = Queue(name, connection=connection)
+            ids = queue.get_job_ids(0, WAITING_SHOWN)
+            prefixes = {i.split("-", 1)[0] for i in ids}
+            recorded = set(
+                JobRecord.objects.filter(rq_id__in=prefixes).values_list("rq_id", flat=True)
+            )
+            unrecorded = [i for i in ids if i.split("-", 1)[0] not in recorded]
+            for job in Job.fetch_many(unrecorded, connection=connection):
+                if job is None or job.func_name in HIDDEN_FUNCTIONS:
+                    continue
+                found.append(
+                    {
+                        "queue": name,
+                        "label": KNOWN_FUNCTIONS.get(job.func_name, job.func_name),
+                        "enqueued_at": job.enqueued_at,
+                    }
+                )
+    except redis.RedisError:
+        return []
+    return found

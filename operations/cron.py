@@ -4,14 +4,18 @@
   each morning's list is waiting when librarians arrive.
 * The retry pass for failed memento fetches at ``HACS_FETCH_RETRY_CRON`` (default 04:00), before
   the list, so that the list sees what the retry found.
+* Every minute, the sweep that marks interrupted the jobs (and their sites) whose worker, Redis or
+  terminal stopped (``operations.jobs.sweep_interrupted``), on the first queue every worker
+  serves, so that it never waits behind an import.
 """
 
 from django.conf import settings
 from rq import cron
 
-from operations.jobs import daily_fetch_retry
+from operations.jobs import daily_fetch_retry, sweep_interrupted
 from scheduling.jobs import daily_crawl_list
 
+cron.register(sweep_interrupted, queue_name="default", interval=60, name="sweep-interrupted")
 cron.register(
     daily_crawl_list,
     queue_name="estimation",

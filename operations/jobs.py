@@ -6,17 +6,43 @@ draining the queues before an upgrade that moves job functions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import socket
+import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import django_rq
+import redis
 from django.conf import settings
 from django.db import connection
+from django.utils import timezone
+from rq import Callback
+from rq.exceptions import AbandonedJobError
+from rq.job import Job
 
 from archive.models import Site
-from archive.pipeline import FetchRetry, FromArchive, FromCdxFiles, FromWarcFiles
+from archive.pipeline import (
+    FetchRetry,
+    FromArchive,
+    FromCdxFiles,
+    FromWarcFiles,
+    Progress,
+    sites_finish,
+)
 from jobs.models import JobRecord
-from jobs.services import JobProgress, job_enqueue, job_item_done
+from jobs.services import (
+    INTERRUPTED_REASON,
+    JobProgress,
+    job_enqueue,
+    job_heartbeat,
+    job_item_done,
+    job_item_interrupted,
+    job_record_create,
+    job_records_sweep,
+)
 from operations.refresh import archive_client, sites_refresh, sites_with_failed_fetches
 
 
@@ -25,14 +51,42 @@ def import_sites(record_id: int, site_ids: list[int]) -> None:
     Site.objects.filter(pk__in=site_ids).update(import_status=Site.ImportStatus.QUEUED)
     record = JobRecord.objects.get(pk=record_id)
     record.total = len(site_ids)
+    record.items = list(site_ids)
     record.status = JobRecord.Status.RUNNING
-    record.save(update_fields=["total", "status"])
+    # Elapsed time runs from here, not from the first site's end.
+    record.started_at = record.started_at or timezone.now()
+    record.heartbeat_at = timezone.now()
+    record.save(update_fields=["total", "items", "status", "started_at", "heartbeat_at"])
     queue = django_rq.get_queue("import")
-    for site_id in site_ids:
-        queue.enqueue(import_site, record_id, site_id, job_id=f"{record.rq_id}-{site_id}")
+    for queued, site_id in enumerate(site_ids):
+        try:
+            queue.enqueue(
+                import_site,
+                record_id,
+                site_id,
+                job_id=f"{record.rq_id}-{site_id}",
+                on_failure=Callback(import_site_failed),
+            )
+        except redis.RedisError:
+            # Redis died mid fan-out: the sites never queued would wait forever.
+            _fan_out_interrupted(record, site_ids[queued:], queued=queued)
+            raise
     if not site_ids:
         with JobProgress(record_id):
             pass
+
+
+def _fan_out_interrupted(record: JobRecord, rest: list[int], *, queued: int) -> None:
+    reason = (
+        f"Interrupted: Redis stopped while the import was being queued ({queued} of "
+        f"{record.total} sites queued); retry the others."
+    )
+    JobRecord.objects.filter(pk=record.pk).update(
+        status=JobRecord.Status.INTERRUPTED, error=reason, heartbeat_at=timezone.now()
+    )
+    for site in Site.objects.filter(pk__in=rest).only("seed_url"):
+        sites_finish(failed={site.pk: reason})
+        job_item_interrupted(record.pk, item=site.seed_url, reason=reason)
 
 
 def import_site(record_id: int, site_id: int) -> None:
@@ -41,11 +95,107 @@ def import_site(record_id: int, site_id: int) -> None:
     def report(item: str, failure: str = "", counts: dict[str, int] | None = None) -> None:
         job_item_done(record_id, item=item, failure=failure, counts=counts)
 
-    sites_refresh(FromArchive([site_id]), client=archive_client(), progress=report)
+    with job_heartbeat(record_id):
+        sites_refresh(FromArchive([site_id]), client=archive_client(), progress=report)
+
+
+def import_site_failed(
+    job: Job, connection: Any, exc_type: type, exc: BaseException, tb: Any
+) -> None:
+    """RQ failure callback of ``import_site``: the site ends failed with the reason.
+
+    An exception the pipeline did not catch counts as the site's failure; a job RQ found
+    abandoned (its worker was killed) leaves the site interrupted, not counted, so that the
+    site's import can still report if its work-horse lives on.
+    """
+    record_id, site_id = job.args[0], job.args[1]
+    site = Site.objects.filter(pk=site_id).only("seed_url").first()
+    item = site.seed_url if site is not None else f"site {site_id}"
+    if issubclass(exc_type, AbandonedJobError):
+        reason = INTERRUPTED_REASON
+        job_item_interrupted(record_id, item=item)
+    else:
+        reason = "".join(traceback.format_exception_only(exc_type, exc)).strip()
+        job_item_done(record_id, item=item, failure=reason)
+    if site is not None:
+        unfinished = (Site.ImportStatus.QUEUED, Site.ImportStatus.RUNNING)
+        if Site.objects.filter(pk=site_id, import_status__in=unfinished).exists():
+            sites_finish(failed={site_id: reason})
+
+
+def sweep_interrupted(*, rq_cleanup: bool = True) -> int:
+    """Find jobs whose worker, Redis or terminal stopped, mark them interrupted and their
+    unfinished sites failed (so that ``import_archive --failed`` and "Retry failed" cover them).
+
+    Run every minute by the cron scheduler (which also lets RQ find its abandoned jobs) and
+    whenever the Jobs page is read (``rq_cleanup=False``: Redis is asked only when a job's
+    lease ran out). Returns how many jobs it marked.
+    """
+    stopped = job_records_sweep(rq_cleanup=rq_cleanup)
+    site_jobs = [r for r in stopped if r.kind == JobRecord.Kind.IMPORT and r.items]
+    if site_jobs:
+        sites_interrupt(site_jobs)
+    return len(stopped)
+
+
+def sites_interrupt(records: list[JobRecord], *, reason: str = INTERRUPTED_REASON) -> None:
+    """Mark failed the queued or running sites of interrupted jobs, unless a live job holds them."""
+    live: set[int] = set()
+    for items in JobRecord.objects.filter(
+        kind=JobRecord.Kind.IMPORT, status__in=JobRecord.ACTIVE
+    ).values_list("items", flat=True):
+        live.update(items)
+    unfinished = (Site.ImportStatus.QUEUED, Site.ImportStatus.RUNNING)
+    for record in records:
+        ids = set(record.items) - live
+        sites = Site.objects.filter(pk__in=ids, import_status__in=unfinished).only("seed_url")
+        for site in sites:
+            sites_finish(failed={site.pk: reason})
+            job_item_interrupted(record.pk, item=site.seed_url, reason=reason)
+
+
+@contextmanager
+def import_in_foreground(site_ids: Sequence[int], *, label: str) -> Iterator[Progress]:
+    """A command's import in the terminal, kept as a job: recorded (the Jobs page shows its
+    progress), with a heartbeat, and on Ctrl-C, a stop signal or an error marked interrupted or
+    failed on the way out, with its unfinished sites failed so that ``--failed`` finds them.
+
+    Yields the progress callback to hand to ``sites_refresh`` (or to call from one's own).
+    """
+    record = job_record_create(
+        kind=JobRecord.Kind.IMPORT, label=label, total=len(site_ids), queue="terminal"
+    )
+    now = timezone.now()
+    JobRecord.objects.filter(pk=record.pk).update(
+        items=list(site_ids), status=JobRecord.Status.RUNNING, started_at=now, heartbeat_at=now,
+        worker=f"{socket.gethostname()} (terminal, pid {os.getpid()})",
+    )  # fmt: skip
+
+    def report(item: str, failure: str = "", counts: dict[str, int] | None = None) -> None:
+        job_item_done(record.pk, item=item, failure=failure, counts=counts)
+
+    try:
+        with job_heartbeat(record.pk, thread=True):
+            yield report
+    except BaseException as error:
+        stopped = isinstance(error, KeyboardInterrupt | SystemExit)
+        reason = INTERRUPTED_REASON if stopped else f"{type(error).__name__}: {error}"
+        status = JobRecord.Status.INTERRUPTED if stopped else JobRecord.Status.FAILED
+        JobRecord.objects.filter(pk=record.pk).update(
+            status=status, error=reason[:5000], heartbeat_at=timezone.now(),
+            finished_at=None if stopped else timezone.now(),
+        )  # fmt: skip
+        record.refresh_from_db()
+        sites_interrupt([record], reason=reason)
+        raise
+    if not site_ids:
+        with JobProgress(record.pk):
+            pass
 
 
 def retry_fetches(record_id: int, site_ids: list[int]) -> None:
     """The later pass over sites whose memento fetches failed: fetch what is still missing."""
+    JobRecord.objects.filter(pk=record_id).update(items=list(site_ids))
     with JobProgress(record_id) as progress:
         progress.set_total(len(site_ids))
 
@@ -142,7 +292,10 @@ __all__ = [
     "enqueue_import",
     "health_check",
     "import_files",
+    "import_in_foreground",
     "import_site",
+    "import_site_failed",
     "import_sites",
     "retry_fetches",
+    "sweep_interrupted",
 ]

@@ -234,7 +234,8 @@ def evaluation_run_create(*, parameters: Mapping[str, Any], user: Any = None) ->
 
 
 def evaluation_run_refresh(run: EvaluationRun) -> EvaluationRun:
-    """Mark a queued or running run failed when its job failed or vanished with its worker.
+    """Mark a queued or running run failed when its job failed, was interrupted (its worker,
+    Redis or terminal stopped) or vanished with its worker.
 
     A killed worker cannot update the run; its job record (brought into line with RQ by
     ``job_records_sync_with_rq``) can tell.
@@ -244,7 +245,7 @@ def evaluation_run_refresh(run: EvaluationRun) -> EvaluationRun:
         return run
     record = JobRecord.objects.get(pk=run.job_id)
     job_records_sync_with_rq([record])
-    if record.status == JobRecord.Status.FAILED:
+    if record.status in (JobRecord.Status.FAILED, JobRecord.Status.INTERRUPTED):
         updated = EvaluationRun.objects.filter(pk=run.pk, status__in=active).update(
             status=EvaluationRun.Status.FAILED,
             error=record.error or "The worker stopped before the evaluation finished.",

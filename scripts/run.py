@@ -3,6 +3,10 @@
 Started by ``scripts/run.sh`` after the virtualenv exists. Everything it starts runs in its own
 process group and is stopped on Ctrl-C (SIGINT) or SIGTERM, Redis last so that workers can finish
 writing their state.
+
+While it runs, ``var/run.env`` holds its ``REDIS_URL`` (and ``DATABASE_URL`` when one was given),
+which the settings read when the environment does not set them: ``manage.py`` in a second
+terminal talks to the same Redis and database.
 """
 
 from __future__ import annotations
@@ -28,7 +32,25 @@ from hacs_site.localservers import (  # noqa: E402
 )
 
 PYTHON = sys.executable
-QUEUES = ["default", "import", "estimation", "evaluation"]
+# The queues in the order a worker serves them (jobs.services.QUEUE_PRIORITY): health checks,
+# crawl lists and recomputes, evaluations, then imports. The first worker never takes imports,
+# so that a crawl list or an evaluation never waits behind an import of thousands of sites.
+LIST_QUEUES = ["default", "estimation", "evaluation"]
+QUEUES = [*LIST_QUEUES, "import"]
+
+
+def worker_queues(n: int, workers: int) -> list[str]:
+    """The queues worker ``n`` of ``workers`` serves."""
+    return LIST_QUEUES if workers > 1 and n == 0 else QUEUES
+
+
+def write_run_env(path: Path, env: dict[str, str]) -> None:
+    """Leave what a second terminal needs where the settings look for it (owner-only: a
+    DATABASE_URL may hold a password)."""
+    lines = [f"{name}={env[name]}" for name in ("REDIS_URL", "DATABASE_URL") if env.get(name)]
+    path.touch(mode=0o600)
+    path.write_text("# Written by scripts/run.py while HACS runs; removed when it stops.\n"
+                    + "\n".join(lines) + "\n")  # fmt: skip
 
 
 def say(message: str) -> None:
@@ -50,7 +72,16 @@ def stop(process: subprocess.Popen[bytes], name: str, timeout: float = 20) -> No
         return
     try:
         os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=timeout)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            if not name.startswith("worker"):
+                raise
+            # A worker waits for its job (warm shutdown); a second signal makes it kill its
+            # work-horse, which runs in a process group of its own and would outlive SIGKILL.
+            say(f"The {name} is still busy; stopping its job (the job will show interrupted).")
+            os.kill(process.pid, signal.SIGTERM)
+            process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         say(f"{name} did not stop in {timeout:.0f} s; killing it.")
         os.killpg(process.pid, signal.SIGKILL)
@@ -116,6 +147,7 @@ def main() -> int:
     var.mkdir(parents=True, exist_ok=True)
 
     redis: LocalServer | None = None
+    run_env = var / "run.env"
     children: list[tuple[str, subprocess.Popen[bytes]]] = []
     stopping = False
 
@@ -133,17 +165,19 @@ def main() -> int:
             redis = start_redis(var / "redis", persistent=True)
             env["REDIS_URL"] = f"redis://127.0.0.1:{redis.port}/0"
             say(f"Redis is running on 127.0.0.1:{redis.port}")
+        write_run_env(run_env, env)
         manage("migrate", "--no-input", "--verbosity", "0", env=env)
         say("Database is up to date.")
         ensure_admin(env)
         if not options.no_demo and env.get("HACS_DEMO", "1") != "0":
             load_demo(env)
 
-        for n in range(max(options.workers, 1)):
+        workers = max(options.workers, 1)
+        for n in range(workers):
             name = f"hacs-{os.getpid()}-{n}"
             worker = spawn(
-                [PYTHON, str(ROOT / "manage.py"), "rqworker", *QUEUES, "--with-scheduler",
-                 "--name", name],
+                [PYTHON, str(ROOT / "manage.py"), "rqworker", *worker_queues(n, workers),
+                 "--with-scheduler", "--name", name],
                 env,
             )  # fmt: skip
             children.append((f"worker {n}", worker))
@@ -162,6 +196,7 @@ def main() -> int:
         if web.poll() is not None or not port_open(port):
             raise ServerError("The web server did not start; see the messages above.")
         say(f"HACS is running at http://127.0.0.1:{port}/  (Ctrl-C stops it)")
+        say(f"manage.py in another terminal uses the same Redis and database ({run_env}).")
         while True:
             for name, process in children:
                 if process.poll() is not None:
@@ -178,6 +213,7 @@ def main() -> int:
             stop(process, name)
         if redis is not None:
             redis.stop()
+        run_env.unlink(missing_ok=True)
         say("Stopped.")
 
 

@@ -596,6 +596,24 @@ def test_a_job_whose_worker_died_marks_its_run_failed(redis_url: str) -> None:
     assert run.status == EvaluationRun.Status.FAILED and "worker" in run.error
 
 
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_a_job_found_interrupted_marks_its_run_failed(redis_url: str) -> None:
+    from scheduling.evaluation_service import evaluation_run_refresh
+
+    run = evaluation_run_create(parameters={"start": "2016-01-11", "end": "2016-02-15"})
+    record = enqueue_evaluation(run)
+    EvaluationRun.objects.filter(pk=run.pk).update(status=EvaluationRun.Status.RUNNING)
+    JobRecord.objects.filter(pk=record.pk).update(
+        status=JobRecord.Status.INTERRUPTED, error="Interrupted: its worker stopped."
+    )
+    redis.Redis.from_url(redis_url).flushdb()
+    run.refresh_from_db()
+    evaluation_run_refresh(run)
+    assert run.status == EvaluationRun.Status.FAILED
+    assert run.error == "Interrupted: its worker stopped."
+
+
 def test_evaluation_charts_imports_without_django() -> None:
     code = (
         "import sys, hacs.charts.evaluation\n"

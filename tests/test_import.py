@@ -176,7 +176,8 @@ def test_internet_archive_dialect_with_faults_through_a_real_worker(
     gaps = [b - a for a, b in zip(cdx_times, cdx_times[1:], strict=False)]
     assert min(gaps) >= 0.1 - 0.02  # the shared limit spaced the CDX requests
     record.refresh_from_db()
-    assert record.status == JobRecord.Status.FINISHED
+    # One site is blocked by the archive: the job finished with that failure.
+    assert record.status == JobRecord.Status.PARTIAL
     assert record.done == record.total == Site.objects.count()
     # Each site's job published the batch's progress in its RQ meta.
     import redis

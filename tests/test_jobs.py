@@ -10,9 +10,19 @@ import pytest
 import redis
 from django.core.management import call_command
 from django.db import connection
+from rq import Queue
+from rq.job import Job, JobStatus
 
+from hacs_site.localservers import free_port
 from jobs.models import JobRecord
-from jobs.services import job_enqueue, job_records_sync_with_rq
+from jobs.services import (
+    QUEUE_PRIORITY,
+    job_enqueue,
+    job_item_done,
+    job_item_interrupted,
+    job_records_sync_with_rq,
+)
+from operations.jobs import enqueue_import, import_sites
 from scheduling.estimates import estimates_for_window
 from scheduling.evaluation_service import evaluation_run_create, evaluation_run_refresh
 from scheduling.jobs import enqueue_evaluation
@@ -58,14 +68,150 @@ def test_a_job_that_raises_is_marked_failed_with_its_reason(
     assert "TypeError" in record.error
 
 
-def test_a_running_job_whose_rq_job_vanished_is_shown_as_failed(redis_url: str) -> None:
-    record = JobRecord.objects.create(
-        rq_id="gone", kind=JobRecord.Kind.IMPORT, queue="import", status="running"
-    )
-    job_records_sync_with_rq([record])
+def test_a_running_job_whose_rq_job_failed_is_shown_as_failed(redis_url: str) -> None:
+    record = job_enqueue(kind=JobRecord.Kind.HEALTH, func="builtins.int", args=("x",))
+    job = Job.fetch(record.rq_id, connection=redis.Redis.from_url(redis_url))
+    job.set_status(JobStatus.FAILED)  # as RQ leaves a job whose callback could not run
+    JobRecord.objects.filter(pk=record.pk).update(status="running")
+    record.refresh_from_db()
+    assert job_records_sync_with_rq([record]) is True
     record.refresh_from_db()
     assert record.status == JobRecord.Status.FAILED
-    assert "worker stopped" in record.error
+
+
+def test_a_job_whose_items_all_failed_is_failed_and_one_with_some_failures_partial(
+    redis_url: str, logged_in_client: Any
+) -> None:
+    sites = [make_site() for _ in range(4)]
+    every = enqueue_import([s.pk for s in sites[:2]])
+    some = enqueue_import([s.pk for s in sites[2:]])
+    import_sites(every.pk, [s.pk for s in sites[:2]])
+    import_sites(some.pk, [s.pk for s in sites[2:]])
+    # Elapsed time runs from the fan-out, before any site has finished.
+    every.refresh_from_db()
+    assert every.status == JobRecord.Status.RUNNING and every.elapsed_seconds is not None
+    for site in sites[:2]:
+        job_item_done(every.pk, item=site.seed_url, failure="The archive cannot be reached.")
+    job_item_done(some.pk, item=sites[2].seed_url, failure="HTTP 404")
+    job_item_done(some.pk, item=sites[3].seed_url, counts={"captures added": 3})
+    every.refresh_from_db()
+    some.refresh_from_db()
+    assert every.status == JobRecord.Status.FAILED and every.error.startswith("All 2 failed")
+    assert some.status == JobRecord.Status.PARTIAL and some.counts["failed"] == 1
+    assert every.elapsed_seconds is not None and every.elapsed_seconds >= 0
+    assert every.elapsed_seconds == (every.finished_at - every.started_at).total_seconds()
+    page = logged_in_client.get("/jobs/").content.decode()
+    assert f'id="job-{every.pk}"' in page
+    assert '<span class="status status-failed" data-field="status">Failed</span>' in page
+    assert (
+        '<span class="status status-partial" data-field="status">Finished with failures</span>'
+        in page
+    )
+    status = {j["id"]: j for j in logged_in_client.get("/jobs/status.json").json()["jobs"]}
+    assert status[every.pk]["status"] == "failed"
+    assert status[some.pk]["status_display"] == "Finished with failures"
+
+
+def test_a_running_job_whose_rq_job_vanished_is_shown_as_failed(redis_url: str) -> None:
+    record = JobRecord.objects.create(
+        rq_id="gone", kind=JobRecord.Kind.HEALTH, queue="default", status="running"
+    )
+    # A terminal's job and a fanned-out import have no RQ job to lose.
+    terminal = JobRecord.objects.create(
+        rq_id="terminal", kind=JobRecord.Kind.IMPORT, queue="terminal", status="running"
+    )
+    job_records_sync_with_rq([record, terminal])
+    record.refresh_from_db()
+    terminal.refresh_from_db()
+    assert record.status == JobRecord.Status.FAILED and "worker stopped" in record.error
+    assert terminal.status == JobRecord.Status.RUNNING
+
+
+def test_an_interrupted_site_that_reports_after_all_is_counted_once(redis_url: str) -> None:
+    site = make_site()
+    record = enqueue_import([site.pk])
+    import_sites(record.pk, [site.pk])
+    job_item_interrupted(record.pk, item=site.seed_url)
+    record.refresh_from_db()
+    assert record.done == 0 and len(record.failures) == 1
+    # Its work-horse outlived the worker and finished the site.
+    job_item_done(record.pk, item=site.seed_url, counts={"captures added": 1})
+    record.refresh_from_db()
+    assert record.status == JobRecord.Status.FINISHED
+    assert record.done == 1 and record.failures == []
+
+
+def test_a_worker_serves_crawl_lists_before_imports(
+    redis_url: str, run_worker: Any, logged_in_client: Any
+) -> None:
+    from scripts.run import LIST_QUEUES, QUEUES, worker_queues
+
+    assert QUEUES == QUEUE_PRIORITY and LIST_QUEUES == QUEUE_PRIORITY[:-1]
+    assert "import" not in worker_queues(0, 2) and worker_queues(1, 2) == QUEUES
+    assert worker_queues(0, 1) == QUEUES  # a lone worker serves everything, lists first
+    make_site()
+    imports = enqueue_import([])
+    # The scheduler queues the daily list without a record; the Jobs page shows it waiting.
+    Queue("estimation", connection=redis.Redis.from_url(redis_url)).enqueue(
+        "scheduling.jobs.daily_crawl_list"
+    )
+    page = logged_in_client.get("/jobs/").content.decode()
+    assert "Waiting in the queues" in page and "Daily crawl list (from the scheduler)" in page
+    assert logged_in_client.get("/jobs/status.json").json()["waiting"] == 1
+
+    run_worker(*QUEUES)
+
+    crawl_list = JobRecord.objects.get(kind=JobRecord.Kind.CRAWL_LIST)
+    imports.refresh_from_db()
+    assert crawl_list.status == imports.status == JobRecord.Status.FINISHED
+    # Queued after the import, run before it.
+    assert crawl_list.started_at < imports.started_at
+    assert "Waiting in the queues" not in logged_in_client.get("/jobs/").content.decode()
+
+
+@pytest.fixture()
+def redis_down(settings: Any) -> str:
+    """Point HACS at a port where nothing listens: every connection is refused."""
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    settings.REDIS_URL = url
+    settings.RQ_QUEUES = {name: {**c, "URL": url} for name, c in settings.RQ_QUEUES.items()}
+    return url
+
+
+def test_pages_show_a_banner_instead_of_failing_when_redis_is_down(
+    redis_down: str, logged_in_client: Any
+) -> None:
+    JobRecord.objects.create(rq_id="r1", kind="import", queue="import", status="running")
+    for url in ("/", "/jobs/", "/sites/"):
+        response = logged_in_client.get(url)
+        assert response.status_code == 200, url
+        page = response.content.decode()
+        assert "Background jobs are stopped." in page
+        assert redis_down.removeprefix("redis://") in page
+    status = logged_in_client.get("/jobs/status.json")
+    assert status.status_code == 200 and status.json()["jobs"][0]["status"] == "running"
+
+
+def test_no_banner_while_redis_answers(redis_url: str, logged_in_client: Any) -> None:
+    assert "Background jobs are stopped." not in logged_in_client.get("/jobs/").content.decode()
+
+
+def test_a_health_check_with_redis_down_says_so_and_leaves_no_record(
+    redis_down: str, logged_in_client: Any
+) -> None:
+    response = logged_in_client.post("/jobs/health/", follow=True)
+    assert response.status_code == 200
+    assert "The health check could not start." in response.content.decode()
+    assert not JobRecord.objects.exists()
+
+
+def test_retry_with_redis_down_says_so_and_leaves_no_record(
+    redis_down: str, logged_in_client: Any
+) -> None:
+    make_site(import_status="failed", import_error="HTTP 503")
+    response = logged_in_client.post("/jobs/retry/", follow=True)
+    assert "Nothing was retried." in response.content.decode()
+    assert not JobRecord.objects.exists()
 
 
 def test_an_enqueued_recompute_keeps_the_commands_level_method_and_window(
@@ -124,3 +270,67 @@ def test_an_evaluation_run_whose_job_failed_is_marked_failed(redis_url: str) -> 
     still = EvaluationRun.objects.exclude(pk=run.pk).get()
     assert still.job == other
     assert evaluation_run_refresh(still).status == EvaluationRun.Status.QUEUED
+
+
+def test_the_cron_scheduler_sweeps_for_interrupted_jobs_every_minute(redis_url: str) -> None:
+    from rq.cron import CronScheduler
+
+    scheduler = CronScheduler(connection=redis.Redis.from_url(redis_url))
+    scheduler.load_config_from_file("operations.cron")
+    jobs = {job.name: job for job in scheduler.get_jobs()}
+    sweep = jobs["sweep-interrupted"]
+    assert sweep.func_name == "operations.jobs.sweep_interrupted"
+    assert (sweep.interval, sweep.queue_name) == (60, "default")
+    # The scheduler's jobs go to queues served before imports.
+    assert jobs["daily-crawl-list"].queue_name in QUEUE_PRIORITY[:-1]
+
+
+def test_redis_dying_before_the_commit_leaves_no_record(settings: Any) -> None:
+    from django.db import transaction
+
+    from hacs_site.localservers import start_redis
+    from jobs.services import QueueUnavailable
+
+    private = start_redis()
+    url = f"redis://127.0.0.1:{private.port}/0"
+    settings.RQ_QUEUES = {name: {**c, "URL": url} for name, c in settings.RQ_QUEUES.items()}
+    try:
+        with pytest.raises(QueueUnavailable, match="cannot be reached"):
+            with transaction.atomic():
+                job_enqueue(kind=JobRecord.Kind.HEALTH, func="operations.jobs.health_check")
+                private.stop()  # Redis answered the check, then died before the commit
+    finally:
+        private.stop()
+    assert not JobRecord.objects.exists()
+
+
+def test_a_site_job_that_rq_found_abandoned_or_that_raised_ends_its_site(redis_url: str) -> None:
+    from rq.exceptions import AbandonedJobError
+
+    from archive.models import Site
+    from operations.jobs import import_site_failed
+
+    abandoned, raised = make_site(), make_site()
+    record = enqueue_import([abandoned.pk, raised.pk])
+    import_sites(record.pk, [abandoned.pk, raised.pk])
+    connection = redis.Redis.from_url(redis_url)
+    ids = [abandoned.pk, raised.pk]
+    jobs = {pk: Job.fetch(f"{record.rq_id}-{pk}", connection=connection) for pk in ids}
+    Site.objects.update(import_status=Site.ImportStatus.RUNNING)
+
+    import_site_failed(jobs[abandoned.pk], connection, AbandonedJobError, AbandonedJobError(), None)
+    error = ValueError("a bug")
+    import_site_failed(jobs[raised.pk], connection, ValueError, error, None)
+
+    record.refresh_from_db()
+    abandoned.refresh_from_db()
+    raised.refresh_from_db()
+    assert abandoned.import_status == raised.import_status == Site.ImportStatus.FAILED
+    assert abandoned.import_error.startswith("Interrupted")
+    assert raised.import_error == "ValueError: a bug"
+    # The abandoned site is listed but not counted: its work-horse may still report.
+    assert record.done == 1 and record.status == JobRecord.Status.RUNNING
+    assert {f["item"]: f.get("interrupted", False) for f in record.failures} == {
+        abandoned.seed_url: True,
+        raised.seed_url: False,
+    }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -38,6 +39,11 @@ def wait_for_line(process: subprocess.Popen[str], pattern: str, timeout: float) 
 
 def test_run_command_serves_the_dashboard_runs_a_job_and_stops_cleanly(tmp_path: Path) -> None:
     port = free_port()
+    # An archive that accepts connections and never answers: an import started below stays
+    # busy until run.py stops it.
+    stalling = socket.socket()
+    stalling.bind(("127.0.0.1", 0))
+    stalling.listen(16)
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
     env.update(
         HACS_VAR_DIR=str(tmp_path),
@@ -46,6 +52,10 @@ def test_run_command_serves_the_dashboard_runs_a_job_and_stops_cleanly(tmp_path:
         HACS_ADMIN_PASSWORD="a long test password",
         HACS_DEMO="0",
         PYTHONUNBUFFERED="1",
+        HACS_CDX_URL=f"http://127.0.0.1:{stalling.getsockname()[1]}/cdx",
+        HACS_HTTP_RETRIES="0",
+        HACS_HTTP_TIMEOUT="600",
+        HACS_HTTP_DEADLINE="3600",
     )
     process = subprocess.Popen(
         [sys.executable, str(ROOT / "scripts" / "run.py"), "--port", str(port), "--workers", "1"],
@@ -59,6 +69,22 @@ def test_run_command_serves_the_dashboard_runs_a_job_and_stops_cleanly(tmp_path:
         names = " ".join(" ".join(p.cmdline()) for p in started)
         for program in ("redis-server", "rqworker", "rqcron", "gunicorn"):
             assert program in names
+        # A lone worker serves every queue, crawl lists before imports.
+        assert "rqworker default estimation evaluation import" in names
+
+        # A second terminal, with neither REDIS_URL nor DATABASE_URL exported, finds both.
+        run_env = (tmp_path / "run.env").read_text()
+        redis_port = next(p for p in started if "redis-server" in " ".join(p.cmdline()))
+        redis_url = f"redis://127.0.0.1:{redis_port.net_connections()[0].laddr.port}/0"
+        assert f"REDIS_URL={redis_url}" in run_env
+        second = {k: v for k, v in env.items() if k != "DATABASE_URL"}
+        shown = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), "shell", "-v", "0", "-c",
+             "from django.conf import settings; print(settings.REDIS_URL); "
+             "print(settings.DATABASES['default']['NAME'])"],
+            cwd=ROOT, env=second, capture_output=True, text=True, timeout=60, check=True,
+        ).stdout.split()  # fmt: skip
+        assert shown == [redis_url, f"{tmp_path}/hacs.sqlite3"]
 
         session = requests.Session()
         base = f"http://127.0.0.1:{port}"
@@ -89,11 +115,45 @@ def test_run_command_serves_the_dashboard_runs_a_job_and_stops_cleanly(tmp_path:
             time.sleep(0.5)
         assert status == "finished"
         assert "Finished" in session.get(f"{base}/jobs/", timeout=10).text
+
+        idle = len(
+            [p for p in psutil.Process(process.pid).children(recursive=True)
+             if "rqworker" in " ".join(p.cmdline())]
+        )  # fmt: skip
+        # The second terminal queues an import for the running workers, through run.env.
+        seeds = tmp_path / "seeds.txt"
+        seeds.write_text("http://cs.uni.edu/~ada/\n")
+        queued_import = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), "import_seeds", str(seeds), "--enqueue"],
+            cwd=ROOT, env=second, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert queued_import.returncode == 0, queued_import.stderr
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            jobs_now = session.get(f"{base}/jobs/status.json", timeout=10).json()["jobs"]
+            if any(j["kind"] == "Import" and j["status"] == "running" for j in jobs_now):
+                break
+            time.sleep(0.5)
+        assert any(j["kind"] == "Import" and j["status"] == "running" for j in jobs_now)
+
+        def workers() -> list[psutil.Process]:
+            tree = psutil.Process(process.pid).children(recursive=True)
+            return [p for p in tree if "rqworker" in " ".join(p.cmdline())]
+
+        deadline = time.monotonic() + 60
+        while len(workers()) <= idle and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert len(workers()) == idle + 1  # the work-horse the worker forked for the site
+        started = psutil.Process(process.pid).children(recursive=True)
     finally:
         process.send_signal(signal.SIGINT)
-        output, _ = process.communicate(timeout=60)
+        output, _ = process.communicate(timeout=120)
     assert process.returncode == 0, output
     assert "Stopped." in output
+    assert not (tmp_path / "run.env").exists()  # nothing stale for the next terminal
     time.sleep(0.5)
     left = [p for p in started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-    assert not left, f"still running: {[p.cmdline() for p in left]}"
+    for orphan in left:
+        orphan.kill()
+    stalling.close()  # only now: closing it would end the work-horse's stalled request
+    assert not left, f"still running: {[p.cmdline() for p in left]}"  # the work-horse too

@@ -126,3 +126,47 @@ def record_site_ids(redis_url: str) -> list[int]:
     queue = Queue("import", connection=redis.Redis.from_url(redis_url))
     [job] = queue.jobs
     return list(job.args[1])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_upload_that_cannot_queue_its_import_says_so_and_leaves_no_record(
+    logged_in_client: Any, settings: Any
+) -> None:
+    from hacs_site.localservers import free_port
+
+    url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens: Redis is down
+    settings.RQ_QUEUES = {name: {**c, "URL": url} for name, c in settings.RQ_QUEUES.items()}
+    response = upload(logged_in_client, "import")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "The seeds are stored, but their import could not be queued." in page
+    assert "import_archive --failed" in page and "follow its progress" not in page
+    assert not JobRecord.objects.exists()
+    # The seeds stay stored, failed with the reason, so that a retry imports them.
+    assert Site.objects.count() == 2
+    assert set(Site.objects.values_list("import_status", flat=True)) == {"failed"}
+    assert "could not be reached" in Site.objects.first().import_error
+
+
+@pytest.mark.django_db
+def test_adding_a_line_that_outgrows_its_column_rejects_that_line_only(
+    logged_in_client: Any,
+) -> None:
+    # Within the form's 2,048 characters as typed; 2,400 once each é is percent-encoded.
+    long_url = "http://a.edu/~bar/" + "é" * 100 + "x" * 1782
+    data = f"url,author\n{long_url},Long\nhttp://b.edu/~baz/,Baz\n".encode()
+    form = {"file": SimpleUploadedFile("seeds.csv", data, "text/csv"), "action": "import"}
+    response = logged_in_client.post("/sites/upload/", form)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "The URL is too long once tidied (2,400 characters" in page
+    assert '<td class="num">2</td>' in page
+    assert list(Site.objects.values_list("author", flat=True)) == ["Baz"]
+
+
+@pytest.mark.django_db
+def test_a_tag_longer_than_its_column_is_explained(logged_in_client: Any) -> None:
+    response = upload(logged_in_client, "import", tags="ok, " + "t" * 101)
+    assert response.status_code == 400
+    assert "is 101 characters long; a tag holds at most 100." in response.content.decode()
+    assert Site.objects.count() == 0

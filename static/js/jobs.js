@@ -10,7 +10,7 @@
     const row = table.querySelector(`tr[data-job-id="${job.id}"]`);
     if (!row) return false;
     const status = row.querySelector('[data-field="status"]');
-    status.textContent = job.status.charAt(0).toUpperCase() + job.status.slice(1);
+    status.textContent = job.status_display;
     status.className = `status status-${job.status}`;
     row.querySelector('[data-field="progress"]').value = job.fraction;
     row.querySelector('[data-field="done"]').textContent = job.done;
@@ -20,7 +20,8 @@
     row.querySelector('[data-field="counts"]').textContent = Object.entries(job.counts)
       .map(([k, v]) => `${k}: ${v}`).join(", ");
     row.querySelector('[data-field="elapsed"]').textContent =
-      job.elapsed_seconds === null ? "" : `${job.elapsed_seconds.toFixed(1)} s`;
+      job.elapsed_seconds === null ? (job.status === "queued" ? "waiting" : "")
+        : `${job.elapsed_seconds.toFixed(1)} s`;
     return true;
   }
 
@@ -35,8 +36,12 @@
         if (!render(job)) missing = true;
         if (active.has(job.status)) running = true;
       }
-      // A new job, or one that just failed items, needs the server's full rendering.
-      if (missing) { window.location.reload(); return; }
+      // A new job, one that just failed items, or a queued job that started needs the
+      // server's full rendering.
+      if (missing || data.waiting !== table.dataset.waiting * 1) {
+        window.location.reload();
+        return;
+      }
       setTimeout(poll, running ? 1000 : 5000);
     } catch (err) {
       setTimeout(poll, 5000);

@@ -1,11 +1,14 @@
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db.models import Q
 
 from archive.models import Site
 from archive.pipeline import FromArchive
 from hacs.formats.canon import homepage_key
-from operations.jobs import enqueue_import
+from operations.jobs import enqueue_import, import_in_foreground
 from operations.management.commands._progress import progress
-from operations.refresh import archive_client, sites_refresh
+from operations.refresh import archive_client, sites_refresh, sites_with_failed_fetches
+
+SHOWN_FAILURES = 50  # failed sites listed one a line; the rest are counted
 
 
 class Command(BaseCommand):
@@ -16,7 +19,15 @@ class Command(BaseCommand):
             "--site", action="append", default=[], metavar="URL", help="only this seed (repeat)"
         )
         parser.add_argument(
-            "--failed", action="store_true", help="only sites whose last import failed"
+            "--failed",
+            action="store_true",
+            help="only sites whose last import failed or whose pages could not all be fetched",
+        )
+        parser.add_argument(
+            "--full",
+            action="store_true",
+            help="read each site's whole history again (default: only captures since the "
+            "newest one stored, less HACS_CDX_INDEX_LAG_DAYS)",
         )
         parser.add_argument("--enqueue", action="store_true", help="hand the work to the workers")
 
@@ -35,7 +46,9 @@ class Command(BaseCommand):
             if sites.count() != len(set(keys)):
                 raise CommandError("Some --site URLs are not stored seeds; import them first.")
         if options["failed"]:
-            sites = sites.filter(import_status=Site.ImportStatus.FAILED)
+            sites = sites.filter(
+                Q(import_status=Site.ImportStatus.FAILED) | Q(pk__in=sites_with_failed_fetches())
+            )
         ids = list(sites.values_list("pk", flat=True))
         if options["enqueue"]:
             record = enqueue_import(ids)
@@ -43,18 +56,37 @@ class Command(BaseCommand):
             return
         client = archive_client()
         failed: list[str] = []
-        with progress(len(ids), "site", "Importing") as bar:
+        # Kept as a job: the Jobs page shows it, and Ctrl-C or a closed terminal leaves its
+        # unfinished sites failed as interrupted, for --failed to find.
+        label = f"{len(ids)} site{'s' * (len(ids) != 1)} from the terminal"
+        with (
+            import_in_foreground(ids, label=label) as job_report,
+            progress(len(ids), "site", "Importing") as bar,
+        ):
 
             def report(item: str, failure: str = "", counts: dict[str, int] | None = None) -> None:
+                job_report(item, failure, counts)
                 if failure:
                     failed.append(f"{item}: {failure}")
                 bar.update(1)
 
-            result = sites_refresh(FromArchive(ids), client=client, progress=report)
-        for line in failed:
-            self.stderr.write(f"failed: {line}")
+            source = FromArchive(ids, full=bool(options["full"]))
+            result = sites_refresh(source, client=client, progress=report)
+        if not result.stopped:  # when the archive is unreachable, one sentence says it all
+            for line in failed[:SHOWN_FAILURES]:
+                self.stderr.write(f"failed: {line}")
+            if len(failed) > SHOWN_FAILURES:
+                self.stderr.write(f"… and {len(failed) - SHOWN_FAILURES} more failed sites.")
         self.stdout.write(
             f"{len(ids)} sites: {len(ids) - len(failed)} imported, {len(failed)} failed; "
             f"{result.captures.added} captures added, {result.fetches['fetched']} mementos "
-            f"fetched ({client.stats.requests} requests, {client.stats.retries} retries)."
+            f"fetched ({client.stats.cdx_queries} CDX queries, {client.stats.requests} "
+            f"requests, {client.stats.retries} retries)."
         )
+        if result.stopped:
+            raise CommandError(f"{result.stopped} {len(failed)} of {len(ids)} sites not imported.")
+        if failed:
+            raise CommandError(
+                f"{len(failed)} of {len(ids)} sites failed; run import_archive --failed to try "
+                "them again."
+            )

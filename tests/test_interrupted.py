@@ -1,0 +1,358 @@
+"""Work whose worker, Redis or terminal stopped ends interrupted, and its sites can be retried.
+
+Every case stops a real process (a worker, Redis, a command) the way an operator meets it and
+then waits — with a generous timeout, never a timed assertion — for the sweep to find it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import redis
+from django.core.management import call_command
+from django.utils import timezone
+from rq import Queue
+
+from archive.models import Site
+from hacs_site.localservers import free_port, start_redis
+from jobs.models import JobRecord
+from jobs.services import job_heartbeat_beat
+from operations.jobs import enqueue_import, import_sites, sweep_interrupted
+from tests.factories import make_site
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
+
+
+@pytest.fixture()
+def stalling_archive() -> Iterator[str]:
+    """An archive on 127.0.0.1 that accepts every connection and never answers."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.getsockname()[1]}"
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def wait_for(check: Callable[[], Any], what: str, timeout: float = 90) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def archive_env(env: dict[str, str], archive: str) -> dict[str, str]:
+    return {
+        **env,
+        "HACS_CDX_URL": f"{archive}/cdx",
+        "HACS_WAYBACK_URL": f"{archive}/web",
+        "HACS_HTTP_TIMEOUT": "600",
+        "HACS_HTTP_DEADLINE": "3600",
+        "HACS_HTTP_RETRIES": "0",
+        "HACS_JOB_HEARTBEAT_SECONDS": "0.2",
+        "HACS_JOB_LEASE_SECONDS": "2",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def queued_site_ids(redis_url: str, queue: str = "import") -> list[int]:
+    [job] = Queue(queue, connection=redis.Redis.from_url(redis_url)).jobs
+    return list(job.args[1])
+
+
+def test_a_killed_worker_leaves_its_job_and_site_interrupted_and_retryable(
+    settings: Any, worker_env: dict[str, str], redis_url: str, stalling_archive: str,
+    logged_in_client: Any,
+) -> None:  # fmt: skip
+    settings.HACS_JOB_LEASE_SECONDS = 2
+    site = make_site()
+    done = make_site(import_status="done")
+    record = enqueue_import([site.pk])
+    worker = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "rqworker", "import"],
+        env=archive_env(worker_env, stalling_archive), cwd=ROOT,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        # The fan-out ran and the site's import is stuck in its CDX request.
+        wait_for(
+            lambda: Site.objects.get(pk=site.pk).import_status == Site.ImportStatus.RUNNING,
+            "the site's import to start",
+        )
+        first = JobRecord.objects.get(pk=record.pk).heartbeat_at
+        wait_for(
+            lambda: JobRecord.objects.get(pk=record.pk).heartbeat_at != first,
+            "a heartbeat from the running work",
+        )
+        sweep_interrupted()
+        assert JobRecord.objects.get(pk=record.pk).status == JobRecord.Status.RUNNING
+        # SIGKILL the worker and its work-horse (which RQ puts in a process group of its own).
+        family = [psutil.Process(worker.pid), *psutil.Process(worker.pid).children(True)]
+        for process in family:
+            process.kill()
+    finally:
+        worker.kill()
+        worker.wait()
+
+    def interrupted() -> bool:
+        sweep_interrupted()
+        return JobRecord.objects.get(pk=record.pk).status == JobRecord.Status.INTERRUPTED
+
+    wait_for(interrupted, "the sweep to mark the job interrupted")
+    site.refresh_from_db()
+    assert site.import_status == Site.ImportStatus.FAILED
+    assert site.import_error.startswith("Interrupted: its worker, Redis or terminal stopped")
+    record.refresh_from_db()
+    assert [f["item"] for f in record.failures] == [site.seed_url]
+    assert record.elapsed_seconds is not None and record.elapsed_seconds > 0
+
+    page = logged_in_client.get("/jobs/").content.decode()
+    assert "Interrupted" in page and "Retry all 1 failed site" in page
+    # "Retry these sites" of the interrupted job queues exactly the interrupted site.
+    response = logged_in_client.post("/jobs/retry/", {"job": record.pk})
+    assert response.status_code == 302
+    assert queued_site_ids(redis_url) == [site.pk]
+    redis.Redis.from_url(redis_url).flushdb()
+    # And the command's --failed selects it too, not the imported one.
+    call_command("import_archive", "--failed", "--enqueue")
+    assert queued_site_ids(redis_url) == [site.pk]
+    assert done.pk not in queued_site_ids(redis_url)
+
+
+def test_a_work_horse_outliving_its_killed_worker_keeps_its_job_until_it_stops(
+    settings: Any, worker_env: dict[str, str], redis_url: str, stalling_archive: str
+) -> None:
+    settings.HACS_JOB_LEASE_SECONDS = 2
+    site = make_site()
+    record = enqueue_import([site.pk])
+    worker = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "rqworker", "import"],
+        env=archive_env(worker_env, stalling_archive), cwd=ROOT,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    horses: list[psutil.Process] = []
+    try:
+        wait_for(
+            lambda: Site.objects.get(pk=site.pk).import_status == Site.ImportStatus.RUNNING,
+            "the site's import to start",
+        )
+        horses = psutil.Process(worker.pid).children(recursive=True)
+        assert horses
+    finally:
+        worker.kill()  # SIGKILL the worker only; RQ's work-horse has its own process group
+        worker.wait()
+    try:
+        # The work-horse goes on, and its heartbeat keeps the job's lease.
+        killed_at = timezone.now()
+        wait_for(
+            lambda: (
+                JobRecord.objects.get(pk=record.pk).heartbeat_at
+                > killed_at + timedelta(seconds=settings.HACS_JOB_LEASE_SECONDS)
+            ),
+            "a heartbeat from the work-horse a lease after its worker died",
+        )
+        assert sweep_interrupted() == 0
+        assert JobRecord.objects.get(pk=record.pk).status == JobRecord.Status.RUNNING
+        assert Site.objects.get(pk=site.pk).import_status == Site.ImportStatus.RUNNING
+    finally:
+        for horse in horses:
+            horse.kill()
+
+    def interrupted() -> bool:
+        sweep_interrupted()
+        return JobRecord.objects.get(pk=record.pk).status == JobRecord.Status.INTERRUPTED
+
+    wait_for(interrupted, "the sweep to mark the job interrupted once the work-horse died")
+    assert Site.objects.get(pk=site.pk).import_status == Site.ImportStatus.FAILED
+
+
+def test_redis_dying_mid_fan_out_leaves_the_job_and_its_sites_interrupted(
+    settings: Any, logged_in_client: Any
+) -> None:
+    private = start_redis()
+    url = f"redis://127.0.0.1:{private.port}/0"
+    settings.REDIS_URL = url
+    settings.RQ_QUEUES = {name: {**c, "URL": url} for name, c in settings.RQ_QUEUES.items()}
+    settings.HACS_JOB_LEASE_SECONDS = 1
+    sites = [make_site() for _ in range(3)]
+    ids = [s.pk for s in sites]
+    try:
+        record = enqueue_import(ids)
+    finally:
+        private.stop()
+    # The worker's fan-out meets a dead Redis: the job and its unqueued sites say so at once.
+    with pytest.raises(redis.ConnectionError):
+        import_sites(record.pk, ids)
+    record.refresh_from_db()
+    assert record.status == JobRecord.Status.INTERRUPTED
+    assert "Redis stopped while the import was being queued (0 of 3" in record.error
+    assert set(Site.objects.values_list("import_status", flat=True)) == {"failed"}
+    assert sorted(f["item"] for f in record.failures) == sorted(s.seed_url for s in sites)
+    assert record.done == 0
+
+
+def test_a_job_silent_while_redis_is_down_is_interrupted_with_its_sites(
+    settings: Any, logged_in_client: Any
+) -> None:
+    private = start_redis()
+    url = f"redis://127.0.0.1:{private.port}/0"
+    settings.RQ_QUEUES = {name: {**c, "URL": url} for name, c in settings.RQ_QUEUES.items()}
+    settings.HACS_JOB_LEASE_SECONDS = 1
+    sites = [make_site() for _ in range(2)]
+    ids = [s.pk for s in sites]
+    try:
+        record = enqueue_import(ids)
+        import_sites(record.pk, ids)  # fanned out; then Redis dies before any site ran
+    finally:
+        private.stop()
+    assert set(Site.objects.values_list("import_status", flat=True)) == {"queued"}
+
+    def interrupted() -> bool:
+        sweep_interrupted()
+        return JobRecord.objects.get(pk=record.pk).status == JobRecord.Status.INTERRUPTED
+
+    wait_for(interrupted, "the sweep to mark the job interrupted")
+    assert set(Site.objects.values_list("import_status", flat=True)) == {"failed"}
+    record.refresh_from_db()
+    assert sorted(f["item"] for f in record.failures) == sorted(s.seed_url for s in sites)
+    page = logged_in_client.get("/jobs/")
+    assert page.status_code == 200
+    assert "Background jobs are stopped." in page.content.decode()
+    assert logged_in_client.get("/jobs/status.json").json()["jobs"][0]["status"] == "interrupted"
+
+
+def test_a_job_still_waiting_in_redis_or_beating_is_not_interrupted(
+    settings: Any, redis_url: str
+) -> None:
+    settings.HACS_JOB_LEASE_SECONDS = 60
+    waiting = enqueue_import([make_site().pk])  # queued, nobody has started it
+    beating = JobRecord.objects.create(
+        rq_id="beating", kind="import", queue="import", status="running"
+    )
+    silent = JobRecord.objects.create(rq_id="silent", kind="health", queue="default",
+                                      status="running")  # fmt: skip
+    # Every lease ran out long ago; then one job beats again.
+    long_ago = timezone.now() - timedelta(hours=1)
+    JobRecord.objects.update(created_at=long_ago, heartbeat_at=long_ago)
+    job_heartbeat_beat(beating.pk)
+    assert sweep_interrupted() == 1
+    statuses = dict(JobRecord.objects.values_list("rq_id", "status"))
+    assert statuses == {waiting.rq_id: "queued", "beating": "running", silent.rq_id: "interrupted"}
+    # A record whose job never reached Redis is interrupted too.
+    redis.Redis.from_url(redis_url).flushdb()
+    assert sweep_interrupted() == 1
+    assert JobRecord.objects.get(pk=waiting.pk).status == JobRecord.Status.INTERRUPTED
+
+
+def test_ctrl_c_on_a_command_in_a_terminal_marks_its_job_and_site_interrupted(
+    worker_env: dict[str, str], stalling_archive: str
+) -> None:
+    site = make_site()
+    command = subprocess.Popen(
+        [sys.executable, "manage.py", "import_archive"],
+        env=archive_env(worker_env, stalling_archive), cwd=ROOT,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        wait_for(
+            lambda: Site.objects.get(pk=site.pk).import_status == Site.ImportStatus.RUNNING,
+            "the command's import to start",
+        )
+        record = JobRecord.objects.get(queue="terminal")
+        assert record.status == JobRecord.Status.RUNNING
+        assert record.label == "1 site from the terminal"
+        os.kill(command.pid, signal.SIGINT)
+        output, _ = command.communicate(timeout=60)
+    finally:
+        command.kill()
+    assert "KeyboardInterrupt" in output
+    record.refresh_from_db()
+    assert record.status == JobRecord.Status.INTERRUPTED
+    site.refresh_from_db()
+    assert site.import_status == Site.ImportStatus.FAILED
+    assert site.import_error.startswith("Interrupted")
+
+
+def test_a_closed_terminal_is_found_by_its_silent_heartbeat(
+    settings: Any, worker_env: dict[str, str], stalling_archive: str
+) -> None:
+    settings.HACS_JOB_LEASE_SECONDS = 2
+    site = make_site()
+    script = textwrap.dedent(
+        f"""
+        import django
+        django.setup()
+        from archive.pipeline import FromArchive
+        from operations.jobs import import_in_foreground
+        from operations.refresh import archive_client, sites_refresh
+        with import_in_foreground([{site.pk}], label="from a terminal") as report:
+            sites_refresh(FromArchive([{site.pk}]), client=archive_client(), progress=report)
+        """
+    )
+    command = subprocess.Popen(
+        [sys.executable, "-c", script], env=archive_env(worker_env, stalling_archive), cwd=ROOT,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        wait_for(
+            lambda: Site.objects.get(pk=site.pk).import_status == Site.ImportStatus.RUNNING,
+            "the command's import to start",
+        )
+    finally:
+        command.kill()  # SIGKILL: nothing runs on the way out
+        command.wait()
+    record = JobRecord.objects.get(queue="terminal")
+
+    def interrupted() -> bool:
+        sweep_interrupted()
+        return JobRecord.objects.get(pk=record.pk).status == JobRecord.Status.INTERRUPTED
+
+    wait_for(interrupted, "the sweep to mark the job interrupted")
+    assert Site.objects.get(pk=site.pk).import_status == Site.ImportStatus.FAILED
+
+
+def test_a_command_that_needs_redis_says_so_in_one_line(worker_env: dict[str, str]) -> None:
+    make_site()
+    env = {**worker_env, "REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), "import_archive", "--enqueue"],
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "cannot be reached" in lines[0] and "REDIS_URL" in lines[0]
+    assert not JobRecord.objects.exists()
