@@ -259,8 +259,9 @@ def by_w_figure(rows: Iterable[Row], *, level: str, value: str, title: str, y_ti
         title=heading(f"{title} — {LEVEL_LABELS.get(level, level)} level"),
         xaxis=axis("history size w (weeks)", dtick=1),
         yaxis=axis(y_title, rangemode="tozero"),
-        margin={"l": 56, "r": 16, "t": 40, "b": 112},
-        legend={"orientation": "h", "y": -0.34, "yanchor": "top", "x": 0, "font": {"size": 12}},
+        margin={"l": 56, "r": 16, "t": 40, "b": 150},
+        # Below the axis title: a legend of ten entries wraps to several rows.
+        legend={"orientation": "h", "y": -0.42, "yanchor": "top", "x": 0, "font": {"size": 12}},
     )
     return {"data": data, "layout": figure_layout}
 
