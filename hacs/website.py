@@ -82,7 +82,12 @@ def page_links(
 ) -> PageLinks:
     """Group one window's observations by page: ``site`` numbers sites from 0, ``page`` numbers
     pages (any integers, one per page of the window), ``new_links`` are the stored counts of
-    links no earlier copy of the page held."""
+    links no earlier copy of the page held.
+
+    Pages come out in an order fixed by their contents (site, first and last copy, new links,
+    copies), not by their numbers, which depend on the order the database returned the rows:
+    sums over pages then add in the same order every time, to the last bit.
+    """
     site_a = np.asarray(site, dtype=np.int64)
     page_a = np.asarray(page, dtype=np.int64)
     time_a = np.asarray(time, dtype=np.float64)
@@ -99,7 +104,20 @@ def page_links(
     links_s[starts] = 0
     gap = np.full(time_s.size, np.nan)
     gap[~first] = np.diff(time_s)[~first[1:]]
-    offsets = np.r_[starts, page_s.size].astype(np.int64)
+    ends = np.r_[starts[1:], page_s.size]
+    if starts.size:
+        # Reorder whole pages by their contents (the docstring).
+        lengths = ends - starts
+        sums = np.add.reduceat(links_s, starts)
+        canonical = np.lexsort(
+            (page_s[starts], lengths, sums, time_s[ends - 1], time_s[starts], site_a[order][starts])
+        )
+        new_lengths = lengths[canonical]
+        new_offsets = np.r_[0, np.cumsum(new_lengths)]
+        take = np.repeat(starts[canonical] - new_offsets[:-1], new_lengths) + np.arange(time_s.size)
+        order, time_s, links_s, gap = order[take], time_s[take], links_s[take], gap[take]
+        starts = new_offsets[:-1]
+    offsets = np.r_[starts, time_s.size].astype(np.int64)
     return PageLinks(site_a[order][starts], offsets, time_s, links_s, gap)
 
 

@@ -187,3 +187,27 @@ def test_fitting_the_page_prior_on_link_evidence() -> None:
     assert prior == fit_prior(updates, exposure)
     alpha, beta = posterior(prior, updates, exposure)
     assert alpha[0] > alpha[1] and beta[0] == beta[1]
+
+
+def test_the_result_does_not_depend_on_the_order_or_numbering_of_rows() -> None:
+    """The database returns rows in any order and numbers pages as it meets them: the website
+    posterior must come out the same to the last bit."""
+    rng = np.random.default_rng(11)
+    n = 300
+    site, page = rng.integers(0, 6, n), rng.integers(0, 8, n)
+    time = rng.choice(np.arange(0.0, 200.0, 0.5), n)  # ties between pages are common
+    links = rng.integers(0, 5, n)
+    grouped = page_links(site, site * 8 + page, time, links)
+    prior, kappa = fit_page_prior(grouped)
+    shape, rate = website_posterior(grouped, 6, prior, kappa)
+    for seed in range(5):
+        shuffle = np.random.default_rng(seed).permutation(n)
+        renumber = np.random.default_rng(seed + 100).permutation(48)
+        other = page_links(site[shuffle], renumber[(site * 8 + page)[shuffle]], time[shuffle],
+                           links[shuffle])  # fmt: skip
+        assert np.array_equal(other.time, grouped.time)
+        assert np.array_equal(other.new_links, grouped.new_links)
+        other_prior, other_kappa = fit_page_prior(other)
+        assert (other_prior, other_kappa) == (prior, kappa)
+        other_shape, other_rate = website_posterior(other, 6, other_prior, other_kappa)
+        assert np.array_equal(other_shape, shape) and np.array_equal(other_rate, rate)
