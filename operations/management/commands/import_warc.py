@@ -1,10 +1,15 @@
 from pathlib import Path
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
-from archive.pipeline import FromWarcFiles, ImportReport
-from operations.management.commands._progress import enqueue_file_import, progress
+from archive.pipeline import FromWarcFiles
+from operations.management.commands._progress import (
+    enqueue_file_import,
+    file_failures_raise,
+    file_problems_write,
+    progress,
+)
 from operations.refresh import sites_refresh
 
 
@@ -26,24 +31,11 @@ class Command(BaseCommand):
                 FromWarcFiles(files, max_body=settings.HACS_MAX_MEMENTO_BYTES),
                 progress=lambda *_args, **_kw: bar.update(1),
             )
-        self._problems(report)
+        file_problems_write(self.stderr, report)
         counts = report.captures
         self.stdout.write(
             f"{counts.read} WARC captures read, {counts.added} captures added, "
             f"{report.snapshots} pages parsed, {report.bad_lines} bad records skipped; "
             f"skipped: {counts.skipped_summary()}; {len(counts.sites)} sites."
         )
-        if report.failed_files:
-            failed = ", ".join(Path(name).name for name, _reason in report.failed_files)
-            raise CommandError(
-                f"{len(report.failed_files)} of {len(files)} file{'s' * (len(files) != 1)} "
-                f"could not be read to the end ({failed}); what they held before the damage "
-                "was imported."
-            )
-
-    def _problems(self, report: ImportReport) -> None:
-        """Each skipped record with its file and line or offset, then each file that failed."""
-        for problem in report.problems:
-            self.stderr.write(f"skipped {problem}")
-        for name, reason in report.failed_files:
-            self.stderr.write(f"{name}: {reason}")
+        file_failures_raise(report, files)
