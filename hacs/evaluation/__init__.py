@@ -13,6 +13,9 @@ Public API
   crawl-budget metrics (NDCG@k, ChangeRate@k) over a grid of reference points and history sizes;
 * :func:`window_scores` — every eligible site's estimate, probability and scores for one
   (t, w): the quantities the evaluation is built from, for inspection and tests;
+* :func:`learning_windows` — every eligible window's terminals (``TERMINALS``: GP4C's n, X, t
+  and estimators, HACS's λ and p) and positives over a period, for the learned schedulers of
+  :mod:`hacs.learning`;
 * :func:`reference_points` — the reference points t from start to end;
 * :func:`interval_distribution` — Figure 6: interpolated-update intervals against the Poisson
   expectation, per 1/λ̃ bin (``INTERVAL_BIN_EDGES``, ``D_BINS_PER_DOUBLING``).
@@ -35,6 +38,7 @@ Where each reading is implemented (and documented)
 * ``windows`` — every window of one (level, w): eligibility, estimates and p (rules 5-7), and the
   posterior's evidence, leak-free prior and p;
 * ``scores`` — the GP4C scorers (Cho–Garcia-Molina, NAD, SAD, AAD, GAD, Age);
+* ``terminals`` — what a learned scorer reads of each window;
 * ``metrics`` — Evaluation 1: selection counts, P/R/F1 micro and macro, θ̂;
 * ``ranking`` — Evaluation 2 and the crawl budget: ties, weighted P@K, NDCG@k, ChangeRate@k;
 * ``engine`` — :func:`evaluate` and :func:`window_scores`, and how the whole is fast;
@@ -46,8 +50,10 @@ from hacs.evaluation.engine import (
     DEFAULT_PRIOR_WEEKS,
     DEFAULT_THETAS,
     DEFAULT_W_WEEKS,
+    LearningWindows,
     WindowScores,
     evaluate,
+    learning_windows,
     window_scores,
 )
 from hacs.evaluation.grid import reference_points
@@ -59,6 +65,7 @@ from hacs.evaluation.intervals import (
 from hacs.evaluation.metrics import SELECTION_MODELS
 from hacs.evaluation.scores import RANKING_MODELS
 from hacs.evaluation.table import ObservationTable
+from hacs.evaluation.terminals import TERMINALS
 
 __all__ = [
     "DEFAULT_PRIOR_EVERY",
@@ -69,10 +76,13 @@ __all__ = [
     "INTERVAL_BIN_EDGES",
     "RANKING_MODELS",
     "SELECTION_MODELS",
+    "TERMINALS",
+    "LearningWindows",
     "ObservationTable",
     "WindowScores",
     "evaluate",
     "interval_distribution",
+    "learning_windows",
     "reference_points",
     "window_scores",
 ]

@@ -26,9 +26,16 @@ from hacs.bayes import GammaPrior
 from hacs.estimators import METHODS
 from hacs.evaluation.grid import _finite, _make_grid, _prepare, reference_points
 from hacs.evaluation.metrics import _clean, _PointCounts, _selection_counts, _selection_rows
-from hacs.evaluation.ranking import _budget, _k_tables, _rank_metrics, _ranking_rows, _RankMetrics
+from hacs.evaluation.ranking import (
+    _k_tables,
+    _rank_metrics,
+    _ranking_rows,
+    _RankMetrics,
+    crawl_budget,
+)
 from hacs.evaluation.scores import RANKING_MODELS
 from hacs.evaluation.table import BoolArray, FloatArray, IntArray, ObservationTable
+from hacs.evaluation.terminals import TERMINALS, _terminals, terminal_columns
 from hacs.evaluation.windows import _prior_table, _window_batch
 
 __all__ = [
@@ -36,8 +43,10 @@ __all__ = [
     "DEFAULT_PRIOR_WEEKS",
     "DEFAULT_THETAS",
     "DEFAULT_W_WEEKS",
+    "LearningWindows",
     "WindowScores",
     "evaluate",
+    "learning_windows",
     "window_scores",
 ]
 
@@ -60,6 +69,7 @@ class WindowScores:
     ``hacs.evaluation.ranking``). The posterior model (``hacs.evaluation.windows``): each
     site's evidence ``updates`` (m) and ``exposure`` (T, days), ``last_copy`` (the window's last
     instant), ``posterior_probability`` p, and the ``prior`` fitted on this window's sites.
+    ``terminals`` are what a learned scorer reads (``hacs.evaluation.terminals``).
     """
 
     site: IntArray
@@ -74,6 +84,7 @@ class WindowScores:
     last_copy: FloatArray
     posterior_probability: FloatArray
     prior: GammaPrior
+    terminals: Mapping[str, FloatArray]
 
     @property
     def positive(self) -> BoolArray:
@@ -114,6 +125,80 @@ def window_scores(
         last_copy=batch.last_copy,
         posterior_probability=batch.posterior,
         prior=GammaPrior(float(batch.priors[0, 0]), float(batch.priors[0, 1])),
+        terminals=terminal_columns(_terminals(batch, grid.t[batch.r], grid.e)),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class LearningWindows:
+    """Every eligible (t, site) window of a period, as a learned scheduler trains on them.
+
+    Pairs of reference point ``t[r]`` are ``offsets[r]:offsets[r + 1]``, by site index;
+    ``terminals`` has one row per TERMINALS entry (``hacs.evaluation.terminals``), one column
+    per pair; ``first_update`` is the site's first update in (t, t + e] (+∞ when none: finite
+    means positive, DESIGN.md rule 9).
+    """
+
+    t: FloatArray
+    offsets: IntArray
+    site: IntArray
+    terminals: FloatArray
+    first_update: FloatArray
+
+    @property
+    def positive(self) -> BoolArray:
+        result: BoolArray = np.isfinite(self.first_update)
+        return result
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return TERMINALS
+
+    def columns(self) -> Mapping[str, FloatArray]:
+        """The terminal rows by name."""
+        return terminal_columns(self.terminals)
+
+    def between(self, first: int, last: int) -> LearningWindows:
+        """The windows of reference points ``first`` … ``last − 1`` only."""
+        lo, hi = int(self.offsets[first]), int(self.offsets[last])
+        return LearningWindows(
+            t=self.t[first:last],
+            offsets=self.offsets[first : last + 1] - lo,
+            site=self.site[lo:hi],
+            terminals=self.terminals[:, lo:hi],
+            first_update=self.first_update[lo:hi],
+        )
+
+
+def learning_windows(
+    table: ObservationTable,
+    *,
+    start: float,
+    end: float,
+    w_weeks: int,
+    step_days: float = 7.0,
+    e_days: float = 7.0,
+    method: str = "observed",
+    prior_weeks: int | None = DEFAULT_PRIOR_WEEKS,
+) -> LearningWindows:
+    """The terminals and positives of every eligible site at every reference point from
+    ``start`` to ``end`` with a history of ``w_weeks`` (DESIGN.md rules 3-7 and 9; the
+    posterior's prior as :func:`evaluate` fits it, never from after t)."""
+    ts = reference_points(start, end, step_days)
+    (w,) = _check_w_weeks([w_weeks])
+    e = _check_e(e_days)
+    _check_method(method)
+    prior_w = _check_prior_weeks(prior_weeks)
+    grid = _make_grid(ts, [w] if prior_w is None else sorted({w, prior_w}), e)
+    level = _prepare(table, grid)
+    priors = None if prior_w is None else _prior_table(level, grid, prior_w, 1)
+    batch = _window_batch(level, grid, w, method, priors)
+    return LearningWindows(
+        t=ts,
+        offsets=batch.offsets,
+        site=batch.site,
+        terminals=_terminals(batch, ts[batch.r], e),
+        first_update=batch.first_update,
     )
 
 
@@ -265,7 +350,7 @@ def evaluate(
             batch = _window_batch(level, grid, w, method, priors, every)
             counts = _selection_counts(batch, theta_values, ts.size)
             curves, table_rows = _selection_rows(level_name, w, theta_values, counts)
-            budget = _budget(counts.eligible, fraction)
+            budget = crawl_budget(counts.eligible, fraction)
             metrics = _rank_metrics(batch, counts, budget, k_tables)
             pak, budget_rows = _ranking_rows(level_name, w, counts, budget, metrics)
             result["curves"].extend(curves)

@@ -43,12 +43,12 @@ from hacs.evaluation.scores import _HACS_ROW, RANKING_MODELS
 from hacs.evaluation.table import FloatArray, IntArray
 from hacs.evaluation.windows import _Batch
 
-__all__: list[str] = []
+__all__ = ["crawl_budget", "ndcg_discounts"]
 
 _NEVER = np.iinfo(np.int64).max // 4  # a rank beyond every window
 
 
-def _budget(eligible: IntArray, fraction: float) -> IntArray:
+def crawl_budget(eligible: IntArray, fraction: float) -> IntArray:
     """k = max(1, round(fraction · |U|)) (half up), at most |U| (0 when U is empty).
 
     GP4C paper, Section 5.2: the crawl budget, a fraction of the pages.
@@ -123,6 +123,12 @@ class _Tables:
     weight_times_k: FloatArray  # Σ_{K ≤ P} K/log2(K + 1)
     discount: FloatArray  # d(i) of NDCG (entry 0 unused)
     discount_sum: FloatArray  # IDCG(j) = Σ_{i ≤ j} d(i)
+
+
+def ndcg_discounts(size: int) -> FloatArray:
+    """NDCG's discount d(i) for ranks i = 1 … size at index i (index 0 unused): 1 for i < e,
+    then 1/ln(i) (the module docstring's reading of GP4C Eq. 2)."""
+    return _k_tables(size).discount
 
 
 def _k_tables(size: int) -> _Tables:

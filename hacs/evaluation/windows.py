@@ -62,7 +62,8 @@ class _Batch:
     """Every eligible (reference point, site) pair of one (level, w), in (r, site) order.
 
     Pairs of reference point r are ``offsets[r]:offsets[r + 1]``. ``scores`` has one row per
-    entry of RANKING_MODELS. The posterior model: each pair's evidence ``updates`` (m) and
+    entry of RANKING_MODELS; ``changes`` is each window's number of update instants (GP4C's
+    X). The posterior model: each pair's evidence ``updates`` (m) and
     ``exposure`` (T), its ``last_copy`` (the window's last instant) and ``posterior``
     probability; ``priors[r]`` is the (shape, rate) of the prior used at reference point r.
     """
@@ -75,6 +76,7 @@ class _Batch:
     tau: FloatArray
     probability: FloatArray
     first_update: FloatArray
+    changes: IntArray
     scores: FloatArray
     updates: FloatArray
     exposure: FloatArray
@@ -201,6 +203,7 @@ def _window_batch(
         tau=tau,
         probability=probability,
         first_update=level.pos_time[r, site],
+        changes=np.bincount(fl_pair, minlength=n_pairs).astype(np.int64),
         scores=scores,
         updates=updates,
         exposure=exposure,

@@ -1,0 +1,556 @@
+"""GP4C: a score function for the collection, evolved by genetic programming.
+
+Pure (NumPy, DEAP and the evaluation core); no Django. The method is the GP4C paper's
+(``papers/gp4c-genetic-programming-crawl-scheduling.txt``, Section 4), on the windows HACS's
+evaluation builds (:func:`hacs.evaluation.learning_windows`).
+
+* **Individuals** are expression trees over the terminals of :mod:`hacs.evaluation.terminals`
+  (GP4C's n, X, t and its five estimators, plus HACS's λ and p) and the paper's constants 0.001,
+  0.01, 0.1, 0.5, 1, 10, 100 and 1000, with the paper's functions +, −, ×, ÷, log, pow and exp.
+  Division and log are protected as the paper says: 0 where the input is outside their domain
+  (a zero divisor, a non-positive logarithm); pow and exp give 0 where the result is not a
+  finite number, so every tree scores every site.
+* **Fitness** (Section 4.2.2): NDCG@k or ChangeRate@k at the crawl budget k (a fraction of the
+  eligible sites), averaged over the reference points of the training period, exactly as
+  Evaluation 2 computes them (:mod:`hacs.evaluation.ranking`: the same budget, discount and tie
+  rule — score descending, then site index).
+* **Evolution** with DEAP: a first generation of each terminal alone (so the search starts
+  from the paper's scorers and HACS's p) and ramped half-and-half trees, tournaments of two,
+  crossover, reproduction, replacement mutation (DEAP's ``mutUniform``) and swap mutation
+  (read as DEAP's ``mutNodeReplacement``) at the paper's rates 90, 15, 5 and 5 (normalised to
+  choose one per child), trees at most 10 deep. The paper breeds from the N_b = 50 best
+  individuals found so far; HACS's reading draws the tournaments from those and the current
+  generation together, which keeps the best while the population stays diverse.
+* **Periods over time** (Section 5.1's folds, read over time so no future leaks into training):
+  a learning period [start, end] is split into its first two thirds for training and its last
+  third for validation; training reference points stop e days before validation starts, so no
+  training positive lies in the validation period (:func:`training_periods`). Testing is on a
+  later period, through the evaluation.
+* **Selection** (Section 4.2.3, GP4C_Best): after the last generation, the kept individuals are
+  scored on a validation period that follows the training period in time; the best there wins
+  (ties: the better training fitness, then the smaller tree). Only the random seed decides the
+  run: the same seed on the same windows gives the same function.
+
+A :class:`ScoreFunction` is stored as its prefix expression (``add(X, mul(t, 0.5))``), parsed by
+HACS's own reader (nothing is evaluated as Python), and shown as an infix formula.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import random
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from deap import base, gp, tools
+from numpy.typing import NDArray
+
+from hacs.evaluation import TERMINALS, LearningWindows, ObservationTable, learning_windows
+from hacs.evaluation.ranking import crawl_budget, ndcg_discounts
+
+__all__ = [
+    "CONSTANTS",
+    "FITNESSES",
+    "OPERATORS",
+    "Evolution",
+    "ScoreFunction",
+    "budget_fitness",
+    "evolve",
+    "learn_gp4c",
+    "training_periods",
+]
+
+FloatArray = NDArray[np.float64]
+
+#: The paper's constant terminals (Section 4.2.1).
+CONSTANTS = (0.001, 0.01, 0.1, 0.5, 1.0, 10.0, 100.0, 1000.0)
+FITNESSES = ("ndcg", "changerate")
+MAX_DEPTH = 10  # the paper's d
+KEPT = 50  # the paper's N_b
+#: Crossover, reproduction, replacement mutation, swap mutation (Section 5.1.1, in %).
+RATES = (90, 15, 5, 5)
+
+
+def _div(a: FloatArray, b: FloatArray) -> FloatArray:
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        result: FloatArray = np.where(np.abs(b) > 1e-12, a / np.where(b == 0, 1.0, b), 0.0)
+    return _finite(result)
+
+
+def _log(a: FloatArray) -> FloatArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result: FloatArray = np.where(a > 0, np.log(np.where(a > 0, a, 1.0)), 0.0)
+    return result
+
+
+def _pow(a: FloatArray, b: FloatArray) -> FloatArray:
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        result: FloatArray = np.power(a, b)
+    return _finite(result)
+
+
+def _exp(a: FloatArray) -> FloatArray:
+    with np.errstate(over="ignore"):
+        result: FloatArray = np.exp(a)
+    return _finite(result)
+
+
+def _finite(values: FloatArray) -> FloatArray:
+    result: FloatArray = np.where(np.isfinite(values), values, 0.0)
+    return result
+
+
+def _add(a: FloatArray, b: FloatArray) -> FloatArray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _finite(np.add(a, b))
+
+
+def _sub(a: FloatArray, b: FloatArray) -> FloatArray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _finite(np.subtract(a, b))
+
+
+def _mul(a: FloatArray, b: FloatArray) -> FloatArray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _finite(np.multiply(a, b))
+
+
+@dataclass(frozen=True)
+class _Operator:
+    arity: int
+    apply: Callable[..., FloatArray]
+    infix: Callable[..., str]
+
+
+def _bare(text: str) -> str:
+    """``text`` without one pair of parentheses around the whole of it."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return text
+    depth = 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and i < len(text) - 1:
+            return text  # the first parenthesis closes before the end: "(a) × (b)"
+    return text[1:-1]
+
+
+#: The paper's functions (Section 4.2.1), protected so every tree scores every site. In the
+#: infix formula every binary operation is parenthesised, except the whole formula.
+OPERATORS: Mapping[str, _Operator] = {
+    "add": _Operator(2, _add, lambda a, b: f"({a} + {b})"),
+    "sub": _Operator(2, _sub, lambda a, b: f"({a} − {b})"),
+    "mul": _Operator(2, _mul, lambda a, b: f"({a} × {b})"),
+    "div": _Operator(2, _div, lambda a, b: f"({a} ÷ {b})"),
+    "log": _Operator(1, _log, lambda a: f"log({_bare(a)})"),
+    "pow": _Operator(2, _pow, lambda a, b: f"({a}^{b})"),
+    "exp": _Operator(1, _exp, lambda a: f"exp({_bare(a)})"),
+}
+
+# A parsed tree: ("op", name, children), ("var", name) or ("const", value).
+_Node = tuple[Any, ...]
+_TOKEN = re.compile(
+    r"\s*(?:([A-Za-z_][A-Za-z_0-9]*)|([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)|(.))"
+)
+
+
+def _parse(expression: str) -> _Node:
+    """The tree of a prefix expression; ``ValueError`` naming what is wrong and where."""
+    tokens: list[tuple[str, str, int]] = []
+    for match in _TOKEN.finditer(expression):
+        name, number, other = match.groups()
+        if name is not None:
+            tokens.append(("name", name, match.start(1)))
+        elif number is not None:
+            tokens.append(("number", number, match.start(2)))
+        elif other is not None and not other.isspace():
+            tokens.append(("punct", other, match.start(3)))
+    position = 0
+
+    def expect(kind: str, text: str | None = None) -> tuple[str, str, int]:
+        nonlocal position
+        if position >= len(tokens):
+            raise ValueError(f"score function ends early: {expression!r}")
+        token = tokens[position]
+        if token[0] != kind or (text is not None and token[1] != text):
+            wanted = text or kind
+            raise ValueError(
+                f"score function: expected {wanted!r} at character {token[2]}, "
+                f"found {token[1]!r} in {expression!r}"
+            )
+        position += 1
+        return token
+
+    def node() -> _Node:
+        nonlocal position
+        if position >= len(tokens):
+            raise ValueError(f"score function ends early: {expression!r}")
+        kind, text, at = tokens[position]
+        if kind == "number":
+            position += 1
+            return ("const", float(text))
+        if kind != "name":
+            raise ValueError(f"score function: unexpected {text!r} at character {at}")
+        position += 1
+        if text in TERMINALS:
+            return ("var", text)
+        if text not in OPERATORS:
+            raise ValueError(
+                f"score function: unknown name {text!r} at character {at} (terminals: "
+                f"{', '.join(TERMINALS)}; functions: {', '.join(OPERATORS)})"
+            )
+        expect("punct", "(")
+        children = [node()]
+        for _ in range(OPERATORS[text].arity - 1):
+            expect("punct", ",")
+            children.append(node())
+        expect("punct", ")")
+        return ("op", text, tuple(children))
+
+    tree = node()
+    if position != len(tokens):
+        raise ValueError(
+            f"score function: unexpected {tokens[position][1]!r} at character "
+            f"{tokens[position][2]} in {expression!r}"
+        )
+    return tree
+
+
+def _evaluate(tree: _Node, columns: Mapping[str, FloatArray], size: int) -> FloatArray:
+    kind = tree[0]
+    if kind == "const":
+        return np.full(size, tree[1], dtype=np.float64)
+    if kind == "var":
+        return np.asarray(columns[tree[1]], dtype=np.float64)
+    args = [_evaluate(child, columns, size) for child in tree[2]]
+    return OPERATORS[tree[1]].apply(*args)
+
+
+def _constant(value: float) -> str:
+    return f"{value:g}"
+
+
+def _prefix(tree: _Node) -> str:
+    if tree[0] == "const":
+        return _constant(tree[1])
+    if tree[0] == "var":
+        return str(tree[1])
+    return f"{tree[1]}({', '.join(_prefix(child) for child in tree[2])})"
+
+
+def _infix(tree: _Node) -> str:
+    if tree[0] == "const":
+        return _constant(tree[1])
+    if tree[0] == "var":
+        return str(tree[1])
+    return OPERATORS[tree[1]].infix(*(_infix(child) for child in tree[2]))
+
+
+def _depth(tree: _Node) -> int:
+    if tree[0] != "op":
+        return 0
+    return 1 + max(_depth(child) for child in tree[2])
+
+
+def _size(tree: _Node) -> int:
+    if tree[0] != "op":
+        return 1
+    return 1 + sum(_size(child) for child in tree[2])
+
+
+@dataclass(frozen=True)
+class ScoreFunction:
+    """A learned score function: higher scores are crawled first.
+
+    ``expression`` is the prefix form (``add(X, mul(t, 0.5))``) over TERMINALS, CONSTANTS and
+    OPERATORS; it is validated on construction (``ValueError`` naming the fault).
+    """
+
+    expression: str
+    _tree: _Node = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        tree = _parse(self.expression)
+        object.__setattr__(self, "_tree", tree)
+        object.__setattr__(self, "expression", _prefix(tree))  # one spelling per function
+
+    @property
+    def formula(self) -> str:
+        """The function in infix notation, as a librarian reads it."""
+        return _bare(_infix(self._tree))
+
+    @property
+    def size(self) -> int:
+        return _size(self._tree)
+
+    @property
+    def depth(self) -> int:
+        return _depth(self._tree)
+
+    def score(self, columns: Mapping[str, FloatArray]) -> FloatArray:
+        """Each site's score from its terminals (one array per TERMINALS name); always finite."""
+        sizes = {np.asarray(columns[name]).size for name in TERMINALS}
+        if len(sizes) != 1:
+            raise ValueError("every terminal must hold one value per site")
+        return _finite(_evaluate(self._tree, columns, sizes.pop()))
+
+
+def budget_fitness(
+    scores: FloatArray, windows: LearningWindows, fraction: float = 0.05
+) -> tuple[float, float]:
+    """(NDCG@k, ChangeRate@k) of ranking each reference point's sites by ``scores``.
+
+    GP4C paper, Eqs. 1-3, exactly as Evaluation 2 computes them (``hacs.evaluation.ranking``):
+    k = the crawl budget of the eligible sites; ties by site index; NDCG averaged over the
+    reference points with a positive, ChangeRate over those with an eligible site (NaN when
+    there are none).
+    """
+    offsets = windows.offsets
+    eligible = np.diff(offsets)
+    budget = crawl_budget(eligible, fraction)
+    positive = windows.positive
+    discount = ndcg_discounts(max(int(eligible.max(initial=0)), 1))
+    ideal = np.concatenate(([0.0], np.cumsum(discount[1:])))
+    ndcg: list[float] = []
+    change_rate: list[float] = []
+    for r in range(eligible.size):
+        n, k = int(eligible[r]), int(budget[r])
+        if n == 0:
+            continue
+        lo = int(offsets[r])
+        s = scores[lo : lo + n]
+        pos = positive[lo : lo + n]
+        if k < n:
+            threshold = np.partition(s, n - k)[n - k]
+            above = np.flatnonzero(s > threshold)
+            tied = np.flatnonzero(s == threshold)[: k - above.size]
+            top = np.concatenate((above, tied))
+        else:
+            top = np.arange(n)
+        top = top[np.lexsort((top, -s[top]))]
+        hits = np.flatnonzero(pos[top])
+        change_rate.append(hits.size / k)
+        positives = int(np.count_nonzero(pos))
+        if positives:
+            ndcg.append(float(discount[hits + 1].sum()) / float(ideal[min(k, positives)]))
+    return (
+        float(np.mean(ndcg)) if ndcg else math.nan,
+        float(np.mean(change_rate)) if change_rate else math.nan,
+    )
+
+
+@dataclass(frozen=True)
+class Evolution:
+    """The outcome of :func:`evolve`: the chosen function, its fitness on training and
+    validation, and the training curve (best and mean training fitness per generation)."""
+
+    function: ScoreFunction
+    fitness: str
+    training_fitness: float
+    validation_fitness: float
+    best_per_generation: tuple[float, ...]
+    mean_per_generation: tuple[float, ...]
+    evaluations: int
+    seed: int
+
+
+def _primitive_set() -> Any:
+    pset = gp.PrimitiveSet("GP4C", len(TERMINALS))
+    pset.renameArguments(**{f"ARG{i}": name for i, name in enumerate(TERMINALS)})
+    for name, op in OPERATORS.items():
+        pset.addPrimitive(op.apply, op.arity, name=name)
+    for value in CONSTANTS:
+        pset.addTerminal(value, name=_constant(value))
+    return pset
+
+
+def _tree_of(individual: Any) -> str:
+    """The prefix expression of a DEAP tree, in ScoreFunction's spelling."""
+    parts: list[str] = []
+    stack: list[list[Any]] = []
+    for node in individual:
+        if isinstance(node, gp.Primitive):
+            stack.append([node.name, node.arity, []])
+            continue
+        text = str(node.value) if isinstance(node.value, str) else _constant(float(node.value))
+        while stack:
+            stack[-1][2].append(text)
+            if len(stack[-1][2]) < stack[-1][1]:
+                break
+            name, _, args = stack.pop()
+            text = f"{name}({', '.join(args)})"
+        else:
+            parts.append(text)
+    return parts[0]
+
+
+def evolve(
+    training: LearningWindows,
+    validation: LearningWindows,
+    *,
+    fitness: str = "ndcg",
+    budget_fraction: float = 0.05,
+    generations: int = 30,
+    population: int = 200,
+    seed: int = 0,
+    progress: Callable[[int, float], None] | None = None,
+) -> Evolution:
+    """Evolve a score function on ``training`` and choose it on ``validation`` (the module
+    docstring). ``progress(generation, best fitness)`` is called after each generation."""
+    if fitness not in FITNESSES:
+        raise ValueError(f"fitness must be one of {', '.join(FITNESSES)}; got {fitness!r}")
+    if generations < 1 or population < 2:
+        raise ValueError(
+            f"generations must be at least 1 and population at least 2; got {generations}, "
+            f"{population}"
+        )
+    which = 0 if fitness == "ndcg" else 1
+    train_columns = training.columns()
+    valid_columns = validation.columns()
+    cache: dict[str, float] = {}
+
+    def measure(
+        expression: str, columns: Mapping[str, FloatArray], windows: LearningWindows
+    ) -> float:
+        value = budget_fitness(ScoreFunction(expression).score(columns), windows, budget_fraction)
+        return 0.0 if math.isnan(value[which]) else value[which]
+
+    def train_fitness(individual: Any) -> tuple[float]:
+        expression = _tree_of(individual)
+        if expression not in cache:
+            cache[expression] = measure(expression, train_columns, training)
+        return (cache[expression],)
+
+    pset = _primitive_set()
+    toolbox = base.Toolbox()
+    toolbox.register("expr", gp.genHalfAndHalf, pset=pset, min_=1, max_=4)
+    toolbox.register("mutant", gp.genFull, min_=0, max_=2)
+    toolbox.register("mate", gp.cxOnePoint)
+    toolbox.register("replace", gp.mutUniform, expr=toolbox.mutant, pset=pset)
+    toolbox.register("swap", gp.mutNodeReplacement, pset=pset)
+    limit = gp.staticLimit(key=operator.attrgetter("height"), max_value=MAX_DEPTH)
+    for name in ("mate", "replace", "swap"):
+        toolbox.decorate(name, limit)
+
+    fitness_class = type("GP4CFitness", (base.Fitness,), {"weights": (1.0,)})
+
+    def individual(tree: Any) -> Any:
+        created = gp.PrimitiveTree(tree)
+        created.fitness = fitness_class()
+        return created
+
+    def assess(individuals: Sequence[Any]) -> None:
+        for one in individuals:
+            if not one.fitness.valid:
+                one.fitness.values = train_fitness(one)
+
+    saved = random.getstate()
+    random.seed(seed)
+    try:
+        # The first generation holds each terminal alone (GP4C's estimators are scorers in
+        # their own right), then random trees.
+        seeds = [individual([pset.mapping[name]]) for name in TERMINALS][:population]
+        current = seeds + [individual(toolbox.expr()) for _ in range(population - len(seeds))]
+        assess(current)
+        kept = tools.HallOfFame(KEPT)
+        kept.update(current)
+        best: list[float] = []
+        mean: list[float] = []
+
+        def record(generation: int) -> None:
+            values = [one.fitness.values[0] for one in current]
+            best.append(float(kept[0].fitness.values[0]))
+            mean.append(float(np.mean(values)))
+            if progress is not None:
+                progress(generation, best[-1])
+
+        record(0)
+        operations = ("mate", "reproduce", "replace", "swap")
+        for generation in range(1, generations + 1):
+            pool = list(kept) + current
+            children: list[Any] = []
+            while len(children) < population:
+                (choice,) = random.choices(operations, weights=RATES)
+                if choice == "mate":
+                    a, b = (toolbox.clone(one) for one in tools.selTournament(pool, 2, 2))
+                    a, b = toolbox.mate(a, b)
+                    del a.fitness.values, b.fitness.values
+                    children.extend((a, b))
+                    continue
+                (one,) = (toolbox.clone(x) for x in tools.selTournament(pool, 1, 2))
+                if choice != "reproduce":
+                    (one,) = getattr(toolbox, choice)(one)
+                    del one.fitness.values
+                children.append(one)
+            current = children[:population]
+            assess(current)
+            kept.update(current)
+            record(generation)
+
+        finalists = []
+        for one in kept:
+            expression = _tree_of(one)
+            finalists.append(
+                (
+                    measure(expression, valid_columns, validation),
+                    float(one.fitness.values[0]),
+                    -len(one),
+                    expression,
+                )
+            )
+    finally:
+        random.setstate(saved)
+    finalists.sort(key=lambda item: (item[0], item[1], item[2]), reverse=True)
+    valid_value, train_value, _, expression = finalists[0]
+    return Evolution(
+        function=ScoreFunction(expression),
+        fitness=fitness,
+        training_fitness=train_value,
+        validation_fitness=valid_value,
+        best_per_generation=tuple(best),
+        mean_per_generation=tuple(mean),
+        evaluations=len(cache),
+        seed=seed,
+    )
+
+
+def training_periods(
+    start: float, end: float, e_days: float = 7.0
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """((first, last) training reference point, (first, last) validation reference point) of a
+    learning period [start, end] in days (the module docstring)."""
+    if not (math.isfinite(start) and math.isfinite(end)) or end <= start:
+        raise ValueError(f"the learning period must end after it starts; got {start} … {end}")
+    if end - start < 3 * (7.0 + e_days):  # a week of reference points after each gap of e
+        raise ValueError(
+            f"the learning period is too short: {end - start:g} days; give at least "
+            f"{3 * (7.0 + e_days):g} days so training and validation each hold a reference point"
+        )
+    split = start + (end - start) * 2 / 3
+    return (start, split - e_days), (split, end)
+
+
+def learn_gp4c(
+    table: ObservationTable,
+    *,
+    start: float,
+    end: float,
+    w_weeks: int = 12,
+    e_days: float = 7.0,
+    method: str = "observed",
+    **options: Any,
+) -> Evolution:
+    """Evolve and choose a score function on one level's observations over [start, end]
+    (days): windows of ``w_weeks`` weeks, evaluation interval ``e_days``; ``options`` go to
+    :func:`evolve`."""
+    (train_from, train_to), (valid_from, valid_to) = training_periods(start, end, e_days)
+    training = learning_windows(
+        table, start=train_from, end=train_to, w_weeks=w_weeks, e_days=e_days, method=method
+    )
+    validation = learning_windows(
+        table, start=valid_from, end=valid_to, w_weeks=w_weeks, e_days=e_days, method=method
+    )
+    return evolve(training, validation, **options)
