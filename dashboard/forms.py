@@ -21,7 +21,8 @@ from hacs.estimators import METHODS
 from hacs_site.clock import today
 from scheduling.crawl_lists import CrawlListOptions
 from scheduling.evaluation_service import BOTH, LEVEL_CHOICES, MAX_W_WEEKS, levels_of
-from scheduling.models import DEFAULT_METHOD, Level, Method
+from scheduling.learning import NoLearnedScorer, learned_scorer_latest
+from scheduling.models import DEFAULT_METHOD, LIST_METHOD_CHOICES, Learned, Level, Method
 
 SORT_CHOICES = [(key, key) for key in SORT_KEYS] + [(f"-{key}", f"-{key}") for key in SORT_KEYS]
 
@@ -148,7 +149,10 @@ class CrawlListForm(forms.Form):
         help_text="Keep at most the top k sites (blank: no limit).",
     )  # fmt: skip
     level = forms.ChoiceField(label="Level", choices=Level.choices, initial=Level.HOMEPAGE)
-    method = forms.ChoiceField(label="Method", choices=Method.choices, initial=DEFAULT_METHOD)
+    method = forms.ChoiceField(
+        label="Method", choices=LIST_METHOD_CHOICES, initial=DEFAULT_METHOD,
+        help_text="An estimate's probability of change, or a scheduler learned on the collection.",
+    )  # fmt: skip
     history_days = forms.IntegerField(
         label="History window (days)", min_value=1, max_value=36500,
         help_text="Only captures from this many days before the date are used.",
@@ -176,6 +180,11 @@ class CrawlListForm(forms.Form):
             raise forms.ValidationError(
                 "Give a threshold θ, a budget k, or both; otherwise every site is listed."
             )
+        if data.get("method") in Learned.values and data.get("level"):
+            try:
+                learned_scorer_latest(data["method"], data["level"])
+            except NoLearnedScorer as error:
+                self.add_error("method", str(error))
         return data
 
 

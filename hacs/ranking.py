@@ -21,6 +21,7 @@ __all__ = [
     "crawl_probabilities",
     "posterior_probabilities",
     "crawl_selection",
+    "learned_order",
 ]
 
 
@@ -64,6 +65,22 @@ def crawl_order(probability: ArrayLike, tau: ArrayLike, urls: Sequence[str], t: 
     taus = np.where(np.isfinite(taus), taus, t)
     keys = np.asarray(urls, dtype=str) if len(urls) else np.zeros(0, dtype=str)
     order = np.lexsort((keys, taus, -p))
+    return [int(i) for i in order]
+
+
+def learned_order(
+    score: ArrayLike, probability: ArrayLike, tau: ArrayLike, urls: Sequence[str], t: float
+) -> list[int]:
+    """Indices in the order of a learned scheduler's list: the sites it scored (a finite
+    ``score``) by score descending, then as :func:`crawl_order` ranks; then the sites it could
+    not score (no observation in its window; NaN), as :func:`crawl_order` ranks them."""
+    s = np.asarray(score, dtype=np.float64)
+    scored = np.isfinite(s)
+    p = np.asarray(probability, dtype=np.float64)
+    taus = np.asarray(tau, dtype=np.float64)
+    taus = np.where(np.isfinite(taus), taus, t)
+    keys = np.asarray(urls, dtype=str) if len(urls) else np.zeros(0, dtype=str)
+    order = np.lexsort((keys, taus, -p, -np.where(scored, s, 0.0), ~scored))
     return [int(i) for i in order]
 
 

@@ -9,6 +9,10 @@ change since the last update. Sites with fewer than two observations in the wind
 so they only appear when θ is 0 or the budget reaches past every site with a known rate. For a
 budget k the list keeps the k sites of highest p: each crawl finds at most one change, so their
 sum, the expected number of changes found, is the largest any k sites give.
+
+A learned method (``gp4c``, ``lws``) ranks by the newest scheduler of that kind learned at the
+list's level (``scheduling.learning``): the sites it scores first, by its score, then the others;
+each entry keeps the default method's p and evidence beside the score, and θ still selects on p.
 """
 
 from __future__ import annotations
@@ -27,10 +31,19 @@ from django.db import transaction
 from archive.models import Site
 from hacs import defaults
 from hacs.clock import reference_instant, to_days
-from hacs.ranking import crawl_order, crawl_selection
+from hacs.ranking import crawl_order, crawl_selection, learned_order
 from scheduling.cells import days_cell, interval_cell, neutralise, rate_cell, tau_cell
 from scheduling.estimates import estimate_probabilities, estimates_for_window
-from scheduling.models import DEFAULT_METHOD, CrawlList, CrawlListEntry, Estimate, Level
+from scheduling.learning import learned_scorer_latest, learned_scores
+from scheduling.models import (
+    DEFAULT_METHOD,
+    CrawlList,
+    CrawlListEntry,
+    Estimate,
+    Learned,
+    LearnedScorer,
+    Level,
+)
 
 # The design's seven columns, then the evidence behind each probability (issue of thin history):
 # how many observations over how many days, the 90 % credible interval of the mean interval
@@ -38,6 +51,7 @@ from scheduling.models import DEFAULT_METHOD, CrawlList, CrawlListEntry, Estimat
 CSV_COLUMNS = [
     "rank", "url", "author", "probability", "rate_per_day", "interval_days", "tau",
     "observations", "span_days", "interval_low_days", "interval_high_days", "last_copy",
+    "score",
 ]  # fmt: skip
 
 
@@ -84,25 +98,46 @@ class RankedSite:
     tau: datetime | None
     seed_url: str
     evidence: Estimate  # the estimate behind the probability (observations, span, interval)
+    score: float | None = None  # a learned scheduler's score (learned methods)
 
 
-def crawl_list_rank(*, day: date, options: CrawlListOptions) -> tuple[list[RankedSite], int]:
-    """The ranked sites of a crawl list and the number of eligible sites (≥ 1 observation)."""
+@dataclass(frozen=True)
+class RankedList:
+    """A crawl list before it is stored: its sites in order, how many were eligible (≥ 1
+    observation in the window), and the learned scheduler that ranked it, if any."""
+
+    sites: list[RankedSite]
+    eligible: int
+    scorer: LearnedScorer | None = None
+
+
+def crawl_list_rank(*, day: date, options: CrawlListOptions) -> RankedList:
+    """The ranked sites of a crawl list. A learned method without a learned scheduler at the
+    list's level raises ``scheduling.learning.NoLearnedScorer`` (its message says what to do)."""
+    learned = options.method in Learned.values
+    scorer = learned_scorer_latest(options.method, options.level) if learned else None
     t = reference_instant(day)
     start = t - timedelta(days=options.history_days)
     found = estimates_for_window(
-        level=options.level, method=options.method, start=start,
-        end=t - timedelta(microseconds=1),
+        level=options.level, method=DEFAULT_METHOD if learned else options.method,
+        start=start, end=t - timedelta(microseconds=1),
     )  # fmt: skip
     if not found:
-        return [], 0
+        return RankedList([], 0, scorer)
     ids = list(found)
     estimates = [found[i] for i in ids]
     taus = np.array([np.nan if e.tau_days is None else e.tau_days for e in estimates])
     p = estimate_probabilities(estimates, t_days=to_days(t), e_days=options.e_days)
     urls = dict(Site.objects.filter(pk__in=ids).values_list("pk", "seed_url"))
     seed_urls = [urls.get(site_id, "") for site_id in ids]
-    order = crawl_order(p, taus, seed_urls, to_days(t))
+    score = np.full(len(ids), np.nan)
+    if scorer is None:
+        order = crawl_order(p, taus, seed_urls, to_days(t))
+    else:
+        scored = learned_scores(scorer, day=day, e_days=options.e_days)
+        by_site = dict(zip(scored.site_ids.tolist(), scored.scores.tolist(), strict=True))
+        score = np.array([by_site.get(site_id, np.nan) for site_id in ids])
+        order = learned_order(score, p, taus, seed_urls, to_days(t))
     kept = crawl_selection(order, p, theta=options.theta, budget=options.budget)
     ranked = [
         RankedSite(
@@ -112,20 +147,22 @@ def crawl_list_rank(*, day: date, options: CrawlListOptions) -> tuple[list[Ranke
             tau=estimates[i].tau,
             seed_url=seed_urls[i],
             evidence=estimates[i],
+            score=None if np.isnan(score[i]) else float(score[i]),
         )
         for i in kept
     ]
-    return ranked, len(ids)
+    return RankedList(ranked, len(ids), scorer)
 
 
 def crawl_list_build(*, day: date, options: CrawlListOptions, user: Any = None) -> CrawlList:
     """Rank the sites for ``day`` and store the list with its parameters."""
-    ranked, eligible = crawl_list_rank(day=day, options=options)
+    ranked_list = crawl_list_rank(day=day, options=options)
+    ranked = ranked_list.sites
     with transaction.atomic():
         crawl_list = CrawlList.objects.create(
             date=day, level=options.level, method=options.method, theta=options.theta,
             budget=options.budget, history_days=options.history_days, e_days=options.e_days,
-            eligible_sites=eligible,
+            eligible_sites=ranked_list.eligible, scorer=ranked_list.scorer,
             created_by=user if getattr(user, "is_authenticated", False) else None,
         )  # fmt: skip
         CrawlListEntry.objects.bulk_create(
@@ -136,6 +173,7 @@ def crawl_list_build(*, day: date, options: CrawlListOptions, user: Any = None) 
                     observations=r.evidence.observations, span_days=r.evidence.span_days,
                     interval_low=r.evidence.interval_low,
                     interval_high=r.evidence.interval_high, last_copy=r.evidence.last_copy,
+                    score=r.score,
                 )
                 for rank, r in enumerate(ranked, start=1)
             ],
@@ -149,10 +187,10 @@ def crawl_list_rows(crawl_list: CrawlList) -> Iterator[list[str]]:
     yield CSV_COLUMNS
     rows = crawl_list.entries.order_by("rank").values_list(
         "rank", "site__seed_url", "site__author", "probability", "rate", "tau", "observations",
-        "span_days", "interval_low", "interval_high", "last_copy",
+        "span_days", "interval_low", "interval_high", "last_copy", "score",
     )  # fmt: skip
     for row in rows.iterator(chunk_size=5000):
-        rank, url, author, probability, rate, tau, count, span, low, high, copy = row
+        rank, url, author, probability, rate, tau, count, span, low, high, copy, score = row
         yield [
             str(rank),
             neutralise(url),
@@ -166,6 +204,7 @@ def crawl_list_rows(crawl_list: CrawlList) -> Iterator[list[str]]:
             days_cell(low),
             days_cell(high),
             tau_cell(copy),
+            "" if score is None else f"{score:.6g}",
         ]
 
 

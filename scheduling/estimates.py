@@ -47,6 +47,9 @@ class Timelines:
     times: NDArray[np.float64]
     updated: NDArray[np.bool_]
     offsets: NDArray[np.int64]
+    # Each observation's page (numbered from 0) and the links no earlier copy of it held.
+    page: NDArray[np.int64] | None = None
+    new_links: NDArray[np.int64] | None = None
 
 
 @dataclass(frozen=True)
@@ -77,13 +80,15 @@ def timelines_load(
 def _timelines(found: Observations) -> Timelines:
     if found.time.size == 0:
         empty_i = np.zeros(0, dtype=np.int64)
-        return Timelines(empty_i, np.zeros(0), np.zeros(0, dtype=bool), np.zeros(1, np.int64))
+        return Timelines(
+            empty_i, np.zeros(0), np.zeros(0, dtype=bool), np.zeros(1, np.int64), empty_i, empty_i
+        )
     flags = window_update_flags(found.page, found.page_index, found.link_floor)
     order = timeline_order(found.site_pk, found.time, found.page, found.page_index)
     site, times, flags = found.site_pk[order], found.time[order], flags[order]
     starts = np.flatnonzero(np.r_[True, site[1:] != site[:-1]])
     offsets = np.r_[starts, site.size].astype(np.int64)
-    return Timelines(site[starts], times, flags, offsets)
+    return Timelines(site[starts], times, flags, offsets, found.page[order], found.new_links[order])
 
 
 def estimates_for_window(

@@ -1,4 +1,4 @@
-"""Background jobs of the scheduling app: evaluation runs and crawl lists.
+"""Background jobs of the scheduling app: evaluation runs, learned schedulers and crawl lists.
 
 Each takes its JobRecord id first and reports through ``jobs.services.JobProgress``.
 """
@@ -14,7 +14,8 @@ from jobs.services import JobProgress, job_enqueue, job_record_create
 from scheduling.crawl_lists import CrawlListOptions, crawl_list_build
 from scheduling.estimates import RecomputeOptions, estimates_recompute
 from scheduling.evaluation_service import evaluation_run
-from scheduling.models import EvaluationRun
+from scheduling.learning import learned_scorer_run
+from scheduling.models import EvaluationRun, LearnedScorer
 
 PROGRESS_STEPS = 100  # the Jobs page shows an evaluation's progress in percent
 
@@ -46,6 +47,35 @@ def enqueue_evaluation(run: EvaluationRun, *, user: Any = None) -> JobRecord:
     )
     EvaluationRun.objects.filter(pk=run.pk).update(job=record)
     run.job = record
+    return record
+
+
+def run_learning(record_id: int, scorer_id: int) -> None:
+    """Learn a stored scheduler; its record and ``LearnedScorer.progress`` follow the learning."""
+    scorer = LearnedScorer.objects.get(pk=scorer_id)
+    with JobProgress(record_id) as job:
+        job.set_total(PROGRESS_STEPS)
+
+        def progress(fraction: float, line: str) -> None:
+            done = int(fraction * PROGRESS_STEPS) - job.record.done
+            if done > 0:
+                job.advance(done)
+
+        learned_scorer_run(scorer=scorer, progress=progress)
+
+
+def enqueue_learning(scorer: LearnedScorer, *, user: Any = None) -> JobRecord:
+    """Hand a stored learning run to a worker (the evaluation queue: never behind imports)."""
+    record = job_enqueue(
+        kind=JobRecord.Kind.EVALUATION,
+        func=run_learning,
+        args=(scorer.pk,),
+        label=f"learn {scorer.kind.upper()} {scorer.level}: {scorer.start} to {scorer.end}",
+        user=user,
+        total=PROGRESS_STEPS,
+    )
+    LearnedScorer.objects.filter(pk=scorer.pk).update(job=record)
+    scorer.job = record
     return record
 
 

@@ -30,6 +30,18 @@ class Method(models.TextChoices):
 DEFAULT_METHOD = Method.POSTERIOR
 
 
+class Learned(models.TextChoices):
+    """Schedulers learned on the collection (``hacs.learning``): a crawl list can rank by the
+    newest one learned at its level instead of by an estimate's probability."""
+
+    GP4C = "gp4c", "GP4C, a learned score function"
+    LWS = "lws", "LWS, the predicted next update"
+
+
+#: What a crawl list can rank by: an estimation method or a learned scheduler.
+LIST_METHOD_CHOICES = [*Method.choices, *Learned.choices]
+
+
 class Estimate(models.Model):
     """A site's estimated mean update rate at one level by one method, over a history window.
 
@@ -107,7 +119,11 @@ class CrawlList(models.Model):
 
     date = models.DateField()
     level = models.CharField(max_length=10, choices=Level.choices, default=Level.HOMEPAGE)
-    method = models.CharField(max_length=12, choices=Method.choices, default=DEFAULT_METHOD)
+    method = models.CharField(max_length=12, choices=LIST_METHOD_CHOICES, default=DEFAULT_METHOD)
+    scorer = models.ForeignKey(
+        "LearnedScorer", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The learned scheduler that ranked the list (learned methods only).",
+    )  # fmt: skip
     theta = models.FloatField("θ", null=True, blank=True)
     budget = models.PositiveIntegerField("budget k", null=True, blank=True)
     history_days = models.PositiveIntegerField()
@@ -138,6 +154,8 @@ class CrawlListEntry(models.Model):
     interval_low = models.FloatField(null=True, blank=True)
     interval_high = models.FloatField(null=True, blank=True)
     last_copy = models.DateTimeField(null=True, blank=True)
+    # The learned scheduler's score (learned methods only; higher is crawled first).
+    score = models.FloatField(null=True, blank=True)
 
     class Meta:
         ordering = ["crawl_list", "rank"]
@@ -180,3 +198,48 @@ class EvaluationRun(models.Model):
 
     def __str__(self) -> str:
         return f"Evaluation {self.pk} ({self.status})"
+
+
+class LearnedScorer(models.Model):
+    """A scheduler learned on the collection's history over a period: a GP4C score function
+    (``hacs.learning.gp4c``) or an LWS regression (``hacs.learning.lws``).
+
+    ``model`` holds what ranks: GP4C's ``expression`` (and its ``formula``), or the LWS model's
+    coefficients; ``curve`` the training curve (GP4C: best and mean fitness per generation).
+    A crawl list of a learned method uses the newest finished one of its kind and level.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    kind = models.CharField(max_length=8, choices=Learned.choices)
+    level = models.CharField(max_length=10, choices=Level.choices, default=Level.HOMEPAGE)
+    start = models.DateField(help_text="first day of the learning period")
+    end = models.DateField(help_text="last day of the learning period")
+    parameters = models.JSONField(default=dict)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    progress = models.FloatField(default=0.0, help_text="0 to 1")
+    model = models.JSONField(null=True, blank=True)
+    curve = models.JSONField(null=True, blank=True)
+    training_fitness = models.FloatField(null=True, blank=True)
+    validation_fitness = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    duration_seconds = models.FloatField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    job = models.ForeignKey(
+        "jobs.JobRecord", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["kind", "level", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.level} {self.start} to {self.end} ({self.status})"

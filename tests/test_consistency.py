@@ -106,8 +106,9 @@ def test_one_site_shows_one_p_on_home_sites_site_page_and_the_crawl_list(
     assert estimates.dates[0] == TODAY
 
     # Today's crawl list, as the daily job builds it, on its page and in its CSV.
-    [ranked], eligible = crawl_list_rank(day=TODAY, options=CrawlListOptions.from_settings())
-    assert eligible == 1 and ranked.probability == p
+    found = crawl_list_rank(day=TODAY, options=CrawlListOptions.from_settings())
+    [ranked] = found.sites
+    assert found.eligible == 1 and ranked.probability == p
     crawl = CrawlList.objects.get(pk=daily_crawl_list())
     assert crawl.date == TODAY and crawl.entries.get().probability == p
     page = logged_in_client.get(reverse("crawl-list"), {"list": crawl.pk})

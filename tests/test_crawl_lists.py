@@ -39,7 +39,8 @@ def before(*days: float) -> list[datetime]:
 def rank(**options: Any) -> tuple[list[RankedSite], int]:
     """A list by the paper's reading (observed MLE, g since τ) unless ``method`` says else."""
     options.setdefault("method", Method.OBSERVED)
-    return crawl_list_rank(day=DAY, options=CrawlListOptions(**options))
+    found = crawl_list_rank(day=DAY, options=CrawlListOptions(**options))
+    return found.sites, found.eligible
 
 
 @pytest.fixture()

@@ -227,6 +227,8 @@ class _Base:
                 return None  # mailto:, javascript:, ftp:, data:, tel: ...
         if self.url is None:
             return None
+        if href.startswith("//") and not _has_host(href):
+            return None  # "//" with no host: browsers give up (urljoin would keep the base)
         if "\\" in href or ".." in href or _SCHEME.match(href):
             try:
                 url = urljoin(self.url, href)
@@ -240,3 +242,11 @@ class _Base:
         if href.startswith("?"):
             return self.no_query + href
         return self.directory + href
+
+
+def _has_host(network_path: str) -> bool:
+    """Whether a network-path reference ("//host/…") names a host."""
+    try:
+        return bool(urlsplit("http:" + network_path).netloc)
+    except ValueError:
+        return False

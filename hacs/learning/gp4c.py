@@ -26,8 +26,9 @@ evaluation builds (:func:`hacs.evaluation.learning_windows`).
   third for validation; training reference points stop e days before validation starts, so no
   training positive lies in the validation period (:func:`training_periods`). Testing is on a
   later period, through the evaluation.
-* **Selection** (Section 4.2.3, GP4C_Best): after the last generation, the kept individuals are
-  scored on a validation period that follows the training period in time; the best there wins
+* **Selection** (Section 4.2.3, GP4C_Best): after the last generation, the kept individuals and
+  each terminal alone are scored on a validation period that follows the training period in
+  time; the best there wins
   (ties: the better training fitness, then the smaller tree). Only the random seed decides the
   run: the same seed on the same windows gives the same function.
 
@@ -123,31 +124,19 @@ def _mul(a: FloatArray, b: FloatArray) -> FloatArray:
 class _Operator:
     arity: int
     apply: Callable[..., FloatArray]
-    infix: Callable[..., str]
+    symbol: str  # the infix symbol, or the function's name
+    precedence: int  # in the infix formula: + − < × ÷ < ^ < functions and terminals
 
 
-def _bare(text: str) -> str:
-    """``text`` without one pair of parentheses around the whole of it."""
-    if not (text.startswith("(") and text.endswith(")")):
-        return text
-    depth = 0
-    for i, char in enumerate(text):
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth == 0 and i < len(text) - 1:
-            return text  # the first parenthesis closes before the end: "(a) × (b)"
-    return text[1:-1]
-
-
-#: The paper's functions (Section 4.2.1), protected so every tree scores every site. In the
-#: infix formula every binary operation is parenthesised, except the whole formula.
+#: The paper's functions (Section 4.2.1), protected so every tree scores every site.
 OPERATORS: Mapping[str, _Operator] = {
-    "add": _Operator(2, _add, lambda a, b: f"({a} + {b})"),
-    "sub": _Operator(2, _sub, lambda a, b: f"({a} − {b})"),
-    "mul": _Operator(2, _mul, lambda a, b: f"({a} × {b})"),
-    "div": _Operator(2, _div, lambda a, b: f"({a} ÷ {b})"),
-    "log": _Operator(1, _log, lambda a: f"log({_bare(a)})"),
-    "pow": _Operator(2, _pow, lambda a, b: f"({a}^{b})"),
-    "exp": _Operator(1, _exp, lambda a: f"exp({_bare(a)})"),
+    "add": _Operator(2, _add, "+", 1),
+    "sub": _Operator(2, _sub, "−", 1),
+    "mul": _Operator(2, _mul, "×", 2),
+    "div": _Operator(2, _div, "÷", 2),
+    "pow": _Operator(2, _pow, "^", 3),
+    "log": _Operator(1, _log, "log", 4),
+    "exp": _Operator(1, _exp, "exp", 4),
 }
 
 # A parsed tree: ("op", name, children), ("var", name) or ("const", value).
@@ -241,12 +230,24 @@ def _prefix(tree: _Node) -> str:
     return f"{tree[1]}({', '.join(_prefix(child) for child in tree[2])})"
 
 
-def _infix(tree: _Node) -> str:
+def _infix(tree: _Node) -> tuple[str, int]:
+    """The infix formula of a tree and its precedence: a child is parenthesised when it binds
+    less tightly than its parent, or as tightly on the side where order matters (a − (b − c),
+    a ÷ (b × c), (a^b)^c and a^(b^c))."""
     if tree[0] == "const":
-        return _constant(tree[1])
+        return _constant(tree[1]), 4
     if tree[0] == "var":
-        return str(tree[1])
-    return OPERATORS[tree[1]].infix(*(_infix(child) for child in tree[2]))
+        return str(tree[1]), 4
+    op = OPERATORS[tree[1]]
+    parts = [_infix(child) for child in tree[2]]
+    if op.arity == 1:
+        return f"{op.symbol}({parts[0][0]})", 4
+    (left, left_p), (right, right_p) = parts
+    if left_p < op.precedence or (op.symbol == "^" and left_p == op.precedence):
+        left = f"({left})"
+    if right_p < op.precedence or (right_p == op.precedence and op.symbol in "−÷^"):
+        right = f"({right})"
+    return f"{left} {op.symbol} {right}" if op.symbol != "^" else f"{left}^{right}", op.precedence
 
 
 def _depth(tree: _Node) -> int:
@@ -280,7 +281,7 @@ class ScoreFunction:
     @property
     def formula(self) -> str:
         """The function in infix notation, as a librarian reads it."""
-        return _bare(_infix(self._tree))
+        return _infix(self._tree)[0]
 
     @property
     def size(self) -> int:
@@ -490,14 +491,15 @@ def evolve(
             kept.update(current)
             record(generation)
 
+        # The kept individuals and each terminal alone (a complex tree must beat the plain
+        # scorers on the validation period to be chosen).
         finalists = []
-        for one in kept:
-            expression = _tree_of(one)
+        for expression in dict.fromkeys([*(_tree_of(one) for one in kept), *TERMINALS]):
             finalists.append(
                 (
                     measure(expression, valid_columns, validation),
-                    float(one.fitness.values[0]),
-                    -len(one),
+                    cache.get(expression) or measure(expression, train_columns, training),
+                    -ScoreFunction(expression).size,
                     expression,
                 )
             )

@@ -66,7 +66,9 @@ def random_windows(rng: np.random.Generator, points: int, sites: int) -> Learnin
     ("expression", "formula"),
     [
         ("div(t, mul(X, n))", "t ÷ (X × n)"),
-        ("mul(add(n, X), div(t, 2))", "(n + X) × (t ÷ 2)"),
+        ("mul(add(n, X), div(t, 2))", "(n + X) × t ÷ 2"),
+        ("div(n, div(X, t))", "n ÷ (X ÷ t)"),
+        ("pow(pow(n, X), t)", "(n^X)^t"),
         ("sub(n, sub(X, t))", "n − (X − t)"),
         ("log(add(t, 1))", "log(t + 1)"),
         ("pow(cg, exp(p))", "cg^exp(p)"),

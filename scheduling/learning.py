@@ -1,0 +1,348 @@
+"""Learned schedulers: glue between the stored observations and ``hacs.learning``.
+
+* :func:`learned_scorer_create` checks a learning run's parameters and stores it, queued;
+  :func:`learned_scorer_run` learns it on one level's observations over its period and stores
+  the result. GP4C (``hacs.learning.gp4c.learn_gp4c``): the function, its fitness on training
+  and validation, and the training curve. LWS (``hacs.learning.lws``): the regression of the
+  wait for a site's next update, trained on samples at every 7th day of the period (each
+  site's timeline up to that day; the wait read from the observations up to the period's end),
+  with its fit on held-out sites.
+* :func:`learned_scorer_latest` is the newest finished scheduler of a kind and level, the one a
+  crawl list of that method ranks by; :func:`learned_scores` scores the sites for a day with it.
+
+Readings: the learning period [start, end] runs from ``start`` 00:00 UTC to ``end`` 00:00 UTC;
+observations are loaded from ``start`` − the history window (or the posterior's prior window,
+12 weeks, when longer) to ``end`` + e, every observation a window or evaluation interval can
+hold. For a crawl list on day D the reference point is the end of D (``hacs.clock``), with
+observations up to it only.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from datetime import time as clock_time
+from typing import Any
+
+import numpy as np
+from django.utils import timezone
+from numpy.typing import NDArray
+
+from hacs.clock import reference_instant, to_days
+from hacs.evaluation import DEFAULT_PRIOR_WEEKS, window_scores
+from hacs.evaluation.grid import reference_points
+from hacs.learning.gp4c import FITNESSES, ScoreFunction, learn_gp4c, training_periods
+from hacs.learning.lws import LwsModel, fit_lws, lws_samples, lws_scores
+from scheduling.estimates import timelines_load
+from scheduling.evaluation_service import MAX_W_WEEKS, evaluation_tables_load
+from scheduling.models import Learned, LearnedScorer, Level
+
+__all__ = [
+    "LearnParameters",
+    "NoLearnedScorer",
+    "learned_scorer_create",
+    "learned_scorer_latest",
+    "learned_scorer_run",
+    "learned_scores",
+]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+_PROGRESS_LOAD = 0.1  # share of the progress bar given to loading the observations
+
+
+class NoLearnedScorer(LookupError):
+    """No finished scheduler of the kind and level has been learned yet."""
+
+
+@dataclass(frozen=True)
+class LearnParameters:
+    """A learning run's parameters, checked; stored as JSON in ``LearnedScorer.parameters``."""
+
+    kind: str
+    level: str
+    start: date
+    end: date
+    w_weeks: int = 12
+    e_days: float = 7.0
+    method: str = "observed"
+    fitness: str = "ndcg"
+    budget_fraction: float = 0.05
+    generations: int = 30
+    population: int = 200
+    seed: int = 0
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LearnParameters:
+        try:
+            start = date.fromisoformat(str(data["start"]))
+            end = date.fromisoformat(str(data["end"]))
+        except KeyError as missing:
+            raise ValueError(f"a learning run needs {missing}") from None
+        except ValueError as error:
+            raise ValueError(f"start and end must be dates like 2016-12-01 ({error})") from None
+        kind = str(data.get("kind", Learned.GP4C))
+        if kind not in Learned.values:
+            raise ValueError(f"kind must be one of {', '.join(Learned.values)}; got {kind!r}")
+        level = str(data.get("level", Level.HOMEPAGE))
+        if level not in Level.values:
+            raise ValueError(f"level must be one of {', '.join(Level.values)}; got {level!r}")
+        params = cls(
+            kind=kind,
+            level=level,
+            start=start,
+            end=end,
+            w_weeks=_whole(data, "w_weeks", 12, 1, MAX_W_WEEKS),
+            e_days=float(data.get("e_days", 7.0)),
+            method=str(data.get("method", "observed")),
+            fitness=str(data.get("fitness", "ndcg")),
+            budget_fraction=float(data.get("budget_fraction", 0.05)),
+            generations=_whole(data, "generations", 30, 1, 1000),
+            population=_whole(data, "population", 200, 2, 10_000),
+            seed=_whole(data, "seed", 0, 0, 2**31 - 1),
+        )
+        if params.fitness not in FITNESSES:
+            raise ValueError(
+                f"fitness must be one of {', '.join(FITNESSES)}; got {params.fitness!r}"
+            )
+        if not 0 < params.budget_fraction <= 1:
+            raise ValueError(f"budget_fraction must lie in (0, 1]; got {params.budget_fraction}")
+        if not 0 < params.e_days <= 365:
+            raise ValueError(
+                f"e_days must be a positive number of days (≤ 365); got {params.e_days}"
+            )
+        training_periods(0.0, float((end - start).days), params.e_days)  # long enough?
+        return params
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "level": self.level,
+            "start": self.start.isoformat(),
+            "end": self.end.isoformat(),
+            "w_weeks": self.w_weeks,
+            "e_days": self.e_days,
+            "method": self.method,
+            "fitness": self.fitness,
+            "budget_fraction": self.budget_fraction,
+            "generations": self.generations,
+            "population": self.population,
+            "seed": self.seed,
+        }
+
+    def describe(self) -> str:
+        return f"{self.kind.upper()} at {self.level} level, learned on {self.start} to {self.end}"
+
+
+def _whole(data: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
+    value = data.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError(f"{name} must be a whole number; got {value!r}")
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number; got {value!r}") from None
+    if not low <= number <= high:
+        raise ValueError(f"{name} must lie in {low} … {high}; got {number}")
+    return number
+
+
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, clock_time.min, tzinfo=UTC)
+
+
+def learned_scorer_create(*, parameters: Mapping[str, Any], user: Any = None) -> LearnedScorer:
+    """Store a queued learning run after checking its parameters (``ValueError`` names the
+    bad one)."""
+    checked = LearnParameters.from_json(parameters)
+    return LearnedScorer.objects.create(
+        kind=checked.kind,
+        level=checked.level,
+        start=checked.start,
+        end=checked.end,
+        parameters=checked.to_json(),
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )
+
+
+def learned_scorer_run(
+    *, scorer: LearnedScorer, progress: Callable[[float, str], None] | None = None
+) -> LearnedScorer:
+    """Learn what ``scorer`` describes and store the result, status and duration.
+
+    ``progress`` receives the finished fraction (0 … 1) and a line on the best fitness so far.
+    On an error the run is marked failed with the message, and the error is raised again.
+    """
+    began = time.perf_counter()
+    LearnedScorer.objects.filter(pk=scorer.pk).update(
+        status=LearnedScorer.Status.RUNNING, progress=0.0, error="", finished_at=None
+    )
+    params = LearnParameters.from_json(scorer.parameters)
+    last_saved = [-1.0]
+
+    def report(fraction: float, line: str) -> None:
+        if fraction - last_saved[0] >= 0.01 or fraction == 1.0:
+            LearnedScorer.objects.filter(pk=scorer.pk).update(progress=fraction)
+            last_saved[0] = fraction
+        if progress is not None:
+            progress(fraction, line)
+
+    try:
+        result = _learn(params, report)
+    except Exception as error:
+        scorer.status = LearnedScorer.Status.FAILED
+        scorer.error = "".join(traceback.format_exception_only(type(error), error)).strip()
+        scorer.finished_at = timezone.now()
+        scorer.duration_seconds = time.perf_counter() - began
+        scorer.save(update_fields=["status", "error", "finished_at", "duration_seconds"])
+        raise
+    for name, value in result.items():
+        setattr(scorer, name, value)
+    scorer.status = LearnedScorer.Status.DONE
+    scorer.progress = 1.0
+    scorer.error = ""
+    scorer.finished_at = timezone.now()
+    scorer.duration_seconds = time.perf_counter() - began
+    scorer.save()
+    return scorer
+
+
+def _learn(params: LearnParameters, report: Callable[[float, str], None]) -> dict[str, Any]:
+    return _learn_lws(params, report) if params.kind == Learned.LWS else _learn_gp4c(params, report)
+
+
+def _learn_lws(params: LearnParameters, report: Callable[[float, str], None]) -> dict[str, Any]:
+    report(0.0, "loading the observations")
+    timelines = timelines_load(level=params.level, end=_midnight(params.end))
+    report(
+        _PROGRESS_LOAD,
+        f"{timelines.times.size:,} observations of {timelines.site_ids.size:,} sites",
+    )
+    start, end = to_days(_midnight(params.start)), to_days(_midnight(params.end))
+    x, y, site, _ = lws_samples(
+        timelines.times, timelines.updated, timelines.offsets,
+        reference_points(start, end, 7.0), horizon_end=end,
+        new_links=timelines.new_links, page=timelines.page,
+    )  # fmt: skip
+    if y.size < 2:
+        raise ValueError(
+            f"the period {params.start} to {params.end} holds too few updates to learn from "
+            f"({y.size} samples); choose a longer or later period"
+        )
+    report(0.5, f"fitting on {y.size:,} samples")
+    model = fit_lws(x, y, seed=params.seed, groups=site, period=(start, end))
+    report(1.0, "fitted")
+    return {
+        "model": model.to_dict(),
+        "curve": None,
+        "training_fitness": None,
+        "validation_fitness": model.held_out_r2,
+    }
+
+
+def _learn_gp4c(params: LearnParameters, report: Callable[[float, str], None]) -> dict[str, Any]:
+    report(0.0, "loading the observations")
+    history = timedelta(weeks=max(params.w_weeks, DEFAULT_PRIOR_WEEKS))
+    tables = evaluation_tables_load(
+        levels=[params.level],
+        start=_midnight(params.start) - history,
+        end=_midnight(params.end) + timedelta(days=params.e_days),
+    )
+    table = tables[params.level]
+    report(_PROGRESS_LOAD, f"{table.size:,} observations of {table.site_count:,} sites")
+
+    def generation(done: int, best: float) -> None:
+        share = done / params.generations
+        line = f"generation {done}/{params.generations}: best {params.fitness} {best:.4f}"
+        report(_PROGRESS_LOAD + (1 - _PROGRESS_LOAD) * share, line)
+
+    evolution = learn_gp4c(
+        table,
+        start=to_days(_midnight(params.start)),
+        end=to_days(_midnight(params.end)),
+        w_weeks=params.w_weeks,
+        e_days=params.e_days,
+        method=params.method,
+        fitness=params.fitness,
+        budget_fraction=params.budget_fraction,
+        generations=params.generations,
+        population=params.population,
+        seed=params.seed,
+        progress=generation,
+    )
+    return {
+        "model": {
+            "expression": evolution.function.expression,
+            "formula": evolution.function.formula,
+            "evaluations": evolution.evaluations,
+        },
+        "curve": {
+            "best": list(evolution.best_per_generation),
+            "mean": list(evolution.mean_per_generation),
+        },
+        "training_fitness": evolution.training_fitness,
+        "validation_fitness": evolution.validation_fitness,
+    }
+
+
+def learned_scorer_latest(kind: str, level: str) -> LearnedScorer:
+    """The newest finished scheduler of ``kind`` at ``level``; :class:`NoLearnedScorer` with
+    a sentence saying how to learn one when there is none."""
+    found = (
+        LearnedScorer.objects.filter(kind=kind, level=level, status=LearnedScorer.Status.DONE)
+        .order_by("-finished_at", "-pk")
+        .first()
+    )
+    if found is None:
+        label = Learned(kind).label.split(",")[0]
+        raise NoLearnedScorer(
+            f"No {label} scheduler has been learned at the {level} level yet: learn one with "
+            f"`manage.py learn_scorer --kind {kind} --level {level} --start … --end …` "
+            "or on the Evaluation page."
+        )
+    return found
+
+
+@dataclass(frozen=True)
+class LearnedScores:
+    """Each scored site's ``Site`` pk and score (higher first) on a day."""
+
+    site_ids: IntArray
+    scores: FloatArray
+
+
+def learned_scores(scorer: LearnedScorer, *, day: date, e_days: float) -> LearnedScores:
+    """Score the sites for ``day``, from the observations before its end: GP4C every site with
+    an observation in its history window (the others have nothing to score), with the
+    function's own e; LWS every site with an observation, ranking by the updates expected
+    since its newest copy by the end of the day plus ``e_days`` (the list's horizon)."""
+    params = LearnParameters.from_json(scorer.parameters)
+    t = reference_instant(day)
+    if scorer.kind == Learned.LWS:
+        timelines = timelines_load(level=scorer.level, end=t - timedelta(microseconds=1))
+        last = timelines.offsets[1:] - 1
+        scores = lws_scores(
+            LwsModel.from_dict(scorer.model or {}), timelines.times, timelines.updated,
+            timelines.offsets, timelines.times[last], to_days(t), e_days,
+            new_links=timelines.new_links, page=timelines.page,
+        )  # fmt: skip
+        return LearnedScores(site_ids=timelines.site_ids, scores=scores)
+    history = timedelta(weeks=max(params.w_weeks, DEFAULT_PRIOR_WEEKS))
+    tables = evaluation_tables_load(
+        levels=[scorer.level], start=t - history, end=t - timedelta(microseconds=1)
+    )
+    found = window_scores(
+        tables[scorer.level],
+        t=to_days(t),
+        w_weeks=params.w_weeks,
+        e_days=params.e_days,
+        method=params.method,
+    )
+    function = ScoreFunction(str((scorer.model or {})["expression"]))
+    return LearnedScores(
+        site_ids=tables.site_ids[found.site], scores=function.score(found.terminals)
+    )

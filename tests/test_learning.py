@@ -1,0 +1,209 @@
+"""Learned schedulers in the product: learn_scorer, its job, and crawl lists that rank by them."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, date, datetime, timedelta
+
+import numpy as np
+import pytest
+from django.core.management import CommandError, call_command
+
+from dashboard.forms import CrawlListForm
+from hacs.clock import reference_instant, to_days
+from hacs.evaluation import window_scores
+from hacs.learning.gp4c import ScoreFunction, learn_gp4c
+from hacs.learning.lws import LwsModel, lws_scores
+from jobs.models import JobRecord
+from jobs.services import job_record_create
+from scheduling.crawl_lists import CrawlListOptions, crawl_list_build
+from scheduling.estimates import estimates_recompute, timelines_load
+from scheduling.evaluation_service import evaluation_tables_load
+from scheduling.jobs import run_learning
+from scheduling.learning import learned_scorer_create, learned_scorer_latest
+from scheduling.models import CrawlList, LearnedScorer
+from tests.factories import add_observations, make_site
+
+pytestmark = pytest.mark.django_db
+
+ORIGIN = datetime(2017, 1, 1, tzinfo=UTC)
+LIST_DAY = date(2017, 12, 20)
+
+
+@pytest.fixture()
+def collection() -> list[int]:
+    """Thirty sites over a year: each changes as a Poisson process (mean intervals from 5 to
+    200 days) and is captured every 2–20 days; a capture after a change adds a new link."""
+    rng = np.random.default_rng(4)
+    ids = []
+    for _ in range(30):
+        site = make_site()
+        rate = 1 / np.exp(rng.uniform(np.log(5), np.log(200)))
+        gap = rng.uniform(2, 20)
+        moments = np.cumsum(rng.exponential(gap, 60))
+        moments = moments[moments < 350]
+        changed = [False] + [
+            bool(rng.random() < -np.expm1(-rate * (b - a)))
+            for a, b in zip(moments[:-1], moments[1:], strict=True)
+        ]
+        add_observations(
+            site, [ORIGIN + timedelta(days=float(d)) for d in moments], updates=changed
+        )
+        ids.append(site.pk)
+    estimates_recompute()
+    return ids
+
+
+def learn(*args: str) -> str:
+    out = io.StringIO()
+    call_command("learn_scorer", *args, stdout=out)
+    return out.getvalue()
+
+
+GP_ARGS = ("--start", "2017-03-01", "--end", "2017-10-01", "--weeks", "6",
+           "--generations", "3", "--population", "12", "--seed", "5")  # fmt: skip
+
+
+def test_learn_scorer_stores_the_function_the_pure_core_learns(collection: list[int]) -> None:
+    text = learn(*GP_ARGS)
+    scorer = LearnedScorer.objects.get()
+    assert scorer.status == LearnedScorer.Status.DONE and scorer.kind == "gp4c"
+    assert f"score = {scorer.model['formula']}" in text
+    assert "crawl_list --method gp4c --level homepage now ranks with it." in text
+    assert len(scorer.curve["best"]) == 4  # generation 0 and three more
+
+    # The same learning, straight from the pure core on the same observations.
+    tables = evaluation_tables_load(
+        levels=["homepage"], start=datetime(2016, 12, 7, tzinfo=UTC),
+        end=datetime(2017, 10, 8, tzinfo=UTC),
+    )  # fmt: skip
+    again = learn_gp4c(
+        tables["homepage"], start=to_days(datetime(2017, 3, 1, tzinfo=UTC)),
+        end=to_days(datetime(2017, 10, 1, tzinfo=UTC)), w_weeks=6, generations=3,
+        population=12, seed=5,
+    )  # fmt: skip
+    assert scorer.model["expression"] == again.function.expression
+    assert scorer.training_fitness == again.training_fitness
+    assert scorer.validation_fitness == again.validation_fitness
+
+
+def test_a_gp4c_crawl_list_ranks_by_the_stored_function(collection: list[int]) -> None:
+    learn(*GP_ARGS)
+    scorer = learned_scorer_latest("gp4c", "homepage")
+    crawl = crawl_list_build(
+        day=LIST_DAY, options=CrawlListOptions(method="gp4c", budget=30, history_days=400)
+    )
+    assert crawl.scorer == scorer and crawl.method == "gp4c"
+    entries = list(crawl.entries.order_by("rank"))
+    # What the stored function gives each site with an observation in its window.
+    t = reference_instant(LIST_DAY)
+    tables = evaluation_tables_load(levels=["homepage"], start=t - timedelta(weeks=12), end=t)
+    found = window_scores(tables["homepage"], t=to_days(t), w_weeks=6, e_days=7.0)
+    expected = dict(
+        zip(
+            tables.site_ids[found.site].tolist(),
+            ScoreFunction(scorer.model["expression"]).score(found.terminals).tolist(),
+            strict=True,
+        )
+    )
+    scored = [e for e in entries if e.score is not None]
+    assert {e.site_id for e in scored} == set(expected)
+    assert all(e.score == expected[e.site_id] for e in scored)
+    assert [e.score for e in scored] == sorted((e.score for e in scored), reverse=True)
+    assert entries[: len(scored)] == scored  # scored sites first, then the others
+    # The CSV carries the score beside the probability.
+    out = io.StringIO()
+    call_command("crawl_list", "--method", "gp4c", "--budget", "3", "--date", "2017-12-20",
+                 "--history-days", "400", stdout=out)  # fmt: skip
+    header, first = out.getvalue().splitlines()[:2]
+    assert header.endswith(",score")
+    assert float(first.split(",")[-1]) == pytest.approx(scored[0].score, rel=1e-5)
+
+
+def test_lws_learns_and_ranks_by_the_updates_expected_since_the_copy(
+    collection: list[int],
+) -> None:
+    text = learn("--kind", "lws", "--start", "2017-03-01", "--end", "2017-10-01")
+    scorer = LearnedScorer.objects.get()
+    assert scorer.status == LearnedScorer.Status.DONE
+    model = LwsModel.from_dict(scorer.model)
+    assert model.samples > 0 and f"{model.samples:,} samples" in text
+    assert "log_since_update" in text
+    crawl = crawl_list_build(
+        day=LIST_DAY, options=CrawlListOptions(method="lws", budget=30, history_days=400)
+    )
+    t = reference_instant(LIST_DAY)
+    timelines = timelines_load(level="homepage", end=t - timedelta(microseconds=1))
+    last = timelines.times[timelines.offsets[1:] - 1]
+    scores = lws_scores(
+        model, timelines.times, timelines.updated, timelines.offsets, last, to_days(t), 1.0,
+        new_links=timelines.new_links, page=timelines.page,
+    )  # fmt: skip
+    expected = dict(zip(timelines.site_ids.tolist(), scores.tolist(), strict=True))
+    entries = list(crawl.entries.order_by("rank"))
+    assert len(entries) == 30
+    assert all(e.score == expected[e.site_id] for e in entries)
+    assert [e.score for e in entries] == sorted(expected.values(), reverse=True)
+
+
+def test_a_learned_method_without_a_learned_scheduler_says_how_to_learn_one(
+    collection: list[int],
+) -> None:
+    with pytest.raises(CommandError, match="No GP4C scheduler has been learned at the homepage"):
+        call_command("crawl_list", "--method", "gp4c", "--budget", "3", stdout=io.StringIO())
+    form = CrawlListForm(
+        data={
+            "day": "2017-12-20",
+            "budget": 5,
+            "level": "homepage",
+            "method": "lws",
+            "history_days": 400,
+            "e_days": 1,
+        }  # fmt: skip
+    )
+    assert not form.is_valid()
+    assert "learn_scorer --kind lws --level homepage" in form.errors["method"][0]
+    assert not CrawlList.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--start", "2017-03-01", "--end", "2017-03-20"), "learning period is too short"),
+        (("--start", "2017-03-01", "--end", "2017-10-01", "--weeks", "99"), "w_weeks must lie"),
+    ],
+)
+def test_bad_parameters_are_refused_by_name(args: tuple[str, ...], message: str) -> None:
+    with pytest.raises(CommandError, match=message):
+        learn(*args)
+    assert not LearnedScorer.objects.exists()
+
+
+def test_the_learning_job_reports_progress_and_stores_the_result(collection: list[int]) -> None:
+    scorer = learned_scorer_create(
+        parameters={
+            "kind": "gp4c",
+            "start": "2017-03-01",
+            "end": "2017-10-01",
+            "w_weeks": 6,
+            "generations": 2,
+            "population": 10,
+        }  # fmt: skip
+    )
+    record = job_record_create(kind=JobRecord.Kind.EVALUATION, label="learn")
+    run_learning(record.pk, scorer.pk)
+    record.refresh_from_db()
+    scorer.refresh_from_db()
+    assert record.status == JobRecord.Status.FINISHED and record.done == record.total == 100
+    assert scorer.status == LearnedScorer.Status.DONE and scorer.progress == 1.0
+    assert scorer.duration_seconds is not None and scorer.finished_at is not None
+
+
+def test_a_failed_learning_run_is_marked_failed_with_its_reason(collection: list[int]) -> None:
+    # A period before any observation: nothing to learn from.
+    with pytest.raises(CommandError, match="too few updates"):
+        learn("--kind", "lws", "--start", "2015-01-01", "--end", "2015-06-01")
+    scorer = LearnedScorer.objects.get()
+    assert scorer.status == LearnedScorer.Status.FAILED and "too few updates" in scorer.error
+    with pytest.raises(Exception, match="No LWS scheduler"):
+        learned_scorer_latest("lws", "homepage")
