@@ -7,15 +7,20 @@ sources:
   fetch the mementos of contents not seen before, compute updates (one site at a time, so one
   site's failure never stops the others);
 * :class:`FromCdxFiles` — CDX files of any dialect; then, unless told not to, fetch the touched
-  sites' missing snapshots from the configured Wayback server (with ``fetch=False`` only the
-  captures are stored, and the sites keep their status until a later :class:`FetchRetry` or an
-  import that fetches finishes them);
+  sites' missing snapshots from the configured Wayback server, one site at a time (with
+  ``fetch=False`` only the captures are stored, and the sites keep their status until a later
+  :class:`FetchRetry` or an import that fetches finishes them); an archive that cannot be
+  reached stops the fetches at once, its sentence failing every site not yet done;
 * :class:`FromWarcFiles` — WARC files: captures and, from the same pass, their pages' links;
 * :class:`FetchRetry` — the later pass for sites whose memento fetches failed: fetch what is
   still missing and compute updates again.
 
-Each ends in :func:`sites_finish`, the one place that marks sites done (with ``imported_at``) or
-failed (with the reason). Before marking sites done the pipeline calls ``after(site_ids)``:
+A site's import begins in :func:`sites_start` (marked running) and ends in :func:`sites_finish`,
+the one place that marks sites done (with ``imported_at``) or failed (with the reason). A file
+import starts each site when its first captures are stored, in the same transaction, and tells
+``step`` (a :class:`Step`) which sites it started and how far it has read, batch by batch: the
+layer above records them, so that an import interrupted mid-file leaves its sites to be marked
+interrupted, not waiting forever. Before marking sites done the pipeline calls ``after(site_ids)``:
 the layer above (``operations.refresh``) recomputes the sites' estimates there, so a site shown
 as imported always has estimates from its new data. Everything the pipeline writes is keyed by
 unique constraints and everything derived is recomputed from what is stored, so an interrupted
@@ -30,8 +35,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
+from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -59,8 +65,10 @@ __all__ = [
     "FromWarcFiles",
     "ImportReport",
     "Progress",
+    "Step",
     "sites_finish",
     "sites_import",
+    "sites_start",
 ]
 
 
@@ -103,6 +111,16 @@ class Progress(Protocol):
     ) -> None: ...
 
 
+@dataclass(frozen=True)
+class Step:
+    """Work done inside a unit (a file being read, the fetches after CDX files), told as it goes:
+    the sites whose import it started, and counts to add up (``records read``, ``bytes read``,
+    ``sites fetched`` …)."""
+
+    started: tuple[int, ...] = ()
+    counts: dict[str, int] = field(default_factory=dict)
+
+
 @dataclass
 class ImportReport:
     captures: CaptureCounts = field(default_factory=CaptureCounts)
@@ -122,12 +140,15 @@ def sites_import(
     client: ArchiveClient | None = None,
     after: Callable[[list[int]], None] | None = None,
     progress: Progress | None = None,
+    step: Callable[[Step], None] | None = None,
 ) -> ImportReport:
     """Bring the sites of ``source`` up to date (see the module docstring); never raises for
     one site's or one file's trouble, which the report and the sites' status record instead.
 
     ``client`` is needed for sources that talk to the archive (all but WARC files and CDX
-    files with ``fetch=False``).
+    files with ``fetch=False``). ``progress`` is told of each site or file as it ends, ``step``
+    of the work inside a file import as it goes (called inside the transaction that starts
+    the sites it names).
     """
     report = ImportReport()
     notify = progress or _quiet
@@ -152,26 +173,30 @@ def sites_import(
             # Deleted after the work was queued: say so, so that a job's count still completes.
             notify(f"site {site_id}", "The site was deleted before its import ran.", {})
     elif isinstance(source, FromWarcFiles):
+        run = _FileRun(ScopeIndex.for_sites(), report, step or _no_step, start=True)
         for path in source.paths:
-            touched = _warc_file(path, source.max_body, report)
-            notify(str(path), _file_failure(report, path), {"sites": len(touched)})
-            _finish_touched(touched, report, finish)
+            in_file = _warc_file(path, source.max_body, run)
+            notify(str(path), _file_failure(report, path), {"sites": len(in_file)})
+            _finish_touched(in_file, report, finish)
+            run.running -= in_file
     else:
-        index = ScopeIndex.for_sites()
+        run = _FileRun(ScopeIndex.for_sites(), report, step or _no_step, start=source.fetch)
         touched: set[int] = set()
         for path in source.paths:
-            in_file = _cdx_file(path, index, report)
+            in_file = _cdx_file(path, run)
             touched |= in_file
             notify(str(path), _file_failure(report, path), {"sites": len(in_file)})
         if source.fetch and touched:
             assert client is not None, "fetching snapshots needs an archive client"
-            for site_id in sorted(touched):
-                report.fetches.update(
-                    snapshots_fetch(site_ids=[site_id], fetch=client.fetch_memento)
-                )
-                updates_compute(site_ids=[site_id])
-            _finish_touched(touched, report, finish)
+            _fetch_touched(sorted(touched), client, run, finish)
     return report
+
+
+def sites_start(site_ids: Sequence[int]) -> None:
+    """The one place that begins sites' imports: marked running, one more attempt counted."""
+    Site.objects.filter(pk__in=list(site_ids)).update(
+        import_status=Site.ImportStatus.RUNNING, import_attempts=F("import_attempts") + 1
+    )
 
 
 def sites_finish(*, done: Sequence[int] = (), failed: dict[int, str] | None = None) -> None:
@@ -197,9 +222,7 @@ def _one_site(
     finish: Callable[[list[int]], None],
     notify: Progress,
 ) -> None:
-    Site.objects.filter(pk=site.pk).update(
-        import_status=Site.ImportStatus.RUNNING, import_attempts=F("import_attempts") + 1
-    )
+    sites_start([site.pk])
     counts: dict[str, int] = {}
     failure = ""
     try:
@@ -288,7 +311,59 @@ WARC_BATCH = 1_000
 WARC_BATCH_BYTES = 64 * 1024 * 1024
 
 
-def _cdx_file(path: Path, index: ScopeIndex, report: ImportReport) -> set[int]:
+@dataclass
+class _FileRun:
+    """What the files of one import share: the seed index, the report, the ``step`` callback,
+    whether storing a site's captures starts its import, and the sites running."""
+
+    index: ScopeIndex
+    report: ImportReport
+    step: Callable[[Step], None]
+    start: bool
+    running: set[int] = field(default_factory=set)
+
+    def store(
+        self, records: Sequence[cdx.CdxRecord], source: str, limits: cdx.RowLimits,
+        read: dict[str, int],
+    ) -> CaptureCounts:  # fmt: skip
+        """Store a batch and start the sites it touched first, in one transaction, then tell
+        ``step``: killed anywhere, the run leaves every site it stored captures for either
+        running and named by a step, or as it was before."""
+        with transaction.atomic():
+            counts = captures_store(records=records, source=source, index=self.index,
+                                    limits=limits)  # fmt: skip
+            started = sorted(counts.sites - self.running) if self.start else []
+            if started:
+                sites_start(started)
+                self.running.update(started)
+            self.step(Step(started=tuple(started), counts=dict(read)))
+        self.report.captures.merge(counts)
+        return counts
+
+
+class _Reading:
+    """How far a file has been read: records and bytes since the last step."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self.stream = stream
+        self.records = 0
+        self.told_records = 0
+        self.told_bytes = 0
+
+    def since_last(self) -> dict[str, int]:
+        try:
+            position = self.stream.tell()
+        except (OSError, ValueError):  # a pipe, or a closed file: records only
+            position = self.told_bytes
+        read = {
+            "records read": self.records - self.told_records,
+            "bytes read": max(position - self.told_bytes, 0),
+        }
+        self.told_records, self.told_bytes = self.records, max(position, self.told_bytes)
+        return read
+
+
+def _cdx_file(path: Path, run: _FileRun) -> set[int]:
     """Store one CDX file's rows (plain or gzip-compressed) as they are read; returns the sites
     it touched. Damage stops the file where it starts and is recorded as its failure, with the
     line; what came before is kept."""
@@ -296,50 +371,53 @@ def _cdx_file(path: Path, index: ScopeIndex, report: ImportReport) -> set[int]:
     limits = capture_limits()
     touched: set[int] = set()
     pending: list[cdx.CdxRecord] = []
+    reading: _Reading | None = None
 
     def store() -> None:
-        counts = captures_store(
-            records=pending, source=f"cdx:{path.name}", index=index, limits=limits
-        )
-        report.captures.merge(counts)
+        read = reading.since_last() if reading is not None else {}
+        counts = run.store(pending, f"cdx:{path.name}", limits, read)
         touched.update(counts.sites)
         pending.clear()
 
     failure = ""
     try:
         with open(path, "rb") as stream:
+            reading = _Reading(stream)
             for record in cdx.read_cdx_file(stream, stats, limits):
                 pending.append(record)
+                reading.records += 1
                 if len(pending) >= CDX_BATCH:
                     store()
+            store()
     except OSError as error:
         failure = f"cannot be read ({error.strerror or error})"
     except cdx.CdxError as error:
         where = error.line_number or 1
         failure = f"stopped at line {where:,}: {error.reason}" + _kept(stats.parsed)
-    store()
-    _file_report(report, path, "line", stats.skipped, stats.problems, failure)
+    if pending:
+        store()
+    _file_report(run.report, path, "line", stats.skipped, stats.problems, failure)
     return touched
 
 
-def _warc_file(path: Path, max_body: int, report: ImportReport) -> set[int]:
+def _warc_file(path: Path, max_body: int, run: _FileRun) -> set[int]:
     """Store one WARC file's captures and the link snapshots of its pages as they are read;
     returns the sites. Damage stops the file where it starts and is recorded as its failure,
     with the byte offset; the records before it are kept."""
-    index = ScopeIndex.for_sites()
+    index = run.index
+    report = run.report
     stats = WarcStats()
     limits = capture_limits()
     touched: set[int] = set()
     saved: set[tuple[str, str]] = set()
     pending: list[WarcCapture] = []
     pending_bytes = 0
+    reading: _Reading | None = None
 
     def store() -> None:
-        counts = captures_store(
-            records=[item.record for item in pending], source=f"warc:{path.name}",
-            index=index, limits=limits,
-        )  # fmt: skip
-        report.captures.merge(counts)
+        read = reading.since_last() if reading is not None else {}
+        records = [item.record for item in pending]
+        counts = run.store(records, f"warc:{path.name}", limits, read)
         touched.update(counts.sites)
         snapshots = {}
         for item in pending:
@@ -360,17 +438,21 @@ def _warc_file(path: Path, max_body: int, report: ImportReport) -> set[int]:
     failure = ""
     try:
         with open(path, "rb") as stream:
+            reading = _Reading(stream)
             for item in read_warc(stream, max_body=max_body, stats=stats, limits=limits):
                 pending.append(item)
+                reading.records += 1
                 pending_bytes += len(item.body or b"")
                 if len(pending) >= WARC_BATCH or pending_bytes >= WARC_BATCH_BYTES:
                     store()
                     pending_bytes = 0
+            store()
     except OSError as error:
         failure = f"cannot be read ({error.strerror or error})"
     except WarcError as error:
         failure = f"stopped at offset {error.offset:,}: {error.reason}" + _kept(stats.captures)
-    store()
+    if pending:
+        store()
     _file_report(report, path, "offset", stats.skipped, stats.problems, failure)
     updates_compute(site_ids=touched)
     return touched
@@ -399,6 +481,30 @@ def _file_report(
         report.failed_files.append((str(path), failure))
 
 
+def _fetch_touched(
+    site_ids: list[int], client: ArchiveClient, run: _FileRun, finish: Callable[[list[int]], None]
+) -> None:
+    """Fetch the missing snapshots of CDX files' sites one site at a time, then finish those
+    fetched; an archive that cannot be reached stops the fetches and fails the rest with its
+    sentence (no later site can do better)."""
+    report = run.report
+    fetched_sites: list[int] = []
+    for number, site_id in enumerate(site_ids):
+        fetched = snapshots_fetch(site_ids=[site_id], fetch=client.fetch_memento)
+        report.fetches.update(fetched)
+        unreachable = _unreachable(client)
+        if unreachable is not None:
+            report.stopped = str(unreachable)
+            rest = {later: report.stopped for later in site_ids[number:]}
+            report.failed.update(rest)
+            sites_finish(failed=rest)
+            break
+        updates_compute(site_ids=[site_id])
+        fetched_sites.append(site_id)
+        run.step(Step(counts={"sites fetched": 1, "fetches": fetched["fetched"]}))
+    _finish_touched(set(fetched_sites), report, finish)
+
+
 def _finish_touched(
     touched: set[int], report: ImportReport, finish: Callable[[list[int]], None]
 ) -> None:
@@ -415,6 +521,10 @@ def _file_failure(report: ImportReport, path: Path) -> str:
 
 
 def _quiet(item: str, failure: str = "", counts: dict[str, int] | None = None) -> None:
+    return None
+
+
+def _no_step(step: Step) -> None:
     return None
 
 

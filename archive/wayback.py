@@ -7,7 +7,10 @@ only within the archive's own host: HACS never fetches a seed site itself.
 
 Real archives cut, stall and trickle, so every request is bounded as a whole: its body is read
 with ``read1`` (whatever has arrived) against one deadline for the entire request, not a
-timeout per read; decompressed bodies are capped; a CDX query stops after a number of pages.
+timeout per read; a status line and headers still arriving at the deadline have their
+connection cut (a per-read timeout never fires for an answer trickled a byte at a time); a
+``Retry-After`` asks for at most the deadline; decompressed bodies are capped; a CDX query stops
+after a number of pages.
 What retries cannot fix — a name that does not resolve, a refused connection — raises
 :class:`ArchiveUnreachableError` at once, and the client remembers it, so the run stops instead
 of spending minutes per site.
@@ -18,14 +21,21 @@ from __future__ import annotations
 import email.utils
 import logging
 import random
+import socket
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import redis
 import requests
+import requests.adapters
+import urllib3
+import urllib3.connection
+import urllib3.connectionpool
 import urllib3.exceptions
 
 from archive.ratelimit import RateLimitUnavailable, SharedRateLimiter
@@ -156,6 +166,8 @@ class ArchiveClient:
         self.config = config
         self.session = session or requests.Session()
         self.session.headers["User-Agent"] = config.user_agent
+        for scheme in ("http://", "https://"):
+            self.session.mount(scheme, _DeadlineAdapter())
         self.stats = RequestStats()
         # Set by the first request whose host cannot be reached; every later request to the
         # archive raises it again at once, and the import pipeline stops the run on it.
@@ -310,9 +322,10 @@ class ArchiveClient:
     ) -> _Answer:  # fmt: skip
         """Send one GET (with retries) and read its whole answer.
 
-        Retried: 429 and 5xx (honouring ``Retry-After``), timeouts, resets, bodies cut or
-        stalled past the deadline. Not retried: a host that does not resolve or refuses the
-        connection (``ArchiveUnreachableError``, remembered by the client).
+        Retried: 429 and 5xx (honouring ``Retry-After`` up to the deadline), timeouts, resets,
+        answers cut, or stalled or trickled past the deadline. Not retried: a host that does
+        not resolve or refuses the connection (``ArchiveUnreachableError``, remembered by the
+        client).
         """
         if self.unreachable is not None:
             raise self.unreachable
@@ -341,6 +354,11 @@ class ArchiveClient:
                     if response.status_code in RETRY_STATUSES:
                         reason = f"HTTP {response.status_code}"
                         wait = retry_after_seconds(response.headers.get("Retry-After"))
+                        if wait is not None and wait > self.config.deadline:
+                            # An archive asking for hours would hold every worker that long
+                            # (the pause is shared): wait the deadline, as one of the retries.
+                            reason += f" asking to wait {wait:,.0f} s"
+                            wait = self.config.deadline
                     else:
                         body, truncated = _read_body(response, limit, deadline)
                         return _Answer(response.status_code, response.headers, body, truncated)
@@ -361,6 +379,10 @@ class ArchiveClient:
                 reason = f"no complete answer within {self.config.deadline:g} s"
             except _BodyCut as error:
                 reason = f"the answer was cut off: {error}"
+            if wait is None and time.monotonic() >= deadline:
+                # Whatever broke last (a read timeout shortened to the time left, headers cut
+                # at the deadline), the answer did not come in time.
+                reason = f"no complete answer within {self.config.deadline:g} s"
             if attempt >= self.config.retries:
                 raise ArchiveError(
                     f"{what} at {archive_host} failed after {attempt + 1} attempts ({reason}); "
@@ -392,9 +414,13 @@ class ArchiveClient:
             if left <= 0:
                 raise _DeadlinePassed()
             timeout = min(self.config.timeout, left)
-            response = self.session.get(
-                url, params=params, timeout=timeout, allow_redirects=False, stream=True
-            )
+            token = _DEADLINE.set(deadline)
+            try:
+                response = self.session.get(
+                    url, params=params, timeout=timeout, allow_redirects=False, stream=True
+                )
+            finally:
+                _DEADLINE.reset(token)
             if response.status_code not in (301, 302, 303, 307, 308):
                 return response
             location = urljoin(response.url, response.headers.get("Location", ""))
@@ -403,6 +429,78 @@ class ArchiveClient:
                 raise ArchiveError(f"{url} redirects away from the archive, to {location}.")
             url, params = location, None
         raise ArchiveError(f"{url} redirects too many times.")
+
+
+# --- Status line and headers within the deadline -----------------------------------------------
+
+# The deadline of the request being sent by this thread, for the connections below.
+_DEADLINE: ContextVar[float | None] = ContextVar("hacs_request_deadline", default=None)
+
+
+def _headers_by_deadline(
+    connection: urllib3.connection.HTTPConnection, read: Callable[[], Any]
+) -> Any:
+    """``read()`` the status line and headers, cutting the connection if the deadline passes.
+
+    The timeout given to requests applies to each read from the socket, so an archive sending
+    its headers one byte a second would never trip it; a timer shuts the socket down at the
+    deadline instead, which ends the blocked read at once.
+    """
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return read()
+
+    def cut() -> None:
+        sock = connection.sock
+        if sock is not None:
+            try:
+                # The plain socket's shutdown, also under TLS: only the transport is cut.
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed
+
+    timer = threading.Timer(max(deadline - time.monotonic(), 0.0), cut)
+    timer.daemon = True
+    timer.start()
+    try:
+        return read()
+    finally:
+        timer.cancel()
+
+
+class _DeadlineHTTPConnection(urllib3.connection.HTTPConnection):
+    def getresponse(self) -> Any:
+        return _headers_by_deadline(self, super().getresponse)
+
+
+class _DeadlineHTTPSConnection(urllib3.connection.HTTPSConnection):
+    def getresponse(self) -> Any:
+        return _headers_by_deadline(self, super().getresponse)
+
+
+class _DeadlineHTTPPool(urllib3.connectionpool.HTTPConnectionPool):
+    ConnectionCls = _DeadlineHTTPConnection
+
+
+class _DeadlineHTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
+    ConnectionCls = _DeadlineHTTPSConnection
+
+
+_DEADLINE_POOLS = {"http": _DeadlineHTTPPool, "https": _DeadlineHTTPSPool}
+
+
+class _DeadlineAdapter(requests.adapters.HTTPAdapter):
+    """requests' adapter, with connections that keep the whole-request deadline for headers."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _DEADLINE_POOLS
+
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        if type(manager) is urllib3.ProxyManager:  # a SOCKS proxy keeps its own connections
+            manager.pool_classes_by_scheme = _DEADLINE_POOLS
+        return manager
 
 
 def _read_body(response: requests.Response, limit: int, deadline: float) -> tuple[bytes, bool]:

@@ -97,11 +97,14 @@ def job_enqueue(
     label: str = "",
     user: Any = None,
     total: int = 0,
+    on_failure: Callable[..., Any] | None = None,
 ) -> JobRecord:
     """Record a job and hand it to RQ once the surrounding transaction commits.
 
     The job's first argument is always the ``JobRecord`` id, so the job can report progress.
     Raises ``QueueUnavailable`` (and records nothing) when Redis cannot be reached.
+    ``on_failure``, when given, is RQ's failure callback instead of :func:`job_record_failure`,
+    which it calls first.
     """
     problem = queue_problem()
     if problem:
@@ -116,7 +119,7 @@ def job_enqueue(
                 record.pk,
                 *args,
                 job_id=record.rq_id,
-                on_failure=Callback(_record_failure),
+                on_failure=Callback(on_failure or job_record_failure),
                 result_ttl=7 * 24 * 3600,
                 failure_ttl=30 * 24 * 3600,
             )
@@ -146,7 +149,9 @@ def job_record_create(
     )
 
 
-def _record_failure(job: Job, connection: Any, exc_type: type, exc: BaseException, tb: Any) -> None:
+def job_record_failure(
+    job: Job, connection: Any, exc_type: type, exc: BaseException, tb: Any
+) -> None:
     """RQ failure callback: mark the job's record failed with the reason.
 
     RQ calls it with ``AbandonedJobError`` when the worker running the job stopped sending
@@ -163,6 +168,10 @@ def _record_failure(job: Job, connection: Any, exc_type: type, exc: BaseExceptio
     records = records.exclude(status=JobRecord.Status.INTERRUPTED)
     message = "".join(traceback.format_exception_only(exc_type, exc)).strip()
     records.update(status=JobRecord.Status.FAILED, error=message[:5000], finished_at=timezone.now())
+
+
+# Jobs queued before the callback was renamed name it by its old dotted path.
+_record_failure = job_record_failure
 
 
 # --- Heartbeats ---------------------------------------------------------------------------------
@@ -262,6 +271,14 @@ class JobProgress:
     def set_total(self, total: int) -> None:
         self.record.total = total
         self._save(["total"])
+
+    def add_items(self, ids: Iterable[int]) -> None:
+        """Name more items (sites) the job works on, so that they are found if it stops."""
+        known = set(self.record.items)
+        new = [i for i in ids if i not in known]
+        if new:
+            self.record.items = [*self.record.items, *new]
+            self.record.save(update_fields=["items"])
 
     def advance(self, done: int = 1, **counts: int) -> None:
         self.record.done += done

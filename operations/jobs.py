@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import socket
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,9 @@ from archive.pipeline import (
     FromArchive,
     FromCdxFiles,
     FromWarcFiles,
+    ImportReport,
     Progress,
+    Step,
     sites_finish,
 )
 from jobs.models import JobRecord
@@ -41,6 +43,7 @@ from jobs.services import (
     job_item_done,
     job_item_interrupted,
     job_record_create,
+    job_record_failure,
     job_records_sweep,
 )
 from operations.refresh import archive_client, sites_refresh, sites_with_failed_fetches
@@ -207,25 +210,111 @@ def retry_fetches(record_id: int, site_ids: list[int]) -> None:
         sites_refresh(FetchRetry(site_ids), client=archive_client(), progress=report)
 
 
+class FileImportJob:
+    """A file import's progress as a job: files done (``item``), and inside a file the records
+    and bytes read and the sites started (``step``), which become the job's items so that its
+    interruption finds them."""
+
+    def __init__(self, progress: JobProgress) -> None:
+        self.progress = progress
+
+    def item(self, item: str, failure: str = "", counts: dict[str, int] | None = None) -> None:
+        if failure:
+            self.progress.fail_item(item, failure)
+        self.progress.advance(1, **(counts or {}))
+
+    def step(self, step: Step) -> None:
+        self.progress.add_items(step.started)
+        if step.counts:
+            self.progress.advance(0, **step.counts)
+
+    def stopped(self, reason: str) -> None:
+        """The archive could not be reached while the pages were fetched."""
+        self.progress.fail_item("fetching the pages' links", reason)
+
+
+@contextmanager
+def _sites_fail_with_job(record_id: int) -> Iterator[None]:
+    """On the way out of a file import that did not end (Ctrl-C, a stop signal, an error),
+    mark its running sites failed with the reason, after the job's record was marked."""
+    try:
+        yield
+    except BaseException as error:
+        stopped = isinstance(error, KeyboardInterrupt | SystemExit)
+        reason = INTERRUPTED_REASON if stopped else f"{type(error).__name__}: {error}"
+        sites_interrupt([JobRecord.objects.get(pk=record_id)], reason=reason)
+        raise
+
+
+def file_import_run(
+    job: FileImportJob, kind: str, paths: Sequence[Path], *, fetch: bool = True,
+    step: Callable[[Step], None] | None = None,
+) -> ImportReport:  # fmt: skip
+    """Import WARC (``kind="warc"``) or CDX files, reporting to ``job``; ``step`` is told too."""
+
+    def told(event: Step) -> None:
+        job.step(event)
+        if step is not None:
+            step(event)
+
+    job.progress.advance(0, **{"bytes in files": sum(_size(p) for p in paths)})
+    if kind == "warc":
+        source: FromWarcFiles | FromCdxFiles = FromWarcFiles(
+            paths, max_body=settings.HACS_MAX_MEMENTO_BYTES
+        )
+        result = sites_refresh(source, progress=job.item, step=told)
+    else:
+        client = archive_client() if fetch else None
+        source = FromCdxFiles(paths, fetch=fetch)
+        result = sites_refresh(source, client=client, progress=job.item, step=told)
+    if result.stopped:
+        job.stopped(result.stopped)
+    job.progress.advance(0, captures=result.captures.added)
+    return result
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size if path.is_file() else 0
+    except OSError:
+        return 0
+
+
 def import_files(record_id: int, kind: str, paths: list[str]) -> None:
     """Import WARC or CDX files that the workers can read (same machine or shared storage)."""
-    with JobProgress(record_id) as progress:
+    with _sites_fail_with_job(record_id), JobProgress(record_id) as progress:
         progress.set_total(len(paths))
+        file_import_run(FileImportJob(progress), kind, [Path(p) for p in paths])
 
-        def report(item: str, failure: str = "", counts: dict[str, int] | None = None) -> None:
-            if failure:
-                progress.fail_item(item, failure)
-            progress.advance(1, **(counts or {}))
 
-        files = [Path(p) for p in paths]
-        if kind == "warc":
-            source: FromWarcFiles | FromCdxFiles = FromWarcFiles(
-                files, max_body=settings.HACS_MAX_MEMENTO_BYTES
-            )
-            result = sites_refresh(source, progress=report)
-        else:
-            result = sites_refresh(FromCdxFiles(files), client=archive_client(), progress=report)
-        progress.advance(0, captures=result.captures.added)
+def import_files_failed(
+    job: Job, connection: Any, exc_type: type, exc: BaseException, tb: Any
+) -> None:
+    """RQ failure callback of ``import_files``: the record as for any job, then the sites it
+    started, once the record is marked interrupted or failed (a work-horse that outlived its
+    killed worker keeps them until its lease runs out and the sweep finds it)."""
+    job_record_failure(job, connection, exc_type, exc, tb)
+    record = JobRecord.objects.filter(rq_id=job.id).first()
+    stopped = (JobRecord.Status.INTERRUPTED, JobRecord.Status.FAILED)
+    if record is not None and record.items and record.status in stopped:
+        sites_interrupt([record], reason=record.error or INTERRUPTED_REASON)
+
+
+@contextmanager
+def files_import_in_foreground(paths: Sequence[Path], *, label: str) -> Iterator[FileImportJob]:
+    """A command's file import in the terminal, kept as a job like ``import_in_foreground``:
+    the Jobs page shows its progress inside each file, and Ctrl-C, a stop signal, an error or
+    a closed terminal leaves the sites it started failed with the reason."""
+    record = job_record_create(
+        kind=JobRecord.Kind.IMPORT, label=label, total=len(paths), queue="terminal"
+    )
+    with (
+        _sites_fail_with_job(record.pk),
+        JobProgress(record.pk, heartbeat_thread=True) as progress,
+    ):
+        progress.record.worker = f"{socket.gethostname()} (terminal, pid {os.getpid()})"
+        progress.record.save(update_fields=["worker"])
+        yield FileImportJob(progress)
 
 
 def health_check(record_id: int) -> dict[str, object]:
@@ -261,6 +350,7 @@ def enqueue_files(kind: str, paths: Sequence[str], *, user: object = None) -> Jo
         label=f"{len(paths)} {kind.upper()} file{'s' if len(paths) != 1 else ''}",
         user=user,
         total=len(paths),
+        on_failure=import_files_failed,
     )
 
 
@@ -290,8 +380,11 @@ __all__ = [
     "enqueue_fetch_retry",
     "enqueue_files",
     "enqueue_import",
+    "file_import_run",
+    "files_import_in_foreground",
     "health_check",
     "import_files",
+    "import_files_failed",
     "import_in_foreground",
     "import_site",
     "import_site_failed",

@@ -8,10 +8,12 @@ only once its estimates come from its new data.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import django_rq
 
 from archive.models import LinkSnapshot, Site
-from archive.pipeline import ImportReport, Progress, Source, sites_import
+from archive.pipeline import ImportReport, Progress, Source, Step, sites_import
 from archive.wayback import ArchiveClient, ArchiveConfig
 from scheduling.estimates import estimates_recompute
 
@@ -22,13 +24,18 @@ def archive_client() -> ArchiveClient:
 
 
 def sites_refresh(
-    source: Source, *, client: ArchiveClient | None = None, progress: Progress | None = None
+    source: Source,
+    *,
+    client: ArchiveClient | None = None,
+    progress: Progress | None = None,
+    step: Callable[[Step], None] | None = None,
 ) -> ImportReport:
     """Import from ``source`` and recompute the estimates of every site brought up to date."""
     return sites_import(
         source,
         client=client,
         progress=progress,
+        step=step,
         after=lambda site_ids: estimates_recompute(site_ids=site_ids),
     )
 

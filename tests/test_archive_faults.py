@@ -11,11 +11,14 @@ from __future__ import annotations
 import gzip
 import http.server
 import io
+import json
 import os
 import random
 import socket
 import threading
+import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -24,14 +27,21 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from archive.models import Capture, LinkSnapshot, Site
-from archive.pipeline import FromArchive, sites_import
+from archive.pipeline import FromArchive, FromCdxFiles, sites_import
 from archive.wayback import ArchiveClient, ArchiveConfig, ArchiveError, ArchiveUnreachableError
 from hacs.demo import DemoArchive, build_demo_archive
 from hacs.formats.cdx import parse_cdx
 from operations.refresh import sites_with_failed_fetches
 from scheduling.models import Estimate
 from tests.factories import make_site
-from tests.support.ia_server import Fault, IAArchive, Row, closed_port, ia_rows_and_bodies
+from tests.support.ia_server import (
+    FIELDS,
+    Fault,
+    IAArchive,
+    Row,
+    closed_port,
+    ia_rows_and_bodies,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -131,6 +141,61 @@ def test_a_trickle_that_stops_in_time_is_read_whole(redis_url: str) -> None:
         client = archive_client(archive, redis_url, deadline=60.0)
         memento = client.fetch_memento("20170101000000", SEED)
     assert memento.body == body and client.stats.retries == 0
+
+
+def test_headers_trickled_a_byte_at_a_time_end_at_the_whole_request_deadline(
+    redis_url: str,
+) -> None:
+    """A status line and headers trickled a byte every 0.05 s never trip a per-read timeout;
+    the connection is cut at the deadline, long before the headers' last byte would come."""
+    body = b"<html>fine</html>"
+    bodies = {("20170101000000", SEED): (body, "text/html")}
+    with IAArchive(rows(3), bodies) as archive:
+        trickle = Fault("trickle_headers", interval=0.05, padding=400)
+        archive.state.faults.extend([replace(trickle, on="web")] * 2)
+        archive.state.faults.extend([replace(trickle, on="cdx")] * 2)
+        client = archive_client(archive, redis_url, retries=1, deadline=0.5, timeout=30.0)
+        with pytest.raises(ArchiveError) as memento:
+            client.fetch_memento("20170101000000", SEED)
+        with pytest.raises(ArchiveError) as query:
+            all_rows(client)
+        sent = archive.requests_to("web") + archive.requests_to("cdx")
+    assert "failed after 2 attempts (no complete answer within 0.5 s)" in str(memento.value)
+    assert "failed after 2 attempts (no complete answer within 0.5 s)" in str(query.value)
+    assert len(sent) == 4
+    # The client hung up mid-headers every time: it never waited for the rest.
+    assert all(0 < e.head_sent < e.head // 2 for e in sent), [(e.head_sent, e.head) for e in sent]
+
+
+@pytest.mark.parametrize(
+    "retry_after", ["999999999", "Fri, 31 Dec 2100 23:59:59 GMT"], ids=["seconds", "date"]
+)
+def test_a_huge_retry_after_waits_the_deadline_and_counts_as_a_retry(
+    redis_url: str, retry_after: str
+) -> None:
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        time.sleep(seconds)
+
+    body = b"<html>ok</html>"
+    with IAArchive(rows(1), {("20170101000000", SEED): (body, "text/html")}) as archive:
+        archive.state.faults.extend(
+            [Fault("status", status=429, retry_after=retry_after, on="web")] * 3
+        )
+        config = ArchiveConfig(cdx_url=archive.cdx_url, wayback_url=archive.wayback_url,
+                               cdx_per_minute=6000, memento_per_minute=6000, retries=2,
+                               deadline=0.5)  # fmt: skip
+        client = ArchiveClient(config, redis.Redis.from_url(redis_url), sleep=sleep)
+        with pytest.raises(ArchiveError) as caught:
+            client.fetch_memento("20170101000000", SEED)
+        assert [e.status for e in archive.requests_to("web")] == [429, 429, 429]
+        # The archive's pause was shared at the cap too: the next request goes out.
+        assert client.fetch_memento("20170101000000", SEED).body == body
+    assert "failed after 3 attempts (HTTP 429 asking to wait" in str(caught.value)
+    assert client.stats.retries == 2
+    assert slept and max(slept) <= 0.5
 
 
 def test_throttling_and_server_errors_are_retried_until_the_answer_comes(
@@ -306,6 +371,40 @@ def test_a_refused_archive_stops_the_pipeline_after_one_attempt(redis_url: str) 
     assert "cannot be reached (the connection was refused)" in report.stopped
     assert len(told) == 30 and all(failure == report.stopped for _item, failure in told)
     assert set(report.failed) == {s.pk for s in sites} and report.done == []
+
+
+def test_an_unreachable_archive_stops_a_cdx_file_import_with_one_sentence(
+    settings: Any, redis_url: str, tmp_path: Any
+) -> None:
+    """The captures of a CDX file are stored; the pages' links cannot be fetched: one
+    connection attempt, then the run stops with the sentence import_archive gives."""
+    sites, data = three_sites()
+    path = tmp_path / "three.cdx.json"
+    path.write_text(json.dumps([FIELDS, *(row.as_list() for row in data)]))
+    port = closed_port()
+    base = f"http://127.0.0.1:{port}"
+    use_archive(settings, f"{base}/cdx/search/cdx", f"{base}/web")
+    sentence = (
+        f"The archive at 127.0.0.1:{port} cannot be reached (the connection was refused): "
+        "check the network or HACS_WAYBACK_URL."
+    )
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.raises(CommandError) as caught:
+        call_command("import_cdx", str(path), stdout=out, stderr=err)
+    assert str(caught.value) == (
+        f"{sentence} 3 of 3 sites not imported; run the import again once the archive answers."
+    )
+    assert err.getvalue() == ""
+    assert "9 CDX rows read, 9 captures added" in out.getvalue()
+    statuses = set(Site.objects.filter(pk__in=[s.pk for s in sites]).values_list(
+        "import_status", "import_error"))  # fmt: skip
+    assert statuses == {("failed", sentence)}
+
+    client = client_for(f"{base}/cdx", f"{base}/web", redis_url, retries=5)
+    report = sites_import(FromCdxFiles([path]), client=client)
+    assert client.stats.requests == 1  # one attempt for the whole run, not one per site
+    assert report.stopped == sentence and report.done == []
+    assert report.failed == {s.pk: sentence for s in sites}
 
 
 def test_a_rate_limit_without_redis_stops_the_pipeline_with_a_sentence(redis_url: str) -> None:

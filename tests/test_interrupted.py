@@ -1,7 +1,8 @@
 """Work whose worker, Redis or terminal stopped ends interrupted, and its sites can be retried.
 
 Every case stops a real process (a worker, Redis, a command) the way an operator meets it and
-then waits — with a generous timeout, never a timed assertion — for the sweep to find it.
+then waits — with a generous timeout, never a timed assertion — for the sweep to find it. A file
+import is stopped mid-file by feeding it through a named pipe that stops after its first batch.
 """
 
 from __future__ import annotations
@@ -26,12 +27,16 @@ from django.core.management import call_command
 from django.utils import timezone
 from rq import Queue
 
-from archive.models import Site
+from archive.models import Capture, LinkSnapshot, Site
+from archive.pipeline import WARC_BATCH
+from hacs.demo import DemoArchive, build_demo_archive
 from hacs_site.localservers import free_port, start_redis
 from jobs.models import JobRecord
-from jobs.services import job_heartbeat_beat
-from operations.jobs import enqueue_import, import_sites, sweep_interrupted
+from jobs.services import INTERRUPTED_REASON, job_heartbeat_beat
+from operations.jobs import enqueue_files, enqueue_import, import_sites, sweep_interrupted
+from scheduling.models import Estimate
 from tests.factories import make_site
+from tests.support.ia_server import IAArchive, ia_rows_and_bodies
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
@@ -356,3 +361,230 @@ def test_a_command_that_needs_redis_says_so_in_one_line(worker_env: dict[str, st
     assert len(lines) == 1, result.stderr
     assert "cannot be reached" in lines[0] and "REDIS_URL" in lines[0]
     assert not JobRecord.objects.exists()
+
+
+# --- File imports: progress inside a file, no site left waiting -----------------------------------
+
+
+def load_demo_seeds(demo: DemoArchive) -> None:
+    quiet = open(os.devnull, "w")
+    call_command("import_seeds", str(demo.seeds_path), stdout=quiet, stderr=quiet)
+
+
+def stored() -> tuple[list[Any], list[Any], list[Any], dict[str, str]]:
+    """Everything an import leaves: captures with their update data, snapshots, estimates, and
+    each site's import status."""
+    captures = sorted(
+        Capture.objects.values_list(
+            "site__canonical_key", "urlkey", "timestamp", "kind", "is_observation", "page_index",
+            "link_floor", "new_links", "source",
+        )
+    )  # fmt: skip
+    snapshots = sorted(LinkSnapshot.objects.values_list("urlkey", "digest", "status", "links"))
+    estimates = sorted(
+        Estimate.objects.values_list(
+            "site__canonical_key", "level", "method", "rate", "tau", "observations", "updates",
+            "window_start", "window_end", "posterior_shape", "posterior_rate",
+        )
+    )  # fmt: skip
+    statuses = dict(Site.objects.values_list("canonical_key", "import_status"))
+    return captures, snapshots, estimates, statuses
+
+
+def forget_imports() -> None:
+    Capture.objects.all().delete()
+    LinkSnapshot.objects.all().delete()
+    Estimate.objects.all().delete()
+    JobRecord.objects.all().delete()
+    Site.objects.update(import_status=Site.ImportStatus.PENDING, import_error="")
+
+
+def capture_end(warc: Path, captures: int) -> int:
+    """The byte offset where the WARC's response or revisit number ``captures`` ends."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    seen = 0
+    with open(warc, "rb") as stream:
+        iterator = ArchiveIterator(stream)
+        for record in iterator:
+            iterator.read_to_end(record)
+            if record.rec_type in ("response", "revisit"):
+                seen += 1
+                if seen == captures:
+                    return int(iterator.get_record_offset() + iterator.get_record_length())
+    raise AssertionError(f"{warc} holds fewer than {captures} captures")
+
+
+def stalled_copy(warc: Path, where: Path, stop: threading.Event) -> tuple[Path, threading.Thread]:
+    """A named pipe of ``warc``'s name in ``where`` delivering its first captures (a batch and
+    more) and then nothing until ``stop`` is set: an import reading it stops mid-file."""
+    where.mkdir()
+    pipe = where / warc.name
+    os.mkfifo(pipe)
+    head = warc.read_bytes()[: capture_end(warc, WARC_BATCH + 300)]
+
+    def feed() -> None:
+        with open(pipe, "wb") as writer:
+            try:
+                writer.write(head)
+                writer.flush()
+            except BrokenPipeError:
+                return  # the import was killed while this part was still being read
+            stop.wait(300)
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    return pipe, feeder
+
+
+def record_reading(least: int, queue: str = "terminal") -> JobRecord | None:
+    """The import record of ``queue`` once it has read ``least`` records."""
+    record = JobRecord.objects.filter(queue=queue).first()
+    if record is None or record.counts.get("records read", 0) < least:
+        return None
+    return record
+
+
+def test_a_warc_import_killed_mid_file_leaves_its_sites_interrupted_and_reruns_cleanly(
+    settings: Any, worker_env: dict[str, str], tmp_path: Path
+) -> None:
+    settings.HACS_JOB_LEASE_SECONDS = 2
+    demo = build_demo_archive(tmp_path / "demo", sites=12, seed=3)
+    load_demo_seeds(demo)
+    quiet = open(os.devnull, "w")
+    call_command("import_warc", str(demo.warc_path), stdout=quiet)
+    clean = stored()
+    assert set(clean[3].values()) == {"done"}
+    forget_imports()
+
+    stop_feeding = threading.Event()
+    pipe, feeder = stalled_copy(demo.warc_path, tmp_path / "pipe", stop_feeding)
+    command = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "import_warc", str(pipe)],
+        env=archive_env(worker_env, f"http://127.0.0.1:{free_port()}"), cwd=ROOT,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        record = wait_for(lambda: record_reading(WARC_BATCH), "the first batch")
+        # Mid-file: the Jobs page shows records read, the file itself is not done.
+        assert record.status == JobRecord.Status.RUNNING and record.done == 0
+        assert record.label == "1 WARC file from the terminal"
+        started = set(record.items)
+        assert started
+        running = Site.objects.filter(pk__in=started).values_list("import_status", flat=True)
+        assert set(running) == {"running"}
+    finally:
+        command.kill()  # SIGKILL: nothing runs on the way out
+        command.wait()
+        stop_feeding.set()
+        feeder.join()
+
+    def interrupted() -> bool:
+        sweep_interrupted()
+        return JobRecord.objects.get(pk=record.pk).status == JobRecord.Status.INTERRUPTED
+
+    wait_for(interrupted, "the sweep to mark the file import interrupted")
+    # Every site holding captures from the cut import says so; none waits forever.
+    assert set(Capture.objects.values_list("site_id", flat=True)) == started
+    left = set(Site.objects.filter(pk__in=started).values_list("import_status", "import_error"))
+    assert left == {("failed", INTERRUPTED_REASON)}
+    assert not Site.objects.filter(import_status__in=["queued", "running"]).exists()
+    record.refresh_from_db()
+    urls = Site.objects.filter(pk__in=started).values_list("seed_url", flat=True)
+    assert sorted(f["item"] for f in record.failures) == sorted(urls)
+
+    call_command("import_warc", str(demo.warc_path), stdout=quiet)
+    assert stored() == clean
+
+
+def test_ctrl_c_on_a_cdx_import_leaves_its_sites_interrupted_and_reruns_cleanly(
+    settings: Any, worker_env: dict[str, str], stalling_archive: str, tmp_path: Path
+) -> None:
+    demo = build_demo_archive(tmp_path / "demo", sites=6, seed=5)
+    load_demo_seeds(demo)
+    rows, bodies = ia_rows_and_bodies(demo)
+    quiet = open(os.devnull, "w")
+    with IAArchive(rows, bodies) as archive:
+        settings.HACS_CDX_URL = archive.cdx_url
+        settings.HACS_WAYBACK_URL = archive.wayback_url
+        settings.HACS_MEMENTO_RATE_PER_MINUTE = 60000.0
+        call_command("import_cdx", str(demo.cdx_path), stdout=quiet)
+        clean = stored()
+        assert set(clean[3].values()) == {"done"}
+        forget_imports()
+
+        # The captures are stored, then the first memento fetch meets an archive that never
+        # answers: Ctrl-C there.
+        command = subprocess.Popen(
+            [sys.executable, str(ROOT / "manage.py"), "import_cdx", str(demo.cdx_path)],
+            env=archive_env(worker_env, stalling_archive), cwd=ROOT,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+        try:
+            record = wait_for(lambda: record_reading(1), "the file to be read")
+            started = set(record.items)
+            assert started
+            os.kill(command.pid, signal.SIGINT)
+            output, _ = command.communicate(timeout=60)
+        finally:
+            command.kill()
+        assert "KeyboardInterrupt" in output
+        record.refresh_from_db()
+        assert record.status == JobRecord.Status.INTERRUPTED
+        assert set(Capture.objects.values_list("site_id", flat=True)) == started
+        left = set(Site.objects.filter(pk__in=started).values_list("import_status", "import_error"))
+        assert left == {("failed", INTERRUPTED_REASON)}
+        assert not Site.objects.filter(import_status__in=["queued", "running"]).exists()
+
+        call_command("import_cdx", str(demo.cdx_path), stdout=quiet)
+    assert stored() == clean
+
+
+def test_a_worker_killed_mid_file_leaves_the_sites_of_its_file_import_interrupted(
+    settings: Any, worker_env: dict[str, str], tmp_path: Path
+) -> None:
+    settings.HACS_JOB_LEASE_SECONDS = 2
+    demo = build_demo_archive(tmp_path / "demo", sites=12, seed=3)
+    load_demo_seeds(demo)
+    quiet = open(os.devnull, "w")
+    call_command("import_warc", str(demo.warc_path), stdout=quiet)
+    clean = stored()
+    forget_imports()
+
+    stop_feeding = threading.Event()
+    pipe, feeder = stalled_copy(demo.warc_path, tmp_path / "pipe", stop_feeding)
+    record = enqueue_files("warc", [str(pipe)])
+    worker = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "rqworker", "import"],
+        env=archive_env(worker_env, f"http://127.0.0.1:{free_port()}"), cwd=ROOT,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        reading = wait_for(lambda: record_reading(WARC_BATCH, queue="import"), "the first batch")
+        assert reading.pk == record.pk and reading.done == 0
+        started = set(reading.items)
+        assert started
+        family = [psutil.Process(worker.pid), *psutil.Process(worker.pid).children(True)]
+        for process in family:
+            process.kill()
+    finally:
+        worker.kill()
+        worker.wait()
+        stop_feeding.set()
+        feeder.join()
+
+    def interrupted() -> bool:
+        sweep_interrupted()
+        status = JobRecord.objects.get(pk=record.pk).status
+        return (
+            status == JobRecord.Status.INTERRUPTED
+            and not Site.objects.filter(import_status__in=["queued", "running"]).exists()
+        )
+
+    wait_for(interrupted, "the sweep to mark the file import and its sites interrupted")
+    assert set(Capture.objects.values_list("site_id", flat=True)) == started
+    left = set(Site.objects.filter(pk__in=started).values_list("import_status", "import_error"))
+    assert left == {("failed", INTERRUPTED_REASON)}
+
+    call_command("import_warc", str(demo.warc_path), stdout=quiet)
+    assert stored() == clean

@@ -303,7 +303,7 @@ def test_sites_imported_from_a_warc_file_are_done_with_imported_at(tmp_path: Pat
     never.refresh_from_db()
     assert report.done == [site.pk] and report.captures.added == 4 and report.snapshots == 3
     assert site.import_status == "done" and site.imported_at is not None
-    assert statuses_when_after_ran == ["pending"]  # estimates come before "done"
+    assert statuses_when_after_ran == ["running"]  # estimates come before "done"
     assert never.import_status == "pending" and never.imported_at is None
     # Links parsed from the same pass: the second content adds a link, the revisit does not.
     assert homepage_updates(site) == [(0, -1), (1, -1), (2, 1)]

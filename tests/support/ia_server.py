@@ -9,9 +9,10 @@ the client's pacing. ``from`` limits a CDX query to captures from that timestamp
 Internet Archive.
 
 It also fails the way real archives do (``Fault``): a chunked body cut mid-way, a JSON body
-truncated behind a matching ``Content-Length``, a body trickled a byte at a time, a connection
-dropped before any answer, and CDX paging that never ends (``endless_prefixes``: a fresh resume
-key on every page). ``storm`` injects such faults at random into a share of the requests.
+truncated behind a matching ``Content-Length``, a body trickled a byte at a time, a status line
+and headers trickled a byte at a time, a connection dropped before any answer, and CDX paging
+that never ends (``endless_prefixes``: a fresh resume key on every page). ``storm`` injects such
+faults at random into a share of the requests.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ class Logged:
     query: dict[str, str]
     status: int
     sent: int = 0  # body bytes meant to be sent
+    head: int = 0  # bytes of the status line and headers, with a "trickle_headers" fault
+    head_sent: int = 0  # of which were written before the client hung up
 
 
 @dataclass(frozen=True)
@@ -66,8 +69,10 @@ class Fault:
     ``kind``: "status" (answer ``status`` with ``retry_after``), "cut" (a chunked body that
     stops half-way, without its last chunk), "short" (a ``Content-Length`` body that stops
     half-way), "truncated" (half the body, with a ``Content-Length`` that matches it: broken
-    JSON the transport cannot notice), "trickle" (one byte every ``interval`` seconds) or
-    "reset" (the connection closed before any answer).
+    JSON the transport cannot notice), "trickle" (one byte every ``interval`` seconds),
+    "trickle_headers" (the status line and ``padding`` bytes of headers, one byte every
+    ``interval`` seconds, then the body at once) or "reset" (the connection closed before any
+    answer).
     """
 
     kind: str
@@ -75,6 +80,7 @@ class Fault:
     retry_after: str | None = None
     on: str | None = None
     interval: float = 0.2
+    padding: int = 0  # bytes of an extra header sent by "trickle_headers"
 
 
 STORM_KINDS = ("cut", "short", "trickle", "reset", "429", "503")
@@ -200,10 +206,14 @@ class IAArchive:
                 self, status: int, body: bytes, content_type: str, headers: dict[str, str],
                 path: str, query: dict[str, str],
             ) -> None:  # fmt: skip
+                entry = Logged(time.monotonic(), path, query, status, len(body))
                 with state.lock:
-                    state.log.append(Logged(time.monotonic(), path, query, status, len(body)))
+                    state.log.append(entry)
                 fault = self.fault if self.fault is not None and status == 200 else None
                 kind = fault.kind if fault is not None else ""
+                if kind == "trickle_headers" and fault is not None:
+                    self._trickle_headers(entry, fault, body, content_type)
+                    return
                 if kind == "truncated":
                     body = body[: len(body) // 2]
                 self.send_response(status)
@@ -232,6 +242,25 @@ class IAArchive:
                         self.wfile.write(body)
                 except OSError:
                     self.close_connection = True  # the client gave up: fine
+
+            def _trickle_headers(
+                self, entry: Logged, fault: Fault, body: bytes, content_type: str
+            ) -> None:
+                head = (
+                    f"{self.protocol_version} 200 OK\r\nContent-Type: {content_type}\r\n"
+                    f"Content-Length: {len(body)}\r\nX-Padding: {'p' * fault.padding}\r\n\r\n"
+                ).encode()
+                entry.head = len(head)
+                self.close_connection = True
+                try:
+                    for index in range(len(head)):
+                        self.wfile.write(head[index : index + 1])
+                        self.wfile.flush()
+                        entry.head_sent = index + 1
+                        time.sleep(fault.interval)
+                    self.wfile.write(body)
+                except OSError:
+                    return  # the client gave up: what the tests look for
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]

@@ -1,5 +1,5 @@
-"""Helpers shared by the import commands: a progress bar (quiet when not on a terminal) and
-handing file imports to a worker."""
+"""Helpers shared by the import commands: progress bars (quiet when not on a terminal), file
+imports in the foreground, and handing file imports to a worker."""
 
 import sys
 from pathlib import Path
@@ -8,12 +8,40 @@ from typing import Any
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from archive.pipeline import ImportReport
-from operations.jobs import enqueue_files
+from archive.pipeline import ImportReport, Step
+from operations.jobs import enqueue_files, file_import_run, files_import_in_foreground
 
 
 def progress(total: int, unit: str, desc: str) -> Any:
     return tqdm(total=total, unit=unit, desc=desc, disable=not sys.stderr.isatty(), leave=False)
+
+
+def bytes_progress(paths: list[Path], desc: str) -> Any:
+    """A bar over the files' bytes, which moves inside each file as its records are stored."""
+    total = sum(path.stat().st_size for path in paths if path.is_file())
+    return tqdm(total=total, unit="B", unit_scale=True, desc=desc,
+                disable=not sys.stderr.isatty(), leave=False)  # fmt: skip
+
+
+def file_import(kind: str, files: list[Path], *, fetch: bool = True) -> ImportReport:
+    """Import ``files`` in the foreground, kept as a job (the Jobs page shows it) with a bar
+    over the bytes read, then the sites fetched; an interrupted import leaves the sites it
+    started failed."""
+    label = f"{len(files)} {kind.upper()} file{'s' * (len(files) != 1)} from the terminal"
+    with (
+        files_import_in_foreground(files, label=label) as job,
+        bytes_progress(files, "Importing") as bar,
+    ):
+        fetched = 0
+
+        def step(event: Step) -> None:
+            nonlocal fetched
+            bar.update(event.counts.get("bytes read", 0))
+            if "sites fetched" in event.counts:  # after the files: the pages' links
+                fetched += event.counts["sites fetched"]
+                bar.set_postfix_str(f"{fetched} sites fetched")
+
+        return file_import_run(job, kind, files, fetch=fetch, step=step)
 
 
 def enqueue_file_import(kind: str, files: list[Path]) -> str:
@@ -37,7 +65,13 @@ def file_problems_write(stderr: Any, report: ImportReport) -> None:
 
 
 def file_failures_raise(report: ImportReport, files: list[Path]) -> None:
-    """End a file import with a non-zero status when a file could not be read to the end."""
+    """End a file import with a non-zero status when the archive could not be reached for the
+    pages' links (its one sentence), or when a file could not be read to the end."""
+    if report.stopped:
+        raise CommandError(
+            f"{report.stopped} {len(report.failed)} of {len(report.captures.sites)} sites not "
+            "imported; run the import again once the archive answers."
+        )
     if report.failed_files:
         failed = ", ".join(Path(name).name for name, _reason in report.failed_files)
         raise CommandError(

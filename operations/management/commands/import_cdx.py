@@ -2,14 +2,12 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from archive.pipeline import FromCdxFiles
 from operations.management.commands._progress import (
     enqueue_file_import,
     file_failures_raise,
+    file_import,
     file_problems_write,
-    progress,
 )
-from operations.refresh import archive_client, sites_refresh
 
 
 class Command(BaseCommand):
@@ -32,12 +30,7 @@ class Command(BaseCommand):
             self.stdout.write(enqueue_file_import("cdx", files))
             return
         fetch = not options["no_fetch"]
-        with progress(len(files), "file", "Importing") as bar:
-            report = sites_refresh(
-                FromCdxFiles(files, fetch=fetch),
-                client=archive_client() if fetch else None,
-                progress=lambda *_args, **_kw: bar.update(1),
-            )
+        report = file_import("cdx", files, fetch=fetch)
         file_problems_write(self.stderr, report)
         counts = report.captures
         self.stdout.write(
@@ -45,7 +38,7 @@ class Command(BaseCommand):
             f"lines skipped; skipped rows: {counts.skipped_summary()}; {len(counts.sites)} sites "
             "touched."
         )
-        if fetch and counts.sites:
+        if fetch and counts.sites and not report.stopped:
             self.stdout.write(
                 f"{report.fetches['fetched']} mementos fetched, {report.fetches['fetch failed']} "
                 "failed (retried next time)."

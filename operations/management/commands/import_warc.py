@@ -1,16 +1,13 @@
 from pathlib import Path
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from archive.pipeline import FromWarcFiles
 from operations.management.commands._progress import (
     enqueue_file_import,
     file_failures_raise,
+    file_import,
     file_problems_write,
-    progress,
 )
-from operations.refresh import sites_refresh
 
 
 class Command(BaseCommand):
@@ -26,11 +23,7 @@ class Command(BaseCommand):
         if options["enqueue"]:
             self.stdout.write(enqueue_file_import("warc", files))
             return
-        with progress(len(files), "file", "Importing") as bar:
-            report = sites_refresh(
-                FromWarcFiles(files, max_body=settings.HACS_MAX_MEMENTO_BYTES),
-                progress=lambda *_args, **_kw: bar.update(1),
-            )
+        report = file_import("warc", files)
         file_problems_write(self.stderr, report)
         counts = report.captures
         self.stdout.write(
