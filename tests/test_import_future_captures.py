@@ -93,3 +93,22 @@ def test_a_capture_dated_2099_is_removed_and_the_site_reimported_without_it(
     site.refresh_from_db()
     assert site.import_status == "done"
     assert estimates(site) == clean
+
+
+def test_a_clock_set_back_removes_nothing_imported_while_it_was_right() -> None:
+    """Job records show HACS ran in 2031; a machine whose clock now says otherwise must not
+    take a 2030 capture for a future one."""
+    from jobs.models import JobRecord
+    from jobs.services import job_record_create
+    from tests.factories import make_capture
+
+    site = make_site(seed_url=SEED, canonical_key=KEY)
+    kept = make_capture(site, timestamp=datetime(2030, 6, 1, tzinfo=UTC), digest="LATE")
+    gone = make_capture(site, timestamp=datetime(2099, 1, 1, tzinfo=UTC), digest="FUTURE")
+    record = job_record_create(kind=JobRecord.Kind.IMPORT, label="an import in 2031")
+    JobRecord.objects.filter(pk=record.pk).update(created_at=datetime(2031, 1, 1, tzinfo=UTC))
+
+    migrate([("archive", "0001_initial")])
+    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    assert Capture.objects.filter(pk=kept.pk).exists()
+    assert not Capture.objects.filter(pk=gone.pk).exists()
