@@ -1,4 +1,5 @@
-"""Benchmark: learning the GP4C score function, its cost at scale and its test figures.
+"""Benchmark: learning the GP4C score function and the LWS regression, their cost at scale and
+their test figures.
 
 Run from the project root::
 
@@ -8,16 +9,16 @@ Run from the project root::
 
 **Cost.** On the synthetic collection of ``bench/evaluation.py`` (bursty captures, Poisson
 changes; the paper's three years, 2015-06-01 … 2018-06-01), learns at homepage level over the
-first half of the period (windows of 12 weeks, 5 % budget, NDCG fitness, the default
-generations and population) and prints the wall and CPU time of building the windows and of
-the evolution, and the peak resident set size. Each size runs in a fresh process, so each
-peak is its own. Goal (issue: learned schedulers): under 10 minutes and 4 GiB at 20,000 sites.
+first half of the period: GP4C (windows of 12 weeks, 5 % budget, NDCG fitness, the default
+generations and population) and LWS (samples every 7 days), and prints the wall and CPU time
+of each and the peak resident set size. Each size runs in a fresh process, so each peak is its
+own. Goal: under 10 minutes and 4 GiB at 20,000 sites.
 
-**Test figures** (``--demo``). On the demo archive (``hacs.demo``), both levels: learns on the
-first half of the period, then prints NDCG@k, ChangeRate@k and P@K... on the second half for the
-learned function, each terminal alone (GP4C's scorers and HACS's λ and p) and Random. The
-test period's NDCG and ChangeRate come from :func:`hacs.learning.gp4c.budget_fitness`, which
-computes them as Evaluation 2 does. Same seed, same figures.
+**Test figures** (``--demo``). On the demo archive (``hacs.demo``), both levels: learns both on
+the first half of the period, then evaluates the second half (``hacs.evaluation.evaluate``,
+w = 12 weeks, budget 5 %) with them as models, and prints NDCG@k, ChangeRate@k and weighted
+P@K of GP4C, LWS, each terminal alone (GP4C's scorers and HACS's λ and p), HACS's models,
+Last-Obs and Random. Same seed, same figures.
 """
 
 from __future__ import annotations
@@ -29,8 +30,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -45,8 +44,14 @@ from evaluation import (  # noqa: E402  # noqa: E402
     synthetic_collection,
 )
 
-from hacs.evaluation import TERMINALS, learning_windows  # noqa: E402
-from hacs.learning.gp4c import ScoreFunction, budget_fitness, learn_gp4c  # noqa: E402
+from hacs.evaluation import (  # noqa: E402
+    TERMINALS,
+    ObservationTable,
+    evaluate,
+    reference_points,  # noqa: E402
+)
+from hacs.learning import lws  # noqa: E402
+from hacs.learning.gp4c import learn_gp4c  # noqa: E402
 
 W_WEEKS = 12
 BUDGET = 0.05
@@ -74,6 +79,23 @@ def cost(sites: int, seed: int, generations: int | None, population: int | None)
           f"functions over {generations} generations; peak RSS {peak:.2f} GiB")  # fmt: skip
     print(f"  training NDCG@5% {result.training_fitness:.4f}, validation "
           f"{result.validation_fitness:.4f}: {result.function.formula}")  # fmt: skip
+    wall, cpu = time.perf_counter(), time.process_time()
+    model = learn_lws(tables["homepage"], START, mid, seed)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
+    r2 = model.held_out_r2
+    print(f"  LWS learned in {wall:.1f} s (CPU {cpu:.1f} s) on {model.samples:,} samples; "
+          f"peak RSS so far {peak:.2f} GiB; R² on held-out sites {r2:.3f}")  # fmt: skip
+
+
+def learn_lws(table: ObservationTable, start: float, end: float, seed: int) -> lws.LwsModel:
+    """LWS on the table's timelines, samples every 7 days of [start, end]."""
+    found = lws.table_timelines(table)
+    x, y, site, _ = lws.lws_samples(
+        found.times, found.flags, found.offsets, reference_points(start, end, 7.0),
+        horizon_end=end, new_links=found.new_links, page=found.page,
+    )  # fmt: skip
+    return lws.fit_lws(x, y, seed=seed, groups=site, period=(start, end))
 
 
 def demo(sites: int, seed: int, generations: int | None, population: int | None) -> None:
@@ -89,26 +111,35 @@ def demo(sites: int, seed: int, generations: int | None, population: int | None)
         options["population"] = population
     print(f"Demo archive: {sites} sites, seed {seed}; learn on {DEMO_START} + half, "
           f"test on the second half; windows of {W_WEEKS} weeks, budget {BUDGET:.0%}")  # fmt: skip
+    scorers = {}
     for level, table in tables.items():
         began = time.perf_counter()
         result = learn_gp4c(
             table, start=start, end=mid - 7.0, w_weeks=W_WEEKS, seed=seed, **options
         )
+        model = learn_lws(table, start, mid, seed)
         took = time.perf_counter() - began
-        test = learning_windows(table, start=mid, end=end, w_weeks=W_WEEKS)
-        columns = test.columns()
-        print(f"\n{level}: learned in {took:.1f} s; training {result.training_fitness:.4f}, "
-              f"validation {result.validation_fitness:.4f}")  # fmt: skip
-        print(f"  GP4C: {result.function.formula}")
-        rows = [("GP4C", result.function)] + [(name, ScoreFunction(name)) for name in TERMINALS]
-        print(f"  {'scorer':10} {'NDCG@5%':>8} {'ChangeRate@5%':>14}")
-        for name, function in rows:
-            ndcg, change_rate = budget_fitness(function.score(columns), test, BUDGET)
-            print(f"  {name:10} {ndcg:8.4f} {change_rate:14.4f}")
-        share = test.positive.astype(float)
-        per_point = np.add.reduceat(share, test.offsets[:-1][np.diff(test.offsets) > 0])
-        eligible = np.diff(test.offsets)[np.diff(test.offsets) > 0]
-        print(f"  {'random':10} {'':8} {float(np.mean(per_point / eligible)):14.4f}")
+        print(f"\n{level}: learned in {took:.1f} s; GP4C training {result.training_fitness:.4f}, "
+              f"validation {result.validation_fitness:.4f}: {result.function.formula}")  # fmt: skip
+        print(f"  LWS on {model.samples:,} samples, R² on held-out sites {model.held_out_r2:.3f}")
+        function = result.function
+        scorers[level] = {
+            "gp4c": lambda t, s, c, f=function: f.score(c),
+            "lws": lws.evaluation_scorer(model, table, 7.0),
+            **{f"only {name}": (lambda t, s, c, n=name: c[n]) for name in TERMINALS},
+        }
+    tested = evaluate(tables, start=mid, end=end, w_weeks=[W_WEEKS], scorers=scorers)
+    for level in tables:
+        budget = {r["model"]: r for r in tested["budget"] if r["level"] == level}
+        pak = {r["model"]: r for r in tested["pak"] if r["level"] == level}
+        print(f"\n{level}, test period (second half), w = {W_WEEKS} weeks")
+        print(f"  {'model':22} {'NDCG@5%':>8} {'ChangeRate@5%':>14} {'weighted P@K':>13}")
+        order = ["gp4c", "lws", *(f"only {n}" for n in TERMINALS), "posterior", "hacs",
+                 "last_obs", "random"]  # fmt: skip
+        for name in order:
+            row = budget[name]
+            print(f"  {name:22} {row['ndcg_at_k']:8.4f} {row['change_rate_at_k']:14.4f} "
+                  f"{pak[name]['weighted_p_at_k']:13.4f}")  # fmt: skip
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ Run from the project root::
 
     .venv/bin/python bench/replay.py [--sites N] [--seed S] [--days 28] [--periods 3]
                                      [--budgets 0.02,0.05] [--level homepage|website] [--e-days E]
+                                     [--learned]
 
 It writes a demo archive with known truth (``hacs.demo``) into a temporary directory, reads each
 site's observations and update flags (DESIGN rules 1 and 3, as HACS stores them) and its true
@@ -14,6 +15,11 @@ budget (a share of the sites a day) from ``--periods`` start dates, the last end
 archive (``hacs.replay``). It prints, per policy, the LWS measures summed over the periods:
 bandwidth utilisation (changes found per crawl), coverage and timeliness, and the largest number
 of days any site was listed. Same seed, same figures.
+
+``--learned`` also replays the learned schedulers (``hacs.learning``), each trained afresh for
+every period on the year of history before it (the period's own days never seen): GP4C (a score
+function over 12-week windows, NDCG at a 5 % budget, the default generations and population)
+and LWS (the regression of the wait for the next update, samples every 7 days).
 """
 
 from __future__ import annotations
@@ -33,7 +39,9 @@ sys.path.insert(0, str(ROOT))
 
 from hacs.defaults import E_DAYS  # noqa: E402
 from hacs.demo import build_demo_archive  # noqa: E402
-from hacs.replay import POLICIES, PolicyResult, replay  # noqa: E402
+from hacs.evaluation import ObservationTable, reference_points  # noqa: E402
+from hacs.learning import gp4c, lws  # noqa: E402
+from hacs.replay import POLICIES, Policy, PolicyResult, replay  # noqa: E402
 from hacs.updates import timeline_order  # noqa: E402
 
 START, END = date(2015, 6, 1), date(2018, 6, 1)
@@ -83,6 +91,31 @@ def before(observed: list[tuple[list[float], list[bool]]], start: float) -> tupl
     return np.array(times), np.array(flags, dtype=bool), np.array(offsets, dtype=np.int64)
 
 
+def learned_policies(history: tuple[np.ndarray, ...], start: float, seed: int) -> dict[str, Policy]:
+    """GP4C and LWS trained on the year before ``start`` (the module docstring)."""
+    times, flags, offsets = history
+    counts = np.diff(offsets)
+    site = np.repeat(np.arange(counts.size), counts)
+    index = np.arange(times.size) - np.repeat(offsets[:-1], counts)
+    table = ObservationTable(
+        site=site, page=site, time=times, page_index=index,
+        link_floor=np.where(flags, -1, index - 1), n_sites=counts.size,
+    )  # fmt: skip
+    first = max(start - 365.0, 7.0 * 12)
+    began = time.perf_counter()
+    evolution = gp4c.learn_gp4c(table, start=first, end=start - 7.0, w_weeks=12, seed=seed)
+    x, y, groups, _ = lws.lws_samples(
+        times, flags, offsets, reference_points(first, start - 7.0, 7.0), horizon_end=start
+    )
+    model = lws.fit_lws(x, y, seed=seed, groups=groups, period=(first, start - 7.0))
+    print(f"  learned for the period from day {start:g} in {time.perf_counter() - began:.0f} s: "
+          f"GP4C {evolution.function.formula[:70]}")  # fmt: skip
+    return {
+        "gp4c": gp4c.replay_policy(evolution.function, w_weeks=12),
+        "lws": lws.replay_policy(model),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sites", type=int, default=400)
@@ -93,6 +126,7 @@ def main() -> int:
     parser.add_argument("--level", choices=("homepage", "website"), default="homepage")
     parser.add_argument("--e-days", type=float, default=E_DAYS)
     parser.add_argument("--policies", default=",".join(POLICIES))
+    parser.add_argument("--learned", action="store_true", help="also GP4C and LWS, trained")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="hacs-replay-") as tmp:
@@ -105,14 +139,19 @@ def main() -> int:
     span = (END - START).days
     starts = [span - args.days * (k + 1) for k in range(args.periods)]
     policies = args.policies.split(",")
+    learned = {
+        start: learned_policies(before(observed, start), float(start), args.seed)
+        for start in (starts if args.learned else [])
+    }
     for share in (float(b) for b in args.budgets.split(",")):
         budget = max(1, round(share * args.sites))
-        totals: dict[str, list[PolicyResult]] = {name: [] for name in policies}
+        names = policies + (["gp4c", "lws"] if args.learned else [])
+        totals: dict[str, list[PolicyResult]] = {name: [] for name in names}
         for start in starts:
             results = replay(
                 history=before(observed, start), changes=changes, start=float(start),
                 days=args.days, budget=budget, policies=policies, e_days=args.e_days,
-                true_rates=rates, seed=args.seed + start,
+                true_rates=rates, seed=args.seed + start, extra=learned.get(start),
             )  # fmt: skip
             for result in results:
                 totals[result.policy].append(result)

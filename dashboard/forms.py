@@ -226,3 +226,27 @@ class EvaluationForm(forms.Form):
             "w_weeks": list(range(data["w_from"], data["w_to"] + 1)),
             "method": data["method"],
         }
+
+
+class LearnForm(forms.Form):
+    """The Evaluation page's form that learns a scheduler (``learn_scorer``'s main options)."""
+
+    kind = forms.ChoiceField(label="Scheduler", choices=Learned.choices, initial=Learned.GP4C)
+    level = forms.ChoiceField(label="Level", choices=Level.choices, initial=Level.HOMEPAGE)
+    start = forms.DateField(
+        label="Learn from", widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="The first day of the history it learns from.",
+    )  # fmt: skip
+    end = forms.DateField(
+        label="to", widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="Evaluate a later period to test it.",
+    )  # fmt: skip
+
+    def parameters(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "kind": data["kind"],
+            "level": data["level"],
+            "start": data["start"].isoformat(),
+            "end": data["end"].isoformat(),
+        }

@@ -19,6 +19,7 @@ urlpatterns = [
     path("crawl-list/<int:pk>.txt", crawl_lists.crawl_list_download_urls, name="crawl-list-urls"),
     path("evaluation/", evaluation.evaluation, name="evaluation"),
     path("evaluation/start/", evaluation.evaluation_start, name="evaluation-start"),
+    path("evaluation/learn/", evaluation.learning_start, name="learning-start"),
     path("evaluation/<int:pk>/status.json", evaluation.evaluation_status,
          name="evaluation-status"),
     path("evaluation/<int:pk>/results.json", evaluation.evaluation_download_json,

@@ -9,3 +9,5 @@ HISTORY_DAYS = 3 * 365  # rule 8: a crawl list's history window w, three years
 # keeps, rule 9) ranks sites crawled yesterday by changes no crawl today can find
 # (docs/readings.md: closed-loop replay, e = 7 days against 1).
 E_DAYS = 1.0
+# The longest history window, in weeks, that an evaluation or a learned scheduler accepts.
+MAX_W_WEEKS = 52

@@ -27,6 +27,7 @@ from hacs.ranking import crawl_probabilities, posterior_probabilities
 
 __all__ = [
     "POLICIES",
+    "Policy",
     "PolicyResult",
     "ReplayState",
     "replay",
@@ -144,13 +145,15 @@ def replay(
     e_days: float = 0.0,
     true_rates: ArrayLike | None = None,
     seed: int = 0,
+    extra: Mapping[str, Policy] | None = None,
 ) -> list[PolicyResult]:
     """Replay ``days`` days of crawling ``budget`` sites a day from ``start`` (days since 1970).
 
     ``history`` is (times, updated, offsets) of every site's timeline before ``start``, as for
     ``estimate_many``; ``changes[i]`` are the times site i really changed (sorted), from the
     archive's updates or, on the demo archive, from its truth. Ties in a day's scores go to
-    the older copy, then the lower site index.
+    the older copy, then the lower site index. ``extra`` adds policies by name (the learned
+    schedulers of ``hacs.learning``), replayed after ``policies``.
     """
     times, flags, offsets = (np.asarray(history[0], np.float64), np.asarray(history[1], bool),
                              np.asarray(history[2], np.int64))  # fmt: skip
@@ -163,8 +166,12 @@ def replay(
     rates = None if true_rates is None else np.asarray(true_rates, dtype=np.float64)
     end = start + days
     results = []
-    for name in policies:
-        policy = POLICIES[name]
+    chosen = {name: POLICIES[name] for name in policies}
+    for name, policy in (extra or {}).items():
+        if name in chosen:
+            raise ValueError(f"extra policy {name!r} repeats a policy's name")
+        chosen[name] = policy
+    for name, policy in chosen.items():
         state = ReplayState(
             times=[times[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:], strict=True)],
             updated=[flags[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:], strict=True)],

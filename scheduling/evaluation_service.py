@@ -1,10 +1,9 @@
 """Evaluation runs: glue between the stored observations and ``hacs.evaluation``.
 
-* :func:`evaluation_tables_load` reads one level's observations with one query and turns them into
-  an :class:`~hacs.evaluation.ObservationTable` with array operations. The database converts
-  each timestamp to whole milliseconds since 1970 (:class:`EpochMilliseconds`), so millions of
-  rows never become Python ``datetime`` objects; sites are numbered 0 … n − 1 in canonical-key
-  (URL) order, which gives the engine's rankings DESIGN.md rule 8's final tie-break.
+* :func:`~scheduling.observations.evaluation_tables_load` reads each level's observations with
+  one query as an :class:`~hacs.evaluation.ObservationTable`; sites are numbered 0 … n − 1 in
+  canonical-key (URL) order, which gives the engine's rankings DESIGN.md rule 8's final
+  tie-break.
 * :func:`evaluation_run` runs the engine for a stored :class:`EvaluationRun` and stores its result:
   the engine's dict unchanged (``curves``, ``table``, ``pak``, ``budget``, …) plus ``period`` (the
   dates as given) and ``intervals`` (the paper's Figure 6 check, :func:`interval_distribution`).
@@ -24,13 +23,16 @@ Readings (see also the engine's module docstring):
 * The estimate defaults to the *interpolated* one: the paper's Section III evaluates λ̃, the mean
   interpolated-update frequency. ``observed`` is available as a parameter.
 * Figure 6: ``hacs.evaluation.interval_distribution`` over [start, end].
+* Learned schedulers: the newest GP4C and LWS learned at each level take part in Evaluation 2
+  and the budget metrics (``scheduling.learning.learned_for_evaluation``); ``learned`` in the
+  results says what each is and whether the run's period overlaps the one it learned on.
 """
 
 from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from datetime import time as clock_time
@@ -40,20 +42,20 @@ import numpy as np
 from django.utils import timezone
 from numpy.typing import NDArray
 
-from archive.models import Site
+from hacs import defaults
 from hacs.clock import to_days
 from hacs.estimators import METHODS
 from hacs.evaluation import (
     DEFAULT_PRIOR_WEEKS,
     DEFAULT_THETAS,
-    ObservationTable,
     evaluate,
     interval_distribution,
 )
 from jobs.models import JobRecord
 from jobs.services import job_records_sync_with_rq
+from scheduling.learning import learned_for_evaluation
 from scheduling.models import EvaluationRun, Level
-from scheduling.observations import observations_load
+from scheduling.observations import EvaluationTables, evaluation_tables_load
 from scheduling.replays import replay_collection
 
 __all__ = [
@@ -74,7 +76,7 @@ LEVEL_CHOICES = (
     (Level.WEBSITE, "Website (depth ≤ 2)"),
     (BOTH, "Both"),
 )
-MAX_W_WEEKS = 52
+MAX_W_WEEKS = defaults.MAX_W_WEEKS
 REPLAY_DAYS = 28  # the replay section covers the period's last four weeks
 _BATCH = 200_000  # rows turned into arrays at a time: bounds the Python objects alive at once
 _PROGRESS_LOAD = 0.25  # share of a run's progress bar given to loading the tables
@@ -82,56 +84,6 @@ _PROGRESS_EVALUATE = 0.95  # … and up to here to the engine; the rest to Figur
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-
-
-class EvaluationTables(dict[str, ObservationTable]):
-    """Observation tables by level; ``site_ids[i]`` is the ``Site`` pk of site index i."""
-
-    def __init__(self, tables: Mapping[str, ObservationTable], site_ids: IntArray) -> None:
-        super().__init__(tables)
-        self.site_ids = site_ids
-
-
-# --------------------------------------------------------------------------------------------
-# Loading
-# --------------------------------------------------------------------------------------------
-
-
-def evaluation_tables_load(
-    *,
-    levels: Iterable[str],
-    start: datetime | None = None,
-    end: datetime | None = None,
-) -> EvaluationTables:
-    """Each level's observations with ``start ≤ timestamp ≤ end`` as an ``ObservationTable``.
-
-    One query per level. Every site is numbered (canonical-key order), also sites without
-    observations, so the levels share one numbering and ``site_ids`` maps it back.
-    """
-    site_ids = np.fromiter(
-        Site.objects.order_by("canonical_key").values_list("pk", flat=True), dtype=np.int64
-    )
-    tables = {
-        level: _table_load(level=level, start=start, end=end, site_ids=site_ids) for level in levels
-    }
-    return EvaluationTables(tables, site_ids)
-
-
-def _table_load(
-    *, level: str, start: datetime | None, end: datetime | None, site_ids: IntArray
-) -> ObservationTable:
-    found = observations_load(level=level, start=start, end=end)
-    # Site pk → index in canonical-key order.
-    by_pk = np.argsort(site_ids)
-    site = by_pk[np.searchsorted(site_ids, found.site_pk, sorter=by_pk)]
-    return ObservationTable(
-        site=site,
-        page=found.page,
-        time=found.time,
-        page_index=found.page_index,
-        link_floor=found.link_floor,
-        n_sites=int(site_ids.size),
-    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -311,6 +263,9 @@ def _evaluate(params: RunParameters, report: Callable[[float], None]) -> dict[st
     report(_PROGRESS_LOAD)
     start, end = to_days(params.start_moment), to_days(params.end_moment)
     span = _PROGRESS_EVALUATE - _PROGRESS_LOAD
+    scorers, learned = learned_for_evaluation(
+        tables, start=params.start, end=params.end, e_days=params.e_days
+    )
     results = evaluate(
         tables,
         start=start,
@@ -321,8 +276,10 @@ def _evaluate(params: RunParameters, report: Callable[[float], None]) -> dict[st
         thetas=DEFAULT_THETAS,
         method=params.method,
         progress=lambda done: report(_PROGRESS_LOAD + span * done),
+        scorers=scorers,
     )
     results["period"] = params.to_json()
+    results["learned"] = learned
     results["intervals"] = {
         level: interval_distribution(table, start=start, end=end) for level, table in tables.items()
     }

@@ -31,17 +31,22 @@ import numpy as np
 from django.utils import timezone
 from numpy.typing import NDArray
 
+from hacs import defaults
 from hacs.clock import reference_instant, to_days
-from hacs.evaluation import DEFAULT_PRIOR_WEEKS, window_scores
+from hacs.evaluation import DEFAULT_PRIOR_WEEKS, ExtraScorer, ObservationTable, window_scores
 from hacs.evaluation.grid import reference_points
+from hacs.learning import gp4c, lws
 from hacs.learning.gp4c import FITNESSES, ScoreFunction, learn_gp4c, training_periods
-from hacs.learning.lws import LwsModel, fit_lws, lws_samples, lws_scores
+from hacs.learning.lws import LwsModel, evaluation_scorer, fit_lws, lws_samples, lws_scores
+from hacs.replay import Policy
 from scheduling.estimates import timelines_load
-from scheduling.evaluation_service import MAX_W_WEEKS, evaluation_tables_load
 from scheduling.models import Learned, LearnedScorer, Level
+from scheduling.observations import evaluation_tables_load
 
 __all__ = [
     "LearnParameters",
+    "learned_for_evaluation",
+    "learned_replay_policies",
     "NoLearnedScorer",
     "learned_scorer_create",
     "learned_scorer_latest",
@@ -96,7 +101,7 @@ class LearnParameters:
             level=level,
             start=start,
             end=end,
-            w_weeks=_whole(data, "w_weeks", 12, 1, MAX_W_WEEKS),
+            w_weeks=_whole(data, "w_weeks", 12, 1, defaults.MAX_W_WEEKS),
             e_days=float(data.get("e_days", 7.0)),
             method=str(data.get("method", "observed")),
             fitness=str(data.get("fitness", "ndcg")),
@@ -346,3 +351,71 @@ def learned_scores(scorer: LearnedScorer, *, day: date, e_days: float) -> Learne
     return LearnedScores(
         site_ids=tables.site_ids[found.site], scores=function.score(found.terminals)
     )
+
+
+def learned_for_evaluation(
+    tables: Mapping[str, ObservationTable], *, start: date, end: date, e_days: float
+) -> tuple[dict[str, dict[str, ExtraScorer]], list[dict[str, Any]]]:
+    """The newest finished scheduler of each kind at each level, as Evaluation 2 models
+    (``hacs.evaluation.evaluate``'s ``scorers``), and what the Evaluation page says of each:
+    its period, parameters, model and fit, and whether the evaluated period [start, end + e]
+    overlaps the period it learned on (then its figures there are not test figures)."""
+    scorers: dict[str, dict[str, ExtraScorer]] = {}
+    shown: list[dict[str, Any]] = []
+    for level, table in tables.items():
+        for kind in Learned.values:
+            try:
+                scorer = learned_scorer_latest(kind, level)
+            except NoLearnedScorer:
+                continue
+            params = LearnParameters.from_json(scorer.parameters)
+            if kind == Learned.GP4C:
+                function = ScoreFunction(str((scorer.model or {})["expression"]))
+                scorers.setdefault(level, {})[kind] = _function_scorer(function)
+            else:
+                model = LwsModel.from_dict(scorer.model or {})
+                scorers.setdefault(level, {})[kind] = evaluation_scorer(model, table, e_days)
+            overlap = start < scorer.end + timedelta(days=params.e_days) and scorer.start <= end
+            shown.append(
+                {
+                    "id": scorer.pk,
+                    "kind": kind,
+                    "level": level,
+                    "start": scorer.start.isoformat(),
+                    "end": scorer.end.isoformat(),
+                    "parameters": params.to_json(),
+                    "model": scorer.model,
+                    "curve": scorer.curve,
+                    "training_fitness": scorer.training_fitness,
+                    "validation_fitness": scorer.validation_fitness,
+                    "overlaps": overlap,
+                }
+            )
+    return scorers, shown
+
+
+def _function_scorer(function: ScoreFunction) -> ExtraScorer:
+    def score(t: float, sites: IntArray, columns: Mapping[str, FloatArray]) -> FloatArray:
+        return function.score(columns)
+
+    return score
+
+
+def learned_replay_policies(level: str) -> dict[str, tuple[Policy, str]]:
+    """The newest finished scheduler of each kind at ``level`` as a replay policy, with its
+    label (kind and learning period)."""
+    policies: dict[str, tuple[Policy, str]] = {}
+    for kind in Learned.values:
+        try:
+            scorer = learned_scorer_latest(kind, level)
+        except NoLearnedScorer:
+            continue
+        params = LearnParameters.from_json(scorer.parameters)
+        label = f"{kind.upper()}, learned on {scorer.start} to {scorer.end}"
+        if kind == Learned.GP4C:
+            function = ScoreFunction(str((scorer.model or {})["expression"]))
+            policy = gp4c.replay_policy(function, w_weeks=params.w_weeks, e_days=params.e_days)
+        else:
+            policy = lws.replay_policy(LwsModel.from_dict(scorer.model or {}))
+        policies[kind] = (policy, label)
+    return policies

@@ -242,4 +242,4 @@ class LearnedScorer(models.Model):
         indexes = [models.Index(fields=["kind", "level", "status"])]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} {self.level} {self.start} to {self.end} ({self.status})"
+        return f"{self.kind.upper()} at {self.level} level, learned on {self.start} to {self.end}"

@@ -1,15 +1,17 @@
 """The one observation loader: a level's observations as flat NumPy arrays, from one query.
 
-Estimates (``scheduling.estimates``), crawl lists and evaluation runs all read observations
-through :func:`observations_load`. The database converts each timestamp to whole milliseconds
-since 1970 (:class:`EpochMilliseconds`), so millions of rows never become Python ``datetime``
-objects and every caller gets the same days (``hacs.clock.to_days`` to the last bit).
+Estimates (``scheduling.estimates``), crawl lists, evaluation runs and learned schedulers all
+read observations through :func:`observations_load`; :func:`evaluation_tables_load` gives them
+as the evaluation core's ``ObservationTable`` per level. The database converts each timestamp
+to whole milliseconds since 1970 (:class:`EpochMilliseconds`), so millions of rows never
+become Python ``datetime`` objects and every caller gets the same days (``hacs.clock.to_days``
+to the last bit).
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -22,7 +24,8 @@ from django.db.utils import NotSupportedError
 from numpy.typing import NDArray
 
 from archive.captures import MAX_DEPTH
-from archive.models import Capture
+from archive.models import Capture, Site
+from hacs.evaluation import ObservationTable
 from scheduling.models import Level
 
 _BATCH = 200_000  # rows turned into arrays at a time: bounds the Python objects alive at once
@@ -162,4 +165,55 @@ def observations_load(
         page_index=page_index,
         link_floor=floor,
         new_links=new_links,
+    )
+
+
+class EvaluationTables(dict[str, ObservationTable]):
+    """Observation tables by level; ``site_ids[i]`` is the ``Site`` pk of site index i."""
+
+    def __init__(self, tables: Mapping[str, ObservationTable], site_ids: IntArray) -> None:
+        super().__init__(tables)
+        self.site_ids = site_ids
+
+
+# --------------------------------------------------------------------------------------------
+# Loading
+# --------------------------------------------------------------------------------------------
+
+
+def evaluation_tables_load(
+    *,
+    levels: Iterable[str],
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> EvaluationTables:
+    """Each level's observations with ``start ≤ timestamp ≤ end`` as an ``ObservationTable``.
+
+    One query per level. Every site is numbered (canonical-key order), also sites without
+    observations, so the levels share one numbering and ``site_ids`` maps it back.
+    """
+    site_ids = np.fromiter(
+        Site.objects.order_by("canonical_key").values_list("pk", flat=True), dtype=np.int64
+    )
+    tables = {
+        level: _table_load(level=level, start=start, end=end, site_ids=site_ids) for level in levels
+    }
+    return EvaluationTables(tables, site_ids)
+
+
+def _table_load(
+    *, level: str, start: datetime | None, end: datetime | None, site_ids: IntArray
+) -> ObservationTable:
+    found = observations_load(level=level, start=start, end=end)
+    # Site pk → index in canonical-key order.
+    by_pk = np.argsort(site_ids)
+    site = by_pk[np.searchsorted(site_ids, found.site_pk, sorter=by_pk)]
+    return ObservationTable(
+        site=site,
+        page=found.page,
+        time=found.time,
+        page_index=found.page_index,
+        link_floor=found.link_floor,
+        n_sites=int(site_ids.size),
+        new_links=found.new_links,
     )

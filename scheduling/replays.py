@@ -4,7 +4,7 @@ and the Evaluation page's replay section.
 Every site's observations before the period are its history; the changes a crawl can find are
 the archive's update observations in the period (a change seen at time x happened by x), or,
 for the demo archive, its true change times (``truth.json``), which also give the list that
-knows the true rates.
+knows the true rates. The newest GP4C and LWS learned at the level are replayed beside them.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from hacs.clock import day_start, to_days
 from hacs.formats.canon import homepage_key
 from hacs.replay import replay
 from scheduling.estimates import timelines_load
+from scheduling.learning import learned_replay_policies
 
 POLICY_LABELS = {
     "hacs": "HACS (posterior, since the newest copy)",
@@ -79,12 +80,15 @@ def replay_collection(
         offsets,
     )
     policies = [p for p in POLICY_LABELS if p != "true_rates" or rates is not None]
+    learned = learned_replay_policies(level)
+    labels = {**POLICY_LABELS, **{name: label for name, (_, label) in learned.items()}}
     budgets = []
     for share in shares:
         budget = min(max(1, round(share * len(site_ids))), len(site_ids))
         results = replay(
             history=arrays, changes=changes, start=t0, days=days, budget=budget,
             policies=policies, e_days=e_days, true_rates=rates, seed=seed,
+            extra={name: policy for name, (policy, _) in learned.items()},
         ) if site_ids else []  # fmt: skip
         budgets.append(
             {
@@ -93,7 +97,7 @@ def replay_collection(
                 "rows": [
                     {
                         **asdict(r),
-                        "label": POLICY_LABELS[r.policy],
+                        "label": labels[r.policy],
                         "utilisation": r.utilisation,
                         "coverage": r.coverage,
                     }

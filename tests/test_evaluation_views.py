@@ -365,3 +365,88 @@ def test_the_replay_section_shows_each_policy_and_its_chart(
     # A run stored before the replay existed shows no section.
     older = done_run(results)
     assert "Day after day" not in viewer_client.get(f"/evaluation/?run={older.pk}").content.decode()
+
+
+# --------------------------------------------------------------------------------------------
+# Learned schedulers on the Evaluation page
+# --------------------------------------------------------------------------------------------
+
+LEARN_FORM = {"kind": "lws", "level": "homepage", "start": "2016-01-01", "end": "2016-12-01"}
+
+
+def test_a_librarian_queues_the_learning_of_a_scheduler(
+    logged_in_client: Any, redis_url: str, django_capture_on_commit_callbacks: Any
+) -> None:
+    from scheduling.models import LearnedScorer
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = logged_in_client.post("/evaluation/learn/", LEARN_FORM)
+    assert response.status_code == 302
+    scorer = LearnedScorer.objects.get()
+    assert (scorer.kind, scorer.level, str(scorer.start), str(scorer.end)) == (
+        "lws", "homepage", "2016-01-01", "2016-12-01",
+    )  # fmt: skip
+    assert scorer.status == LearnedScorer.Status.QUEUED and scorer.job is not None
+    assert scorer.job.kind == JobRecord.Kind.EVALUATION
+    assert redis.Redis.from_url(redis_url).llen("rq:queue:evaluation") == 1
+    page = logged_in_client.get("/evaluation/").content.decode()
+    assert f"Learning run {scorer.pk} (LWS, the predicted next update) queued" in page
+    assert f"{scorer.pk} · LWS · homepage" in page
+
+
+def test_a_too_short_learning_period_is_refused_with_the_reason(logged_in_client: Any) -> None:
+    from scheduling.models import LearnedScorer
+
+    response = logged_in_client.post("/evaluation/learn/", {**LEARN_FORM, "end": "2016-01-20"})
+    assert response.status_code == 400
+    assert "the learning period is too short" in response.content.decode()
+    assert not LearnedScorer.objects.exists() and not JobRecord.objects.exists()
+
+
+def test_a_viewer_cannot_learn_a_scheduler(viewer_client: Any) -> None:
+    from scheduling.models import LearnedScorer
+
+    assert viewer_client.post("/evaluation/learn/", LEARN_FORM).status_code == 403
+    page = viewer_client.get("/evaluation/").content.decode()
+    assert "Only librarians can learn schedulers." in page
+    assert not LearnedScorer.objects.exists()
+
+
+def test_a_runs_learned_schedulers_show_their_model_curve_and_figures(
+    viewer_client: Any, results: dict[str, Any]
+) -> None:
+    from hacs.learning.gp4c import ScoreFunction
+
+    function = ScoreFunction("mul(cg, add(X, 1))")
+    tables = {"homepage": synthetic_table(), "website": synthetic_table(seed=2)}
+    learned = evaluate(
+        tables, start=START, end=END, w_weeks=[1, 2, 3, 4], method="interpolated",
+        scorers={"homepage": {"gp4c": lambda t, s, c: function.score(c)}},
+    )  # fmt: skip
+    learned["period"] = PERIOD
+    learned["learned"] = [
+        {"id": 7, "kind": "gp4c", "level": "homepage", "start": "2015-01-01",
+         "end": "2015-12-01", "overlaps": False,
+         "parameters": {"w_weeks": 4, "fitness": "ndcg", "budget_fraction": 0.05,
+                        "generations": 2, "population": 10, "seed": 0},
+         "model": {"expression": function.expression, "formula": function.formula},
+         "curve": {"best": [0.1, 0.2, 0.25], "mean": [0.05, 0.1, 0.12]},
+         "training_fitness": 0.25, "validation_fitness": 0.2},
+    ]  # fmt: skip
+    run = done_run(json.loads(json.dumps(learned)))
+    page = viewer_client.get(f"/evaluation/?run={run.pk}").content.decode()
+    assert "GP4C (learned) — Homepage level" in page
+    assert "score = <code>cg × (X + 1)</code>" in page
+    assert "This run&#x27;s period comes after it: its figures here are test figures." in page
+    ndcg = next(
+        r["ndcg_at_k"] for r in learned["budget"]
+        if r["model"] == "gp4c" and r["w_weeks"] == 4 and r["level"] == "homepage"
+    )  # fmt: skip
+    assert f"{ndcg:.4f}" in page
+    charts = json.loads(re.search(r'id="evaluation-charts"[^>]*>(.*?)</script>', page, re.S)[1])
+    best, mean = charts["learned"]["gp4c-homepage"]["data"]
+    assert best["y"] == [0.1, 0.2, 0.25] and mean["y"] == [0.05, 0.1, 0.12]
+    assert 'id="chart-learned-gp4c-homepage"' in page
+    # The P@K chart draws the learned scheduler as a line of its own.
+    names = [trace["name"] for trace in charts["ranking"]["homepage"]["pak"]["data"]]
+    assert "GP4C (learned)" in names

@@ -207,3 +207,46 @@ def test_a_failed_learning_run_is_marked_failed_with_its_reason(collection: list
     assert scorer.status == LearnedScorer.Status.FAILED and "too few updates" in scorer.error
     with pytest.raises(Exception, match="No LWS scheduler"):
         learned_scorer_latest("lws", "homepage")
+
+
+def test_an_evaluation_run_ranks_with_the_newest_learned_schedulers(
+    collection: list[int],
+) -> None:
+    from scheduling.evaluation_service import evaluation_run, evaluation_run_create
+
+    learn(*GP_ARGS)
+    learn("--kind", "lws", "--start", "2017-03-01", "--end", "2017-10-01")
+    later = evaluation_run_create(
+        parameters={
+            "start": "2017-10-08",
+            "end": "2017-12-10",
+            "levels": ["homepage"],
+            "w_weeks": [6],
+        }  # fmt: skip
+    )
+    results = evaluation_run(run=later)
+    models = {row["model"] for row in results["budget"]}
+    assert {"gp4c", "lws"} <= models
+    shown = {item["kind"]: item for item in results["learned"]}
+    assert set(shown) == {"gp4c", "lws"}
+    # Learned up to 2017-10-01, its last positives by 2017-10-08: a run from then on tests it.
+    assert shown["gp4c"]["overlaps"] is False and shown["lws"]["overlaps"] is False
+    assert (
+        shown["gp4c"]["model"]["expression"]
+        == LearnedScorer.objects.get(kind="gp4c").model["expression"]
+    )
+    overlapping = evaluation_run(
+        run=evaluation_run_create(
+            parameters={
+                "start": "2017-09-01",
+                "end": "2017-12-10",
+                "levels": ["homepage"],
+                "w_weeks": [6],
+            }  # fmt: skip
+        )
+    )
+    assert all(item["overlaps"] for item in overlapping["learned"])
+    # The replay section replays them too, by the name of their kind and period.
+    rows = {row["policy"]: row for row in results["replay"]["budgets"][0]["rows"]}
+    assert rows["gp4c"]["label"] == "GP4C, learned on 2017-03-01 to 2017-10-01"
+    assert rows["lws"]["crawls"] == rows["hacs"]["crawls"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
 from django.contrib import messages
@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from dashboard.forms import EvaluationForm
+from dashboard.forms import EvaluationForm, LearnForm
 from dashboard.roles import librarian_required
 from hacs import defaults
 from hacs.charts import evaluation as charts
@@ -23,10 +23,12 @@ from scheduling.evaluation_service import (
     evaluation_run_create,
     evaluation_run_refresh,
 )
-from scheduling.jobs import enqueue_evaluation
-from scheduling.models import EvaluationRun
+from scheduling.jobs import enqueue_evaluation, enqueue_learning
+from scheduling.learning import learned_scorer_create
+from scheduling.models import EvaluationRun, LearnedScorer
 
 RUNS_SHOWN = 20
+LEARNED_SHOWN = 10
 
 
 def evaluation(request: HttpRequest) -> HttpResponse:
@@ -47,12 +49,46 @@ def evaluation_start(request: HttpRequest) -> HttpResponse:
     return redirect(f"{reverse('evaluation')}?run={run.pk}")
 
 
-def _page(request: HttpRequest, form: EvaluationForm | None, status: int = 200) -> HttpResponse:
+@require_POST
+@librarian_required
+def learning_start(request: HttpRequest) -> HttpResponse:
+    """Queue the learning of a scheduler (``learn_scorer`` in a worker)."""
+    form = LearnForm(request.POST)
+    if form.is_valid():
+        try:
+            scorer = learned_scorer_create(parameters=form.parameters(), user=request.user)
+        except ValueError as error:
+            form.add_error(None, str(error))
+        else:
+            enqueue_learning(scorer, user=request.user)
+            messages.success(
+                request,
+                f"Learning run {scorer.pk} ({scorer.get_kind_display()}) queued; "
+                "a worker will start it shortly.",
+            )
+            return redirect(f"{reverse('evaluation')}#learned-heading")
+    return _page(request, None, status=400, learn_form=form)
+
+
+def _page(
+    request: HttpRequest,
+    form: EvaluationForm | None,
+    status: int = 200,
+    learn_form: LearnForm | None = None,
+) -> HttpResponse:
     runs = list(EvaluationRun.objects.defer("results").select_related("created_by")[:RUNS_SHOWN])
     if form is None:
         form = EvaluationForm(initial=_initial(runs[0] if runs else None))
+    if learn_form is None:
+        learn_form = LearnForm(initial=_learn_initial(runs[0] if runs else None))
     selected = _selected_run(request, runs)
-    context: dict[str, Any] = {"runs": runs, "form": form, "selected": selected}
+    context: dict[str, Any] = {
+        "runs": runs,
+        "form": form,
+        "selected": selected,
+        "learn_form": learn_form,
+        "learned_runs": list(LearnedScorer.objects.defer("curve")[:LEARNED_SHOWN]),
+    }
     if selected is not None and selected.status == EvaluationRun.Status.DONE and selected.results:
         results = selected.results
         context["empty"] = not any(i.get("observations") for i in results["levels"].values())
@@ -61,11 +97,13 @@ def _page(request: HttpRequest, form: EvaluationForm | None, status: int = 200) 
         context["w_weeks"] = results["parameters"]["w_weeks"]
         replay = results.get("replay")  # runs stored before the replay section have none
         context["replay"] = replay
+        context["learned"] = charts.learned_sections(results)
         context["charts"] = {
             "threshold": charts.threshold_figures(results),
             "ranking": charts.ranking_figures(results),
             "intervals": charts.interval_figures(results),
             "replay": charts.replay_figure(replay) if replay else None,
+            "learned": charts.learned_figures(results),
         }
     return render(request, "dashboard/evaluation.html", context, status=status)
 
@@ -88,6 +126,20 @@ def _initial(latest: EvaluationRun | None) -> dict[str, Any]:
     start = end - timedelta(days=defaults.HISTORY_DAYS)
     return {"start": start, "end": end, "level": BOTH, "w_from": 1, "w_to": 12,
             "method": "interpolated"}  # fmt: skip
+
+
+def _learn_initial(latest: EvaluationRun | None) -> dict[str, Any]:
+    """The first half of the newest run's period, so that its second half tests what is
+    learned; else the year before the last three."""
+    if latest is not None:
+        try:
+            start = date.fromisoformat(latest.parameters["start"])
+            end = date.fromisoformat(latest.parameters["end"])
+            return {"start": start, "end": start + (end - start) / 2}
+        except (KeyError, TypeError, ValueError):
+            pass
+    end = today() - timedelta(days=defaults.HISTORY_DAYS)
+    return {"start": end - timedelta(days=365), "end": end}
 
 
 def _selected_run(request: HttpRequest, runs: list[EvaluationRun]) -> EvaluationRun | None:

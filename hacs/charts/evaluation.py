@@ -20,10 +20,12 @@ from typing import Any
 from hacs.charts.style import (
     BLACK,
     BLUE,
+    DARK_GREY,
     FONT,
     MODEL_LABELS,
     MODEL_STYLE,
     OTHER_MODEL_STYLE,
+    PURPLE,
     SKY_BLUE,
     VERMILLION,
     Figure,
@@ -36,7 +38,10 @@ __all__ = [
     "AVERAGE_LABELS",
     "EVALUATION_LABELS",
     "EVALUATION_STYLE",
+    "LEARNED_COMPARED",
     "SHOWN_RANKING_MODELS",
+    "learned_figures",
+    "learned_sections",
     "replay_figure",
     "FONT",
     "LEVEL_LABELS",
@@ -70,10 +75,14 @@ METRIC_NAMES = {"precision": "Precision", "recall": "Recall", "f1": "F1"}
 SELECTION_MODELS = ("hacs", "posterior", "random", "brute_force")
 #: Models with a θ̂ of their own in Table I.
 OWN_THETA_MODELS = ("hacs", "posterior")
+#: The learned schedulers (``hacs.learning``), drawn as thick as HACS's own lines.
+LEARNED_MODELS = ("gp4c", "lws")
 PAPER_RANKING_MODELS = ("hacs", "last_obs", "random")  # Figure 11
 #: Ranking lines shown at first: Figure 11's, the posterior and Cho–Garcia-Molina (the GP4C
 #: scorer closest to both); the other scorers are one click away in the legend.
-SHOWN_RANKING_MODELS = ("posterior", "hacs", "cho_garcia_molina", "last_obs", "random")
+SHOWN_RANKING_MODELS = (
+    "posterior", "hacs", "gp4c", "lws", "cho_garcia_molina", "last_obs", "random",
+)  # fmt: skip
 #: Model names on this page: the paper's method named as the paper's, beside HACS's default.
 EVALUATION_LABELS = {
     **MODEL_LABELS,
@@ -96,7 +105,7 @@ def _line(model: str, x: Sequence[float], y: Sequence[float | None], **extra: An
         "line": {
             "color": colour,
             "dash": dash,
-            "width": 2.5 if model in OWN_THETA_MODELS else 1.8,
+            "width": 2.5 if model in (*OWN_THETA_MODELS, *LEARNED_MODELS) else 1.8,
         },
         "marker": {"symbol": symbol, "size": 7, "color": colour},
         "connectgaps": False,
@@ -495,7 +504,7 @@ def table_rows(results: Mapping[str, Any]) -> list[list[Any]]:
 
 #: The models of the plain-text summary: Table I's and the ranking's headline ones.
 SUMMARY_SELECTION = ("posterior", "hacs", "random", "brute_force")
-SUMMARY_RANKING = ("posterior", "hacs", "cho_garcia_molina", "last_obs", "random")
+SUMMARY_RANKING = ("posterior", "hacs", "gp4c", "lws", "cho_garcia_molina", "last_obs", "random")
 
 
 def summary_lines(results: Mapping[str, Any], average: str = "micro") -> list[str]:
@@ -563,3 +572,140 @@ def replay_figure(replay: Mapping[str, Any]) -> Figure:
             margin={"l": 56, "r": 16, "t": 40, "b": 120},
         ),
     }
+
+
+# --------------------------------------------------------------------------------------------
+# Learned schedulers: what each is, how it trained, and how it ranks in this run
+# --------------------------------------------------------------------------------------------
+
+#: The models a learned scheduler is compared with, in the order of its table.
+LEARNED_COMPARED = (
+    "posterior", "hacs", "cho_garcia_molina", "nad", "sad", "aad", "gad", "last_obs", "age",
+    "random",
+)  # fmt: skip
+
+
+def learned_sections(results: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One section per learned scheduler of a run (``results["learned"]``): ``title``,
+    ``key`` (of its training-curve figure in :func:`learned_figures`), ``note`` (its period, and
+    whether the run's period overlaps it), ``formula`` (GP4C) or ``coefficients`` (LWS: rows of
+    ``name``, ``weight``), ``fit`` (a sentence), ``w_weeks`` (the history size of the table)
+    and ``rows``: per model ``label``, ``ndcg``, ``change_rate``, ``pak`` and ``mine`` (the
+    learned one), the best of each column marked ``best_*``."""
+    sections = []
+    run_w = list(results.get("parameters", {}).get("w_weeks", []))
+    for item in results.get("learned", []):
+        kind, level = item["kind"], item["level"]
+        wanted = int(item.get("parameters", {}).get("w_weeks", 12))
+        w = wanted if wanted in run_w else (max(run_w) if run_w else wanted)
+        budget = {(r["model"]): r for r in results.get("budget", [])
+                  if r["level"] == level and r["w_weeks"] == w}  # fmt: skip
+        pak = {(r["model"]): r for r in results.get("pak", [])
+               if r["level"] == level and r["w_weeks"] == w}  # fmt: skip
+        rows = []
+        for model in (kind, *LEARNED_COMPARED):
+            if model not in budget:
+                continue
+            rows.append(
+                {
+                    "model": model,
+                    "label": EVALUATION_LABELS.get(model, model),
+                    "mine": model == kind,
+                    "ndcg": budget[model].get("ndcg_at_k"),
+                    "change_rate": budget[model].get("change_rate_at_k"),
+                    "pak": pak.get(model, {}).get("weighted_p_at_k"),
+                }
+            )
+        for column in ("ndcg", "change_rate", "pak"):
+            values = [r[column] for r in rows if r[column] is not None]
+            top = max(values) if values else None
+            for r in rows:
+                r[f"best_{column}"] = top is not None and r[column] == top
+        model = item.get("model") or {}
+        section: dict[str, Any] = {  # the learned run's id is its LearnedScorer's
+            "key": f"{kind}-{level}",
+            "title": f"{EVALUATION_LABELS[kind]} — {LEVEL_LABELS.get(level, level)} level",
+            "note": (
+                f"Learned on {item['start']} to {item['end']} (learning run {item['id']}). "
+                + (
+                    "This run's period overlaps the learning period, so its figures here are "
+                    "not test figures: evaluate a later period to test it."
+                    if item.get("overlaps")
+                    else "This run's period comes after it: its figures here are test figures."
+                )
+            ),
+            "w_weeks": w,
+            "rows": rows,
+        }
+        if kind == "gp4c":
+            params = item.get("parameters", {})
+            section["formula"] = model.get("formula", "")
+            section["fit"] = (
+                f"{params.get('fitness', 'ndcg').upper()} at a "
+                f"{params.get('budget_fraction', 0.05):.0%} budget: training "
+                f"{_number(item.get('training_fitness'))}, validation "
+                f"{_number(item.get('validation_fitness'))}; {params.get('generations')} "
+                f"generations of {params.get('population')}, seed {params.get('seed')}."
+            )
+        else:
+            section["coefficients"] = [
+                {"name": name, "weight": weight}
+                for name, weight in zip(
+                    model.get("features", []), model.get("coefficients", []), strict=True
+                )
+            ]
+            section["fit"] = (
+                f"{model.get('regressor', 'huber').capitalize()} regression of the log wait "
+                f"for the next update on {model.get('samples', 0):,} samples; R² on held-out "
+                f"sites {_number(model.get('held_out_r2'))}, mean absolute error of the log "
+                f"wait {_number(model.get('held_out_mae'))}."
+            )
+        sections.append(section)
+    return sections
+
+
+def _number(value: Any) -> str:
+    return "–" if not isinstance(value, int | float) else f"{value:.3f}"
+
+
+def learned_figures(results: Mapping[str, Any]) -> dict[str, Figure]:
+    """Per GP4C scheduler of a run (key ``gp4c-<level>``): its training curve, the best and
+    the mean training fitness per generation."""
+    figures = {}
+    for item in results.get("learned", []):
+        curve = item.get("curve") or {}
+        if item["kind"] != "gp4c" or not curve.get("best"):
+            continue
+        fitness = str(item.get("parameters", {}).get("fitness", "ndcg"))
+        name = "NDCG@k" if fitness == "ndcg" else "ChangeRate@k"
+        generations = list(range(len(curve["best"])))
+        figures[f"gp4c-{item['level']}"] = {
+            "data": [
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers",
+                    "name": "best so far",
+                    "x": generations,
+                    "y": curve["best"],
+                    "line": {"color": PURPLE, "width": 2.5},
+                    "hovertemplate": f"generation %{{x}}<br>best {name} %{{y:.4f}}<extra></extra>",
+                },
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "name": "population mean",
+                    "x": generations,
+                    "y": curve.get("mean", []),
+                    "line": {"color": DARK_GREY, "dash": "dot"},
+                    "hovertemplate": f"generation %{{x}}<br>mean {name} %{{y:.4f}}<extra></extra>",
+                },
+            ],  # fmt: skip
+            "layout": layout(
+                title=heading(f"Training: {name} per generation"),
+                xaxis=axis("generation", dtick=max(1, len(generations) // 10)),
+                yaxis=axis(f"training {name}", rangemode="tozero"),
+                margin={"l": 56, "r": 16, "t": 40, "b": 48},
+                legend={"orientation": "h", "y": 1.12, "x": 0},
+            ),
+        }
+    return figures

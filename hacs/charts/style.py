@@ -79,6 +79,8 @@ MODEL_LABELS = {
     "aad": "AAD",
     "gad": "GAD",
     "age": "Age",
+    "gp4c": "GP4C (learned)",
+    "lws": "LWS (learned)",
 }
 #: model: (colour, marker symbol, line dash). HACS is always the strong blue.
 MODEL_STYLE: dict[str, tuple[str, str, str]] = {
@@ -92,6 +94,8 @@ MODEL_STYLE: dict[str, tuple[str, str, str]] = {
     "aad": (OLIVE, "hexagon", "longdashdot"),
     "gad": (WINE, "pentagon", "dashdot"),
     "age": (DARK_GREEN, "triangle-down", "dot"),
+    "gp4c": (PURPLE, "diamond-wide", "solid"),
+    "lws": (DARK_GREEN, "bowtie", "solid"),
 }
 #: The style of a model missing from MODEL_STYLE.
 OTHER_MODEL_STYLE = (BLACK, "circle", "solid")

@@ -16,8 +16,8 @@ each positive's rank, found with one partial sort per window for all models at o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -36,9 +36,10 @@ from hacs.evaluation.ranking import (
 from hacs.evaluation.scores import RANKING_MODELS
 from hacs.evaluation.table import BoolArray, FloatArray, IntArray, ObservationTable
 from hacs.evaluation.terminals import TERMINALS, _terminals, terminal_columns
-from hacs.evaluation.windows import _prior_table, _window_batch
+from hacs.evaluation.windows import _Batch, _prior_table, _window_batch
 
 __all__ = [
+    "ExtraScorer",
     "DEFAULT_PRIOR_EVERY",
     "DEFAULT_PRIOR_WEEKS",
     "DEFAULT_THETAS",
@@ -56,6 +57,12 @@ DEFAULT_W_WEEKS = tuple(range(1, 13))
 DEFAULT_PRIOR_WEEKS = 12
 #: … and refitted every this many reference points.
 DEFAULT_PRIOR_EVERY = 1
+
+
+#: A further model for Evaluation 2 (a learned scheduler): given a reference point t, the
+#: eligible sites' indices and their terminals by name (``hacs.evaluation.terminals``), each
+#: site's score (higher ranks first; non-finite scores rank last).
+ExtraScorer = Callable[[float, IntArray, Mapping[str, FloatArray]], FloatArray]
 
 
 @dataclass(frozen=True, eq=False)
@@ -210,11 +217,12 @@ def _point_rows(
     budget: IntArray,
     metrics: _RankMetrics,
     priors: FloatArray,
+    models: Sequence[str],
 ) -> list[dict[str, Any]]:
     """Per reference point t: the counts and per-model metrics behind the averages (the
     ``details`` of :func:`evaluate`; HACS paper, Sections III-B and III-C, before averaging)."""
     rows: list[dict[str, Any]] = []
-    names = (*RANKING_MODELS, "random")
+    names = (*models, "random")
     for r in range(t.size):
         rows.append(
             {
@@ -258,6 +266,7 @@ def evaluate(
     prior_every: int = DEFAULT_PRIOR_EVERY,
     details: bool = False,
     progress: Callable[[float], None] | None = None,
+    scorers: Mapping[str, Mapping[str, ExtraScorer]] | None = None,
 ) -> dict[str, Any]:
     """Evaluations 1 and 2 and the crawl-budget metrics for each level (see :mod:`hacs.evaluation`).
 
@@ -272,8 +281,8 @@ def evaluate(
     * ``table`` — Table I: per (level, average, w_weeks, model): ``theta_hat`` (HACS's, also used
       for Random and Brute Force; the posterior's own for ``posterior``), ``precision``,
       ``recall``, ``f1``;
-    * ``pak`` — per (level, w_weeks, model ∈ RANKING_MODELS + random): ``weighted_p_at_k``
-      (mean over t with positives) and ``points`` (how many t);
+    * ``pak`` — per (level, w_weeks, model ∈ RANKING_MODELS + the level's ``scorers`` +
+      random): ``weighted_p_at_k`` (mean over t with positives) and ``points`` (how many t);
     * ``budget`` — per (level, w_weeks, model): ``k_mean``, ``ndcg_at_k``, ``change_rate_at_k``,
       and the top-k selection's ``tp``, ``fp``, ``fn``, micro ``precision``, ``recall``, ``f1``
       and ``macro_precision``, ``macro_recall``, ``macro_f1``;
@@ -290,6 +299,10 @@ def evaluate(
     themselves), refitted every ``prior_every`` reference points and carried forward in
     between, never backward: no prior uses an observation after its t. Each fit costs a
     ``scipy.optimize`` run over the eligible sites (``bench/evaluation.py`` prints the time).
+
+    ``scorers`` adds ranking models per level (learned schedulers, ``hacs.learning``): name →
+    :data:`ExtraScorer`, called once per reference point and w with that window's eligible
+    sites; they take part in Evaluation 2 and the budget metrics like the GP4C scorers.
 
     ``thetas`` are sorted and duplicates dropped; ``w_weeks`` likewise. ``progress`` is called
     with the finished fraction (0 … 1) after each (level, w), from the calling thread.
@@ -308,6 +321,7 @@ def evaluate(
     if not 0 < fraction <= 1:
         raise ValueError(f"budget_fraction must be in (0, 1]; got {budget_fraction}")
     prior_w = _check_prior_weeks(prior_weeks)
+    extra = _check_scorers(scorers or {}, tables)
     if isinstance(prior_every, bool) or not isinstance(prior_every, int | np.integer):
         raise ValueError(
             f"prior_every must be a whole number of reference points; got {prior_every!r}"
@@ -346,26 +360,63 @@ def evaluate(
         k_tables = _k_tables(size)
         every = int(prior_every)
         priors = None if prior_w is None else _prior_table(level, grid, prior_w, every)
+        level_scorers = extra.get(level_name, {})
+        models = (*RANKING_MODELS, *level_scorers)
         for w in ws:
             batch = _window_batch(level, grid, w, method, priors, every)
+            if level_scorers:
+                batch = _with_scorers(batch, ts, e, level_scorers)
             counts = _selection_counts(batch, theta_values, ts.size)
             curves, table_rows = _selection_rows(level_name, w, theta_values, counts)
             budget = crawl_budget(counts.eligible, fraction)
             metrics = _rank_metrics(batch, counts, budget, k_tables)
-            pak, budget_rows = _ranking_rows(level_name, w, counts, budget, metrics)
+            pak, budget_rows = _ranking_rows(level_name, w, counts, budget, metrics, models)
             result["curves"].extend(curves)
             result["table"].extend(table_rows)
             result["pak"].extend(pak)
             result["budget"].extend(budget_rows)
             if details:
                 result["points"].extend(
-                    _point_rows(level_name, w, ts, counts, budget, metrics, batch.priors)
+                    _point_rows(level_name, w, ts, counts, budget, metrics, batch.priors, models)
                 )
             del batch
             done += 1
             if progress is not None:
                 progress(done / steps)
     return result
+
+
+def _with_scorers(
+    batch: _Batch, ts: FloatArray, e: float, scorers: Mapping[str, ExtraScorer]
+) -> _Batch:
+    """``batch`` with one more score row per scorer, each called per reference point."""
+    terminals = _terminals(batch, ts[batch.r], e)
+    rows = np.empty((len(scorers), batch.r.size))
+    for r in np.flatnonzero(np.diff(batch.offsets)).tolist():
+        lo, hi = int(batch.offsets[r]), int(batch.offsets[r + 1])
+        columns = terminal_columns(terminals[:, lo:hi])
+        for row, (name, scorer) in enumerate(scorers.items()):
+            values = np.asarray(scorer(float(ts[r]), batch.site[lo:hi], columns), np.float64)
+            if values.shape != (hi - lo,):
+                raise ValueError(
+                    f"scorer {name!r} gave {values.shape} scores for {hi - lo} sites at t={ts[r]}"
+                )
+            rows[row, lo:hi] = np.where(np.isnan(values), -np.inf, values)
+    return replace(batch, scores=np.vstack([batch.scores, rows]))
+
+
+def _check_scorers(
+    scorers: Mapping[str, Mapping[str, ExtraScorer]], tables: Mapping[str, ObservationTable]
+) -> Mapping[str, Mapping[str, ExtraScorer]]:
+    """Further ranking models per level, named apart from the built-in ones."""
+    taken = {*RANKING_MODELS, "random", "brute_force"}
+    for level, named in scorers.items():
+        if level not in tables:
+            raise ValueError(f"scorers name a level without a table: {level!r}")
+        for name in named:
+            if name in taken or not name:
+                raise ValueError(f"scorer names must be new and not empty; got {name!r}")
+    return scorers
 
 
 def _check_e(e_days: float) -> float:

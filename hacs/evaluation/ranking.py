@@ -33,6 +33,7 @@ models at once.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -229,6 +230,7 @@ def _ranking_rows(
     counts: _PointCounts,
     budget: IntArray,
     metrics: _RankMetrics,
+    models: Sequence[str] = RANKING_MODELS,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Weighted P@K rows (HACS paper, Figure 11) and budget rows (GP4C paper, Eqs. 1-3, and the
     top-k selection's P/R/F1 as in Evaluation 1) for one (level, w)."""
@@ -237,7 +239,7 @@ def _ranking_rows(
     k = budget.astype(np.float64)
     pak: list[dict[str, Any]] = []
     budget_rows: list[dict[str, Any]] = []
-    for row, model in enumerate((*RANKING_MODELS, "random")):
+    for row, model in enumerate((*models, "random")):
         pak.append(
             {
                 "level": level,

@@ -47,6 +47,9 @@ class ObservationTable:
       observation of the same page holding that link; −1 when a link is brand new;
       ``page_index`` itself when the observation has no links (see ``hacs.updates``).
 
+    * ``new_links`` (optional) — how many of the observation's links no earlier observation of
+      its page held (the learned schedulers' recent-activity features; 0 when not given).
+
     Entries may come in any order. ``n_sites`` defaults to one more than the largest site index.
     Arrays are copied, so later changes to the caller's arrays do not leak in. Raises
     ``ValueError`` naming the problem.
@@ -58,6 +61,7 @@ class ObservationTable:
     page_index: IntArray
     link_floor: IntArray
     n_sites: int | None = None
+    new_links: IntArray | None = None
     # For each observation, the window starts s for which it is an update are (A, B]
     # (see the module docstring); derived once from the page structure while validating.
     _update_after: FloatArray = field(init=False, repr=False)
@@ -71,6 +75,12 @@ class ObservationTable:
         link_floor = _int_column(self.link_floor, "link_floor", size)
         time = _time_column(self.time, size)
         n_sites = _resolve_n_sites(self.n_sites, site)
+        new_links = (
+            np.zeros(size, dtype=np.int64)
+            if self.new_links is None
+            else _int_column(self.new_links, "new_links", size)
+        )
+        _check_range(new_links, "new_links", 0, None)
         _check_range(site, "site", 0, n_sites - 1)
         _check_range(page, "page", 0, None)
         _check_range(page_index, "page_index", 0, None)
@@ -90,6 +100,7 @@ class ObservationTable:
             ("page_index", page_index),
             ("link_floor", link_floor),
             ("n_sites", n_sites),
+            ("new_links", new_links),
             ("_update_after", after),
             ("_update_until", until),
         ):

@@ -50,8 +50,15 @@ import numpy as np
 from deap import base, gp, tools
 from numpy.typing import NDArray
 
-from hacs.evaluation import TERMINALS, LearningWindows, ObservationTable, learning_windows
+from hacs.evaluation import (
+    TERMINALS,
+    LearningWindows,
+    ObservationTable,
+    learning_windows,
+    window_scores,
+)
 from hacs.evaluation.ranking import crawl_budget, ndcg_discounts
+from hacs.replay import Policy, ReplayState
 
 __all__ = [
     "CONSTANTS",
@@ -62,6 +69,7 @@ __all__ = [
     "budget_fitness",
     "evolve",
     "learn_gp4c",
+    "replay_policy",
     "training_periods",
 ]
 
@@ -71,53 +79,60 @@ FloatArray = NDArray[np.float64]
 CONSTANTS = (0.001, 0.01, 0.1, 0.5, 1.0, 10.0, 100.0, 1000.0)
 FITNESSES = ("ndcg", "changerate")
 MAX_DEPTH = 10  # the paper's d
+_BLOCK = 65_536  # sites scored at a time (ScoreFunction.score)
 KEPT = 50  # the paper's N_b
 #: Crossover, reproduction, replacement mutation, swap mutation (Section 5.1.1, in %).
 RATES = (90, 15, 5, 5)
 
 
 def _div(a: FloatArray, b: FloatArray) -> FloatArray:
+    out = np.zeros_like(a)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        result: FloatArray = np.where(np.abs(b) > 1e-12, a / np.where(b == 0, 1.0, b), 0.0)
-    return _finite(result)
+        np.divide(a, b, out=out, where=np.abs(b) > 1e-12)
+    return _zero_non_finite(out)
 
 
 def _log(a: FloatArray) -> FloatArray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        result: FloatArray = np.where(a > 0, np.log(np.where(a > 0, a, 1.0)), 0.0)
-    return result
+    out = np.zeros_like(a)
+    np.log(a, out=out, where=a > 0)
+    return out
 
 
 def _pow(a: FloatArray, b: FloatArray) -> FloatArray:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        result: FloatArray = np.power(a, b)
-    return _finite(result)
+        return _zero_non_finite(np.power(a, b))
 
 
 def _exp(a: FloatArray) -> FloatArray:
     with np.errstate(over="ignore"):
-        result: FloatArray = np.exp(a)
-    return _finite(result)
-
-
-def _finite(values: FloatArray) -> FloatArray:
-    result: FloatArray = np.where(np.isfinite(values), values, 0.0)
-    return result
+        return _zero_non_finite(np.exp(a))
 
 
 def _add(a: FloatArray, b: FloatArray) -> FloatArray:
     with np.errstate(over="ignore", invalid="ignore"):
-        return _finite(np.add(a, b))
+        return _zero_non_finite(np.add(a, b))
 
 
 def _sub(a: FloatArray, b: FloatArray) -> FloatArray:
     with np.errstate(over="ignore", invalid="ignore"):
-        return _finite(np.subtract(a, b))
+        return _zero_non_finite(np.subtract(a, b))
 
 
 def _mul(a: FloatArray, b: FloatArray) -> FloatArray:
     with np.errstate(over="ignore", invalid="ignore"):
-        return _finite(np.multiply(a, b))
+        return _zero_non_finite(np.multiply(a, b))
+
+
+def _zero_non_finite(values: FloatArray) -> FloatArray:
+    """``values`` (a fresh array, changed in place) with every NaN and ±∞ set to 0."""
+    values[~np.isfinite(values)] = 0.0
+    return values
+
+
+def _finite(values: FloatArray) -> FloatArray:
+    """A copy of ``values`` with every NaN and ±∞ set to 0."""
+    result: FloatArray = np.where(np.isfinite(values), values, 0.0)
+    return result
 
 
 @dataclass(frozen=True)
@@ -296,7 +311,16 @@ class ScoreFunction:
         sizes = {np.asarray(columns[name]).size for name in TERMINALS}
         if len(sizes) != 1:
             raise ValueError("every terminal must hold one value per site")
-        return _finite(_evaluate(self._tree, columns, sizes.pop()))
+        size = sizes.pop()
+        arrays = {name: np.asarray(columns[name], dtype=np.float64) for name in TERMINALS}
+        result = np.empty(size)
+        # In blocks that stay in the processor's cache: the same values, several times faster
+        # on a collection's million windows than whole-array passes.
+        for lo in range(0, size, _BLOCK):
+            hi = min(lo + _BLOCK, size)
+            block = {name: values[lo:hi] for name, values in arrays.items()}
+            result[lo:hi] = _finite(_evaluate(self._tree, block, hi - lo))
+        return result
 
 
 def budget_fitness(
@@ -346,7 +370,9 @@ def budget_fitness(
 @dataclass(frozen=True)
 class Evolution:
     """The outcome of :func:`evolve`: the chosen function, its fitness on training and
-    validation, and the training curve (best and mean training fitness per generation)."""
+    validation, the training curve (best and mean training fitness per generation), and the
+    finalists it was chosen from as (expression, training fitness, validation fitness), best
+    first."""
 
     function: ScoreFunction
     fitness: str
@@ -356,6 +382,7 @@ class Evolution:
     mean_per_generation: tuple[float, ...]
     evaluations: int
     seed: int
+    finalists: tuple[tuple[str, float, float], ...] = ()
 
 
 def _primitive_set() -> Any:
@@ -516,6 +543,7 @@ def evolve(
         mean_per_generation=tuple(mean),
         evaluations=len(cache),
         seed=seed,
+        finalists=tuple((expr, train, valid) for valid, train, _, expr in finalists),
     )
 
 
@@ -556,3 +584,30 @@ def learn_gp4c(
         table, start=valid_from, end=valid_to, w_weeks=w_weeks, e_days=e_days, method=method
     )
     return evolve(training, validation, **options)
+
+
+def replay_policy(function: ScoreFunction, *, w_weeks: int, e_days: float = 7.0) -> Policy:
+    """The score function as a policy of the closed-loop replay (``hacs.replay``): each day its
+    terminals come from every site's timeline so far (the archive's history and the policy's own
+    crawls, each flagged as it was found), over windows of ``w_weeks`` with the function's
+    ``e_days``; a site without an observation in its window scores below every other."""
+
+    def policy(state: ReplayState) -> FloatArray:
+        times, flags, offsets = state.arrays()
+        n_sites = offsets.size - 1
+        counts = np.diff(offsets)
+        site = np.repeat(np.arange(n_sites), counts)
+        index = np.arange(times.size) - np.repeat(offsets[:-1], counts)
+        # One page per site: an update adds a brand-new link, anything else holds the links of
+        # the copy before it (hacs.updates' link floors), so rule 3 gives back the flags.
+        floor = np.where(flags, -1, index - 1)
+        table = ObservationTable(
+            site=site, page=site, time=times, page_index=index, link_floor=floor, n_sites=n_sites
+        )
+        scores = np.full(n_sites, -np.inf)
+        if times.size:
+            found = window_scores(table, t=state.now, w_weeks=w_weeks, e_days=e_days)
+            scores[found.site] = function.score(found.terminals)
+        return scores
+
+    return policy

@@ -12,7 +12,9 @@ at depth ≤ 2) and its update history is all its pages' observations merged in 
   time each site then waited for its next update;
 * :func:`fit_lws` fits the regression of the log wait and returns an :class:`LwsModel`, plain
   numbers that store as JSON; :func:`predict_interval` applies it with NumPy alone;
-* :func:`lws_scores` is ΔI, the crawl-list ranking of ``--method lws``.
+* :func:`lws_scores` is ΔI, the crawl-list ranking of ``--method lws``;
+* :func:`table_timelines` reads an evaluation's observation table as such timelines, and
+  :func:`evaluation_scorer` ranks by ΔI in Evaluation 2 (``hacs.evaluation.evaluate``).
 
 Timelines come as for :func:`hacs.estimators.estimate_many`: ``times`` (days since 1970, sorted
 within each site), ``flags`` (the observation is an update: it adds links never seen before) and
@@ -35,6 +37,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.linear_model import HuberRegressor
 
+from hacs.evaluation import ExtraScorer, ObservationTable
+from hacs.replay import Policy, ReplayState
+from hacs.updates import timeline_order, window_update_flags
+
 __all__ = [
     "DORMANT_ALPHA",
     "FEATURES",
@@ -42,11 +48,15 @@ __all__ = [
     "REGRESSORS",
     "WINDOW_DAYS",
     "LwsModel",
+    "Timelines",
+    "evaluation_scorer",
     "fit_lws",
     "lws_features",
     "lws_samples",
     "lws_scores",
     "predict_interval",
+    "replay_policy",
+    "table_timelines",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -409,6 +419,73 @@ def lws_scores(
     interval = predict_interval(model, found.matrix)
     scores: FloatArray = (ct - copy) / interval
     return scores
+
+
+@dataclass(frozen=True, eq=False)
+class Timelines:
+    """Every site's timeline, back to back (site i owns ``offsets[i]:offsets[i + 1]``, empty for
+    a site without observations), with each observation's page and new links."""
+
+    times: FloatArray
+    flags: BoolArray
+    offsets: IntArray
+    page: IntArray
+    new_links: IntArray
+
+
+def table_timelines(table: ObservationTable) -> Timelines:
+    """The table's observations as timelines, one per site index: DESIGN rule 4's order, each
+    observation flagged by rule 3 relative to the table (a page's first observation in it is the
+    baseline)."""
+    order = timeline_order(table.site, table.time, table.page, table.page_index)
+    flags = window_update_flags(table.page, table.page_index, table.link_floor)
+    counts = np.bincount(table.site, minlength=table.site_count)
+    offsets = np.zeros(table.site_count + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    new_links = table.new_links if table.new_links is not None else np.zeros(table.size, np.int64)
+    return Timelines(
+        times=table.time[order],
+        flags=flags[order],
+        offsets=offsets,
+        page=table.page[order],
+        new_links=new_links[order],
+    )
+
+
+def evaluation_scorer(model: LwsModel, table: ObservationTable, e_days: float) -> ExtraScorer:
+    """ΔI as an Evaluation 2 model: at reference point t each site is scored from its
+    observations up to t (the newest of them is its copy), with CT = t + ``e_days``. Scores for
+    a t are computed once for every site and kept for every history size w (one float per site
+    and reference point)."""
+    timelines = table_timelines(table)
+    starts = timelines.offsets[:-1]
+    cache: dict[float, FloatArray] = {}
+
+    def score(t: float, sites: IntArray, _terminals: Mapping[str, FloatArray]) -> FloatArray:
+        if t not in cache:
+            seen = np.concatenate(([0], np.cumsum(timelines.times <= t)))
+            held = seen[timelines.offsets[1:]] - seen[starts]  # observations up to t, per site
+            last = np.full(held.size, -np.inf)
+            some = held > 0
+            last[some] = timelines.times[starts[some] + held[some] - 1]
+            cache[t] = lws_scores(
+                model, timelines.times, timelines.flags, timelines.offsets, last, t, e_days,
+                new_links=timelines.new_links, page=timelines.page,
+            )  # fmt: skip
+        return cache[t][sites]
+
+    return score
+
+
+def replay_policy(model: LwsModel) -> Policy:
+    """ΔI as a policy of the closed-loop replay (``hacs.replay``): each day from every site's
+    timeline so far and its newest copy, with the replay's horizon."""
+
+    def policy(state: ReplayState) -> FloatArray:
+        times, flags, offsets = state.arrays()
+        return lws_scores(model, times, flags, offsets, state.last_copy, state.now, state.e_days)
+
+    return policy
 
 
 # --------------------------------------------------------------------------------------------

@@ -125,6 +125,7 @@
     drawThreshold();
     drawLevel();
     draw("chart-replay", charts.replay);
+    Object.entries(charts.learned || {}).forEach(([key, figure]) => draw(`chart-learned-${key}`, figure));
   }
 
   followProgress();

@@ -281,3 +281,67 @@ def test_bad_options_are_refused_by_name() -> None:
         evolve(windows, windows, fitness="f1")
     with pytest.raises(ValueError, match="population at least 2"):
         evolve(windows, windows, population=1)
+
+
+# --------------------------------------------------------------------------------------------
+# Learned scorers as models of Evaluation 2
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_scorer_that_copies_a_terminal_gets_that_scorers_figures() -> None:
+    table = small_table(13)
+    function = ScoreFunction("cg")
+    result = evaluate(
+        {"homepage": table}, start=60.0, end=180.0, w_weeks=[2, 5], details=True,
+        scorers={"homepage": {"gp4c": lambda t, sites, columns: function.score(columns)}},
+    )  # fmt: skip
+    pak = {(r["w_weeks"], r["model"]): r for r in result["pak"]}
+    budget = {(r["w_weeks"], r["model"]): r for r in result["budget"]}
+    for w in (2, 5):
+        for rows in (pak, budget):
+            mine = {k: v for k, v in rows[(w, "gp4c")].items() if k != "model"}
+            theirs = {k: v for k, v in rows[(w, "cho_garcia_molina")].items() if k != "model"}
+            assert mine == theirs
+    assert all("gp4c" in point["models"] for point in result["points"])
+
+
+def test_scorers_see_each_windows_sites_and_terminals() -> None:
+    table = small_table(17)
+    seen: list[tuple[float, list[int]]] = []
+
+    def spy(t: float, sites: np.ndarray, columns: dict[str, np.ndarray]) -> np.ndarray:
+        single = window_scores(table, t=t, w_weeks=3)
+        assert np.array_equal(sites, single.site)
+        for name in TERMINALS:
+            assert np.array_equal(columns[name], single.terminals[name])
+        seen.append((t, sites.tolist()))
+        return -sites.astype(float)
+
+    evaluate(
+        {"homepage": table}, start=70.0, end=120.0, w_weeks=[3], scorers={"homepage": {"spy": spy}}
+    )
+    assert [t for t, _ in seen] == [70.0, 77.0, 84.0, 91.0, 98.0, 105.0, 112.0, 119.0]
+
+
+@pytest.mark.parametrize(
+    ("scorers", "message"),
+    [
+        ({"website": {"x": lambda t, s, c: s}}, "level without a table"),
+        ({"homepage": {"hacs": lambda t, s, c: s}}, "must be new"),
+        ({"homepage": {"short": lambda t, s, c: s[:-1]}}, "scorer 'short' gave"),
+    ],
+)
+def test_bad_scorers_are_refused_by_name(scorers: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        evaluate({"homepage": small_table(1)}, start=60.0, end=120.0, w_weeks=[2], scorers=scorers)
+
+
+def test_scoring_in_blocks_gives_every_site_its_own_score() -> None:
+    from hacs.learning import gp4c
+
+    rng = np.random.default_rng(21)
+    size = gp4c._BLOCK * 2 + 17  # blocks of the full size and a short last one
+    columns = {name: rng.exponential(2.0, size) for name in TERMINALS}
+    function = ScoreFunction("add(mul(cg, exp(div(X, n))), sub(log(t), pow(lam, p)))")
+    whole = gp4c._finite(gp4c._evaluate(function._tree, columns, size))
+    assert np.array_equal(function.score(columns), whole)

@@ -16,11 +16,13 @@ from hacs.learning.lws import (
     INTERVAL_RANGE_DAYS,
     WINDOW_DAYS,
     LwsModel,
+    evaluation_scorer,
     fit_lws,
     lws_features,
     lws_samples,
     lws_scores,
     predict_interval,
+    table_timelines,
 )
 
 Site = list[tuple[float, bool]]
@@ -400,3 +402,80 @@ def test_bad_training_input_raises_naming_the_argument() -> None:
         lws_scores(model, times, flags, offsets, np.zeros(2), 3.0, 1.0)
     with pytest.raises(ValueError, match="features"):
         predict_interval(model, np.zeros((1, 3)))
+
+
+# --------------------------------------------------------------------------------------------
+# In the evaluation: the table's timelines, and ΔI from what was known at each t
+# --------------------------------------------------------------------------------------------
+
+
+def test_table_timelines_follow_rules_3_and_4_per_site() -> None:
+    from hacs.updates import link_floors
+    from tests.hacs.test_evaluation import random_history, table_of
+
+    observations = random_history(np.random.default_rng(2), 12, 100.0, max_pages=3, max_obs=9)
+    table = table_of(observations, 14)  # two sites without any observation
+    found = table_timelines(table)
+    assert found.offsets.size == 15 and found.offsets[-1] == table.size
+    for site in range(14):
+        mine = sorted(
+            (o for o in observations if o.site == site), key=lambda o: (o.time, o.page, o.index)
+        )
+        a, b = int(found.offsets[site]), int(found.offsets[site + 1])
+        assert found.times[a:b].tolist() == [o.time for o in mine]
+        # Rule 3 relative to the table: a page's observation adds a link no earlier one held.
+        by_page: dict[int, list] = {}
+        for o in sorted(mine, key=lambda o: o.index):
+            by_page.setdefault(o.page, []).append(o)
+        expected = {}
+        for page_obs in by_page.values():
+            for o, floor in zip(page_obs, link_floors([x.links for x in page_obs]), strict=True):
+                expected[(o.page, o.index)] = o.index > page_obs[0].index and floor == -1
+        assert found.flags[a:b].tolist() == [expected[(o.page, o.index)] for o in mine]
+
+
+def test_the_evaluation_scorer_uses_only_what_was_known_at_t() -> None:
+    from hacs.evaluation import ObservationTable
+
+    model, _, _ = train(seed=3, n_sites=120)
+    rng = np.random.default_rng(8)
+    site, time = [], []
+    for s in range(20):
+        moments = np.sort(rng.uniform(0, 300, int(rng.integers(0, 30))))
+        site += [s] * moments.size
+        time += moments.tolist()
+    size = len(site)
+    order = np.lexsort((np.array(time), np.array(site)))
+    site_a = np.array(site)[order]
+    index = np.concatenate([np.arange(np.count_nonzero(site_a == s)) for s in range(20)])
+    floors = np.where(rng.random(size) < 0.4, -1, index - 1)
+    table = ObservationTable(
+        site=site_a, page=site_a, time=np.array(time)[order], page_index=index,
+        link_floor=np.minimum(floors, index), n_sites=20,
+    )  # fmt: skip
+    scorer = evaluation_scorer(model, table, e_days=7.0)
+    full = table_timelines(table)
+    for t in (50.0, 150.0, 299.0):
+        sites = np.arange(20)
+        got = scorer(t, sites, {})
+        # Slowly: cut every site's timeline at t and score what is left.
+        times: list[float] = []
+        flags: list[bool] = []
+        pages: list[int] = []
+        links: list[int] = []
+        offsets, last = [0], []
+        for s in range(20):
+            a, b = int(full.offsets[s]), int(full.offsets[s + 1])
+            kept = [i for i in range(a, b) if full.times[i] <= t]
+            times += [float(full.times[i]) for i in kept]
+            flags += [bool(full.flags[i]) for i in kept]
+            pages += [int(full.page[i]) for i in kept]
+            links += [int(full.new_links[i]) for i in kept]
+            offsets.append(len(times))
+            last.append(times[-1] if kept else -math.inf)
+        expected = lws_scores(
+            model, np.array(times), np.array(flags, dtype=bool), np.array(offsets), np.array(last),
+            t, 7.0, new_links=np.array(links), page=np.array(pages),
+        )  # fmt: skip
+        assert np.array_equal(got, expected)
+        assert np.array_equal(scorer(t, sites[::3], {}), expected[::3])
