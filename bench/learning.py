@@ -73,10 +73,13 @@ def cost(sites: int, seed: int, generations: int | None, population: int | None)
         tables["homepage"], start=START, end=mid, w_weeks=W_WEEKS, seed=seed, **options
     )
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KiB → GiB
     generations = len(result.best_per_generation) - 1
-    print(f"  learned in {wall:.1f} s (CPU {cpu:.1f} s), {result.evaluations:,} distinct "
-          f"functions over {generations} generations; peak RSS {peak:.2f} GiB")  # fmt: skip
+    print(f"  GP4C learned in {wall:.1f} s (CPU {cpu:.1f} s here, {children.ru_utime:.1f} s in "
+          f"scoring processes), {result.evaluations:,} distinct functions over {generations} "
+          f"generations; peak RSS {peak:.2f} GiB here, {children.ru_maxrss / 1024**2:.2f} GiB "
+          "in the largest scoring process")  # fmt: skip
     print(f"  training NDCG@5% {result.training_fitness:.4f}, validation "
           f"{result.validation_fitness:.4f}: {result.function.formula}")  # fmt: skip
     wall, cpu = time.perf_counter(), time.process_time()

@@ -36,7 +36,14 @@ from hacs.clock import reference_instant, to_days
 from hacs.evaluation import DEFAULT_PRIOR_WEEKS, ExtraScorer, ObservationTable, window_scores
 from hacs.evaluation.grid import reference_points
 from hacs.learning import gp4c, lws
-from hacs.learning.gp4c import FITNESSES, ScoreFunction, learn_gp4c, training_periods
+from hacs.learning.gp4c import (
+    FITNESSES,
+    GENERATIONS,
+    POPULATION,
+    ScoreFunction,
+    learn_gp4c,
+    training_periods,
+)
 from hacs.learning.lws import LwsModel, evaluation_scorer, fit_lws, lws_samples, lws_scores
 from hacs.replay import Policy
 from scheduling.estimates import timelines_load
@@ -77,8 +84,8 @@ class LearnParameters:
     method: str = "observed"
     fitness: str = "ndcg"
     budget_fraction: float = 0.05
-    generations: int = 30
-    population: int = 200
+    generations: int = GENERATIONS
+    population: int = POPULATION
     seed: int = 0
 
     @classmethod
@@ -106,8 +113,8 @@ class LearnParameters:
             method=str(data.get("method", "observed")),
             fitness=str(data.get("fitness", "ndcg")),
             budget_fraction=float(data.get("budget_fraction", 0.05)),
-            generations=_whole(data, "generations", 30, 1, 1000),
-            population=_whole(data, "population", 200, 2, 10_000),
+            generations=_whole(data, "generations", GENERATIONS, 1, 1000),
+            population=_whole(data, "population", POPULATION, 2, 10_000),
             seed=_whole(data, "seed", 0, 0, 2**31 - 1),
         )
         if params.fitness not in FITNESSES:

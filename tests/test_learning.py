@@ -250,3 +250,22 @@ def test_an_evaluation_run_ranks_with_the_newest_learned_schedulers(
     rows = {row["policy"]: row for row in results["replay"]["budgets"][0]["rows"]}
     assert rows["gp4c"]["label"] == "GP4C, learned on 2017-03-01 to 2017-10-01"
     assert rows["lws"]["crawls"] == rows["hacs"]["crawls"]
+
+
+def test_the_crawl_list_page_shows_a_learned_lists_scores_and_scheduler(
+    collection: list[int], client: object
+) -> None:
+    from tests.factories import make_user
+
+    learn(*GP_ARGS)
+    crawl = crawl_list_build(
+        day=LIST_DAY, options=CrawlListOptions(method="gp4c", budget=5, history_days=400)
+    )
+    client.force_login(make_user("viewer", role="viewer"))  # type: ignore[attr-defined]
+    page = client.get(f"/crawl-list/?list={crawl.pk}").content.decode()  # type: ignore[attr-defined]
+    scorer = LearnedScorer.objects.get()
+    assert f"Ranked by {scorer} (learning run {scorer.pk})" in page
+    assert '<th scope="col" class="num">Score</th>' in page
+    first = crawl.entries.order_by("rank").first()
+    assert first is not None and first.score is not None
+    assert f'<td class="num">{first.score:.4f}</td>' in page

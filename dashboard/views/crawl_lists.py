@@ -18,7 +18,7 @@ ENTRIES_PER_PAGE = 100
 
 
 def crawl_list(request: HttpRequest) -> HttpResponse:
-    lists = CrawlList.objects.select_related("created_by")[:15]
+    lists = CrawlList.objects.select_related("created_by", "scorer")[:15]
     selected = None
     if request.GET.get("list", "").isdigit():
         selected = get_object_or_404(CrawlList, pk=int(request.GET["list"]))
@@ -38,7 +38,7 @@ def crawl_list(request: HttpRequest) -> HttpResponse:
 def crawl_list_create(request: HttpRequest) -> HttpResponse:
     form = CrawlListForm(request.POST)
     if not form.is_valid():
-        lists = CrawlList.objects.select_related("created_by")[:15]
+        lists = CrawlList.objects.select_related("created_by", "scorer")[:15]
         context = {"form": form, "lists": lists, "selected": None, "page": None}
         return render(request, "dashboard/crawl_list.html", context, status=400)
     day = form.cleaned_data["day"]

@@ -39,7 +39,9 @@ HACS's own reader (nothing is evaluated as Python), and shown as an infix formul
 from __future__ import annotations
 
 import math
+import multiprocessing
 import operator
+import os
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -63,6 +65,8 @@ from hacs.replay import Policy, ReplayState
 __all__ = [
     "CONSTANTS",
     "FITNESSES",
+    "GENERATIONS",
+    "POPULATION",
     "OPERATORS",
     "Evolution",
     "ScoreFunction",
@@ -79,6 +83,8 @@ FloatArray = NDArray[np.float64]
 CONSTANTS = (0.001, 0.01, 0.1, 0.5, 1.0, 10.0, 100.0, 1000.0)
 FITNESSES = ("ndcg", "changerate")
 MAX_DEPTH = 10  # the paper's d
+GENERATIONS = 50  # the paper's N_g
+POPULATION = 300  # the paper's N_p
 _BLOCK = 65_536  # sites scored at a time (ScoreFunction.score)
 KEPT = 50  # the paper's N_b
 #: Crossover, reproduction, replacement mutation, swap mutation (Section 5.1.1, in %).
@@ -385,6 +391,63 @@ class Evolution:
     finalists: tuple[tuple[str, float, float], ...] = ()
 
 
+#: Training windows of fewer pairs than this are scored in the calling process.
+_PARALLEL_FROM = 200_000
+_WORKER: dict[str, Any] = {}  # a scoring process's windows and options (_worker_start)
+
+
+def _worker_start(windows: LearningWindows, fraction: float, which: int) -> None:
+    _WORKER.update(windows=windows, columns=windows.columns(), fraction=fraction, which=which)
+
+
+def _worker_measure(expression: str) -> float:
+    return _measure_one(
+        expression, _WORKER["columns"], _WORKER["windows"], _WORKER["fraction"], _WORKER["which"]
+    )
+
+
+def _measure_one(
+    expression: str,
+    columns: Mapping[str, FloatArray],
+    windows: LearningWindows,
+    fraction: float,
+    which: int,
+) -> float:
+    value = budget_fitness(ScoreFunction(expression).score(columns), windows, fraction)
+    return 0.0 if math.isnan(value[which]) else value[which]
+
+
+class _Measurer:
+    """Scores expressions on the training windows, in this process or in a pool of fresh
+    processes (spawned, so nothing of the caller's threads or connections is copied)."""
+
+    def __init__(
+        self, windows: LearningWindows, fraction: float, which: int, processes: int | None
+    ) -> None:
+        count = min(os.cpu_count() or 1, 4) if processes is None else processes
+        if count < 1:
+            raise ValueError(f"processes must be at least 1; got {count}")
+        self._args = (windows, fraction, which)
+        self._columns = windows.columns()
+        self._pool: Any = None
+        if count > 1 and windows.first_update.size >= _PARALLEL_FROM:
+            context = multiprocessing.get_context("spawn")
+            self._pool = context.Pool(count, initializer=_worker_start, initargs=self._args)
+            self._chunk = 4
+
+    def measure(self, expressions: Sequence[str]) -> list[float]:
+        if self._pool is not None and len(expressions) > 1:
+            return list(self._pool.map(_worker_measure, expressions, chunksize=self._chunk))
+        windows, fraction, which = self._args
+        return [_measure_one(e, self._columns, windows, fraction, which) for e in expressions]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool.join()
+            self._pool = None
+
+
 def _primitive_set() -> Any:
     pset = gp.PrimitiveSet("GP4C", len(TERMINALS))
     pset.renameArguments(**{f"ARG{i}": name for i, name in enumerate(TERMINALS)})
@@ -421,13 +484,18 @@ def evolve(
     *,
     fitness: str = "ndcg",
     budget_fraction: float = 0.05,
-    generations: int = 30,
-    population: int = 200,
+    generations: int = GENERATIONS,
+    population: int = POPULATION,
     seed: int = 0,
     progress: Callable[[int, float], None] | None = None,
+    processes: int | None = None,
 ) -> Evolution:
     """Evolve a score function on ``training`` and choose it on ``validation`` (the module
-    docstring). ``progress(generation, best fitness)`` is called after each generation."""
+    docstring). ``progress(generation, best fitness)`` is called after each generation.
+
+    Each generation's new functions are scored on ``processes`` processes (default: the
+    machine's cores, at most 4; one for training windows too few to gain from more): the same
+    values in the same order, so the result does not depend on it."""
     if fitness not in FITNESSES:
         raise ValueError(f"fitness must be one of {', '.join(FITNESSES)}; got {fitness!r}")
     if generations < 1 or population < 2:
@@ -436,21 +504,9 @@ def evolve(
             f"{population}"
         )
     which = 0 if fitness == "ndcg" else 1
-    train_columns = training.columns()
     valid_columns = validation.columns()
     cache: dict[str, float] = {}
-
-    def measure(
-        expression: str, columns: Mapping[str, FloatArray], windows: LearningWindows
-    ) -> float:
-        value = budget_fitness(ScoreFunction(expression).score(columns), windows, budget_fraction)
-        return 0.0 if math.isnan(value[which]) else value[which]
-
-    def train_fitness(individual: Any) -> tuple[float]:
-        expression = _tree_of(individual)
-        if expression not in cache:
-            cache[expression] = measure(expression, train_columns, training)
-        return (cache[expression],)
+    scoring = _Measurer(training, budget_fraction, which, processes)
 
     pset = _primitive_set()
     toolbox = base.Toolbox()
@@ -471,9 +527,12 @@ def evolve(
         return created
 
     def assess(individuals: Sequence[Any]) -> None:
-        for one in individuals:
-            if not one.fitness.valid:
-                one.fitness.values = train_fitness(one)
+        waiting = [one for one in individuals if not one.fitness.valid]
+        expressions = [_tree_of(one) for one in waiting]
+        new = [e for e in dict.fromkeys(expressions) if e not in cache]
+        cache.update(zip(new, scoring.measure(new), strict=True))
+        for one, expression in zip(waiting, expressions, strict=True):
+            one.fitness.values = (cache[expression],)
 
     saved = random.getstate()
     random.seed(seed)
@@ -524,14 +583,15 @@ def evolve(
         for expression in dict.fromkeys([*(_tree_of(one) for one in kept), *TERMINALS]):
             finalists.append(
                 (
-                    measure(expression, valid_columns, validation),
-                    cache.get(expression) or measure(expression, train_columns, training),
+                    _measure_one(expression, valid_columns, validation, budget_fraction, which),
+                    cache[expression] if expression in cache else scoring.measure([expression])[0],
                     -ScoreFunction(expression).size,
                     expression,
                 )
             )
     finally:
         random.setstate(saved)
+        scoring.close()
     finalists.sort(key=lambda item: (item[0], item[1], item[2]), reverse=True)
     valid_value, train_value, _, expression = finalists[0]
     return Evolution(

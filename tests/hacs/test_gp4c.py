@@ -345,3 +345,18 @@ def test_scoring_in_blocks_gives_every_site_its_own_score() -> None:
     function = ScoreFunction("add(mul(cg, exp(div(X, n))), sub(log(t), pow(lam, p)))")
     whole = gp4c._finite(gp4c._evaluate(function._tree, columns, size))
     assert np.array_equal(function.score(columns), whole)
+
+
+def test_scoring_on_several_processes_evolves_the_same_function(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hacs.learning import gp4c
+
+    table = small_table(9, n_sites=60, horizon=300.0)
+    (a, b), (c, d) = training_periods(40.0, 290.0)
+    training = learning_windows(table, start=a, end=b, w_weeks=4)
+    validation = learning_windows(table, start=c, end=d, w_weeks=4)
+    alone = evolve(training, validation, generations=3, population=16, seed=4, processes=1)
+    monkeypatch.setattr(gp4c, "_PARALLEL_FROM", 0)  # small windows on a pool too
+    pooled = evolve(training, validation, generations=3, population=16, seed=4, processes=2)
+    assert pooled == alone

@@ -3,6 +3,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from hacs.learning.gp4c import GENERATIONS, POPULATION
 from scheduling.learning import learned_scorer_create, learned_scorer_run
 from scheduling.management.commands._options import day, positive
 from scheduling.models import Learned, Level
@@ -25,8 +26,14 @@ class Command(BaseCommand):
             "--fitness", choices=["ndcg", "changerate"], default="ndcg",
             help="GP4C: NDCG@k (default) or ChangeRate@k at a 5%% budget",
         )  # fmt: skip
-        parser.add_argument("--generations", type=positive, default=30, help="GP4C (default 30)")
-        parser.add_argument("--population", type=positive, default=200, help="GP4C (default 200)")
+        parser.add_argument(
+            "--generations", type=positive, default=GENERATIONS,
+            help=f"GP4C (default {GENERATIONS}, the paper's)",
+        )  # fmt: skip
+        parser.add_argument(
+            "--population", type=positive, default=POPULATION,
+            help=f"GP4C (default {POPULATION}, the paper's)",
+        )  # fmt: skip
         parser.add_argument(
             "--weeks", type=positive, default=12, help="GP4C: history window in weeks (12)"
         )
