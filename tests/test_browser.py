@@ -142,7 +142,7 @@ def test_a_librarians_morning(
     crawl = CrawlList.objects.get()
     assert rows[0] == ["rank", "url", "author", "probability", "rate_per_day", "interval_days",
                        "tau", "observations", "span_days", "interval_low_days",
-                       "interval_high_days", "last_copy"]  # fmt: skip
+                       "interval_high_days", "last_copy", "score"]  # fmt: skip
     assert crawl.method == "posterior"  # the form's default: the posterior, since the copy
     # The evidence behind every rate: at least one copy, and the credible interval of 1/λ.
     assert all(int(r[7]) >= 1 and r[9] and r[10] and r[11] for r in rows[1:] if r[4])
