@@ -334,11 +334,12 @@ def learned_scores(scorer: LearnedScorer, *, day: date, e_days: float) -> Learne
     since its newest copy by the end of the day plus ``e_days`` (the list's horizon)."""
     params = LearnParameters.from_json(scorer.parameters)
     t = reference_instant(day)
-    if scorer.kind == Learned.LWS:
+    learned = _loaded(scorer)
+    if isinstance(learned, LwsModel):
         timelines = timelines_load(level=scorer.level, end=t - timedelta(microseconds=1))
         last = timelines.offsets[1:] - 1
         scores = lws_scores(
-            LwsModel.from_dict(scorer.model or {}), timelines.times, timelines.updated,
+            learned, timelines.times, timelines.updated,
             timelines.offsets, timelines.times[last], to_days(t), e_days,
             new_links=timelines.new_links, page=timelines.page,
         )  # fmt: skip
@@ -354,9 +355,8 @@ def learned_scores(scorer: LearnedScorer, *, day: date, e_days: float) -> Learne
         e_days=params.e_days,
         method=params.method,
     )
-    function = ScoreFunction(str((scorer.model or {})["expression"]))
     return LearnedScores(
-        site_ids=tables.site_ids[found.site], scores=function.score(found.terminals)
+        site_ids=tables.site_ids[found.site], scores=learned.score(found.terminals)
     )
 
 
@@ -370,18 +370,15 @@ def learned_for_evaluation(
     scorers: dict[str, dict[str, ExtraScorer]] = {}
     shown: list[dict[str, Any]] = []
     for level, table in tables.items():
-        for kind in Learned.values:
-            try:
-                scorer = learned_scorer_latest(kind, level)
-            except NoLearnedScorer:
-                continue
+        for scorer in _newest(level):
+            kind = scorer.kind
             params = LearnParameters.from_json(scorer.parameters)
-            if kind == Learned.GP4C:
-                function = ScoreFunction(str((scorer.model or {})["expression"]))
-                scorers.setdefault(level, {})[kind] = _function_scorer(function)
-            else:
-                model = LwsModel.from_dict(scorer.model or {})
-                scorers.setdefault(level, {})[kind] = evaluation_scorer(model, table, e_days)
+            learned = _loaded(scorer)
+            scorers.setdefault(level, {})[kind] = (
+                _function_scorer(learned)
+                if isinstance(learned, ScoreFunction)
+                else evaluation_scorer(learned, table, e_days)
+            )
             overlap = start < scorer.end + timedelta(days=params.e_days) and scorer.start <= end
             shown.append(
                 {
@@ -412,17 +409,32 @@ def learned_replay_policies(level: str) -> dict[str, tuple[Policy, str]]:
     """The newest finished scheduler of each kind at ``level`` as a replay policy, with its
     label (kind and learning period)."""
     policies: dict[str, tuple[Policy, str]] = {}
+    for scorer in _newest(level):
+        params = LearnParameters.from_json(scorer.parameters)
+        learned = _loaded(scorer)
+        policy = (
+            gp4c.replay_policy(learned, w_weeks=params.w_weeks, e_days=params.e_days)
+            if isinstance(learned, ScoreFunction)
+            else lws.replay_policy(learned)
+        )
+        label = f"{scorer.kind.upper()}, learned on {scorer.start} to {scorer.end}"
+        policies[scorer.kind] = (policy, label)
+    return policies
+
+
+def _newest(level: str) -> list[LearnedScorer]:
+    """The newest finished scheduler of each kind at ``level`` (kinds with none left out)."""
+    found = []
     for kind in Learned.values:
         try:
-            scorer = learned_scorer_latest(kind, level)
+            found.append(learned_scorer_latest(kind, level))
         except NoLearnedScorer:
             continue
-        params = LearnParameters.from_json(scorer.parameters)
-        label = f"{kind.upper()}, learned on {scorer.start} to {scorer.end}"
-        if kind == Learned.GP4C:
-            function = ScoreFunction(str((scorer.model or {})["expression"]))
-            policy = gp4c.replay_policy(function, w_weeks=params.w_weeks, e_days=params.e_days)
-        else:
-            policy = lws.replay_policy(LwsModel.from_dict(scorer.model or {}))
-        policies[kind] = (policy, label)
-    return policies
+    return found
+
+
+def _loaded(scorer: LearnedScorer) -> ScoreFunction | LwsModel:
+    """What a stored scheduler ranks with: GP4C's function or the LWS model."""
+    if scorer.kind == Learned.GP4C:
+        return ScoreFunction(str((scorer.model or {})["expression"]))
+    return LwsModel.from_dict(scorer.model or {})
