@@ -20,6 +20,9 @@ from tests.factories import make_site, make_user
 
 __all__ = ["make_site", "make_user"]
 
+# The Chromium page fixture (``browser_page``) for every browser test module.
+pytest_plugins = ["tests.support.browser"]
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

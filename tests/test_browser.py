@@ -7,8 +7,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,41 +19,16 @@ from archive.models import Site
 from hacs.demo import DemoArchive, build_demo_archive
 from scheduling.models import CrawlList
 from tests.factories import make_user
+from tests.support.browser import PASSWORD, log_in
 from tests.support.ia_server import IAArchive, ia_rows_and_bodies
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-PASSWORD = "a long browser password"
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoArchive:
     return build_demo_archive(tmp_path_factory.mktemp("browser-demo"), sites=5, seed=11)
-
-
-@pytest.fixture()
-def browser_page() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's synchronous API runs an event loop in this thread; the ORM calls the test
-    # makes between browser steps are still plain synchronous code.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
-        )  # fmt: skip
-        context = browser.new_context(
-            viewport={"width": 1366, "height": 768}, accept_downloads=True
-        )
-        page = context.new_page()
-        page.set_default_timeout(30_000)
-        yield page
-        context.close()
-        browser.close()
-    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 
 @pytest.fixture()
@@ -82,14 +55,6 @@ def archive_and_worker(
         finally:
             worker.terminate()
             worker.wait(timeout=30)
-
-
-def log_in(page: Any, base: str, username: str) -> None:
-    page.goto(f"{base}/accounts/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_selector("text=Overview")
 
 
 def test_a_librarians_morning(

@@ -1,0 +1,50 @@
+"""Debian's Chromium driven by Playwright, for the browser tests (``pytest -m browser``).
+
+``tests/conftest.py`` loads this module as a plugin, so every test can ask for the
+``browser_page`` fixture; ``log_in`` signs a user made with ``PASSWORD`` in through the login
+page.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+PASSWORD = "a long browser password"
+
+
+@pytest.fixture()
+def browser_page() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's synchronous API runs an event loop in this thread; the ORM calls the test
+    # makes between browser steps are still plain synchronous code.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )  # fmt: skip
+        context = browser.new_context(
+            viewport={"width": 1366, "height": 768}, accept_downloads=True
+        )
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        yield page
+        context.close()
+        browser.close()
+    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+def log_in(page: Any, base: str, username: str) -> None:
+    page.goto(f"{base}/accounts/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_selector("text=Overview")
