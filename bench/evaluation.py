@@ -156,9 +156,9 @@ def demo_collection(n_sites: int, seed: int, workdir: Path) -> dict[str, Observa
     """
     demo = build_demo_archive(workdir, sites=n_sites, seed=seed, start=DEMO_START, end=DEMO_END)
     truth = json.loads(demo.truth_path.read_text(encoding="utf-8"))
+    names = ("site", "page", "time", "page_index", "link_floor", "new_links")
     columns: dict[str, dict[str, list[Any]]] = {
-        level: {"site": [], "page": [], "time": [], "page_index": [], "link_floor": []}
-        for level in ("homepage", "website")
+        level: {name: [] for name in names} for level in ("homepage", "website")
     }
     mismatched = 0
     page_ids: dict[tuple[int, str], int] = {}
@@ -175,6 +175,11 @@ def demo_collection(n_sites: int, seed: int, workdir: Path) -> dict[str, Observa
             page_id = page_ids.setdefault((index, page), len(page_ids))
             links = [frozenset(site["link_sets"][c["digest"]]) for c in rows]
             floors = link_floors(links)
+            held: set[str] = set()
+            fresh = []
+            for held_now in links:  # links no earlier copy of the page held (``new_links``)
+                fresh.append(len(held_now - held))
+                held |= held_now
             for i, (capture, floor) in enumerate(zip(rows, floors.tolist(), strict=True)):
                 mismatched += (i > 0 and floor == -1) != bool(capture["update"])
                 moment = calendar.timegm(time.strptime(capture["timestamp"], "%Y%m%d%H%M%S"))
@@ -186,6 +191,7 @@ def demo_collection(n_sites: int, seed: int, workdir: Path) -> dict[str, Observa
                     column["time"].append(moment / 86400.0)
                     column["page_index"].append(i)
                     column["link_floor"].append(floor)
+                    column["new_links"].append(fresh[i])
     if mismatched:
         raise SystemExit(f"{mismatched} observations disagree with truth.json's update flags")
     return {

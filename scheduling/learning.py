@@ -279,6 +279,7 @@ def _learn_gp4c(params: LearnParameters, report: Callable[[float, str], None]) -
         w_weeks=params.w_weeks,
         e_days=params.e_days,
         method=params.method,
+        website=params.level == Level.WEBSITE,
         fitness=params.fitness,
         budget_fraction=params.budget_fraction,
         generations=params.generations,
@@ -354,6 +355,7 @@ def learned_scores(scorer: LearnedScorer, *, day: date, e_days: float) -> Learne
         w_weeks=params.w_weeks,
         e_days=params.e_days,
         method=params.method,
+        website=scorer.level == Level.WEBSITE,
     )
     return LearnedScores(
         site_ids=tables.site_ids[found.site], scores=learned.score(found.terminals)

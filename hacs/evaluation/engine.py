@@ -26,6 +26,7 @@ from hacs.bayes import GammaPrior
 from hacs.estimators import METHODS
 from hacs.evaluation.grid import _finite, _make_grid, _prepare, reference_points
 from hacs.evaluation.metrics import _clean, _PointCounts, _selection_counts, _selection_rows
+from hacs.evaluation.pages import _page_copies, _PageCopies
 from hacs.evaluation.ranking import (
     _k_tables,
     _rank_metrics,
@@ -107,18 +108,21 @@ def window_scores(
     e_days: float = 7.0,
     method: str = "observed",
     prior_weeks: int | None = DEFAULT_PRIOR_WEEKS,
+    website: bool = False,
 ) -> WindowScores:
     """Estimates, probabilities, positives and scores of every eligible site at one (t, w);
-    the posterior's prior as :func:`evaluate` fits it at t."""
+    the posterior's prior as :func:`evaluate` fits it at t. ``website``: the table is a website
+    level, whose posterior reads the pages' new links when the table has them (:func:`evaluate`).
+    """
     t_value = _finite(t, "t")
     (w,) = _check_w_weeks([w_weeks])
     e = _check_e(e_days)
     _check_method(method)
     prior_w = _check_prior_weeks(prior_weeks)
     grid = _make_grid(np.array([t_value]), [w] if prior_w is None else [w, prior_w], e)
-    level = _prepare(table, grid)
-    priors = None if prior_w is None else _prior_table(level, grid, prior_w, 1)
-    batch = _window_batch(level, grid, w, method, priors)
+    level, pages = _prepare(table, grid), _website_pages(table, website)
+    priors = None if prior_w is None else _prior_table(level, grid, prior_w, 1, pages)
+    batch = _window_batch(level, grid, w, method, priors, pages=pages)
     return WindowScores(
         site=batch.site,
         rate=batch.rate,
@@ -187,19 +191,21 @@ def learning_windows(
     e_days: float = 7.0,
     method: str = "observed",
     prior_weeks: int | None = DEFAULT_PRIOR_WEEKS,
+    website: bool = False,
 ) -> LearningWindows:
     """The terminals and positives of every eligible site at every reference point from
     ``start`` to ``end`` with a history of ``w_weeks`` (DESIGN.md rules 3-7 and 9; the
-    posterior's prior as :func:`evaluate` fits it, never from after t)."""
+    posterior's prior as :func:`evaluate` fits it, never from after t; ``website`` as for
+    :func:`window_scores`)."""
     ts = reference_points(start, end, step_days)
     (w,) = _check_w_weeks([w_weeks])
     e = _check_e(e_days)
     _check_method(method)
     prior_w = _check_prior_weeks(prior_weeks)
     grid = _make_grid(ts, [w] if prior_w is None else sorted({w, prior_w}), e)
-    level = _prepare(table, grid)
-    priors = None if prior_w is None else _prior_table(level, grid, prior_w, 1)
-    batch = _window_batch(level, grid, w, method, priors)
+    level, pages = _prepare(table, grid), _website_pages(table, website)
+    priors = None if prior_w is None else _prior_table(level, grid, prior_w, 1, pages)
+    batch = _window_batch(level, grid, w, method, priors, pages=pages)
     return LearningWindows(
         t=ts,
         offsets=batch.offsets,
@@ -294,7 +300,9 @@ def evaluate(
 
     Models: ``hacs`` is the paper's p = g(λ, τ, t, e) with ``method``'s λ; ``posterior`` is
     HACS's default reading, the chance of a change since the newest copy over a Gamma posterior
-    on λ (``hacs.evaluation.windows``). Its prior at t is fitted on the evidence of every
+    on λ (``hacs.evaluation.windows``); at the ``"website"`` level of a table with
+    ``new_links``, the sum of its pages' posteriors from their new links, as the crawl list
+    reads that level (``hacs.evaluation.pages``). Its prior at t is fitted on the evidence of every
     site's window [t − 7·prior_weeks, t] (None: on the evaluated windows [t − 7w, t]
     themselves), refitted every ``prior_every`` reference points and carried forward in
     between, never backward: no prior uses an observation after its t. Each fit costs a
@@ -354,16 +362,16 @@ def evaluate(
         result["points"] = []
     steps, done = len(tables) * len(ws), 0
     for level_name, table in tables.items():
-        level = _prepare(table, grid)
+        level, pages = _prepare(table, grid), _website_pages(table, level_name == "website")
         result["levels"][level_name] = {"sites": table.site_count, "observations": table.size}
         size = max(table.site_count, 1)
         k_tables = _k_tables(size)
         every = int(prior_every)
-        priors = None if prior_w is None else _prior_table(level, grid, prior_w, every)
+        priors = None if prior_w is None else _prior_table(level, grid, prior_w, every, pages)
         level_scorers = extra.get(level_name, {})
         models = (*RANKING_MODELS, *level_scorers)
         for w in ws:
-            batch = _window_batch(level, grid, w, method, priors, every)
+            batch = _window_batch(level, grid, w, method, priors, every, pages)
             if level_scorers:
                 batch = _with_scorers(batch, ts, e, level_scorers)
             counts = _selection_counts(batch, theta_values, ts.size)
@@ -384,6 +392,11 @@ def evaluate(
             if progress is not None:
                 progress(done / steps)
     return result
+
+
+def _website_pages(table: ObservationTable, website: bool) -> _PageCopies | None:
+    """The page copies of a website table with link counts (``hacs.evaluation.pages``)."""
+    return _page_copies(table) if website else None
 
 
 def _with_scorers(

@@ -48,7 +48,8 @@ class ObservationTable:
       ``page_index`` itself when the observation has no links (see ``hacs.updates``).
 
     * ``new_links`` (optional) — how many of the observation's links no earlier observation of
-      its page held (the learned schedulers' recent-activity features; 0 when not given).
+      its page held (the learned schedulers' recent-activity features and the website level's
+      page evidence, ``hacs.evaluation.pages``; 0 when not given, and ``has_new_links`` False).
 
     Entries may come in any order. ``n_sites`` defaults to one more than the largest site index.
     Arrays are copied, so later changes to the caller's arrays do not leak in. Raises
@@ -66,6 +67,8 @@ class ObservationTable:
     # (see the module docstring); derived once from the page structure while validating.
     _update_after: FloatArray = field(init=False, repr=False)
     _update_until: FloatArray = field(init=False, repr=False)
+    # Whether the caller gave ``new_links`` (stored as zeros when not).
+    has_new_links: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         site = _int_column(self.site, "site")
@@ -93,6 +96,7 @@ class ObservationTable:
                 f"{int(page_index[i])}; a link floor is at most the observation's own index"
             )
         after, until = _page_structure(site, page, time, page_index, link_floor)
+        object.__setattr__(self, "has_new_links", self.new_links is not None)
         for name, value in (
             ("site", site),
             ("page", page),

@@ -50,6 +50,7 @@ import numpy as np
 from hacs.bayes import GammaPrior, fit_prior, posterior, posterior_exposure, rate_evidence
 from hacs.estimators import change_probability, estimate_many
 from hacs.evaluation.grid import _Grid, _Level
+from hacs.evaluation.pages import _page_posteriors, _page_priors, _PageCopies
 from hacs.evaluation.scores import _scores
 from hacs.evaluation.table import BoolArray, FloatArray, IntArray
 from hacs.ranking import posterior_probabilities
@@ -150,9 +151,14 @@ def _pairs(level: _Level, grid: _Grid, w: int) -> _Pairs:
     return _Pairs(r, site, offsets, a, b, fl_pair[distinct], fl_inst[distinct])
 
 
-def _prior_table(level: _Level, grid: _Grid, weeks: int, every: int) -> FloatArray:
+def _prior_table(
+    level: _Level, grid: _Grid, weeks: int, every: int, pages: _PageCopies | None = None
+) -> FloatArray:
     """(shape, rate) of the posterior's prior at each reference point, fitted on the evidence
-    of every eligible site's window [t − 7·weeks, t] (:func:`_priors`; the module docstring)."""
+    of every eligible site's window [t − 7·weeks, t] (:func:`_priors`; the module docstring);
+    with ``pages``, (shape, rate, κ) of the page prior (``hacs.evaluation.pages``)."""
+    if pages is not None:
+        return _page_priors(pages, grid.t, weeks, every)
     pairs = _pairs(level, grid, weeks)
     _, _, updates, exposure = _estimate_pairs(
         level.inst_time, pairs.a, pairs.b, pairs.fl_pair, pairs.fl_inst, "observed"
@@ -167,6 +173,7 @@ def _window_batch(
     method: str,
     priors: FloatArray | None = None,
     prior_every: int = 1,
+    pages: _PageCopies | None = None,
 ) -> _Batch:
     """Eligibility, estimates, p, positives and scores of every (t, site) for one w at once.
 
@@ -174,7 +181,10 @@ def _window_batch(
     for every reference point; DESIGN.md rules 3-7 and 9. The posterior (HACS's default
     reading) from the same windows under ``priors`` (one row per reference point, from
     :func:`_prior_table`), or, when None, priors fitted on these windows every ``prior_every``
-    points.
+    points. With ``pages`` (a website table with link counts) the posterior is the sum of the
+    pages' posteriors from their new links (``hacs.evaluation.pages``), as HACS's default reads
+    the website level; the merged timeline's evidence is still returned as ``updates`` and
+    ``exposure``.
     """
     pairs = _pairs(level, grid, w)
     r, site, offsets, a, b = pairs.r, pairs.site, pairs.offsets, pairs.a, pairs.b
@@ -186,9 +196,14 @@ def _window_batch(
     known = np.isfinite(rate)
     probability = np.zeros(n_pairs)
     probability[known] = change_probability(rate[known], tau[known], t[known], grid.e)
-    if priors is None:
-        priors = _priors(updates, exposure, offsets, prior_every)
-    alpha, beta = _posteriors(priors, updates, exposure, offsets)
+    if pages is not None:
+        if priors is None:
+            priors = _page_priors(pages, grid.t, w, prior_every)
+        alpha, beta = _page_posteriors(pages, grid.t, w, priors, offsets, site)
+    else:
+        if priors is None:
+            priors = _priors(updates, exposure, offsets, prior_every)
+        alpha, beta = _posteriors(priors, updates, exposure, offsets)
     last_copy = level.inst_time[b - 1]
     chance = posterior_probabilities(alpha, beta, last_copy, t, grid.e)
     # The posterior ranks by its exponent α ln(1 + Δ/β): the order of p, without p rounding to 1.

@@ -631,17 +631,24 @@ def learn_gp4c(
     w_weeks: int = 12,
     e_days: float = 7.0,
     method: str = "observed",
+    website: bool = False,
     **options: Any,
 ) -> Evolution:
     """Evolve and choose a score function on one level's observations over [start, end]
-    (days): windows of ``w_weeks`` weeks, evaluation interval ``e_days``; ``options`` go to
-    :func:`evolve`."""
+    (days): windows of ``w_weeks`` weeks, evaluation interval ``e_days``, ``website`` as for
+    :func:`hacs.evaluation.learning_windows`; ``options`` go to :func:`evolve`."""
     (train_from, train_to), (valid_from, valid_to) = training_periods(start, end, e_days)
-    training = learning_windows(
-        table, start=train_from, end=train_to, w_weeks=w_weeks, e_days=e_days, method=method
-    )
-    validation = learning_windows(
-        table, start=valid_from, end=valid_to, w_weeks=w_weeks, e_days=e_days, method=method
+    training, validation = (
+        learning_windows(
+            table,
+            start=first,
+            end=last,
+            w_weeks=w_weeks,
+            e_days=e_days,
+            method=method,
+            website=website,
+        )
+        for first, last in ((train_from, train_to), (valid_from, valid_to))
     )
     return evolve(training, validation, **options)
 
