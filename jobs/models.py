@@ -18,6 +18,7 @@ class JobRecord(models.Model):
         ESTIMATION = "estimation", "Estimate recompute"
         EVALUATION = "evaluation", "Evaluation"
         CRAWL_LIST = "crawl_list", "Crawl list"
+        HAND_OFF = "hand_off", "Hand-off"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"

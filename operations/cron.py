@@ -1,7 +1,8 @@
 """Periodic jobs, for ``manage.py rqcron operations.cron`` (the run command starts it).
 
 * The daily crawl list at ``HACS_DAILY_CRAWL_LIST_CRON`` (UTC; default 05:00 every day), so that
-  each morning's list is waiting when librarians arrive.
+  each morning's list is waiting when librarians arrive, handed at once to every enabled
+  hand-off at its level (``operations.daily``).
 * The retry pass for failed memento fetches at ``HACS_FETCH_RETRY_CRON`` (default 04:00), before
   the list, so that the list sees what the retry found.
 * Every minute, the sweep that marks interrupted the jobs (and their sites) whose worker, Redis or
@@ -12,12 +13,12 @@
 from django.conf import settings
 from rq import cron
 
+from operations.daily import daily_crawl_list_and_hand_offs
 from operations.jobs import daily_fetch_retry, sweep_interrupted
-from scheduling.jobs import daily_crawl_list
 
 cron.register(sweep_interrupted, queue_name="default", interval=60, name="sweep-interrupted")
 cron.register(
-    daily_crawl_list,
+    daily_crawl_list_and_hand_offs,
     queue_name="estimation",
     cron=settings.HACS_DAILY_CRAWL_LIST_CRON,
     name="daily-crawl-list",

@@ -1,8 +1,9 @@
 """The shape of the code base: apps import one way, and no source file grows past a page count.
 
 HACS's Django apps form layers, each importing only the ones before it (settings'
-INSTALLED_APPS order): jobs → archive → scheduling → operations → dashboard. The pure package
-``hacs`` imports none of them (``tests/hacs/test_pure.py`` keeps Django out of it altogether).
+INSTALLED_APPS order): jobs → archive → scheduling → handoff → operations → dashboard. The pure
+package ``hacs`` imports none of them (``tests/hacs/test_pure.py`` keeps Django out of it
+altogether).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = ["jobs", "archive", "scheduling", "operations", "dashboard"]
+LAYERS = ["jobs", "archive", "scheduling", "handoff", "operations", "dashboard"]
 MAX_LINES = 1000
 
 

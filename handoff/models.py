@@ -1,0 +1,202 @@
+"""Hand-offs: where a crawl list goes once it is built, and what happened each time it went.
+
+A hand-off takes a stored crawl list at its level (all its sites, or those carrying one tag, in
+rank order) to one crawler:
+
+* **Heritrix 3, action directory** — a ``.seeds`` file in the job's ``action/`` directory, which
+  a running job's ``ActionDirectory`` bean imports as new seeds and then moves to ``done``;
+* **Heritrix 3, relaunch** — the job's ``seeds.txt``, read when the job is next launched;
+* **Browsertrix** — a seed file uploaded to an organisation, set as a workflow's seed list, and
+  the workflow started, through Browsertrix's API.
+
+The Browsertrix token is never stored: the hand-off stores the *name* of the environment
+variable that holds it.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import PurePosixPath
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+
+from scheduling.models import Level
+
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class HandOff(models.Model):
+    class Kind(models.TextChoices):
+        HERITRIX_ACTION = "heritrix_action", "Heritrix 3: action directory of a running job"
+        HERITRIX_RELAUNCH = "heritrix_relaunch", "Heritrix 3: seeds.txt for the next launch"
+        BROWSERTRIX = "browsertrix", "Browsertrix: seed file of a workflow, then run it"
+
+    HERITRIX = (Kind.HERITRIX_ACTION, Kind.HERITRIX_RELAUNCH)
+
+    name = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    enabled = models.BooleanField(
+        default=True, help_text="Enabled hand-offs run every morning after the daily list."
+    )
+    level = models.CharField(
+        max_length=10, choices=Level.choices, default=Level.HOMEPAGE,
+        help_text="Lists at this level are handed off (the daily list is at homepage level).",
+    )  # fmt: skip
+    tag = models.ForeignKey(
+        "archive.Tag", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        help_text="Hand off only the listed sites carrying this tag; empty: the whole list.",
+    )  # fmt: skip
+    # Heritrix 3
+    job_dir = models.CharField(
+        "Heritrix job directory", max_length=500, blank=True,
+        help_text="Absolute path of the Heritrix job, e.g. /opt/heritrix/jobs/scholars "
+        "(the directory holding crawler-beans.cxml).",
+    )  # fmt: skip
+    # Browsertrix
+    api_url = models.CharField(
+        "Browsertrix address", max_length=300, blank=True,
+        help_text="The Browsertrix app, e.g. https://app.browsertrix.com (HACS adds /api/…). "
+        "HACS contacts no other host for this hand-off.",
+    )  # fmt: skip
+    org_id = models.CharField(
+        "organisation id", max_length=36, blank=True,
+        help_text="The organisation's id (a UUID, in the address of its pages).",
+    )  # fmt: skip
+    workflow_id = models.CharField(
+        "workflow id", max_length=36, blank=True,
+        help_text="The crawl workflow's id (a UUID, in the address of its page).",
+    )  # fmt: skip
+    token_env = models.CharField(
+        "token variable", max_length=100, blank=True,
+        help_text="Name of the environment variable holding a Browsertrix access token, e.g. "
+        "BROWSERTRIX_TOKEN. The token itself is never stored.",
+    )  # fmt: skip
+    username_env = models.CharField(
+        "user name variable", max_length=100, blank=True,
+        help_text="Optional: name of the environment variable holding a Browsertrix login "
+        "e-mail, used with the password variable when the token variable is unset.",
+    )  # fmt: skip
+    password_env = models.CharField(
+        "password variable", max_length=100, blank=True,
+        help_text="Optional: name of the environment variable holding that login's password.",
+    )  # fmt: skip
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "hand-off"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        errors: dict[str, str] = {}
+        if self.kind in self.HERITRIX:
+            errors.update(self._heritrix_errors())
+        elif self.kind == self.Kind.BROWSERTRIX:
+            errors.update(self._browsertrix_errors())
+        if errors:
+            raise ValidationError(errors)
+
+    def _heritrix_errors(self) -> dict[str, str]:
+        path = self.job_dir.strip()
+        if not path:
+            return {"job_dir": "A Heritrix hand-off needs the job directory."}
+        if not PurePosixPath(path).is_absolute():
+            return {"job_dir": f"The job directory must be an absolute path; {path!r} is not."}
+        self.job_dir = path
+        return {}
+
+    def _browsertrix_errors(self) -> dict[str, str]:
+        errors: dict[str, str] = {}
+        url = self.api_url.strip().rstrip("/")
+        parts = urlsplit(url)
+        if not url:
+            errors["api_url"] = "A Browsertrix hand-off needs the address of Browsertrix."
+        elif parts.scheme not in ("http", "https") or not parts.hostname:
+            errors["api_url"] = (
+                f"{url!r} is not an http:// or https:// address, e.g. https://app.browsertrix.com."
+            )
+        elif parts.query or parts.fragment:
+            errors["api_url"] = "The address takes no query (?…) or fragment (#…)."
+        else:
+            self.api_url = url.removesuffix("/api")
+        for field, what in (("org_id", "organisation id"), ("workflow_id", "workflow id")):
+            value = getattr(self, field).strip()
+            try:
+                setattr(self, field, str(uuid.UUID(value)))
+            except ValueError:
+                errors[field] = (
+                    f"The {what} is a UUID such as 0f5d2b8e-9a8c-4a55-b3d4-7c0c1e7a9f21"
+                    + (f"; {value!r} is not." if value else ".")
+                )
+        for field in ("token_env", "username_env", "password_env"):
+            value = getattr(self, field).strip()
+            setattr(self, field, value)
+            if value and not ENV_NAME.fullmatch(value):
+                errors[field] = (
+                    f"{value!r} is not an environment variable name (letters, digits and _; "
+                    "not starting with a digit). Give the variable's name, not its value."
+                )
+        if not self.token_env and "token_env" not in errors:
+            errors["token_env"] = (
+                "A Browsertrix hand-off needs the name of the environment variable holding "
+                "its access token, e.g. BROWSERTRIX_TOKEN."
+            )
+        if bool(self.username_env) != bool(self.password_env):
+            missing = "password_env" if self.username_env else "username_env"
+            errors.setdefault(missing, "Give both the user name and the password variables, "
+                              "or neither.")  # fmt: skip
+        return errors
+
+    @property
+    def host(self) -> str:
+        """The Browsertrix host as messages name it."""
+        return urlsplit(self.api_url).netloc or self.api_url
+
+    @property
+    def target(self) -> str:
+        """Where the list goes, in a few words."""
+        if self.kind == self.Kind.HERITRIX_ACTION:
+            return f"{PurePosixPath(self.job_dir) / 'action'}/"
+        if self.kind == self.Kind.HERITRIX_RELAUNCH:
+            return str(PurePosixPath(self.job_dir) / "seeds.txt")
+        return f"workflow {self.workflow_id} at {self.host}"
+
+
+class HandOffRun(models.Model):
+    """One hand-off of one list: how many sites went, the steps done, and the outcome."""
+
+    class Status(models.TextChoices):
+        SENT = "sent", "Sent"
+        EMPTY = "empty", "Nothing to send"
+        FAILED = "failed", "Failed"
+
+    hand_off = models.ForeignKey(HandOff, on_delete=models.CASCADE, related_name="runs")
+    crawl_list = models.ForeignKey(
+        "scheduling.CrawlList", null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    job = models.OneToOneField(
+        "jobs.JobRecord", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices)
+    sites = models.PositiveIntegerField(default=0)
+    # The steps that were done, in order, each a short sentence (a failed step is not among them).
+    steps = models.JSONField(default=list, blank=True)
+    message = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["hand_off", "-created_at"], name="handoffrun_latest")]
+
+    def __str__(self) -> str:
+        return f"{self.hand_off} {self.created_at:%Y-%m-%d %H:%M}: {self.get_status_display()}"

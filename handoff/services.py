@@ -1,0 +1,156 @@
+"""Handing a stored crawl list to a crawler, with a job record of each hand-off.
+
+``hand_off_run`` is what the daily job, the ``hand_off`` command and the Crawl list page call:
+it sends the list's URLs (at the hand-off's level; with a tag, only the sites carrying it; in
+rank order) the hand-off's way, and records the outcome twice: a ``HandOffRun`` (the steps done,
+shown beside the list) and a ``JobRecord`` of kind ``hand_off`` (counts and error, shown on the
+Jobs page). It never raises for a failed hand-off, so one failing crawler never stops another.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from django.db.models import OuterRef, Subquery
+from django.utils import timezone
+
+from handoff.browsertrix import browsertrix_deliver
+from handoff.delivery import Delivery, HandOffFailed
+from handoff.heritrix import heritrix_deliver
+from handoff.models import HandOff, HandOffRun
+from jobs.models import JobRecord
+from jobs.services import job_record_create
+from scheduling.models import CrawlList
+
+logger = logging.getLogger(__name__)
+
+
+def hand_off_urls(*, hand_off: HandOff, crawl_list: CrawlList) -> list[str]:
+    """The list's seed URLs in rank order; with a tag, only the sites carrying it."""
+    entries = crawl_list.entries.order_by("rank")
+    if hand_off.tag_id is not None:
+        entries = entries.filter(site__tags=hand_off.tag_id)
+    return list(entries.values_list("site__seed_url", flat=True))
+
+
+def hand_off_list_for_day(*, hand_off: HandOff, day: date) -> CrawlList | None:
+    """The newest list stored for ``day`` at the hand-off's level."""
+    lists = CrawlList.objects.filter(date=day, level=hand_off.level)
+    return lists.order_by("-created_at", "-pk").first()
+
+
+def hand_off_check(*, hand_off: HandOff, crawl_list: CrawlList) -> str:
+    """Empty when the hand-off may take the list, else the sentence saying why not."""
+    if crawl_list.level != hand_off.level:
+        return (
+            f'Hand-off "{hand_off.name}" takes {hand_off.get_level_display().lower()}-level '
+            f"lists; list {crawl_list.pk} ({crawl_list.date}) is at "
+            f"{crawl_list.get_level_display().lower()} level."
+        )
+    return ""
+
+
+def hand_off_deliver(
+    *, hand_off: HandOff, crawl_list: CrawlList, urls: list[str], dry_run: bool = False
+) -> Delivery:
+    """Send ``urls`` the hand-off's way (or say what would be sent); raises ``HandOffFailed``."""
+    problem = hand_off_check(hand_off=hand_off, crawl_list=crawl_list)
+    if problem:
+        raise HandOffFailed(problem)
+    if hand_off.kind in HandOff.HERITRIX:
+        tag = f', tag "{hand_off.tag}"' if hand_off.tag_id else ""
+        header = [
+            f"HACS crawl list {crawl_list.pk} for {crawl_list.date} "
+            f"({crawl_list.level}, {crawl_list.method}{tag}): {len(urls)} sites in rank order",
+            f'hand-off "{hand_off.name}"',
+        ]
+        return heritrix_deliver(
+            hand_off=hand_off, day=crawl_list.date, urls=urls, header=header, dry_run=dry_run
+        )
+    return browsertrix_deliver(hand_off=hand_off, day=crawl_list.date, urls=urls, dry_run=dry_run)
+
+
+def hand_off_run(
+    *, hand_off: HandOff, crawl_list: CrawlList, user: Any = None, queue: str = "terminal"
+) -> HandOffRun:
+    """Hand the list off now and record the outcome; never raises for a failed hand-off.
+
+    ``queue`` names where it ran on the Jobs page ("daily", "terminal", "web"); none is an RQ
+    queue, because the hand-off runs in place rather than through one.
+    """
+    urls = hand_off_urls(hand_off=hand_off, crawl_list=crawl_list)
+    tag = f" (tag {hand_off.tag})" if hand_off.tag_id else ""
+    record = job_record_create(
+        kind=JobRecord.Kind.HAND_OFF, user=user, total=1, queue=queue,
+        label=f"{hand_off.name}{tag}: list {crawl_list.pk} for {crawl_list.date} "
+        f"to {hand_off.target}",
+    )  # fmt: skip
+    now = timezone.now()
+    JobRecord.objects.filter(pk=record.pk).update(
+        status=JobRecord.Status.RUNNING, started_at=now, heartbeat_at=now,
+        worker=socket.gethostname(),
+    )  # fmt: skip
+    status, sent, steps = HandOffRun.Status.FAILED, 0, []
+    if not urls:
+        status = HandOffRun.Status.EMPTY
+        message = (
+            f'Hand-off "{hand_off.name}": list {crawl_list.pk} has no site'
+            + (f" carrying the tag {hand_off.tag}" if hand_off.tag_id else "")
+            + "; nothing was sent."
+        )
+    else:
+        try:
+            delivery = hand_off_deliver(hand_off=hand_off, crawl_list=crawl_list, urls=urls)
+        except HandOffFailed as failure:
+            message, steps = failure.message, failure.steps
+        except Exception as error:  # a bug or an odd system error: still one record, not a crash
+            logger.exception("Hand-off %s failed", hand_off.pk)
+            message = f'Hand-off "{hand_off.name}" failed: {type(error).__name__}: {error}'
+        else:
+            status, sent, steps, message = (
+                HandOffRun.Status.SENT, len(urls), delivery.steps, delivery.message
+            )  # fmt: skip
+    failed = status == HandOffRun.Status.FAILED
+    JobRecord.objects.filter(pk=record.pk).update(
+        status=JobRecord.Status.FAILED if failed else JobRecord.Status.FINISHED,
+        done=0 if failed else 1, counts={"sites": sent, "steps": len(steps)},
+        error=message[:5000] if failed else "", finished_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+    )  # fmt: skip
+    return HandOffRun.objects.create(
+        hand_off=hand_off, crawl_list=crawl_list, job=record, status=status, sites=sent,
+        steps=steps, message=message,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )  # fmt: skip
+
+
+def hand_offs_run_for_list(*, crawl_list: CrawlList, queue: str = "daily") -> list[HandOffRun]:
+    """Run every enabled hand-off at the list's level, one after the other; a failing one is
+    recorded and the next one still runs."""
+    hand_offs = HandOff.objects.filter(enabled=True, level=crawl_list.level).select_related("tag")
+    return [hand_off_run(hand_off=h, crawl_list=crawl_list, queue=queue) for h in hand_offs]
+
+
+@dataclass(frozen=True)
+class HandOffRow:
+    """A hand-off as the Crawl list page shows it, with its newest outcome."""
+
+    hand_off: HandOff
+    last: HandOffRun | None
+
+
+def hand_offs_at_level(level: str) -> list[HandOffRow]:
+    """The hand-offs configured for lists at ``level``, each with its newest run (two queries)."""
+    newest = HandOffRun.objects.filter(hand_off=OuterRef("pk")).order_by("-created_at", "-pk")
+    hand_offs = list(
+        HandOff.objects.filter(level=level)
+        .select_related("tag")
+        .annotate(last_run_id=Subquery(newest.values("pk")[:1]))
+    )
+    ids = [h.last_run_id for h in hand_offs if h.last_run_id is not None]  # type: ignore[attr-defined]
+    runs = HandOffRun.objects.select_related("crawl_list").in_bulk(ids)
+    return [HandOffRow(h, runs.get(h.last_run_id)) for h in hand_offs]  # type: ignore[attr-defined]
