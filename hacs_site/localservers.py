@@ -128,7 +128,9 @@ def start_redis(
     binary = redis_server_binary()
     owns = directory is None
     directory = Path(tempfile.mkdtemp(prefix="hacs-redis-")) if directory is None else directory
-    directory.mkdir(parents=True, exist_ok=True)
+    # Owner-only, like the rest of var/: the data holds every queued job and its arguments.
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    directory.chmod(0o700)
     port = port or free_port()
     server = LocalServer("Redis", port, directory, log_path=directory / "redis.log")
     server._owns_directory = owns
@@ -144,8 +146,9 @@ def start_redis(
         "--appendonly", "yes" if persistent else "no",
     ]  # fmt: skip
     server.process = subprocess.Popen(
-        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True
-    )
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True,
+        umask=0o077,  # its log, snapshot and append-only files are owner-only too
+    )  # fmt: skip
 
     def ready() -> bool:
         try:

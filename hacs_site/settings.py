@@ -6,7 +6,11 @@ naming the variable (see ``hacs_site.env``).
 
 from __future__ import annotations
 
+import os
+import stat
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -24,6 +28,37 @@ from hacs_site.env import (
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("HACS_VAR_DIR", str(BASE_DIR / "var")))
+
+
+# --- Private files -----------------------------------------------------------------------------
+# VAR_DIR holds the secret key, the SQLite database, Redis's data and run.env (whose DATABASE_URL
+# may carry a password): only the user HACS runs as may read them. Modes are tightened at every
+# start, so an installation made before HACS did so becomes private the next time it starts.
+def _make_private(path: Path, mode: int) -> None:
+    """Give ``path`` ``mode`` if it exists and lets its group or others in."""
+    try:
+        if path.stat().st_mode & 0o077:
+            path.chmod(mode)
+    except (FileNotFoundError, PermissionError):
+        pass  # gone meanwhile, or another user's file: nothing HACS may change
+
+
+def _make_var_dir_private(var_dir: Path) -> None:
+    var_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if var_dir.stat().st_mode & stat.S_ISVTX:
+        return  # a shared directory such as /tmp: its other users' files are not HACS's
+    _make_private(var_dir, 0o700)
+    for name in ("secret_key", "run.env"):
+        _make_private(var_dir / name, 0o600)
+    for database in var_dir.glob("*.sqlite3*"):  # with its -wal and -shm files
+        _make_private(database, 0o600)
+    for root, _subdirectories, files in os.walk(var_dir / "redis"):
+        _make_private(Path(root), 0o700)
+        for name in files:
+            _make_private(Path(root) / name, 0o600)
+
+
+_make_var_dir_private(VAR_DIR)
 
 # What the running app (scripts/run.py) left for a second terminal: its REDIS_URL and
 # DATABASE_URL, used when the environment does not set them, so that `manage.py` beside the
@@ -43,10 +78,9 @@ if not SECRET_KEY:
     except FileNotFoundError:
         import secrets
 
-        VAR_DIR.mkdir(parents=True, exist_ok=True)
         SECRET_KEY = secrets.token_urlsafe(50)
-        _key_file.write_text(SECRET_KEY)
-        _key_file.chmod(0o600)
+        with open(os.open(_key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+            out.write(SECRET_KEY)
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -59,10 +93,12 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_rq",
+    "axes",  # refuses logins after repeated failures (see "Logins" below)
     # HACS's apps, each importing only those above it (tests/test_layout.py keeps it so).
     "jobs",
     "archive",
     "scheduling",
+    "handoff",
     "operations",
     "dashboard",
 ]
@@ -77,6 +113,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    # Last, as django-axes asks: it turns a refused login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "hacs_site.urls"
@@ -108,7 +146,16 @@ if _database["ENGINE"].endswith("sqlite3"):
     # Tests use a file (not memory) so that worker processes see the same test database.
     _name = Path(_database["NAME"])
     _database["TEST"] = {"NAME": str(_name.with_name(_name.stem + "-test.sqlite3"))}
-    _name.parent.mkdir(parents=True, exist_ok=True)
+    _name.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # SQLite creates its -wal and -shm files with the database file's mode, so a database file
+    # made here, empty and owner-only, keeps all three private.
+    try:
+        os.close(os.open(_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        for _suffix in ("", "-wal", "-shm"):
+            _make_private(Path(f"{_name}{_suffix}"), 0o600)
+    except PermissionError:
+        pass  # SQLite names the file and the problem when it first opens it
 DATABASES = {"default": _database}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -119,6 +166,21 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# --- Logins: throttling repeated failures (django-axes) ----------------------------------------
+# After HACS_LOGIN_FAILURE_LIMIT failed attempts for one username from one address, on the login
+# page or the admin's, further attempts for that username from that address are refused until
+# HACS_LOGIN_COOLOFF_MINUTES have passed since the last one. Other users behind the same address
+# (a library's office network) can still log in. `manage.py axes_reset_username NAME` lifts a lock.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked login before any check
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("HACS_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("HACS_LOGIN_COOLOFF_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True  # a successful login forgets the user's earlier failures
+AXES_LOCKOUT_TEMPLATE = "registration/locked.html"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env_str("TIME_ZONE", "UTC")
@@ -139,11 +201,15 @@ except ImportError:  # pragma: no cover - plotly is a pinned requirement
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
 
-# Uploads are read in memory and parsed; they are never written to disk or served back.
+# A checked seed list is held in VAR_DIR/uploads, owner-only, for 24 hours so that *Add and
+# import* can use it; adding it deletes it. Nothing uploaded is ever served back.
 HACS_MAX_UPLOAD_BYTES = env_int("HACS_MAX_UPLOAD_BYTES", 5 * 1024 * 1024, minimum=1024)
 HACS_MAX_SEED_LINES = env_int("HACS_MAX_SEED_LINES", 50_000, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = HACS_MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = HACS_MAX_UPLOAD_BYTES + 1024 * 1024
+# Should an upload ever be stored, it is stored owner-only, like everything else in VAR_DIR.
+FILE_UPLOAD_PERMISSIONS = 0o600
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 
 # --- Background jobs (RQ on Redis) -------------------------------------------------------------
 REDIS_URL = env_url(
@@ -214,7 +280,11 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # Failed logins and lockouts are warnings; every start and every login would be noise.
+        "axes": {"level": "WARNING"},
+    },
 }
 
 if not DEBUG:
@@ -222,3 +292,32 @@ if not DEBUG:
     CSRF_COOKIE_HTTPONLY = False  # the pages' fetch() calls read it for POSTs
     X_FRAME_OPTIONS = "DENY"
     SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# --- HTTPS (README "Deploying behind HTTPS") ---------------------------------------------------
+# Off by default: the local run command serves plain http on 127.0.0.1. HACS_HTTPS redirects http
+# to https, keeps the session and CSRF cookies to https and sends HSTS. HACS_BEHIND_PROXY trusts
+# the X-Forwarded-Proto and X-Forwarded-For headers of the one reverse proxy in front of HACS; set
+# it only there, since without a proxy any client could send them.
+HACS_HTTPS = env_bool("HACS_HTTPS", False)
+HACS_BEHIND_PROXY = env_bool("HACS_BEHIND_PROXY", False)
+SECURE_SSL_REDIRECT = HACS_HTTPS
+SESSION_COOKIE_SECURE = HACS_HTTPS
+CSRF_COOKIE_SECURE = HACS_HTTPS
+SECURE_HSTS_SECONDS = env_int("HACS_HSTS_SECONDS", 31_536_000 if HACS_HTTPS else 0, minimum=0)
+# Both bind more than HACS for as long as browsers remember them: every subdomain, and the
+# browsers' built-in list of https-only sites (leaving it takes months). Hence opt-in.
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HACS_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("HACS_HSTS_PRELOAD", False)
+
+
+def client_address_behind_proxy(request: Any) -> str | None:
+    """The address the proxy received the request from: the last X-Forwarded-For entry, which
+    the proxy appends (the entries before it come from the client and prove nothing)."""
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "").rsplit(",", 1)[-1].strip()
+    return forwarded or request.META.get("REMOTE_ADDR")
+
+
+if HACS_BEHIND_PROXY:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # Login throttling counts failures per client address, not per the proxy's own address.
+    AXES_CLIENT_IP_CALLABLE = client_address_behind_proxy

@@ -144,7 +144,7 @@ def main() -> int:
     env = dict(os.environ)
     env.setdefault("DJANGO_SETTINGS_MODULE", "hacs_site.settings")
     var = Path(env.get("HACS_VAR_DIR", ROOT / "var"))
-    var.mkdir(parents=True, exist_ok=True)
+    var.mkdir(mode=0o700, parents=True, exist_ok=True)
 
     redis: LocalServer | None = None
     run_env = var / "run.env"

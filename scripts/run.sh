@@ -4,4 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
+# What HACS writes while it runs (var/: database, Redis data, run.env, demo archive) is owner-only.
+umask 077
 exec .venv/bin/python scripts/run.py "$@"

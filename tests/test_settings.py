@@ -116,6 +116,10 @@ def test_bad_database_urls_are_explained(url: str, message: str, tmp_path: Path)
         ("DEBUG", "perhaps"),
         ("HACS_CDX_DIALECT", "heritrix"),
         ("HACS_WAYBACK_URL", "ftp://archive.example/web"),
+        ("HACS_LOGIN_FAILURE_LIMIT", "0"),
+        ("HACS_LOGIN_COOLOFF_MINUTES", "soon"),
+        ("HACS_HTTPS", "maybe"),
+        ("HACS_HSTS_SECONDS", "-1"),
     ],
 )
 def test_a_bad_variable_stops_start_up_with_its_name(variable: str, value: str) -> None:
