@@ -56,6 +56,42 @@ def librarian_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
     return wrapped
 
 
+ROLE_LABELS = {"viewer": "Viewer", "librarian": "Librarian", "admin": "Admin"}
+
+#: What each role lets its holder do, completing "Your role, Viewer, lets you …".
+ROLE_ALLOWS = {
+    "viewer": "look at the sites, their histories, crawl lists, evaluations and jobs, and "
+    "download them",
+    "librarian": "look at and download everything, upload seed lists, start imports, "
+    "recomputes and evaluations, build crawl lists, hand them to a crawler and retry failed "
+    "sites",
+    "admin": "do everything in HACS, and manage users in the admin",
+}
+
+#: What the librarian-only pages do, by URL name, completing "… but not …".
+DENIED_ACTIONS = {
+    "upload-seeds": "add seeds",
+    "job-retry": "retry failed sites",
+    "job-health": "run a health check",
+    "crawl-list-create": "build crawl lists",
+    "evaluation": "start evaluations",  # the Evaluation page's form posts here too
+    "evaluation-start": "start evaluations",
+    "learning-start": "learn schedulers",
+    "hand-off-now": "hand crawl lists to a crawler",
+}
+
+
+def denial_of(request: HttpRequest) -> dict[str, str]:
+    """What a refused user is told: their role, what it allows, what it does not."""
+    role = role_of(request.user)
+    match = getattr(request, "resolver_match", None)
+    return {
+        "role_label": ROLE_LABELS[role],
+        "allows": ROLE_ALLOWS[role],
+        "action": DENIED_ACTIONS.get(getattr(match, "url_name", "") or "", "do this"),
+    }
+
+
 def roles(request: HttpRequest) -> dict[str, Any]:
     """Template context: ``is_librarian`` and ``role`` for the current user."""
     return {"is_librarian": is_librarian(request.user), "role": role_of(request.user)}

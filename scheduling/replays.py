@@ -20,7 +20,7 @@ import numpy as np
 from archive.models import Site
 from hacs import defaults
 from hacs.clock import day_start, to_days
-from hacs.formats.canon import homepage_key
+from hacs.formats.canon import seed_key
 from hacs.replay import replay
 from scheduling.estimates import timelines_load
 from scheduling.learning import learned_replay_policies
@@ -124,7 +124,7 @@ def _truth_changes(
     base = day_start(origin)
     assert base is not None
     offset = to_days(base)
-    by_key = {homepage_key(s["seed_url"]): s for s in truth["sites"]}
+    by_key = {seed_key(s["seed_url"]): s for s in truth["sites"]}
     keys = dict(Site.objects.filter(pk__in=site_ids).values_list("pk", "canonical_key"))
     changes: list[list[float]] = []
     rates: list[float] = []

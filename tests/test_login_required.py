@@ -10,7 +10,8 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 pytestmark = pytest.mark.django_db
 
-PUBLIC = {"login"}
+# The login page, and the icon browsers ask for before anyone has logged in.
+PUBLIC = {"login", "favicon"}
 
 
 def all_paths() -> list[tuple[str, str]]:

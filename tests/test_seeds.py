@@ -73,3 +73,32 @@ def test_the_command_explains_a_tag_too_long_and_stores_nothing(tmp_path: Path) 
     with pytest.raises(CommandError, match="a tag holds at most 100"):
         call_command("import_seeds", str(path), "--tag", "t" * 101, stdout=io.StringIO())
     assert Site.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_sites_stored_under_the_old_keys_are_found_again_after_the_key_refresh() -> None:
+    import importlib
+
+    from django.apps import apps
+
+    alice = make_site(seed_url="http://foo.edu/~Alice/", canonical_key="edu,foo)/~alice")
+    home = make_site(
+        seed_url="http://foo.edu/~dmitri/home.html", canonical_key="edu,foo)/~dmitri/home.html"
+    )
+    twin = make_site(seed_url="http://foo.edu/~dmitri/", canonical_key="edu,foo)/~dmitri")
+    migration = importlib.import_module("archive.migrations.0003_seed_keys_keep_path_case")
+    migration.refresh_seed_keys(apps, None)
+    keys = dict(Site.objects.values_list("pk", "canonical_key"))
+    assert keys == {
+        alice.pk: "edu,foo)/~Alice",
+        home.pk: "edu,foo)/~dmitri/home.html",  # two stored sites are never merged
+        twin.pk: "edu,foo)/~dmitri",
+    }
+    report = seeds_import(
+        data=b"http://foo.edu/~Alice/\nhttp://foo.edu/~alice/\nhttp://foo.edu/~dmitri/home.html\n"
+    )
+    assert [(line, pk) for line, _url, pk in report.already_stored] == [
+        (1, alice.pk),
+        (3, twin.pk),
+    ]
+    assert [s.seed_url for s in report.added] == ["http://foo.edu/~alice/"]

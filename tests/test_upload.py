@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import re
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +23,13 @@ SEEDS = (
     "https://cs.uni.edu/~ada/index.html,Ada again,\n"
     "http://cs.uni.edu/~carl/,<script>alert(1)</script>,\n"
 )
+
+
+@pytest.fixture(autouse=True)
+def held_files_in(tmp_path: Any, settings: Any) -> Any:
+    """Checked files are held under this test's own VAR_DIR."""
+    settings.VAR_DIR = tmp_path
+    return tmp_path / "uploads"
 
 
 def upload(client: Any, action: str, data: bytes = SEEDS.encode(), **extra: Any) -> Any:
@@ -47,7 +58,7 @@ def test_adding_stores_the_good_lines_and_starts_the_import(
 ) -> None:
     response = upload(logged_in_client, "import", tags="chemistry, 2026")
     page = response.content.decode()
-    assert "Seed list added" in page and "follow its progress" in page
+    assert "seeds.csv added" in page and "follow its progress" in page
     assert Site.objects.count() == 2
     ada = Site.objects.get(author="Ada Lovelace")
     assert set(ada.tags.values_list("name", flat=True)) == {"ml", "chemistry", "2026"}
@@ -62,7 +73,7 @@ def test_pasted_urls_work_too(logged_in_client: Any) -> None:
         "/sites/upload/", {"text": "http://a.edu/~x/\nnot a url\n", "action": "check"}
     )
     assert b"would be added" in response.content
-    assert b"whitespace" in response.content  # line 2's reason
+    assert b"Not a URL: a seed is a web address" in response.content  # line 2's reason
 
 
 @pytest.mark.django_db
@@ -170,3 +181,91 @@ def test_a_tag_longer_than_its_column_is_explained(logged_in_client: Any) -> Non
     assert response.status_code == 400
     assert "is 101 characters long; a tag holds at most 100." in response.content.decode()
     assert Site.objects.count() == 0
+
+
+def held_token(page: str) -> str:
+    match = re.search(r'name="held" value="([^"]+)"', page)
+    assert match, "the page carries no held file"
+    return match.group(1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_checked_file_is_added_without_choosing_it_again(
+    logged_in_client: Any, redis_url: str, held_files_in: Path
+) -> None:
+    checked = upload(logged_in_client, "check").content.decode()
+    assert "Check of seeds.csv — nothing stored yet" in checked
+    assert re.search(r"Adding seeds.csv</strong>\s*\(\d+\sbytes, 4 seed lines\)", checked)
+    token = held_token(checked)
+    assert [p.name for p in held_files_in.iterdir()] == [f"{token}.seeds"]
+    assert oct(held_files_in.joinpath(f"{token}.seeds").stat().st_mode & 0o777) == "0o600"
+    added = logged_in_client.post(
+        "/sites/upload/",
+        {"held": token, "action": "import", "import_history": "on", "tags": "chemistry; 2026"},
+    )
+    assert added.status_code == 200
+    assert "seeds.csv added" in added.content.decode()
+    assert 'name="held" value=' not in added.content.decode()
+    assert Site.objects.count() == 2
+    ada = Site.objects.get(author="Ada Lovelace")
+    assert set(ada.tags.values_list("name", flat=True)) == {"ml", "chemistry", "2026"}
+    assert list(held_files_in.iterdir()) == []  # added: no longer held
+    again = logged_in_client.post("/sites/upload/", {"held": token, "action": "import"})
+    assert again.status_code == 400
+    assert "The file you checked is no longer held on the server" in again.content.decode()
+    assert Site.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_a_held_file_is_only_for_the_session_that_checked_it(logged_in_client: Any) -> None:
+    from django.test import Client
+
+    token = held_token(upload(logged_in_client, "check").content.decode())
+    other = Client()
+    other.force_login(make_user("other"))
+    response = other.post("/sites/upload/", {"held": token, "action": "import"})
+    assert response.status_code == 400
+    assert "only for the session that checked it. Choose the file again." in (
+        response.content.decode()
+    )
+    assert Site.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_an_expired_held_file_is_explained_by_name(
+    logged_in_client: Any, held_files_in: Path
+) -> None:
+    token = held_token(upload(logged_in_client, "check").content.decode())
+    path = held_files_in / f"{token}.seeds"
+    day_and_more = time.time() - 25 * 3600
+    os.utime(path, (day_and_more, day_and_more))
+    response = logged_in_client.post("/sites/upload/", {"held": token, "action": "import"})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "The file you checked (seeds.csv) is no longer held on the server" in page
+    assert "kept for 24 hours" in page
+    assert not path.exists() and Site.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_a_form_error_keeps_the_chosen_file(logged_in_client: Any) -> None:
+    response = upload(logged_in_client, "import", tags="t" * 101)
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "a tag holds at most 100" in page
+    token = held_token(page)
+    fixed = logged_in_client.post("/sites/upload/", {"held": token, "action": "check"})
+    assert '<strong data-count="added">2</strong>' in fixed.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_tags_hint_names_the_separator_the_csv_uses(logged_in_client: Any) -> None:
+    page = logged_in_client.get("/sites/upload/").content.decode()
+    assert "several tags in one cell separated by semicolons (ml;theory)" in page
+    assert "Separated by semicolons, as in the CSV&#x27;s tags column" in page
+    response = logged_in_client.post(
+        "/sites/upload/", {"text": "http://a.edu/~x/", "tags": "a; b|c", "action": "import"}
+    )
+    assert response.status_code == 200
+    site = Site.objects.get()
+    assert sorted(site.tags.values_list("name", flat=True)) == ["a", "b", "c"]

@@ -16,6 +16,9 @@ default), sorts query arguments and strips session ids. What this module adds:
   (link extraction canonicalises hundreds of links per page; the equivalence is property-tested
   against ``surt.surt`` in ``tests/hacs/formats/test_canon.py``);
 * the homepage equivalence of DESIGN.md (``index.html`` & co. are the directory itself);
+* ``seed_key``, the identity of a seed site, which differs from the archive's urlkey in two
+  ways (see its docstring): the path keeps its case, and a few more directory page names
+  (``home.html`` & co.) are the directory itself;
 * seed validation and a ``SeedScope`` with the path boundary and depth of DESIGN.md.
 """
 
@@ -34,6 +37,7 @@ from surt.URLRegexTransformer import stripPathSessionID, stripQuerySessionID
 __all__ = [
     "INDEX_PAGES",
     "MAX_SEED_LENGTH",
+    "SEED_INDEX_PAGES",
     "SeedError",
     "SeedScope",
     "canonical_url",
@@ -41,12 +45,28 @@ __all__ = [
     "homepage_key",
     "is_urlkey",
     "is_user_directory",
+    "seed_key",
     "split_urlkey",
     "validate_seed_url",
 ]
 
 #: Final path segments that name the directory's own page (DESIGN.md, "Method").
 INDEX_PAGES = frozenset({"index.html", "index.htm", "index.php", "default.htm", "default.html"})
+
+#: Final path segments of a seed that name its directory's page, so that the seed and its
+#: directory are one site (``seed_key``). The names web servers serve for a directory by
+#: default (Apache's ``DirectoryIndex``, nginx's ``index``, IIS's default documents) plus
+#: ``home.html``/``home.htm``, which many scholarly homepages use; compared without regard to
+#: case, because IIS serves ``Default.htm`` and ``default.htm`` alike. A longer list would
+#: merge pages that are not the directory's (``main.html``, ``welcome.html`` are often pages
+#: of their own).
+SEED_INDEX_PAGES = INDEX_PAGES | {
+    "index.shtml",
+    "default.asp",
+    "default.aspx",
+    "home.html",
+    "home.htm",
+}
 
 #: Longest seed URL accepted. Browsers and crawlers cope with more, but a seed longer than
 #: this is in practice a pasted search result or tracking link, not a homepage.
@@ -113,8 +133,12 @@ def _canonical_url(url: str) -> str:
     return _checked_surt(url)
 
 
-def _fast_surt(url: str) -> str | None:
-    """surt.surt(url) for plain ASCII http(s) URLs, or None when the URL needs the full surt."""
+def _fast_surt(url: str, *, keep_case: bool = False) -> str | None:
+    """surt.surt(url) for plain ASCII http(s) URLs, or None when the URL needs the full surt.
+
+    ``keep_case``: the path and query keep their case, as with surt's ``path_lowercase=False,
+    query_lowercase=False``.
+    """
     m = _FAST_URL.fullmatch(url)
     if m is None:
         return None
@@ -125,8 +149,10 @@ def _fast_surt(url: str) -> str | None:
     if key is None:
         return None
 
-    path = path.lower() if path else "/"
-    if ".aspx" in path:
+    path = path or "/"
+    if not keep_case:
+        path = path.lower()
+    if ".aspx" in path.lower():
         path = stripPathSessionID(path.encode("ascii")).decode("ascii")
     if len(path) > 1 and path.endswith("/"):
         path = path[:-1]
@@ -134,8 +160,8 @@ def _fast_surt(url: str) -> str | None:
 
     query = m["query"]
     if query:
-        q = stripQuerySessionID(query.encode("ascii")).lower()
-        q = alphaReorderQuery(q)
+        q = stripQuerySessionID(query.encode("ascii"))
+        q = alphaReorderQuery(q if keep_case else q.lower())
         if q:
             key += "?" + q.decode("ascii")
     return key
@@ -169,7 +195,8 @@ def clear_caches() -> None:
     _fast_host_key.cache_clear()
 
 
-def _checked_surt(url: str) -> str:
+def _checked_surt(url: str, **options: bool) -> str:
+    """surt.surt(url, **options) after the input checks of ``canonical_url``."""
     if not url:
         raise ValueError("empty URL")
     scheme = _SCHEME.match(url)
@@ -204,7 +231,7 @@ def _checked_surt(url: str) -> str:
         except ValueError:
             raise ValueError(f"URL has an invalid IP address as host: {url[:80]!r}") from None
     try:
-        key: str = surt.surt(url)
+        key: str = surt.surt(url, **options)
     except (ValueError, UnicodeError) as exc:
         raise ValueError(f"malformed URL {url[:80]!r}: {exc}") from None
     if key.startswith(")") or ")" not in key:
@@ -234,12 +261,12 @@ def _as_urlkey(url_or_urlkey: str) -> str:
     return text if is_urlkey(text) else canonical_url(text)
 
 
-def _strip_index(urlkey: str) -> str:
+def _strip_index(urlkey: str, pages: frozenset[str] = INDEX_PAGES) -> str:
     host, path, query = split_urlkey(urlkey)
     if query:
         return urlkey  # index.php?page=2 is not the directory's page
     head, _, last = path.rpartition("/")
-    if last in INDEX_PAGES:
+    if last.lower() in pages:
         return f"{host})" + (head or "/")
     return urlkey
 
@@ -252,6 +279,29 @@ def homepage_key(url: str) -> str:
     ``canonical_url``.
     """
     return _strip_index(_as_urlkey(url))
+
+
+def seed_key(url: str) -> str:
+    """The identity of a seed site: two seeds with the same key are one site.
+
+    Like ``homepage_key`` (http/https, ``www.``, default port, fragment and trailing slash do
+    not count; the host is compared without regard to case), with two differences:
+
+    * the path and query keep their case: on most web servers ``/~Alice/`` and ``/~alice/``
+      are different directories, and so different people;
+    * a final segment in ``SEED_INDEX_PAGES`` (``index.html``, ``home.html``, ...) is the
+      directory itself: ``foo.edu/~dmitri/home.html`` and ``foo.edu/~dmitri/`` are one site.
+
+    ``homepage_key`` stays the archive's view (CDX servers lower-case their urlkeys) and is what
+    captures are matched with. Raises ``ValueError`` like ``canonical_url``.
+    """
+    text = url.strip()
+    key = _fast_surt(text, keep_case=True)
+    if key is None:
+        if "://" not in text:
+            text = "http://" + text.removeprefix("//")
+        key = _checked_surt(text, path_lowercase=False, query_lowercase=False)
+    return _strip_index(key, SEED_INDEX_PAGES)
 
 
 def validate_seed_url(url: str) -> str:
@@ -269,6 +319,8 @@ def validate_seed_url(url: str) -> str:
         raise SeedError(
             f"the URL is too long ({len(text)} characters; the limit is {MAX_SEED_LENGTH})"
         )
+    if not _looks_like_a_url(text):
+        raise SeedError("not a URL: a seed is a web address such as http://www.cs.uni.edu/~name/")
     if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in text):
         raise SeedError("the URL contains whitespace or control characters")
     if text.startswith("//"):
@@ -299,6 +351,18 @@ def validate_seed_url(url: str) -> str:
     path = quote(parts.path, safe=safe) or "/"
     query = quote(parts.query, safe=safe + "?")
     return f"{parts.scheme.lower()}://{host}{path}" + (f"?{query}" if query else "")
+
+
+def _looks_like_a_url(text: str) -> bool:
+    """False for text that is no web address at all (``not a url at all``, ``Ada Lovelace``).
+
+    A URL either names its scheme (``http:``, ``mailto:``; those get their own reasons) or
+    starts with a host that has a dot or a port (``foo.edu/~bar``, ``localhost:8080``).
+    """
+    if _SCHEME.match(text) or text.startswith("//"):
+        return True
+    first = re.split(r"[\s/?#]", text, maxsplit=1)[0]
+    return "." in first or ":" in first
 
 
 def _seed_host(host: str) -> str:

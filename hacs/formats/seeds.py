@@ -1,9 +1,15 @@
 """Reading a librarian's seed list: CSV with a header, or one URL per line.
 
 Pure module (stdlib and ``hacs.formats.canon``): it checks every line, canonicalises the URLs,
-merges lines that name the same homepage, and explains every line it cannot use. A bad line never
-stops the good ones; only a file that cannot be read at all (not UTF-8, empty, too large, more
-seeds than allowed, a CSV without a ``url`` column) raises ``SeedFileError``.
+merges lines that name the same site (``canon.seed_key``: http/https, ``www.``, a trailing slash
+and a directory page such as ``index.html`` or ``home.html`` do not count; the path's case
+does), and explains every line it cannot use. A bad line never stops the good ones; only a
+file that cannot be read at all (not UTF-8, empty, too large, more seeds than allowed, a CSV
+without a ``url`` column) raises ``SeedFileError``.
+
+A CSV's ``tags`` cell holds several tags separated by ``;`` (``ml;theory``); ``|`` works too,
+and so does ``,`` inside a quoted cell (``"ml, theory"``). ``split_tags`` is that rule, for any
+other place a librarian types tags.
 
 A line is only accepted when what would be stored fits: the caller passes its columns' sizes
 (``max_url_length``, ``max_key_length``), because tidying can lengthen a URL (each non-ASCII
@@ -15,9 +21,10 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from hacs.formats.canon import SeedError, homepage_key, is_user_directory, validate_seed_url
+from hacs.formats.canon import SeedError, is_user_directory, seed_key, validate_seed_url
 
 _TAG_SPLIT = re.compile(r"[;|,]")
 MAX_AUTHOR_LENGTH = 300
@@ -120,7 +127,7 @@ def parse_seed_list(
     for line, raw, url_text, author, tags in entries:
         try:
             url = validate_seed_url(url_text)
-            key = homepage_key(url)
+            key = seed_key(url)
         except (SeedError, ValueError) as error:
             result.rejected.append(RejectedLine(line, raw[:200], str(error)))
             continue
@@ -141,6 +148,37 @@ def parse_seed_list(
         first_line_of[key] = line
         result.rows.append(SeedRow(line, url, key, author, tags))
     return result
+
+
+def seed_keys_refreshed(stored: Sequence[tuple[int, str, str]]) -> dict[int, str]:
+    """The new keys of stored sites whose key is not ``seed_key`` of their seed URL.
+
+    ``stored`` holds ``(site id, stored key, seed URL)``. Sites stored under an older rule (the
+    path lower-cased, fewer directory page names) get the key a seed list would give them now,
+    except where that would make two sites one: then the site already holding the key, or else
+    the oldest (smallest id), takes it and the others keep theirs, so nothing stored is merged
+    or lost. A seed URL that no longer parses keeps its key.
+    """
+    wanted: dict[int, str] = {}
+    for pk, key, url in stored:
+        try:
+            new = seed_key(url)
+        except ValueError:
+            continue
+        if new != key:
+            wanted[pk] = new
+    current = {pk: key for pk, key, _url in stored}
+    holder = {key: pk for pk, key in current.items()}
+    moved = True
+    while moved:  # a site moving frees its old key for another (at most len(wanted) passes)
+        moved = False
+        for pk in sorted(wanted):
+            new = wanted[pk]
+            if current[pk] != new and new not in holder:
+                del holder[current[pk]]
+                holder[new], current[pk] = pk, new
+                moved = True
+    return {pk: new for pk, new in wanted.items() if current[pk] == new}
 
 
 def _too_long(url: str, key: str, max_url: int | None, max_key: int | None) -> str:
@@ -201,13 +239,15 @@ def _cell(cells: list[str], column: int | None) -> str:
     return cells[column] if column is not None and column < len(cells) else ""
 
 
+def split_tags(text: str) -> tuple[str, ...]:
+    """The tags in ``text`` as a CSV's tags cell is read (``"ml; theory"`` -> ``("ml",
+    "theory")``): separated by ``;``, ``|`` or ``,``, stripped, no empty tag, each once, in
+    order. Not cut to ``MAX_TAG_LENGTH``: a form says when a tag is too long."""
+    return tuple(dict.fromkeys(t.strip() for t in _TAG_SPLIT.split(text) if t.strip()))
+
+
 def _tags(cell: str) -> tuple[str, ...]:
-    seen: dict[str, None] = {}
-    for tag in _TAG_SPLIT.split(cell):
-        tag = tag.strip()[:MAX_TAG_LENGTH]
-        if tag:
-            seen.setdefault(tag, None)
-    return tuple(seen)
+    return tuple(dict.fromkeys(tag[:MAX_TAG_LENGTH] for tag in split_tags(cell)))
 
 
 def _text_entries(lines: list[str]) -> list[Entry]:

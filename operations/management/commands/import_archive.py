@@ -3,7 +3,7 @@ from django.db.models import Q
 
 from archive.models import Site
 from archive.pipeline import FromArchive
-from hacs.formats.canon import homepage_key
+from hacs.formats.canon import seed_key
 from operations.jobs import enqueue_import, import_in_foreground
 from operations.management.commands._progress import progress
 from operations.refresh import archive_client, sites_refresh, sites_with_failed_fetches
@@ -39,7 +39,7 @@ class Command(BaseCommand):
             keys = []
             for url in urls:
                 try:
-                    keys.append(homepage_key(url))
+                    keys.append(seed_key(url))
                 except ValueError as error:
                     raise CommandError(f"--site {url}: {error}") from None
             sites = sites.filter(canonical_key__in=keys)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hacs.formats.canon import (
     INDEX_PAGES,
     MAX_SEED_LENGTH,
+    SEED_INDEX_PAGES,
     SeedError,
     SeedScope,
     _fast_surt,
@@ -19,6 +20,7 @@ from hacs.formats.canon import (
     homepage_key,
     is_urlkey,
     is_user_directory,
+    seed_key,
     split_urlkey,
     validate_seed_url,
 )
@@ -399,3 +401,75 @@ def test_surt_links_become_readable_urls() -> None:
     assert surt_to_url("edu,example,cs:8080)/~bar") == "http://cs.example.edu:8080/~bar"
     assert surt_to_url("org,example)") == "http://example.org/"
     assert surt_to_url("not a surt") == "not a surt"
+
+
+# --- seed keys: which seeds are one site ---------------------------------------------------
+
+
+def test_a_seed_keys_path_keeps_its_case_and_its_host_does_not() -> None:
+    assert seed_key("http://www.Foo.EDU/~Alice/") == "edu,foo)/~Alice"
+    assert seed_key("http://foo.edu/~Alice/") != seed_key("http://foo.edu/~alice/")
+    assert seed_key("HTTPS://FOO.edu:443/~alice") == seed_key("http://www.foo.edu/~alice/")
+    # The archive's urlkey still lower-cases the path: captures are matched with it.
+    assert homepage_key("http://foo.edu/~Alice/") == homepage_key("http://foo.edu/~alice/")
+
+
+@pytest.mark.parametrize("page", sorted(SEED_INDEX_PAGES))
+def test_a_directory_page_of_a_seed_is_the_directory(page: str) -> None:
+    assert seed_key(f"http://foo.edu/~dmitri/{page}") == "edu,foo)/~dmitri"
+    assert seed_key(f"http://foo.edu/~dmitri/{page.upper()}") == "edu,foo)/~dmitri"
+    assert seed_key(f"http://foo.edu/{page}") == "edu,foo)/"
+
+
+def test_the_list_of_directory_pages_is_short_and_covers_the_archives_own() -> None:
+    assert INDEX_PAGES <= SEED_INDEX_PAGES
+    assert {"home.html", "home.htm"} <= SEED_INDEX_PAGES
+    assert "main.html" not in SEED_INDEX_PAGES and "welcome.html" not in SEED_INDEX_PAGES
+    assert seed_key("http://foo.edu/~dmitri/main.html") == "edu,foo)/~dmitri/main.html"
+    assert seed_key("http://foo.edu/~dmitri/home.html?lang=en") == (
+        "edu,foo)/~dmitri/home.html?lang=en"
+    )
+
+
+@settings(max_examples=500, suppress_health_check=list(HealthCheck), deadline=None)
+@given(_urls)
+def test_the_seed_keys_fast_path_gives_what_surt_gives_keeping_case(url: str) -> None:
+    fast = _fast_surt(url, keep_case=True)
+    if fast is not None:
+        assert fast == surt.surt(url, path_lowercase=False, query_lowercase=False)
+
+
+_seed_path = st.text(alphabet="abcXYZ~_-0", min_size=1, max_size=8)
+
+
+@settings(max_examples=300, suppress_health_check=list(HealthCheck), deadline=None)
+@given(
+    st.sampled_from(["foo.edu", "cs.Uni.EDU", "x.org"]),
+    _seed_path,
+    st.sampled_from(["", "/", "/index.html", "/home.html", "/Default.htm"]),
+)
+def test_seed_variants_are_one_site_and_case_changes_make_another(
+    host: str, path: str, page: str
+) -> None:
+    key = seed_key(f"http://{host}/{path}/")
+    for variant in [
+        f"https://www.{host.upper()}/{path}{page}",
+        f"HTTP://{host}:80/{path}{page}",
+        f"{host}/{path}{page}",
+    ]:
+        assert seed_key(variant) == key
+    if path.swapcase() != path:
+        assert seed_key(f"http://{host}/{path.swapcase()}/") != key
+    # Lower-cased, the seed key is the archive's homepage key: the archive sees one page.
+    assert seed_key(f"http://{host}/{path}/").lower() == homepage_key(f"http://{host}/{path}/")
+
+
+@pytest.mark.parametrize("text", ["not a url at all", "Ada Lovelace", "hello", "see below"])
+def test_text_that_is_no_web_address_is_not_a_url(text: str) -> None:
+    with pytest.raises(SeedError, match=r"^not a URL: a seed is a web address such as "):
+        validate_seed_url(text)
+
+
+def test_a_url_with_a_space_still_says_so() -> None:
+    with pytest.raises(SeedError, match="whitespace"):
+        validate_seed_url("a.edu/~x y/")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from hacs.formats.seeds import SeedFileError, parse_seed_list
+from hacs.formats.seeds import SeedFileError, parse_seed_list, seed_keys_refreshed, split_tags
 
 CSV = (
     "url,author,tags\n"
@@ -105,3 +105,52 @@ def test_a_url_too_long_for_its_column_once_tidied_is_a_rejected_line() -> None:
 def test_pasted_text_with_a_nul_is_refused_like_a_file() -> None:
     with pytest.raises(SeedFileError, match="NUL bytes"):
         parse_seed_list("http://a.edu/~x/\x00\n")
+
+
+def test_paths_differing_in_case_are_two_sites_and_hosts_are_not() -> None:
+    text = (
+        "http://cs.uni.edu/~Alice/\n"
+        "http://cs.uni.edu/~alice/\n"
+        "http://CS.UNI.EDU/~alice/index.html\n"
+        "http://cs.uni.edu/~dmitri/home.html\n"
+        "https://www.cs.uni.edu/~dmitri/\n"
+    )
+    result = parse_seed_list(text.encode())
+    assert [(r.line, r.key) for r in result.rows] == [
+        (1, "edu,uni,cs)/~Alice"),
+        (2, "edu,uni,cs)/~alice"),
+        (4, "edu,uni,cs)/~dmitri"),
+    ]
+    assert [(m.line, m.into_line) for m in result.merged] == [(3, 2), (5, 4)]
+    assert result.rows[2].url == "http://cs.uni.edu/~dmitri/home.html"  # as the librarian wrote
+
+
+def test_a_line_that_is_no_url_is_rejected_as_not_a_url_with_its_line() -> None:
+    result = parse_seed_list(b"http://a.edu/~x/\nnot a url at all\n")
+    [rejected] = result.rejected
+    assert (rejected.line, rejected.text) == (2, "not a url at all")
+    assert rejected.reason.startswith("not a URL")
+
+
+def test_tags_are_split_as_the_csv_splits_them() -> None:
+    result = parse_seed_list(b'url,tags\nhttp://a.edu/~x/,ml;theory|ml\nhttp://a.edu/~y/,"a, b"\n')
+    assert [r.tags for r in result.rows] == [("ml", "theory"), ("a", "b")]
+    assert split_tags(" computer science; 2026 intake ;;") == ("computer science", "2026 intake")
+    assert split_tags("a, b | c") == ("a", "b", "c")
+    assert split_tags("x" * 150) == ("x" * 150,)  # a form says it is too long; nothing is cut
+
+
+def test_stored_keys_are_refreshed_without_merging_two_sites() -> None:
+    stored = [
+        (1, "edu,foo)/~alice", "http://foo.edu/~Alice/"),  # old rule: path lower-cased
+        (2, "edu,foo)/~dmitri/home.html", "http://foo.edu/~dmitri/home.html"),
+        (3, "edu,foo)/~dmitri", "http://foo.edu/~dmitri/"),  # already holds the new key
+        (4, "edu,foo)/~bob/home.html", "http://foo.edu/~bob/home.html"),
+        (5, "edu,foo)/~bob", "http://foo.edu/~Bob/"),  # frees edu,foo)/~bob for site 4
+        (6, "edu,foo)/~carl", "http://foo.edu/~carl"),  # unchanged
+    ]
+    changes = seed_keys_refreshed(stored)
+    assert changes == {1: "edu,foo)/~Alice", 4: "edu,foo)/~bob", 5: "edu,foo)/~Bob"}
+    final = {pk: changes.get(pk, key) for pk, key, _url in stored}
+    assert len(set(final.values())) == len(stored)  # still one key per site
+    assert seed_keys_refreshed([(pk, final[pk], url) for pk, _key, url in stored]) == {}
