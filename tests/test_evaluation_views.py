@@ -450,3 +450,41 @@ def test_a_runs_learned_schedulers_show_their_model_curve_and_figures(
     # The P@K chart draws the learned scheduler as a line of its own.
     names = [trace["name"] for trace in charts["ranking"]["homepage"]["pak"]["data"]]
     assert "GP4C (learned)" in names
+
+
+def test_every_line_of_the_ranking_charts_is_explained_under_them_with_a_link_on_the_page(
+    viewer_client: Any, results: dict[str, Any]
+) -> None:
+    from html import unescape
+
+    run = done_run(results)
+    page = viewer_client.get(f"/evaluation/?run={run.pk}").content.decode()
+    charts = json.loads(re.search(r'id="evaluation-charts"[^>]*>(.*?)</script>', page, re.S)[1])
+    drawn = {unescape(t["name"]) for t in charts["ranking"]["homepage"]["pak"]["data"]}
+    key = page[page.index('<dl class="model-legend">') : page.index("</dl>")]
+    terms = re.findall(r'<dt>.*?<a href="#(model-[a-z_0-9]+)">(.*?)</a></dt>\s*<dd>(.+?)</dd>',
+                       key, re.S)  # fmt: skip
+    assert {unescape(label) for _anchor, label, _note in terms} == drawn
+    expected = {"NAD": "Nonadaptive", "SAD": "Shortsighted adaptive",
+                "AAD": "Arithmetically adaptive", "GAD": "Geometrically adaptive",
+                "Cho–Garcia-Molina": "Cho and Garcia-Molina", "Last-Obs": "last update",
+                "HACS, paper's g": "HACS paper", "HACS posterior (default)": "default",
+                "Random": "equally likely"}  # fmt: skip
+    notes = {unescape(label): unescape(note) for _anchor, label, note in terms}
+    for label, words in expected.items():
+        assert words in notes[label], label
+    # Each name leads to an entry further down the same page, with the score's formula and
+    # its sources; HACS serves no documentation pages, so no link leaves the page.
+    for anchor, label, _note in terms:
+        entry = re.search(rf'<div class="model-detail" id="{anchor}">\s*<dt>(.*?)</dt>(.*?)</div>',
+                          page, re.S)  # fmt: skip
+        assert entry is not None and unescape(entry[1]) == unescape(label)
+        assert "Score: <code>" in entry[2]
+    assert "w_i = 2^(i − 1) / (2^n − 1)" in page
+    assert "GP4C paper, Section 5.1" in page and "docs/readings.md" in page
+    # The swatch beside each name is drawn in its line's colour.
+    pak_colours = {unescape(t["name"]): t["line"]["color"]
+                   for t in charts["ranking"]["homepage"]["pak"]["data"]}  # fmt: skip
+    swatches = re.findall(r'stroke="(#[0-9A-Fa-f]{6})".*?<a href="#model-[a-z_0-9]+">(.*?)</a>',
+                          key, re.S)  # fmt: skip
+    assert {unescape(label): colour for colour, label in swatches} == pak_colours

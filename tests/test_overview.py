@@ -89,3 +89,29 @@ def test_the_default_due_list_reads_the_posterior_since_the_newest_copy() -> Non
     assert total == 2 and [d.site.pk for d in shown] == [stale.pk, fresh.pk]
     expected = change_probability_since(2.0, 100.0, 47.0)
     assert shown[0].probability == pytest.approx(float(expected), rel=1e-9)
+
+
+def test_the_histogram_tells_the_levels_apart_and_labels_its_log_axis_in_days(
+    logged_in_client: Any,
+) -> None:
+    from hacs.charts import style
+
+    for n, interval in enumerate((1.5, 4.0, 12.0, 35.0, 90.0, 400.0)):
+        site = make_site(author=f"Every {n}", import_status="done")
+        make_estimate(site, rate=1.0 / interval)
+        make_estimate(site, rate=2.0 / interval, level="website")
+        make_posterior_estimate(site, rate=1.0 / interval)  # the page counts these
+    page = logged_in_client.get("/").content.decode()
+    figure = json.loads(
+        re.search(r'id="interval-histogram-data"[^>]*>(.*?)</script>', page, re.S).group(1)
+    )
+    homepage, website = figure["data"]
+    assert homepage["name"].startswith("Homepage") and website["name"].startswith("Website")
+    assert homepage["marker"]["color"] == style.BLUE
+    assert website["marker"]["color"] == style.VERMILLION
+    assert homepage["offset"] < website["offset"], "side by side, homepage first"
+    axis = figure["layout"]["xaxis"]
+    # Intervals from 0.75 to 400 days: ticks at 1, 2, 5 … 500 days, every one inside the axis.
+    assert axis["ticktext"] == ["1", "2", "5", "10", "20", "50", "100", "200", "500"]
+    low, high = axis["range"]
+    assert all(low <= value <= high for value in axis["tickvals"])

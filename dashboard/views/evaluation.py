@@ -98,6 +98,8 @@ def _page(
         replay = results.get("replay")  # runs stored before the replay section have none
         context["replay"] = replay
         context["learned"] = charts.learned_sections(results)
+        context["ranking_legend"] = charts.ranking_legend(results)
+        context["model_details"] = charts.model_details(results)
         context["charts"] = {
             "threshold": charts.threshold_figures(results),
             "ranking": charts.ranking_figures(results),

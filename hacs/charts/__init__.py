@@ -4,7 +4,12 @@
   and the axis and layout helpers every figure is built from;
 * ``hacs.charts.site`` — a site's timeline and probability curves, and the histogram of update
   intervals (re-exported here: ``from hacs import charts; charts.timeline_figure(...)``);
-* ``hacs.charts.evaluation`` — the Evaluation page's figures and its Table I view.
+* ``hacs.charts.evaluation`` — the Evaluation page's figures and its Table I view;
+* ``hacs.charts.legend`` — what each model of the Evaluation page's ranking charts is, in one
+  line and with its formula and sources.
+
+Every string from an archive, a seed list or stored results enters a figure through
+``hacs.charts.style.plain_text``: Plotly reads hover text, names and titles as markup.
 """
 
 from hacs.charts.site import (

@@ -17,6 +17,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from hacs.charts import legend
 from hacs.charts.style import (
     BLACK,
     BLUE,
@@ -32,6 +33,7 @@ from hacs.charts.style import (
     axis,
     heading,
     layout,
+    plain_text,
 )
 
 __all__ = [
@@ -42,6 +44,8 @@ __all__ = [
     "SHOWN_RANKING_MODELS",
     "learned_figures",
     "learned_sections",
+    "model_details",
+    "ranking_legend",
     "replay_figure",
     "FONT",
     "LEVEL_LABELS",
@@ -93,13 +97,18 @@ EVALUATION_LABELS = {
 EVALUATION_STYLE = {**MODEL_STYLE, "posterior": (BLACK, "star-square", "solid")}
 
 
+def _level_label(level: str) -> str:
+    """A level's name for a figure title (``heading`` shows it as written)."""
+    return LEVEL_LABELS.get(level, level)
+
+
 def _line(model: str, x: Sequence[float], y: Sequence[float | None], **extra: Any) -> Figure:
     """One model's line: its colour, marker and dash from the shared style (HACS thicker)."""
     colour, symbol, dash = EVALUATION_STYLE.get(model, OTHER_MODEL_STYLE)
     trace: dict[str, Any] = {
         "type": "scatter",
         "mode": "lines+markers",
-        "name": EVALUATION_LABELS.get(model, model),
+        "name": plain_text(EVALUATION_LABELS.get(model, model)),
         "x": list(x),
         "y": list(y),
         "line": {
@@ -138,7 +147,7 @@ def threshold_figure(
     data: list[Figure] = []
     figure_layout = layout(
         title=heading(
-            f"{LEVEL_LABELS.get(level, level)} level, history w = {w_weeks} "
+            f"{_level_label(level)} level, history w = {w_weeks} "
             f"week{'s' if w_weeks != 1 else ''}, {AVERAGE_LABELS.get(average, average).lower()}"
         ),
         shapes=[],
@@ -171,7 +180,7 @@ def threshold_figure(
                     yaxis=f"y{suffix}",
                     legendgroup=model,
                     showlegend=i == 0,
-                    hovertemplate=f"{EVALUATION_LABELS[model]}<br>θ = %{{x:.1f}}<br>"
+                    hovertemplate="%{fullData.name}<br>θ = %{x:.1f}<br>"
                     f"{METRIC_NAMES[metric]} = %{{y:.3f}}<extra></extra>",
                 )
             )
@@ -260,12 +269,12 @@ def by_w_figure(rows: Iterable[Row], *, level: str, value: str, title: str, y_ti
                 [r["w_weeks"] for r in points],
                 [r[value] for r in points],
                 visible=True if model in SHOWN_RANKING_MODELS else "legendonly",
-                hovertemplate=f"{EVALUATION_LABELS.get(model, model)}<br>w = %{{x}} weeks<br>"
-                f"{y_title} = %{{y:.4f}}<extra></extra>",
+                hovertemplate="%{fullData.name}<br>w = %{x} weeks<br>"
+                f"{plain_text(y_title)} = %{{y:.4f}}<extra></extra>",
             )
         )
     figure_layout = layout(
-        title=heading(f"{title} — {LEVEL_LABELS.get(level, level)} level"),
+        title=heading(f"{title} — {_level_label(level)} level"),
         xaxis=axis("history size w (weeks)", dtick=1),
         yaxis=axis(y_title, rangemode="tozero"),
         margin={"l": 56, "r": 16, "t": 40, "b": 150},
@@ -273,6 +282,22 @@ def by_w_figure(rows: Iterable[Row], *, level: str, value: str, title: str, y_ti
         legend={"orientation": "h", "y": -0.42, "yanchor": "top", "x": 0, "font": {"size": 12}},
     )
     return {"data": data, "layout": figure_layout}
+
+
+def ranking_legend(results: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The models of the ranking charts (P@K, NDCG@k), one line each, in the charts' order and
+    colours (``hacs.charts.legend.ranking_legend``)."""
+    return legend.ranking_legend(
+        results,
+        labels=EVALUATION_LABELS,
+        styles=EVALUATION_STYLE,
+        order=(*SHOWN_RANKING_MODELS, *EVALUATION_LABELS),
+    )
+
+
+def model_details(results: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Each ranking model's formula and sources, for the page's "How each model ranks"."""
+    return legend.model_details(ranking_legend(results))
 
 
 def ranking_figures(results: Mapping[str, Any]) -> dict[str, dict[str, Figure]]:
@@ -336,7 +361,7 @@ def interval_figure(level: str, group: Row) -> Figure:
             "hovertemplate": "d ≈ %{x:.1f} days<br>density %{y:.2e}<extra>expected</extra>",
         },
     ]
-    label = LEVEL_LABELS.get(level, level)
+    label = _level_label(level)
     # On log axes Plotly reads ranges and annotation positions in log10 units (shapes: data).
     mark = math.log10(mean) if mean > 0 else 0.0
     seen = [v for v in observed if v is not None]
@@ -553,10 +578,10 @@ def replay_figure(replay: Mapping[str, Any]) -> Figure:
         data.append(
             {
                 "type": "bar",
-                "name": f"{block['share']:.0%} of the sites a day ({block['budget']})",
-                "x": [row["label"] for row in rows],
+                "name": plain_text(f"{block['share']:.0%} of the sites a day ({block['budget']})"),
+                "x": [plain_text(row["label"]) for row in rows],
                 "y": [row["utilisation"] for row in rows],
-                "text": [f"{row['found']}/{row['crawls']}" for row in rows],
+                "text": [plain_text(f"{row['found']}/{row['crawls']}") for row in rows],
                 "hovertemplate": "%{x}<br>%{y:.3f} changes found per crawl (%{text})"
                 "<extra>%{fullData.name}</extra>",
                 "marker": {"color": shades[i % len(shades)]},

@@ -4,8 +4,8 @@ Each public function returns a figure as a plain ``dict`` (``{"data": [...], "la
 that a template embeds with ``json_script`` and a page's small JS file hands to
 ``Plotly.newPlot``. Fonts, colours, axes and layouts come from ``hacs.charts.style``, shared
 with the Evaluation page's figures (``hacs.charts.evaluation``). Nothing here reads the database
-or formats user text as HTML: hover text goes into ``customdata`` and Plotly draws it as SVG
-text.
+or lets archive text act as markup: hover text goes into ``customdata`` through
+:func:`~hacs.charts.style.plain_text`, and Plotly draws it as SVG text.
 
 Times are ISO 8601 strings in UTC without an offset (``"2017-03-04 05:06:07"``), the form
 Plotly's date axes read without shifting them to the browser's time zone. Every number in a
@@ -30,6 +30,7 @@ from hacs.charts.style import (
     DARK_GREY,
     GREY,
     ORANGE,
+    PAIR_COLOURS,
     PURPLE,
     SKY_BLUE,
     VERMILLION,
@@ -37,6 +38,7 @@ from hacs.charts.style import (
     Figure,
     axis,
     layout,
+    plain_text,
 )
 
 __all__ = [
@@ -49,6 +51,7 @@ __all__ = [
     "LevelTimeline",
     "Mark",
     "interval_histogram",
+    "log_ticks",
     "probability_figure",
     "timeline_figure",
 ]
@@ -124,10 +127,10 @@ def timeline_figure(levels: Sequence[LevelTimeline]) -> Figure:
                 "showlegend": group not in shown,
                 "x": [m.time for m in marks],
                 "y": [row] * len(marks),
-                "customdata": [m.text for m in marks],
-                "hovertemplate": "%{x|%Y-%m-%d %H:%M} UTC<br>%{customdata}<extra>"
-                + label
-                + "</extra>",
+                # Archive data (URLs, statuses): shown as text, never read as markup.
+                "customdata": [plain_text(m.text) for m in marks],
+                "hovertemplate": "%{x|%Y-%m-%d %H:%M} UTC<br>%{customdata}"
+                "<extra>%{fullData.name}</extra>",
                 "marker": {
                     "color": colour,
                     "symbol": symbol,
@@ -143,7 +146,8 @@ def timeline_figure(levels: Sequence[LevelTimeline]) -> Figure:
         # Rows are numbered (and labelled by the axis ticks) rather than named on every point:
         # a site's timeline can hold thousands of points, and the JSON stays small.
         capture_row, update_row = len(rows), len(rows) + 1
-        rows += [f"{level.name} · captures", f"{level.name} · updates"]
+        name = plain_text(level.name)
+        rows += [f"{name} · captures", f"{name} · updates"]
         for group, style in CAPTURE_GROUPS.items():
             add(group, style, capture_row, level.captures.get(group, ()))
         # Interpolated instants are drawn last, a little smaller, so that one lying next to its
@@ -198,7 +202,7 @@ def probability_figure(
             {
                 "type": "scatter",
                 "mode": "lines",
-                "name": curve.name,
+                "name": plain_text(curve.name),
                 "x": list(dates),
                 "y": [round(v, 6) for v in curve.values],
                 "line": {"color": CURVE_COLOURS[i % len(CURVE_COLOURS)], "width": 2.5},
@@ -257,11 +261,14 @@ def interval_histogram(
     """Histogram of mean update intervals 1/λ in days on a log axis (HACS paper, Figure 4).
 
     ``intervals_days`` is one list, or a mapping from a series name (``"Homepage"``,
-    ``"Website"``) to a list, drawn as overlaid bars. Values that are not positive and finite
-    (λ = 0 gives an infinite interval, an unknown λ none) are left out and counted in the
-    legend. Bins are equal in log10 width (``bins_per_decade`` per factor of ten) and computed
-    here rather than by Plotly, whose histograms bin in linear space even on a log axis; the
-    x axis therefore shows log10(days) with ticks labelled in days.
+    ``"Website"``) to a list, drawn side by side in each bin (two series in
+    :data:`~hacs.charts.style.PAIR_COLOURS`, the second also hatched, so that neither colour
+    nor overlap carries the difference alone). Values that are not positive and finite (λ = 0
+    gives an infinite interval, an unknown λ none) are left out and counted in the legend.
+    Bins are equal in log10 width (``bins_per_decade`` per factor of ten) and computed here
+    rather than by Plotly, whose histograms bin in linear space even on a log axis; the x axis
+    therefore shows log10(days) with ticks at 1, 2, 5, 10, 20, 50, … days
+    (:func:`log_ticks`).
     """
     if bins_per_decade < 1:
         raise ValueError(f"bins_per_decade must be at least 1; got {bins_per_decade}")
@@ -286,56 +293,76 @@ def interval_histogram(
         low, high = 0.0, 1.0
     nbins = max(1, round((high - low) / width))
     edges = [low + k * width for k in range(nbins + 1)]
+    colours = PAIR_COLOURS if len(logs) <= len(PAIR_COLOURS) else CURVE_COLOURS
+    # Each bin holds the series side by side, a little apart, as one group of bars.
+    share = width * 0.9 / max(1, len(logs))
 
     traces: list[dict[str, Any]] = []
     for i, (name, kept) in enumerate(logs.items()):
         counts = [0] * nbins
         for x in kept:
             counts[min(nbins - 1, max(0, int((x - low) / width + 1e-9)))] += 1
-        label = name
+        label = plain_text(name)
         if name in medians:
             label += f" (median {_format_days(medians[name])})"
         if left_out[name]:
             label += f"; {left_out[name]} without a finite 1/λ"
+        colour = colours[i % len(colours)]
+        marker: dict[str, Any] = {"color": colour, "line": {"color": colour, "width": 1}}
+        if i % 2:
+            marker["pattern"] = {
+                "shape": "/", "bgcolor": colour, "fgcolor": WHITE, "fillmode": "replace",
+                "size": 7, "solidity": 0.2,
+            }  # fmt: skip
         traces.append(
             {
                 "type": "bar",
                 "name": label,
                 "x": [round(edges[k] + width / 2, 9) for k in range(nbins)],
                 "y": counts,
-                "width": [width] * nbins,
+                "width": [round(share, 9)] * nbins,
+                "offset": round(-width * 0.45 + i * share, 9),
                 "customdata": [
                     f"{_format_days(10 ** edges[k], unit=False)}–{_format_days(10 ** edges[k + 1])}"
                     for k in range(nbins)
                 ],
-                "hovertemplate": "1/λ %{customdata}: %{y} sites<extra>" + name + "</extra>",
-                "marker": {
-                    "color": CURVE_COLOURS[i % len(CURVE_COLOURS)],
-                    "opacity": 0.6 if len(logs) > 1 else 0.85,
-                    "line": {"color": WHITE, "width": 0.5},
-                },
+                "hovertemplate": "1/λ %{customdata}: %{y} sites<extra>%{fullData.name}</extra>",
+                "marker": marker,
             }
         )
-    first_tick = math.floor(low)
-    last_tick = math.ceil(high)
-    ticks = list(range(first_tick, last_tick + 1))
+    ticks = log_ticks(low - width / 2, high + width / 2)
     return {
         "data": traces,
         "layout": layout(
             height=340,
-            barmode="overlay",
+            barmode="overlay",  # the offsets above place the bars side by side
             bargap=0,
             margin={"l": 60, "r": 20, "t": 10, "b": 50},
             legend={"orientation": "h", "x": 0, "y": -0.25},
             xaxis=axis(
                 "Mean update interval 1/λ (days, log scale)",
-                tickvals=ticks,
-                ticktext=[_format_days(10.0**t, unit=False) for t in ticks],
+                tickvals=[round(math.log10(t), 9) for t in ticks],
+                ticktext=[_format_days(t, unit=False) for t in ticks],
                 range=[low - width / 2, high + width / 2],
             ),
             yaxis=axis("Sites", rangemode="tozero"),
         ),
     }
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """Ticks for a log10 axis from ``low`` to ``high`` (log10 units): 1, 2 and 5 times each
+    power of ten when the axis spans at most four decades, else 1 and 3 times (at most six
+    decades), else the powers of ten alone — so that the labels never crowd."""
+    decades = high - low
+    steps = (1.0, 2.0, 5.0) if decades <= 4 else (1.0, 3.0) if decades <= 6 else (1.0,)
+    ticks = []
+    for power in range(math.floor(low), math.ceil(high) + 1):
+        for step in steps:
+            value = step * 10.0**power
+            if low - 1e-9 <= math.log10(value) <= high + 1e-9:
+                ticks.append(value)
+    return ticks
 
 
 def _median(values: Sequence[float]) -> float:

@@ -8,10 +8,16 @@ Colours are the Okabe–Ito palette, which stays distinguishable with the common
 deficiencies; the evaluation's ten models need three more, taken from Paul Tol's muted scheme.
 Colour never carries meaning alone: every capture kind and every model also has its own marker
 symbol (and each model its own dash).
+
+Plotly reads hover text, trace names, titles and annotations as a small subset of HTML: ``<a
+href>`` draws a link, ``<b>`` bold, ``<br>`` a line break. Every string that comes from an
+archive, a seed list or stored results goes through :func:`plain_text` before it enters a
+figure, so that it shows as the text it is.
 """
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 __all__ = [
@@ -30,6 +36,7 @@ __all__ = [
     "OLIVE",
     "ORANGE",
     "OTHER_MODEL_STYLE",
+    "PAIR_COLOURS",
     "PURPLE",
     "SKY_BLUE",
     "VERMILLION",
@@ -39,6 +46,7 @@ __all__ = [
     "axis",
     "heading",
     "layout",
+    "plain_text",
 ]
 
 #: A Plotly figure as a plain dict: ``{"data": [...], "layout": {...}}``.
@@ -67,6 +75,10 @@ WHITE = "#ffffff"
 
 #: Lines and bars of plain series (a site's probability curves, histogram series), in order.
 CURVE_COLOURS = (BLUE, SKY_BLUE, VERMILLION, ORANGE, GREEN, PURPLE)
+#: Two series drawn side by side (the homepage and website levels of the Overview histogram):
+#: dark blue against vermillion differ in hue and in lightness for every common colour-vision
+#: deficiency, where blue against sky blue differ in lightness only.
+PAIR_COLOURS = (BLUE, VERMILLION)
 
 MODEL_LABELS = {
     "hacs": "HACS",
@@ -116,7 +128,8 @@ def layout(**extra: Any) -> dict[str, Any]:
 
 
 def axis(title_text: str | None = None, **extra: Any) -> dict[str, Any]:
-    """An axis in the HACS style (light grid, grey axis line, ticks outside, no zero line)."""
+    """An axis in the HACS style (light grid, grey axis line, ticks outside, no zero line);
+    its title is shown as written."""
     result: dict[str, Any] = {
         "gridcolor": GRID_GREY,
         "zeroline": False,
@@ -124,11 +137,21 @@ def axis(title_text: str | None = None, **extra: Any) -> dict[str, Any]:
         "ticks": "outside",
     }
     if title_text is not None:
-        result["title"] = {"text": title_text}
+        result["title"] = {"text": plain_text(title_text)}
     result.update(extra)
     return result
 
 
 def heading(text: str) -> dict[str, Any]:
-    """A figure title, left-aligned, a little larger than the text."""
-    return {"text": text, "x": 0, "font": {"size": 14}}
+    """A figure title, left-aligned, a little larger than the text; shown as written."""
+    return {"text": plain_text(text), "x": 0, "font": {"size": 14}}
+
+
+def plain_text(text: object) -> str:
+    """``text`` as Plotly shows it literally: ``&``, ``<`` and ``>`` escaped as entities.
+
+    Quotes stay as they are: Plotly decodes ``&amp;``, ``&lt;``, ``&gt;`` and numeric entities
+    but not ``&quot;``, which would show as typed; without ``<`` no quote can end up inside a
+    tag.
+    """
+    return html.escape(str(text), quote=False)

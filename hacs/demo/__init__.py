@@ -29,7 +29,13 @@ The world, module by module:
   are not links, and the truth's canonical form of every link;
 * ``captures`` and ``responses`` -- bursty captures, URL variants, redirects, errors, revisits;
 * ``authors``, ``vocabulary``, ``urls``, ``model``, ``site`` and ``world`` -- who the authors
-  are and how the pieces fit together.
+  are (each ``/~user/`` is the author's initial and surname, numbered for a namesake in the
+  same department) and how the pieces fit together.
+
+``load_demo`` names the WARC file of the demo archive it keeps under ``HACS_VAR_DIR``
+``LOCAL_WARC_NAME``, so that its captures are known by their source, and HACS replays them
+itself (``archive``: a capture by URL and time, its stored response, its links pointed back
+into the replay), since no public archive ever held them.
 
 Pure: stdlib, NumPy, warcio and surt (for urlkeys exactly as pywb computes them); no Django.
 Deterministic for a given (sites, seed, start, end): same bytes every run. A site's world
@@ -40,12 +46,21 @@ authors with the same histories as a 40-site archive.
 from __future__ import annotations
 
 from hacs.demo.build import DemoArchive, build_demo_archive
-from hacs.demo.files import CDX_HEADER, CDX_NAME, SEEDS_NAME, TRUTH_NAME, TRUTH_SCHEMA, WARC_NAME
+from hacs.demo.files import (
+    CDX_HEADER,
+    CDX_NAME,
+    LOCAL_WARC_NAME,
+    SEEDS_NAME,
+    TRUTH_NAME,
+    TRUTH_SCHEMA,
+    WARC_NAME,
+)
 from hacs.demo.hrefs import canonical_link
 
 __all__ = [
     "CDX_HEADER",
     "CDX_NAME",
+    "LOCAL_WARC_NAME",
     "SEEDS_NAME",
     "TRUTH_NAME",
     "TRUTH_SCHEMA",

@@ -61,16 +61,23 @@ def draw_author(
     last = LAST_NAMES[int(rng.integers(len(LAST_NAMES)))]
     uni = UNIVERSITIES[int(rng.integers(len(UNIVERSITIES)))]
     dept = DEPARTMENTS[int(rng.integers(len(DEPARTMENTS)))]
-    name = f"{last}, {first}" if rng.random() < 0.06 else f"{first} {last}"
+    comma = rng.random() < 0.06
     if prev is not None and index % 10 == 9:
-        # Same host as the previous author and a user name that extends theirs: a prefix
-        # query for ~prev also returns this site (DESIGN.md: "~barx is not under ~bar").
+        # A namesake in the previous author's department: same surname and initial, so the
+        # department numbers the user name, which then extends theirs (~jsmith, ~jsmith2): a
+        # prefix query for ~prev also returns this site (DESIGN.md: "~barx is not under ~bar").
+        # The names drawn above and one more draw (a suffix letter, once) are spent all the
+        # same, so that the rest of the site's world is drawn as before.
+        rng.integers(4)
+        first, last = _namesake(prev.first, first), prev.last
         host = prev.host
-        base_user = prev.user + "xyzs"[int(rng.integers(4))]
+        base_user = prev.user
+        user, n = f"{base_user}2", 2
     else:
         host = f"{dept}.{uni}.edu"
-        base_user = ascii_fold(first[0] + last).lower()
-    user, n = base_user, 1
+        base_user = user_name(first, last)
+        user, n = base_user, 1
+    name = f"{last}, {first}" if comma else f"{first} {last}"
     while (host, user) in used:
         n += 1
         user = f"{base_user}{n}"
@@ -80,6 +87,19 @@ def draw_author(
     ip = f"128.{10 + stable_hash(host) % 200}.{index % 250}.{1 + index % 200}"
     server = SERVERS[int(rng.integers(len(SERVERS)))]
     return Author(index, first, last, name, host, user, uni, tags, ip, server)
+
+
+def user_name(first: str, last: str) -> str:
+    """The ``~user`` directory a department gives an author: first initial and surname, folded
+    to ASCII and lower case (Jürgen Peters is ``~jpeters``); a namesake's gets a number."""
+    return ascii_fold(first[0] + last).lower()
+
+
+def _namesake(first: str, drawn: str) -> str:
+    """A first name with the same initial as ``first``, chosen by ``drawn`` (the name the
+    random stream gave); ``first`` itself when no other name shares its initial."""
+    others = [n for n in FIRST_NAMES if n[0] == first[0] and n != first]
+    return others[FIRST_NAMES.index(drawn) % len(others)] if others else first
 
 
 def draw_style(rng: np.random.Generator, total_sec: int) -> Style:

@@ -43,13 +43,20 @@ def build_demo_archive(
     seed: int = 0,
     start: date = date(2015, 6, 1),
     end: date = date(2018, 6, 1),
+    warc_name: str = WARC_NAME,
 ) -> DemoArchive:
     """Write ``demo.warc.gz``, ``demo.cdx``, ``seeds.csv`` and ``truth.json`` into ``outdir``.
 
     ``sites`` authors, random world drawn from ``seed``, captures between ``start`` (00:00 UTC)
-    and ``end`` (00:00 UTC, exclusive). Existing files of those names are replaced.
+    and ``end`` (00:00 UTC, exclusive). Existing files of those names are replaced. The WARC
+    file is named ``warc_name`` instead when given (``load_demo`` names the demo archive HACS
+    replays itself ``LOCAL_WARC_NAME``); the CDX and the truth name it too.
     """
     _check_arguments(sites, seed, start, end)
+    if not warc_name.endswith(".warc.gz") or "/" in warc_name or warc_name.startswith("."):
+        raise ValueError(
+            f"warc_name must be a plain file name ending in .warc.gz, got {warc_name!r}"
+        )
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     world = World(seed=seed, start=start, end=end)
@@ -58,14 +65,14 @@ def build_demo_archive(
     for site in world.sites:
         plan_captures(site)
 
-    captures = write_warc(world, out / WARC_NAME)
-    cdx_lines, dirt = write_cdx(out / CDX_NAME, seed, world.span, captures)
+    captures = write_warc(world, out / warc_name)
+    cdx_lines, dirt = write_cdx(out / CDX_NAME, seed, world.span, captures, warc_name)
     seed_rows = write_seeds(out / SEEDS_NAME, world.sites)
-    write_truth(out / TRUTH_NAME, world, captures, dirt, seed_rows)
+    write_truth(out / TRUTH_NAME, world, captures, dirt, seed_rows, warc_name)
 
     return DemoArchive(
         outdir=out,
-        warc_path=out / WARC_NAME,
+        warc_path=out / warc_name,
         cdx_path=out / CDX_NAME,
         seeds_path=out / SEEDS_NAME,
         truth_path=out / TRUTH_NAME,

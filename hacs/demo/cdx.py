@@ -37,11 +37,11 @@ _Line = tuple[str, CdxDirt | None, Capture]  # text with newline, its dirt if di
 
 
 def write_cdx(
-    path: Path, seed: int, span: Span, captures: list[Capture]
+    path: Path, seed: int, span: Span, captures: list[Capture], warc_name: str = WARC_NAME
 ) -> tuple[int, list[CdxDirt]]:
-    """Write the CDX as ``cdx-indexer --sort`` would, then add dirt; returns the number of
-    data lines and the dirt. Sets each capture's ``cdx_line``."""
-    lines = _with_dirt(seed, _clean_lines(span, captures))
+    """Write the CDX of the WARC file ``warc_name`` as ``cdx-indexer --sort`` would, then add
+    dirt; returns the number of data lines and the dirt. Sets each capture's ``cdx_line``."""
+    lines = _with_dirt(seed, _clean_lines(span, captures, warc_name))
     dirt: list[CdxDirt] = []
     with open(path, "w", encoding="utf-8", newline="") as f:
         f.write(CDX_HEADER + "\n")
@@ -57,13 +57,13 @@ def write_cdx(
     return len(lines), dirt
 
 
-def _clean_lines(span: Span, captures: list[Capture]) -> list[tuple[str, Capture]]:
+def _clean_lines(span: Span, captures: list[Capture], warc_name: str) -> list[tuple[str, Capture]]:
     lines = []
     for cap in captures:
         status = "-" if cap.record_type == "revisit" else str(cap.status)
         fields = (
             cap.urlkey, span.ts14(cap.sec), cap.url, cap.mime, status, cap.digest,
-            "-", "-", str(cap.length), str(cap.offset), WARC_NAME,
+            "-", "-", str(cap.length), str(cap.offset), warc_name,
         )  # fmt: skip
         lines.append((" ".join(fields) + "\n", cap))
     # pywb sorts the text lines, newline included (SortedCDXWriter); so do we.

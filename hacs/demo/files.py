@@ -7,6 +7,10 @@ live in one place.
 from __future__ import annotations
 
 WARC_NAME = "demo.warc.gz"
+#: The WARC file's name in the demo archive that ``load_demo`` writes under ``HACS_VAR_DIR`` and
+#: HACS replays itself: its captures are stored with the source ``warc:<this name>``, which
+#: tells them from those of any other WARC file, a ``make_demo_archive`` one included.
+LOCAL_WARC_NAME = "hacs-demo-archive.warc.gz"
 CDX_NAME = "demo.cdx"
 SEEDS_NAME = "seeds.csv"
 TRUTH_NAME = "truth.json"

@@ -48,7 +48,7 @@ def _bad_rows(sites: list[Site]) -> list[tuple[int, SeedLine]]:
     dup = (sites[1] if len(sites) > 1 else sites[0]).author
     ftp = SeedLine(
         url=f"ftp://ftp.{first.host}/pub/~{first.user}/",
-        author="FTP Mirror",
+        author=first.name,  # the first author's mirror, written with their name
         tags="",
         site=None,
         status="bad",

@@ -76,8 +76,9 @@ def write_truth(
     captures: list[Capture],
     dirt: list[CdxDirt],
     seed_rows: list[SeedLine],
+    warc_name: str = WARC_NAME,
 ) -> None:
-    doc = truth_document(world, captures, dirt, seed_rows)
+    doc = truth_document(world, captures, dirt, seed_rows, warc_name)
     # json.dumps, not json.dump: only the one-shot encoder is the fast C one.
     text = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     path.write_text(text + "\n", encoding="utf-8")
@@ -88,6 +89,7 @@ def truth_document(
     captures: list[Capture],
     dirt: list[CdxDirt],
     seed_rows: list[SeedLine],
+    warc_name: str = WARC_NAME,
 ) -> dict[str, Any]:
     """The truth as a JSON-ready dict (schema in the module docstring)."""
     per_site: list[list[dict[str, Any]]] = [[] for _ in world.sites]
@@ -107,7 +109,7 @@ def truth_document(
             "end": span.end.isoformat(),
         },
         "update_model": _update_model(),
-        "files": {"warc": WARC_NAME, "cdx": CDX_NAME, "seeds": SEEDS_NAME},
+        "files": {"warc": warc_name, "cdx": CDX_NAME, "seeds": SEEDS_NAME},
         "canonical_form": CANONICAL_FORM,
         "counts": _counts(world, captures, dirt),
         "seeds": [_seed_entry(row) for row in seed_rows],

@@ -16,7 +16,6 @@ from typing import Any
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from hacs.demo.files import WARC_NAME
 from hacs.demo.model import Capture
 from hacs.demo.responses import resolve
 from hacs.demo.world import World
@@ -37,7 +36,7 @@ def write_warc(world: World, path: Path) -> list[Capture]:
     plans.sort(key=lambda c: (c.sec, c.site))
     with open(path, "wb") as f:
         writer = WARCWriter(f, gzip=True, warc_version="WARC/1.0")
-        writer.write_record(_warcinfo(world, writer))
+        writer.write_record(_warcinfo(world, writer, path.name))
         for n, cap in enumerate(plans, start=1):
             resolve(world.sites[cap.site], cap)
             cap.offset = f.tell()
@@ -47,7 +46,7 @@ def write_warc(world: World, path: Path) -> list[Capture]:
     return plans
 
 
-def _warcinfo(world: World, writer: WARCWriter) -> Any:
+def _warcinfo(world: World, writer: WARCWriter, path_name: str) -> Any:
     span = world.span
     info = (
         "software: hacs archive.demo\r\n"
@@ -65,7 +64,7 @@ def _warcinfo(world: World, writer: WARCWriter) -> Any:
         warc_headers_dict={
             "WARC-Record-ID": record_id(world.seed, 0),
             "WARC-Date": span.iso(0),
-            "WARC-Filename": WARC_NAME,
+            "WARC-Filename": path_name,
         },
     )
 

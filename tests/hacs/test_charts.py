@@ -115,7 +115,8 @@ def test_hover_text_is_data_not_markup() -> None:
     evil = "<script>alert(1)</script>"
     level = LevelTimeline("Homepage", captures={"observation": [Mark("2020-01-01", evil)]})
     trace = timeline_figure([level])["data"][0]
-    assert trace["customdata"] == [evil]
+    # Plotly reads hover text as HTML-like markup and decodes &lt; and &gt; back for display.
+    assert trace["customdata"] == ["&lt;script&gt;alert(1)&lt;/script&gt;"]
     assert evil not in trace["hovertemplate"]
 
 
@@ -186,11 +187,14 @@ def test_histogram_bins_are_equal_in_log_width() -> None:
     (trace,) = figure["data"]
     assert trace["x"] == [0.5, 1.5, 2.5]
     assert trace["y"] == [3, 1, 1]
-    assert trace["width"] == [1.0, 1.0, 1.0]
+    assert trace["width"] == [0.9, 0.9, 0.9]  # a bin's bars fill nine tenths of it
     assert trace["customdata"] == ["1–10 d", "10–100 d", "100–1,000 d"]
     axis = figure["layout"]["xaxis"]
-    assert axis["tickvals"] == [0, 1, 2, 3]
-    assert axis["ticktext"] == ["1", "10", "100", "1,000"]
+    # Ticks at 1, 2 and 5 times the powers of ten across the drawn range (-0.5 to 3.5).
+    assert axis["ticktext"] == ["0.5", "1", "2", "5", "10", "20", "50", "100", "200", "500",
+                                "1,000", "2,000"]  # fmt: skip
+    assert axis["tickvals"] == [round(math.log10(float(t.replace(",", ""))), 9)
+                                for t in axis["ticktext"]]  # fmt: skip
     assert "log" in axis["title"]["text"]
 
 
@@ -199,7 +203,7 @@ def test_histogram_counts_every_finite_positive_interval_once() -> None:
     (trace,) = interval_histogram(values, bins_per_decade=5)["data"]
     assert sum(trace["y"]) == len(values)
     widths = {round(w, 12) for w in trace["width"]}
-    assert widths == {0.2}
+    assert widths == {0.18}
     centres = trace["x"]
     assert all(math.isclose(b - a, 0.2) for a, b in zip(centres, centres[1:], strict=False))
 

@@ -1,0 +1,72 @@
+"""What a librarian sees in Debian's Chromium: archive text in a chart's hover box is text, never
+a link or markup; a demo capture opens in HACS's own demo archive, under its banner."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+
+from archive.models import Site
+from tests.factories import make_capture, make_site, make_user
+from tests.support.browser import PASSWORD, log_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+LINK = '<a href="http://x">x</a>'
+
+
+def test_hovering_a_capture_whose_url_holds_a_link_shows_the_link_as_text(
+    browser_page: Any, live_server: Any
+) -> None:
+    make_user("viewer", role="viewer", password=PASSWORD)
+    site = make_site(seed_url="http://u.example.edu/~ana/", author="Ana")
+    make_capture(site, url=f"http://u.example.edu/~ana/{LINK}", urlkey="edu,example,u)/~ana/x",
+                 page_key="edu,example,u)/~ana/x", depth=1,
+                 timestamp=datetime(2020, 3, 1, tzinfo=UTC))  # fmt: skip
+    page = browser_page
+    log_in(page, live_server.url, "viewer")
+    page.goto(f"{live_server.url}/sites/{site.pk}/")
+    # The capture is the only point of the timeline's captures row at website level.
+    point = page.locator("#timeline-chart .scatterlayer .point").first
+    point.wait_for()
+    point.hover(force=True)
+    hover = page.locator("#timeline-chart .hoverlayer")
+    hover.get_by_text("observation 200", exact=False).first.wait_for()
+    shown = page.evaluate(
+        "() => Array.from(document.querySelectorAll('#timeline-chart .hoverlayer text'))"
+        ".map(t => t.textContent).join(' ')"
+    )
+    assert f"/~ana/{LINK} · observation 200" in shown
+    assert hover.locator("a").count() == 0
+    assert hover.locator("b").count() == 0
+
+
+def test_a_demo_capture_opens_in_hacss_own_demo_archive_with_its_banner(
+    browser_page: Any, live_server: Any, settings: Any, tmp_path: Any
+) -> None:
+    settings.VAR_DIR = tmp_path
+    call_command("load_demo", sites=3, seed=5, stdout=io.StringIO())
+    make_user("viewer", role="viewer", password=PASSWORD)
+    site = Site.objects.order_by("pk").first()
+    page = browser_page
+    log_in(page, live_server.url, "viewer")
+    page.goto(f"{live_server.url}/sites/{site.pk}/")
+    page.locator("td.when a").first.click()
+    banner = page.locator("#hacs-demo-archive-banner")
+    banner.wait_for()
+    assert "HACS demo archive — synthetic." in banner.inner_text()
+    assert page.url.startswith(f"{live_server.url}/demo-archive/")
+    # A link on the archived page leads to the demo archive's nearest copy, banner and all.
+    inside = page.locator("body a[href^='/demo-archive/']")
+    assert inside.count() > 0
+    inside.first.click()
+    page.wait_for_url(f"{live_server.url}/demo-archive/**")
+    page.wait_for_load_state()
+    # An archived page under the banner, or HACS's own page saying what the archive holds there.
+    shown = page.locator("#hacs-demo-archive-banner").count()
+    said = page.get_by_role("heading", name="Demo archive").count()
+    assert shown + said == 1
