@@ -18,8 +18,9 @@ from django.conf import settings
 from archive.models import Site, Tag
 from dashboard.sites import DEFAULT_SORT, HISTORY_FILTERS, SORT_KEYS, SiteListQuery
 from hacs.estimators import METHODS
+from hacs.formats.seeds import split_tags
 from hacs_site.clock import today
-from scheduling.crawl_lists import CrawlListOptions
+from scheduling.crawl_lists import MAX_E_DAYS, MAX_HISTORY_DAYS, CrawlListOptions
 from scheduling.evaluation_service import BOTH, LEVEL_CHOICES, MAX_W_WEEKS, levels_of
 from scheduling.learning import NoLearnedScorer, learned_scorer_latest
 from scheduling.models import DEFAULT_METHOD, LIST_METHOD_CHOICES, Learned, Level, Method
@@ -80,10 +81,13 @@ class SeedUploadForm(forms.Form):
     file = forms.FileField(
         label="Seed list file (CSV or plain text)",
         required=False,
-        help_text="CSV with a header row (url required; author and tags optional, tags separated "
-        "by ;) or one URL per line.",
+        help_text="A CSV file with a header row: url required, author and tags optional, several "
+        "tags in one cell separated by semicolons (ml;theory). Or one URL per line.",
         widget=forms.ClearableFileInput(attrs={"accept": ".csv,.txt,text/csv,text/plain"}),
     )
+    # The token of the file checked a moment ago, held on the server so that "Add and import"
+    # needs no second choice of the same file (``dashboard.views.upload``).
+    held = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
     text = forms.CharField(
         label="…or paste URLs, one per line",
         required=False,
@@ -91,7 +95,8 @@ class SeedUploadForm(forms.Form):
     )
     tags = forms.CharField(
         label="Tags for every seed (optional)", required=False, max_length=300,
-        help_text="Separated by commas, e.g. “computer science, 2026 intake”.",
+        help_text="Separated by semicolons, as in the CSV's tags column, e.g. “computer science; "
+        "2026 intake” (a comma or | separates tags too).",
     )  # fmt: skip
     user_directories_only = forms.BooleanField(
         label="Keep only user-directory homepages (~name), as in the HACS paper", required=False
@@ -113,7 +118,7 @@ class SeedUploadForm(forms.Form):
     def clean_tags(self) -> str:
         text = str(self.cleaned_data.get("tags", ""))
         limit = Tag._meta.get_field("name").max_length or 0
-        for tag in (t.strip() for t in text.split(",")):
+        for tag in split_tags(text):
             if len(tag) > limit:
                 raise forms.ValidationError(
                     f"The tag “{tag[:40]}…” is {len(tag):,} characters long; a tag holds at "
@@ -123,18 +128,14 @@ class SeedUploadForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if not self.errors and not data.get("file") and not data.get("text", "").strip():
+        chosen = data.get("file") or data.get("held") or data.get("text", "").strip()
+        if not self.errors and not chosen:
             raise forms.ValidationError("Choose a file or paste some URLs.")
         return data
 
-    def seed_bytes(self) -> bytes:
-        upload = self.cleaned_data.get("file")
-        if upload is not None:
-            return b"".join(upload.chunks())
-        return str(self.cleaned_data["text"]).encode("utf-8")
-
     def tag_list(self) -> list[str]:
-        return [t.strip() for t in str(self.cleaned_data.get("tags", "")).split(",") if t.strip()]
+        """The tags typed for every seed, split as a CSV's tags cell is (``split_tags``)."""
+        return list(split_tags(str(self.cleaned_data.get("tags", ""))))
 
 
 class CrawlListForm(forms.Form):
@@ -154,11 +155,11 @@ class CrawlListForm(forms.Form):
         help_text="An estimate's probability of change, or a scheduler learned on the collection.",
     )  # fmt: skip
     history_days = forms.IntegerField(
-        label="History window (days)", min_value=1, max_value=36500,
+        label="History window (days)", min_value=1, max_value=MAX_HISTORY_DAYS,
         help_text="Only captures from this many days before the date are used.",
     )  # fmt: skip
     e_days = forms.FloatField(
-        label="Horizon e (days)", min_value=0, max_value=3650,
+        label="Horizon e (days)", min_value=0, max_value=MAX_E_DAYS,
         help_text="The list predicts a change within this many days of the date.",
     )  # fmt: skip
 

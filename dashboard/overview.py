@@ -12,6 +12,7 @@ from archive.models import Site
 from hacs.clock import reference_instant, to_days
 from hacs.estimators import exposure_threshold
 from hacs_site.clock import today
+from scheduling.cells import interval_text
 from scheduling.estimates import estimate_probabilities, exposure_expression
 from scheduling.models import DEFAULT_METHOD, Estimate, Level, Method
 
@@ -21,6 +22,11 @@ class DueSite:
     site: Site
     probability: float
     interval_days: float | None
+
+    @property
+    def interval(self) -> str:
+        """The mean interval as every page writes it ("12.3 days")."""
+        return "" if not self.interval_days else interval_text(1 / self.interval_days)
 
 
 def due_estimates(*, day: date, e_days: float, method: str) -> QuerySet[Estimate]:

@@ -29,13 +29,17 @@ from django.db.models import (
     QuerySet,
     When,
 )
+from django.urls import reverse
 
 from archive.models import Capture, LinkSnapshot, Site
 from hacs import charts
 from hacs.clock import from_days, reference_instant, to_days
+from hacs.demo.files import LOCAL_WARC_NAME
 from hacs.estimators import accesses, update_instants
 from hacs.formats.canon import surt_to_url
 from hacs.updates import is_window_update
+from scheduling import cells
+from scheduling.cells import Moment, interval_text
 from scheduling.estimates import (
     estimate_probabilities,
     estimate_probability_curve,
@@ -184,6 +188,15 @@ class SiteRow:
     interval_high: float | None = None
     last_copy: datetime | None = None
 
+    @property
+    def updated(self) -> Moment | None:
+        """τ as every page writes it (``scheduling.cells``)."""
+        return cells.moment(self.last_update)
+
+    @property
+    def interval(self) -> str:
+        return interval_text(self.rate)
+
 
 def site_row_values(
     sites: Iterable[Site], *, method: str, t_days: float, e_days: float
@@ -246,8 +259,22 @@ _KIND_PLURAL: dict[str, str] = {
 
 
 def replay_url(wayback_url: str, moment: datetime, url: str) -> str:
-    """The archived capture in the configured Wayback Machine: ``{wayback}/{timestamp14}/{url}``."""
+    """The archived capture in a Wayback Machine: ``{wayback}/{timestamp14}/{url}``."""
     return f"{wayback_url.rstrip('/')}/{moment.astimezone(UTC):%Y%m%d%H%M%S}/{url}"
+
+
+#: The source of the captures ``load_demo`` imports from the demo archive HACS keeps itself.
+DEMO_ARCHIVE_SOURCE = f"warc:{LOCAL_WARC_NAME}"
+
+
+def capture_archive_url(source: str, *, wayback_url: str) -> str:
+    """Where a capture is replayed, by the archive it came from: the synthetic demo archive's
+    captures in the replay HACS serves of it (``/demo-archive``), since no public archive ever
+    held them; every other capture in ``wayback_url``, the configured Wayback Machine."""
+    if source == DEMO_ARCHIVE_SOURCE:
+        sample = reverse("demo-archive", args=["0" * 14, "u"])
+        return sample[: -len("/00000000000000/u")]
+    return wayback_url
 
 
 @dataclass(frozen=True)
@@ -338,14 +365,19 @@ def site_history(*, site: Site, wayback_url: str, recent: int = 100) -> SiteHist
         .order_by("timestamp", "urlkey")
         .values_list(
             "timestamp", "url", "page_key", "depth", "kind", "status", "page_index",
-            "link_floor", "new_links", "snapshot_id",
+            "link_floor", "new_links", "snapshot_id", "source",
         )
     )  # fmt: skip
     captures: list[tuple[CaptureRow, str]] = []
     observations: list[_Obs] = []
     kinds: Counter[str] = Counter()
-    for moment, url, page_key, depth, kind, status, page_index, floor, new, snapshot_id in rows:
-        row = CaptureRow(moment, url, depth, kind, status, wayback_url)
+    archives: dict[str, str] = {}  # each capture's replay, by the source it came from
+    for (
+        moment, url, page_key, depth, kind, status, page_index, floor, new, snapshot_id, source
+    ) in rows:  # fmt: skip
+        if source not in archives:
+            archives[source] = capture_archive_url(source, wayback_url=wayback_url)
+        row = CaptureRow(moment, url, depth, kind, status, archives[source])
         iso = _iso(moment)
         captures.append((row, iso))
         kinds[kind] += 1
@@ -484,6 +516,15 @@ class EstimateRow:
     @property
     def is_default(self) -> bool:
         return self.level == Level.HOMEPAGE and self.method == DEFAULT_METHOD
+
+    @property
+    def tau(self) -> Moment | None:
+        """τ as every page writes it (``scheduling.cells``)."""
+        return None if self.estimate is None else cells.moment(self.estimate.tau)
+
+    @property
+    def interval(self) -> str:
+        return "" if self.estimate is None else interval_text(self.estimate.rate)
 
     @property
     def rate_text(self) -> str:

@@ -2,10 +2,12 @@
 
 from django.urls import path
 
-from dashboard.views import crawl_lists, evaluation, home, jobs, sites, upload
+from dashboard.views import crawl_lists, evaluation, handoff, home, jobs, sites, upload
+from dashboard.views.demo_archive import replay as demo_archive_replay
 
 urlpatterns = [
     path("", home.home, name="home"),
+    path("demo-archive/<str:timestamp>/<path:url>", demo_archive_replay, name="demo-archive"),
     path("jobs/", jobs.job_list, name="jobs"),
     path("jobs/status.json", jobs.job_status, name="job-status"),
     path("jobs/health/", jobs.health_job, name="job-health"),
@@ -17,6 +19,7 @@ urlpatterns = [
     path("crawl-list/build/", crawl_lists.crawl_list_create, name="crawl-list-create"),
     path("crawl-list/<int:pk>.csv", crawl_lists.crawl_list_download_csv, name="crawl-list-csv"),
     path("crawl-list/<int:pk>.txt", crawl_lists.crawl_list_download_urls, name="crawl-list-urls"),
+    path("crawl-list/hand-off/<int:pk>/", handoff.hand_off_now, name="hand-off-now"),
     path("evaluation/", evaluation.evaluation, name="evaluation"),
     path("evaluation/start/", evaluation.evaluation_start, name="evaluation-start"),
     path("evaluation/learn/", evaluation.learning_start, name="learning-start"),

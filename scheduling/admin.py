@@ -40,10 +40,12 @@ class CrawlListAdmin(admin.ModelAdmin):
         "theta",
         "budget",
         "eligible_sites",
+        "source",
         "created_by",
+        "terminal_user",
         "created_at",
     ]
-    list_filter = ["level", "method"]
+    list_filter = ["level", "method", "source"]
     date_hierarchy = "date"
     inlines = [CrawlListEntryInline]
 

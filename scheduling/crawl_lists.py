@@ -21,7 +21,7 @@ import csv
 import io
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,15 @@ from archive.models import Site
 from hacs import defaults
 from hacs.clock import reference_instant, to_days
 from hacs.ranking import crawl_order, crawl_selection, learned_order
-from scheduling.cells import days_cell, interval_cell, neutralise, rate_cell, tau_cell
+from scheduling.cells import (
+    EXCEL_BOM,
+    day_text,
+    days_cell,
+    interval_cell,
+    neutralise,
+    rate_cell,
+    tau_cell,
+)
 from scheduling.estimates import estimate_probabilities, estimates_for_window
 from scheduling.learning import learned_scorer_latest, learned_scores
 from scheduling.models import (
@@ -53,6 +61,11 @@ CSV_COLUMNS = [
     "observations", "span_days", "interval_low_days", "interval_high_days", "last_copy",
     "score",
 ]  # fmt: skip
+
+
+# The largest history window and horizon a list is built with, from the page or the command.
+MAX_HISTORY_DAYS = 36500
+MAX_E_DAYS = 3650
 
 
 @dataclass(frozen=True)
@@ -111,16 +124,22 @@ class RankedList:
     scorer: LearnedScorer | None = None
 
 
+def crawl_list_window(*, day: date, history_days: int) -> tuple[datetime, datetime]:
+    """The first and last instants of the observations a list for ``day`` reads: [t − w, t)."""
+    t = reference_instant(day)
+    return t - timedelta(days=history_days), t - timedelta(microseconds=1)
+
+
 def crawl_list_rank(*, day: date, options: CrawlListOptions) -> RankedList:
     """The ranked sites of a crawl list. A learned method without a learned scheduler at the
     list's level raises ``scheduling.learning.NoLearnedScorer`` (its message says what to do)."""
     learned = options.method in Learned.values
     scorer = learned_scorer_latest(options.method, options.level) if learned else None
     t = reference_instant(day)
-    start = t - timedelta(days=options.history_days)
+    start, end = crawl_list_window(day=day, history_days=options.history_days)
     found = estimates_for_window(
         level=options.level, method=DEFAULT_METHOD if learned else options.method,
-        start=start, end=t - timedelta(microseconds=1),
+        start=start, end=end,
     )  # fmt: skip
     if not found:
         return RankedList([], 0, scorer)
@@ -154,32 +173,103 @@ def crawl_list_rank(*, day: date, options: CrawlListOptions) -> RankedList:
     return RankedList(ranked, len(ids), scorer)
 
 
-def crawl_list_build(*, day: date, options: CrawlListOptions, user: Any = None) -> CrawlList:
-    """Rank the sites for ``day`` and store the list with its parameters."""
+# What makes two stored lists the same list: their date and options, the learned scheduler that
+# ranked them, the number of eligible sites, and every entry's rank, site, probability and
+# evidence (what the page and the CSV show). Floats are compared exactly: a list built again
+# from unchanged estimates repeats them bit for bit.
+ENTRY_FIELDS = (
+    "rank", "site_id", "probability", "rate", "tau", "observations", "span_days",
+    "interval_low", "interval_high", "last_copy", "score",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class StoredList:
+    """A list after :func:`crawl_list_store`: the new one, or the identical one already stored
+    (``new`` False)."""
+
+    crawl_list: CrawlList
+    new: bool
+
+    def summary(self) -> str:
+        """One sentence for the page and the terminal."""
+        crawl = self.crawl_list
+        count = crawl.entries.count()
+        built = f"{count} of {crawl.eligible_sites} sites"
+        if self.new:
+            return f"Crawl list for {day_text(crawl.date)} built: {built}."
+        when = crawl.created_at.astimezone(UTC)
+        return (
+            f"Crawl list for {day_text(crawl.date)}: {built}. Same as the list built at "
+            f"{when:%H:%M} UTC on {day_text(when)} {crawl.built_by}; not stored again."
+        )
+
+
+def crawl_list_store(
+    *,
+    day: date,
+    options: CrawlListOptions,
+    source: str = CrawlList.Source.DAILY_JOB,
+    user: Any = None,
+    terminal_user: str = "",
+) -> StoredList:
+    """Rank the sites for ``day`` and store the list with its parameters and who built it,
+    unless the newest stored list with the same date and options is identical (``ENTRY_FIELDS``):
+    then that one is returned and nothing is stored."""
     ranked_list = crawl_list_rank(day=day, options=options)
     ranked = ranked_list.sites
+    parameters = {
+        "date": day, "level": options.level, "method": options.method, "theta": options.theta,
+        "budget": options.budget, "history_days": options.history_days,
+        "e_days": options.e_days, "scorer": ranked_list.scorer,
+    }  # fmt: skip
+    entries = [
+        CrawlListEntry(
+            rank=rank, site_id=r.site_id, probability=r.probability, rate=r.rate, tau=r.tau,
+            observations=r.evidence.observations, span_days=r.evidence.span_days,
+            interval_low=r.evidence.interval_low, interval_high=r.evidence.interval_high,
+            last_copy=r.evidence.last_copy, score=r.score,
+        )
+        for rank, r in enumerate(ranked, start=1)
+    ]  # fmt: skip
     with transaction.atomic():
+        previous = (
+            CrawlList.objects.filter(**parameters)
+            .select_related("created_by")
+            .order_by("-created_at", "-pk")
+            .first()
+        )
+        if previous is not None and _same_entries(previous, ranked_list.eligible, entries):
+            return StoredList(previous, new=False)
         crawl_list = CrawlList.objects.create(
-            date=day, level=options.level, method=options.method, theta=options.theta,
-            budget=options.budget, history_days=options.history_days, e_days=options.e_days,
-            eligible_sites=ranked_list.eligible, scorer=ranked_list.scorer,
+            **parameters, eligible_sites=ranked_list.eligible, source=source,
             created_by=user if getattr(user, "is_authenticated", False) else None,
+            terminal_user=terminal_user,
         )  # fmt: skip
-        CrawlListEntry.objects.bulk_create(
-            [
-                CrawlListEntry(
-                    crawl_list=crawl_list, rank=rank, site_id=r.site_id,
-                    probability=r.probability, rate=r.rate, tau=r.tau,
-                    observations=r.evidence.observations, span_days=r.evidence.span_days,
-                    interval_low=r.evidence.interval_low,
-                    interval_high=r.evidence.interval_high, last_copy=r.evidence.last_copy,
-                    score=r.score,
-                )
-                for rank, r in enumerate(ranked, start=1)
-            ],
-            batch_size=2000,
-        )  # fmt: skip
-    return crawl_list
+        for entry in entries:
+            entry.crawl_list = crawl_list
+        CrawlListEntry.objects.bulk_create(entries, batch_size=2000)
+    return StoredList(crawl_list, new=True)
+
+
+def _same_entries(stored: CrawlList, eligible: int, entries: list[CrawlListEntry]) -> bool:
+    if stored.eligible_sites != eligible or stored.entries.count() != len(entries):
+        return False
+    rows = stored.entries.order_by("rank").values_list(*ENTRY_FIELDS)
+    fresh = ([getattr(entry, name) for name in ENTRY_FIELDS] for entry in entries)
+    return all(list(row) == values for row, values in zip(rows.iterator(2000), fresh, strict=True))
+
+
+def crawl_list_build(
+    *,
+    day: date,
+    options: CrawlListOptions,
+    user: Any = None,
+    source: str = CrawlList.Source.DAILY_JOB,
+) -> CrawlList:
+    """The list for ``day``, stored, or the identical one stored before it
+    (:func:`crawl_list_store`)."""
+    return crawl_list_store(day=day, options=options, user=user, source=source).crawl_list
 
 
 def crawl_list_rows(crawl_list: CrawlList) -> Iterator[list[str]]:
@@ -208,8 +298,11 @@ def crawl_list_rows(crawl_list: CrawlList) -> Iterator[list[str]]:
         ]
 
 
-def crawl_list_csv(crawl_list: CrawlList) -> Iterator[str]:
-    """The CSV text, streamed a few hundred rows at a time."""
+def crawl_list_csv(crawl_list: CrawlList, *, excel: bool = False) -> Iterator[str]:
+    """The CSV text, streamed a few hundred rows at a time; for ``excel`` it begins with a
+    UTF-8 byte order mark (``scheduling.cells.EXCEL_BOM``)."""
+    if excel:
+        yield EXCEL_BOM
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     for n, row in enumerate(crawl_list_rows(crawl_list)):

@@ -115,7 +115,18 @@ class RatePrior(models.Model):
 
 
 class CrawlList(models.Model):
-    """A ranked list of sites to re-crawl on a date, stored so it can be downloaded again."""
+    """A ranked list of sites to re-crawl on a date, stored so it can be downloaded again.
+
+    ``source`` records what built it: the daily job, a librarian on the Crawl list page
+    (``created_by``) or ``manage.py crawl_list`` in a terminal (``terminal_user``, the login
+    name the command ran under). A list identical to the newest stored one with the same date
+    and options is not stored again (``scheduling.crawl_lists.crawl_list_store``).
+    """
+
+    class Source(models.TextChoices):
+        DAILY_JOB = "daily_job", "the daily job"
+        PAGE = "page", "the Crawl list page"
+        COMMAND_LINE = "command", "the command line"
 
     date = models.DateField()
     level = models.CharField(max_length=10, choices=Level.choices, default=Level.HOMEPAGE)
@@ -128,8 +139,12 @@ class CrawlList(models.Model):
     budget = models.PositiveIntegerField("budget k", null=True, blank=True)
     history_days = models.PositiveIntegerField()
     e_days = models.FloatField()
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.DAILY_JOB)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    terminal_user = models.CharField(
+        max_length=150, blank=True, help_text="The login name crawl_list ran under."
     )
     created_at = models.DateTimeField(auto_now_add=True)
     eligible_sites = models.PositiveIntegerField(default=0)
@@ -140,6 +155,18 @@ class CrawlList(models.Model):
 
     def __str__(self) -> str:
         return f"Crawl list {self.date} ({self.level})"
+
+    @property
+    def built_by(self) -> str:
+        """Who built the list, as the Crawl list page says it: "by the daily job", "by ada",
+        "from the command line by ada"."""
+        if self.source == self.Source.COMMAND_LINE:
+            return "from the command line" + (
+                f" by {self.terminal_user}" if self.terminal_user else ""
+            )
+        if self.source == self.Source.PAGE:
+            return f"by {self.created_by}" if self.created_by else "on this page"
+        return "by the daily job"
 
 
 class CrawlListEntry(models.Model):

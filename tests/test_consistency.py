@@ -18,7 +18,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 
 from archive.models import Site
 from dashboard.overview import sites_due
@@ -193,3 +195,58 @@ def test_the_sql_exposure_gives_the_posteriors_probability(frozen_today: date) -
     for theta in (0.05, 0.3, 0.5, 0.9):
         kept = ordered.filter(x__gte=exposure_threshold(theta)).count()
         assert kept == int((core >= theta).sum())
+
+
+def test_tau_dates_due_and_intervals_read_the_same_on_every_page_the_csv_and_the_command(
+    logged_in_client: Any, estimated_site: Site, settings: Any
+) -> None:
+    """τ, the newest copy, the date a probability reaches to and the mean interval come from
+    one formatter (``scheduling.cells``): the pages write τ as the CSV does in their ``datetime``
+    attributes and as one date for people, in UTC whatever the display time zone."""
+    # A display zone 14 hours ahead of UTC: τ (21:00 UTC) falls on the next day there, so a
+    # page formatting τ in the display zone would name another day than the CSV.
+    settings.TIME_ZONE = "Pacific/Kiritimati"
+    from scheduling.cells import day_text, interval_text, tau_cell
+
+    out, err = io.StringIO(), io.StringIO()
+    call_command("crawl_list", "--theta", "0", stdout=out, stderr=err)
+    [row] = list(csv.DictReader(io.StringIO(out.getvalue())))
+    crawl = CrawlList.objects.get()
+    entry = crawl.entries.get()
+    assert entry.tau is not None and entry.last_copy is not None and entry.rate
+    stored = Estimate.objects.get(site=estimated_site, level="homepage", method=DEFAULT_METHOD)
+    assert stored.tau == entry.tau and stored.rate == entry.rate
+
+    # The CSV and the command: τ and the newest copy in ISO 8601 UTC, as the download gives them.
+    assert row["tau"] == tau_cell(entry.tau) and row["tau"].endswith("T21:00:00+00:00")
+    assert row["last_copy"] == tau_cell(entry.last_copy)
+    download = logged_in_client.get(reverse("crawl-list-csv", args=[crawl.pk]))
+    assert b"".join(download.streaming_content).decode() == out.getvalue()
+    export = io.StringIO()
+    call_command("export_estimates", stdout=export)
+    [exported] = list(csv.DictReader(io.StringIO(export.getvalue())))
+    assert exported["tau"] == row["tau"] and exported["last_copy"] == row["last_copy"]
+
+    # The pages: the same instant in the datetime attribute, the same date for people.
+    assert timezone.localtime(entry.tau).date() != entry.tau.date()
+    day = day_text(entry.tau)
+    assert day == f"{entry.tau.day} {entry.tau:%b %Y}"
+    tau = f'<time datetime="{row["tau"]}" title="{day}, 21:00 UTC">{day}</time>'
+    interval = interval_text(entry.rate)
+    assert interval.endswith(" days")
+    pages = {
+        "crawl list": logged_in_client.get(reverse("crawl-list"), {"list": crawl.pk}),
+        "sites": logged_in_client.get(reverse("site-list")),
+        "site": logged_in_client.get(reverse("site-detail", args=[estimated_site.pk])),
+    }
+    due = "by 16 Mar 2024"  # TODAY + e = 1 day: the probability is of a change by t + e
+    for name, page in pages.items():
+        text = page.content.decode()
+        assert tau in text, name
+        assert due in text and "P(change)" in text, name
+        assert interval in text, name
+    # The site page's tables, headed "(UTC)", give the update at τ in UTC too.
+    assert f"{entry.tau:%Y-%m-%d} 21:00</a>" in pages["site"].content.decode()
+    copy = row["last_copy"]
+    assert f'<time datetime="{copy}"' in pages["crawl list"].content.decode()
+    assert f"P(change) {due}" in err.getvalue()

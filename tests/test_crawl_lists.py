@@ -107,15 +107,17 @@ def test_the_csv_has_the_documented_columns_and_neutralised_cells(
 ) -> None:
     Site.objects.filter(author="Busy").update(author='=HYPERLINK("http://evil")')
     crawl = crawl_list_build(day=DAY, options=CrawlListOptions(theta=0.0, history_days=1000))
-    out = io.StringIO()
+    out, err = io.StringIO(), io.StringIO()
     call_command("crawl_list", "--date", "2018-06-01", "--theta", "0", "--history-days", "1000",
-                 stdout=out)  # fmt: skip
+                 stdout=out, stderr=err)  # fmt: skip
     rows = list(csv.reader(io.StringIO(out.getvalue())))
     assert rows[0] == CSV_COLUMNS
     assert [r[0] for r in rows[1:]] == ["1", "2", "3"]
     assert rows[1][2].startswith("'=")  # a spreadsheet shows the text instead of running it
     assert float(rows[1][3]) == pytest.approx(crawl.entries.get(rank=1).probability, abs=1e-6)
-    assert CrawlList.objects.count() == 2  # the command stores its list too
+    # The same date, options and entries as the list built above: it is not stored twice.
+    assert CrawlList.objects.count() == 1
+    assert "not stored again" in err.getvalue()
 
 
 def test_the_command_explains_a_bad_theta() -> None:
@@ -139,7 +141,7 @@ def test_the_cron_configuration_registers_the_daily_list_and_the_fetch_retry() -
     scheduler = CronScheduler(connection=None)  # type: ignore[arg-type]
     scheduler.load_config_from_file("operations.cron")
     jobs = {job.func_name: job for job in scheduler.get_jobs()}
-    assert jobs["scheduling.jobs.daily_crawl_list"].cron == "0 5 * * *"
+    assert jobs["operations.daily.daily_crawl_list_and_hand_offs"].cron == "0 5 * * *"
     assert jobs["operations.jobs.daily_fetch_retry"].cron == "0 4 * * *"
 
 

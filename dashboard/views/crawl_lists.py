@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
@@ -11,25 +13,46 @@ from django.views.decorators.http import require_POST
 
 from dashboard.forms import CrawlListForm
 from dashboard.roles import librarian_required
-from scheduling.crawl_lists import crawl_list_build, crawl_list_csv, crawl_list_urls
-from scheduling.models import CrawlList
+from scheduling.cells import Moment, day_text, due_text, interval_text, moment
+from scheduling.crawl_lists import crawl_list_csv, crawl_list_store, crawl_list_urls
+from scheduling.models import CrawlList, CrawlListEntry
 
 ENTRIES_PER_PAGE = 100
+
+
+@dataclass(frozen=True)
+class EntryRow:
+    """One line of a list as the page shows it (``scheduling.cells`` writes its values)."""
+
+    entry: CrawlListEntry
+    tau: Moment | None
+    last_copy: Moment | None
+    interval: str
 
 
 def crawl_list(request: HttpRequest) -> HttpResponse:
     lists = CrawlList.objects.select_related("created_by", "scorer")[:15]
     selected = None
     if request.GET.get("list", "").isdigit():
-        selected = get_object_or_404(CrawlList, pk=int(request.GET["list"]))
+        selected = get_object_or_404(
+            CrawlList.objects.select_related("created_by", "scorer"), pk=int(request.GET["list"])
+        )
     elif lists:
         selected = lists[0]
     page = None
+    rows: list[EntryRow] = []
     if selected is not None:
         entries = selected.entries.select_related("site").order_by("rank")
         page = Paginator(entries, ENTRIES_PER_PAGE).get_page(request.GET.get("page"))
+        rows = [
+            EntryRow(e, moment(e.tau), moment(e.last_copy), interval_text(e.rate)) for e in page
+        ]
     form = CrawlListForm(initial=CrawlListForm.initial_values())
-    context = {"form": form, "lists": lists, "selected": selected, "page": page}
+    context = {
+        "form": form, "lists": lists, "selected": selected, "page": page, "rows": rows,
+        "due": due_text(selected.date, selected.e_days) if selected else "",
+        "list_day": day_text(selected.date) if selected else "",
+    }  # fmt: skip
     return render(request, "dashboard/crawl_list.html", context)
 
 
@@ -39,21 +62,27 @@ def crawl_list_create(request: HttpRequest) -> HttpResponse:
     form = CrawlListForm(request.POST)
     if not form.is_valid():
         lists = CrawlList.objects.select_related("created_by", "scorer")[:15]
-        context = {"form": form, "lists": lists, "selected": None, "page": None}
+        context = {"form": form, "lists": lists, "selected": None, "page": None, "rows": []}
         return render(request, "dashboard/crawl_list.html", context, status=400)
-    day = form.cleaned_data["day"]
-    built = crawl_list_build(day=day, options=form.options(), user=request.user)
-    count = built.entries.count()
-    messages.success(
-        request, f"Crawl list for {built.date} built: {count} of {built.eligible_sites} sites."
-    )
-    return redirect(f"{reverse('crawl-list')}?list={built.pk}")
+    stored = crawl_list_store(
+        day=form.cleaned_data["day"], options=form.options(), source=CrawlList.Source.PAGE,
+        user=request.user,
+    )  # fmt: skip
+    if stored.new:
+        messages.success(request, stored.summary())
+    else:
+        messages.info(request, stored.summary())
+    return redirect(f"{reverse('crawl-list')}?list={stored.crawl_list.pk}")
 
 
 def crawl_list_download_csv(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+    """The list as CSV; ``?excel=1`` begins it with a UTF-8 byte order mark for Excel."""
     crawl = get_object_or_404(CrawlList, pk=pk)
-    response = StreamingHttpResponse(crawl_list_csv(crawl), content_type="text/csv; charset=utf-8")
-    name = f"hacs-crawl-list-{crawl.date}-{crawl.level}-{crawl.pk}.csv"
+    excel = request.GET.get("excel") == "1"
+    response = StreamingHttpResponse(
+        crawl_list_csv(crawl, excel=excel), content_type="text/csv; charset=utf-8"
+    )
+    name = f"hacs-crawl-list-{crawl.date}-{crawl.level}-{crawl.pk}{'-excel' * excel}.csv"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 

@@ -9,6 +9,7 @@ from django.shortcuts import render
 from dashboard.overview import interval_lists, overview_counts, sites_due
 from hacs.charts import interval_histogram
 from jobs.models import JobRecord
+from scheduling.cells import due_text
 from scheduling.models import CrawlList
 
 
@@ -21,6 +22,7 @@ def home(request: HttpRequest) -> HttpResponse:
         **counts,
         "theta": settings.HACS_THETA,
         "e_days": settings.HACS_E_DAYS,
+        "due_by": due_text(counts["today"], settings.HACS_E_DAYS),
         "due_count": due_count,
         "due": due,
         "histogram": interval_histogram(interval_lists()),

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from django.conf import settings
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
@@ -22,6 +20,7 @@ from dashboard.sites import (
 )
 from hacs.clock import reference_instant, to_days
 from hacs_site.clock import today
+from scheduling.cells import due_text, horizon_day
 from scheduling.models import Level, Method
 
 SITES_PER_PAGE = 50
@@ -35,8 +34,8 @@ COLUMNS = [
     ("", "Import", "", False),
     ("observations", "Obs.", "", True),
     ("updates", "Updates", "", True),
-    ("interval", "Interval 1/λ", "days", True),
-    ("probability", "P(change)", "by {horizon}", True),
+    ("interval", "Interval 1/λ", "", True),
+    ("probability", "P(change)", "{horizon}", True),
     ("updated", "Last update", "τ", False),
 ]
 ABBREVIATED = {"Obs.": "Observations"}
@@ -48,7 +47,7 @@ def site_list(request: HttpRequest) -> HttpResponse:
     query = form.query()
     day = today()
     t_days, e_days = to_days(reference_instant(day)), settings.HACS_E_DAYS
-    horizon = day + timedelta(days=e_days)
+    horizon = horizon_day(day, e_days)
     rows = site_rows(query=query, t_days=t_days, e_days=e_days)
     page = Paginator(rows, SITES_PER_PAGE).get_page(form.page_number())
     context = {
@@ -59,11 +58,12 @@ def site_list(request: HttpRequest) -> HttpResponse:
         "rows": site_row_values(
             page.object_list, method=query.method, t_days=t_days, e_days=e_days
         ),
-        "columns": _columns(query.sort, horizon=f"{horizon:%b} {horizon.day}"),
+        "columns": _columns(query.sort, horizon=due_text(day, e_days)),
         "level_label": Level(query.level).label,
         "method_label": Method(query.method).label,
         "filtered": bool(query.q or query.tag or query.status or query.history),
         "horizon": horizon,
+        "due": due_text(day, e_days),
         "e_days": e_days,
     }
     return render(request, "dashboard/site_list.html", context)
@@ -106,6 +106,6 @@ def site_detail(request: HttpRequest, pk: int) -> HttpResponse:
             site=site, today=day, e_days=settings.HACS_E_DAYS, theta=settings.HACS_THETA
         ),
         "e_days": settings.HACS_E_DAYS,
-        "horizon": day + timedelta(days=settings.HACS_E_DAYS),
+        "due": due_text(day, settings.HACS_E_DAYS),
     }
     return render(request, "dashboard/site_detail.html", context)

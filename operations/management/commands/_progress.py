@@ -2,6 +2,10 @@
 imports in the foreground, and handing file imports to a worker."""
 
 import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +25,44 @@ def bytes_progress(paths: list[Path], desc: str) -> Any:
     total = sum(path.stat().st_size for path in paths if path.is_file())
     return tqdm(total=total, unit="B", unit_scale=True, desc=desc,
                 disable=not sys.stderr.isatty(), leave=False)  # fmt: skip
+
+
+@contextmanager
+def files_written_progress(files: Sequence[tuple[Path, str]], desc: str) -> Iterator[None]:
+    """A bar of the bytes written to ``files`` while the block runs, for work that reports no
+    progress of its own; it names the file being written (its label) and is quiet when not
+    on a terminal. Files left from an earlier run count only once rewritten."""
+    bar = tqdm(unit="B", unit_scale=True, desc=desc, disable=not sys.stderr.isatty(),
+               leave=False)  # fmt: skip
+    if bar.disable:
+        yield
+        return
+    started = time.time()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.5):
+            written = []
+            for path, label in files:
+                try:
+                    stat = path.stat()
+                except OSError:
+                    continue
+                if stat.st_mtime >= started:
+                    written.append((stat.st_mtime, stat.st_size, label))
+            if written:
+                bar.set_description_str(max(written)[2], refresh=False)
+                bar.n = sum(size for _mtime, size, _label in written)
+            bar.refresh()
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+        bar.close()
 
 
 def file_import(kind: str, files: list[Path], *, fetch: bool = True) -> ImportReport:

@@ -9,8 +9,10 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 from hacs import defaults
-from hacs.demo import build_demo_archive
+from hacs.demo import LOCAL_WARC_NAME, build_demo_archive
 from hacs_site.clock import today
+from operations.management.commands._progress import files_written_progress
+from operations.management.commands.make_demo_archive import DEMO_FILES
 
 
 class Command(BaseCommand):
@@ -28,13 +30,19 @@ class Command(BaseCommand):
         # The demo's three years end today, so that "due today" and today's crawl list mean
         # something on a new installation.
         end = today()
-        archive = build_demo_archive(
-            outdir,
-            sites=int(options["sites"]),  # type: ignore[call-overload]
-            seed=int(options["seed"]),  # type: ignore[call-overload]
-            start=end - timedelta(days=defaults.HISTORY_DAYS),
-            end=end,
-        )
+        names = (LOCAL_WARC_NAME, *DEMO_FILES[1:])  # DEMO_FILES starts with the WARC file
+        written = [(outdir / name, f"Writing {name}") for name in names]
+        with files_written_progress(written, "Drawing the sites"):
+            archive = build_demo_archive(
+                outdir,
+                sites=int(options["sites"]),  # type: ignore[call-overload]
+                seed=int(options["seed"]),  # type: ignore[call-overload]
+                start=end - timedelta(days=defaults.HISTORY_DAYS),
+                end=end,
+                # Its own name, by which the Site page links its captures to HACS's own replay
+                # of the demo archive (/demo-archive/…) rather than to a public archive.
+                warc_name=LOCAL_WARC_NAME,
+            )
         # The demo seed list has a few bad lines on purpose (to show how they are reported on the
         # Upload seeds page); their messages would only alarm a new user here.
         quiet = io.StringIO()

@@ -10,6 +10,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hacs.demo import build_demo_archive
+from hacs.demo.files import CDX_NAME, SEEDS_NAME, TRUTH_NAME, WARC_NAME
+from operations.management.commands._progress import files_written_progress
+
+DEMO_FILES = (WARC_NAME, CDX_NAME, SEEDS_NAME, TRUTH_NAME)  # in the order they are written
 
 
 def iso_date(text: str) -> date:
@@ -35,14 +39,17 @@ class Command(BaseCommand):
                             help="day after the last capture, YYYY-MM-DD (2018-06-01)")  # fmt: skip
 
     def handle(self, *args: Any, **options: Any) -> None:
+        outdir = options["outdir"]
+        written = [(outdir / name, f"Writing {name}") for name in DEMO_FILES]
         try:
-            archive = build_demo_archive(
-                options["outdir"],
-                sites=options["sites"],
-                seed=options["seed"],
-                start=options["start"],
-                end=options["end"],
-            )
+            with files_written_progress(written, "Drawing the sites"):
+                archive = build_demo_archive(
+                    outdir,
+                    sites=options["sites"],
+                    seed=options["seed"],
+                    start=options["start"],
+                    end=options["end"],
+                )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(

@@ -1,53 +1,66 @@
-from dataclasses import replace
-from datetime import date
+import getpass
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from hacs_site.clock import today
-from scheduling.crawl_lists import CrawlListOptions, crawl_list_build, crawl_list_csv
+from scheduling.cells import due_text
+from scheduling.crawl_lists import crawl_list_csv, crawl_list_store, crawl_list_urls
 from scheduling.learning import NoLearnedScorer
-from scheduling.management.commands._options import day, positive, probability
-from scheduling.models import DEFAULT_METHOD, LIST_METHOD_CHOICES, Level
+from scheduling.management.commands._options import (
+    chosen_day,
+    crawl_list_arguments,
+    crawl_list_options,
+    plain,
+)
+from scheduling.models import CrawlList
 
 
 class Command(BaseCommand):
     help = (
         "Rank the sites for a date and print the crawl list as CSV (rank, url, author, "
-        "probability, rate_per_day, interval_days, tau); the list is also stored for the "
-        "dashboard."
+        "probability, rate_per_day, interval_days, tau, then the evidence) or as a URL list, "
+        "one seed a line; the list is stored for the dashboard unless an identical one is. "
+        "Without options it builds what the daily job builds."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--date", type=day, default=None, help="default: today")
-        parser.add_argument("--theta", type=probability, help="keep sites with p ≥ θ")
-        parser.add_argument("--budget", type=positive, help="keep the top K sites")
-        parser.add_argument("--level", choices=Level.values, default=Level.HOMEPAGE)
+        crawl_list_arguments(parser)
         parser.add_argument(
-            "--method", choices=[value for value, _ in LIST_METHOD_CHOICES], default=DEFAULT_METHOD,
-            help="an estimation method, or a learned scheduler (gp4c, lws; see learn_scorer)",
+            "--format", choices=["csv", "urls"], default="csv",
+            help="csv (default) or urls: the seed URLs alone, one a line, in rank order",
         )  # fmt: skip
-        parser.add_argument("--history-days", type=positive, default=None)
-        parser.add_argument("--e-days", type=float, default=None)
+        parser.add_argument(
+            "--excel", action="store_true",
+            help="begin the CSV with a UTF-8 byte order mark, so that Excel reads names right",
+        )  # fmt: skip
 
     def handle(self, *args: object, **options: object) -> None:
-        chosen = options["date"]
-        configured = CrawlListOptions.from_settings()
-        history_days, e_days = options["history_days"], options["e_days"]
-        theta, budget = options["theta"], options["budget"]
-        wanted = replace(
-            configured,
-            level=str(options["level"]),
-            method=str(options["method"]),
-            theta=float(theta) if isinstance(theta, float) else None,
-            budget=budget if isinstance(budget, int) else None,
-            history_days=history_days if isinstance(history_days, int) else configured.history_days,
-            e_days=e_days if isinstance(e_days, float) else configured.e_days,
-        )
+        if options["excel"] and options["format"] != "csv":
+            raise CommandError("--excel applies to --format csv only.")
+        wanted = crawl_list_options(options)
+        day = chosen_day(options)
         try:
-            crawl_list = crawl_list_build(
-                day=chosen if isinstance(chosen, date) else today(), options=wanted
-            )
+            stored = crawl_list_store(
+                day=day, options=wanted, source=CrawlList.Source.COMMAND_LINE,
+                terminal_user=_login(),
+            )  # fmt: skip
         except NoLearnedScorer as error:
             raise CommandError(str(error)) from None
-        for chunk in crawl_list_csv(crawl_list):
+        if options["format"] == "urls":
+            chunks = crawl_list_urls(stored.crawl_list)
+        else:
+            chunks = crawl_list_csv(stored.crawl_list, excel=bool(options["excel"]))
+        for chunk in chunks:
             self.stdout.write(chunk, ending="")
+        # The list goes to stdout for a pipe or a file; the sentence about it to the terminal.
+        self.stderr.write(
+            f"{stored.summary()} P(change) {due_text(day, wanted.e_days)}; "
+            f"list {stored.crawl_list.pk} on the Crawl list page.",
+            style_func=plain,
+        )
+
+
+def _login() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no login name (a container without a passwd entry)
+        return ""

@@ -13,7 +13,7 @@ from scheduling.evaluation_service import (
     levels_of,
     parse_w_weeks,
 )
-from scheduling.management.commands._options import day
+from scheduling.management.commands._options import day, plain
 
 
 def w_range(text: str) -> list[int]:
@@ -71,7 +71,7 @@ class Command(BaseCommand):
         output = options["output"]
         if isinstance(output, Path):
             output.write_text(text + "\n", encoding="utf-8")
-            self.stderr.write(f"Evaluation run {run.pk} written to {output}.")
+            self.stdout.write(self.style.SUCCESS(f"Evaluation run {run.pk} written to {output}."))
         else:
             self.stdout.write(text)
-        self.stderr.write("\n".join(summary_lines(results)))
+        self.stderr.write("\n".join(summary_lines(results)), style_func=plain)
