@@ -92,6 +92,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.humanize",  # thousands separators in counts (intcomma)
     "django_rq",
     "axes",  # refuses logins after repeated failures (see "Logins" below)
     # HACS's apps, each importing only those above it (tests/test_layout.py keeps it so).

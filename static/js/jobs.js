@@ -18,7 +18,7 @@
     row.querySelector('[data-field="percent"]').textContent = `(${Math.round(job.fraction * 100)}%)`;
     row.querySelector('[data-field="error"]').textContent = job.error || "";
     row.querySelector('[data-field="counts"]').textContent = Object.entries(job.counts)
-      .map(([k, v]) => `${k}: ${v}`).join(", ");
+      .map(([k, v]) => `${k}: ${typeof v === "number" ? v.toLocaleString("en-US") : v}`).join(", ");
     row.querySelector('[data-field="elapsed"]').textContent =
       job.elapsed_seconds === null ? (job.status === "queued" ? "waiting" : "")
         : `${job.elapsed_seconds.toFixed(1)} s`;
