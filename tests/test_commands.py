@@ -10,6 +10,7 @@ import getpass
 import io
 import os
 import pty
+import re
 import struct
 import subprocess
 import sys
@@ -275,7 +276,9 @@ def test_demo_archive_and_warc_import_show_progress_on_a_terminal_only(
     warc = ["import_warc", str(tmp_path / "demo" / "demo.warc.gz"), "--skip-checks"]
     shown, status = on_terminal(warc, terminal_env)
     assert status == 0, shown
-    assert "Importing:" in shown and "100%" in shown
+    # The bar with its share of bytes read (a bar left off at its end clears its last state, so
+    # whether 100 % is ever drawn depends on timing).
+    assert re.search(r"Importing:\s+\d+%\|", shown), shown
     assert "WARC captures read" in shown and RED not in shown
     assert Site.objects.filter(import_status="done").count() == 20
 
