@@ -34,7 +34,7 @@ from hacs.ranking import crawl_probabilities, posterior_probabilities
 from hacs.updates import timeline_order, window_update_flags
 from hacs.website import fit_page_prior, page_links, website_posterior
 from scheduling.models import Estimate, Level, Method, RatePrior
-from scheduling.observations import Observations, observations_load
+from scheduling.observations import Observations, known_page_counts, observations_load
 
 FloatArray = NDArray[np.float64]
 
@@ -104,8 +104,8 @@ def estimates_for_window(
 
     The posterior method needs the collection's prior: ``prior`` when given; else fitted on the
     window's sites when they are all of them (``site_ids`` None), else the stored one
-    (:func:`prior_for`). At website level the posterior is the sum of the site's pages'
-    posteriors, each from its new links (``hacs.website``).
+    (:func:`prior_for`). At website level the posterior is the sum of the posteriors of the
+    site's pages known up to ``end``, each from its new links in the window (``hacs.website``).
     """
     found = observations_load(level=level, start=start, end=end, site_ids=site_ids)
     timelines = _timelines(found)
@@ -130,8 +130,13 @@ def estimates_for_window(
         if level == Level.WEBSITE:
             site_index = np.searchsorted(timelines.site_ids, found.site_pk)
             pages = page_links(site_index, found.page, found.time, found.new_links)
+            known = known_page_counts(level=level, end=end, site_ids=site_ids)
             alpha, beta = website_posterior(
-                pages, timelines.site_ids.size, prior.gamma, prior.links_per_update
+                pages,
+                timelines.site_ids.size,
+                prior.gamma,
+                prior.links_per_update,
+                [known[site_id] for site_id in timelines.site_ids.tolist()],
             )
         else:
             alpha, beta = posterior(prior.gamma, evidence.updates, evidence.exposure)

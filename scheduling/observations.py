@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 from django.db import connection
-from django.db.models import BigIntegerField, Func, QuerySet
+from django.db.models import BigIntegerField, Count, Func, QuerySet
 from django.db.models.functions import Coalesce
 from django.db.utils import NotSupportedError
 from numpy.typing import NDArray
@@ -217,3 +217,13 @@ def _table_load(
         n_sites=int(site_ids.size),
         new_links=found.new_links,
     )
+
+
+def known_page_counts(
+    *, level: str, end: datetime | None, site_ids: Sequence[int] | None = None
+) -> dict[int, int]:
+    """Each site's number of pages with an observation at ``level`` up to ``end``, the window's
+    start aside: the pages a website's rate sums over (``hacs.website``, "Every known page")."""
+    rows = observations_queryset(level=level, start=None, end=end, site_ids=site_ids)
+    counts = rows.order_by().values("site_id").annotate(pages=Count("page_key", distinct=True))
+    return {int(row["site_id"]): int(row["pages"]) for row in counts}

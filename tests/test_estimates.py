@@ -7,10 +7,11 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from archive.models import Site
+from archive.models import Capture, Site
+from hacs.bayes import GammaPrior
 from hacs.clock import to_days
 from hacs.website import fit_page_prior, page_links, website_posterior
-from scheduling.estimates import estimates_recompute
+from scheduling.estimates import LevelPrior, estimates_for_window, estimates_recompute
 from scheduling.models import Estimate, Level, Method, RatePrior
 from tests.factories import add_observations, make_site
 
@@ -92,3 +93,43 @@ def test_the_homepage_level_reads_only_homepages(collection: list[Site]) -> None
         website = Estimate.objects.get(site=site, level=Level.WEBSITE, method=Method.POSTERIOR)
         assert homepage.observations < website.observations
         assert website.rate > homepage.rate  # type: ignore[operator]
+
+
+def test_a_page_copied_before_the_window_enters_the_website_rate_with_the_prior() -> None:
+    """The website rate sums every page HACS holds a copy of up to the window's end: a page the
+    archive did not revisit in the window adds the prior's mean and variance; a page first
+    copied after the window's end adds nothing."""
+    site = make_site()
+    in_window = days(100, 110, 120, 130)
+    add_observations(site, in_window, updates=[False, True, False, True], page="",
+                     new_links=[0, 2, 0, 1])  # fmt: skip
+    add_observations(site, days(10, 30), updates=[False, True], page="old/", depth=1,
+                     new_links=[0, 4])  # fmt: skip
+    add_observations(site, days(200, 210), updates=[False, True], page="later/", depth=1,
+                     new_links=[0, 1])  # fmt: skip
+    prior = LevelPrior(GammaPrior(0.8, 60.0), links_per_update=2.0)
+    start, end = START + timedelta(days=90), START + timedelta(days=150)
+    found = estimates_for_window(
+        level=Level.WEBSITE, method=Method.POSTERIOR, start=start, end=end, prior=prior
+    )[site.pk]
+    home_alpha, home_beta = 0.8 + 3 / 2.0, 60.0 + 30.0  # three new links / κ over 30 days
+    mean = home_alpha / home_beta + 0.8 / 60.0
+    variance = home_alpha / home_beta**2 + 0.8 / 60.0**2
+    assert found.rate == pytest.approx(mean, rel=1e-12)
+    assert found.posterior_shape == pytest.approx(mean**2 / variance, rel=1e-12)
+    assert found.posterior_rate == pytest.approx(mean / variance, rel=1e-12)
+    # Without the old page the sum is the homepage's posterior alone.
+    alone = estimates_for_window(
+        level=Level.WEBSITE,
+        method=Method.POSTERIOR,
+        start=start,
+        end=end,
+        prior=prior,
+        site_ids=[site.pk],
+    )[site.pk]
+    assert alone.rate == pytest.approx(found.rate, rel=1e-12)
+    Capture.objects.filter(site=site, page_key=site.canonical_key + "old/").delete()
+    without_old = estimates_for_window(
+        level=Level.WEBSITE, method=Method.POSTERIOR, start=start, end=end, prior=prior
+    )[site.pk]
+    assert without_old.rate == pytest.approx(home_alpha / home_beta, rel=1e-12)

@@ -11,7 +11,10 @@ Evaluations 1 and 2 judge the estimate the crawl list ranks by:
 * the window of reference point t is [t − 7w, t], both ends included, as for the merged
   timeline (``hacs.evaluation.windows``), so the same sites are eligible;
 * the prior and κ at t are :func:`hacs.website.fit_page_prior` on every page's copies in
-  [t − 7·prior_weeks, t] (refitted every ``prior_every`` points), so they use nothing after t.
+  [t − 7·prior_weeks, t] (refitted every ``prior_every`` points), so they use nothing after t;
+* the sum runs over every page of the site with a copy at or before t, a page with no copy in
+  the window entering with the prior (``hacs.website``, "Every known page"), as the crawl list
+  counts the pages HACS holds up to the list's date.
 """
 
 from __future__ import annotations
@@ -36,6 +39,14 @@ class _PageCopies:
     time: FloatArray
     new_links: IntArray
     n_sites: int
+    first_site: IntArray  # each page's site, pages in order of their first copy
+    first_time: FloatArray  # each page's first copy, ascending
+
+    def known_pages(self, hi: float) -> IntArray:
+        """Each site's number of pages with a copy at or before ``hi``."""
+        count = int(np.searchsorted(self.first_time, hi, side="right"))
+        result: IntArray = np.bincount(self.first_site[:count], minlength=self.n_sites)
+        return result
 
     def window(self, lo: float, hi: float) -> PageLinks:
         """Every page's copies with lo ≤ time ≤ hi (:func:`hacs.website.page_links`)."""
@@ -50,12 +61,17 @@ def _page_copies(table: ObservationTable) -> _PageCopies | None:
     if not table.has_new_links or table.new_links is None:
         return None
     order = np.argsort(table.time, kind="stable")
+    page, time = table.page[order], table.time[order]
+    _, first = np.unique(page, return_index=True)  # each page's first copy (time order)
+    first = np.sort(first)
     return _PageCopies(
         site=table.site[order],
-        page=table.page[order],
-        time=table.time[order],
+        page=page,
+        time=time,
         new_links=table.new_links[order],
         n_sites=table.site_count,
+        first_site=table.site[order][first],
+        first_time=time[first],
     )
 
 
@@ -81,13 +97,16 @@ def _page_posteriors(
     site: IntArray,
 ) -> tuple[FloatArray, FloatArray]:
     """(α, β) of every (reference point, site) pair, pairs of r at ``offsets[r]:offsets[r+1]``:
-    the sum of the site's pages' posteriors in the window [t − 7w, t] under r's prior and κ."""
+    the sum of the posteriors of the site's pages known at t, from their copies in the window
+    [t − 7w, t], under r's prior and κ."""
     alpha = np.empty(site.size)
     beta = np.empty(site.size)
     for r in np.flatnonzero(np.diff(offsets)).tolist():
         lo, hi = int(offsets[r]), int(offsets[r + 1])
         prior = GammaPrior(float(priors[r, 0]), float(priors[r, 1]))
         window = pages.window(float(t[r]) - 7.0 * w, float(t[r]))
-        site_alpha, site_beta = website_posterior(window, pages.n_sites, prior, float(priors[r, 2]))
+        site_alpha, site_beta = website_posterior(
+            window, pages.n_sites, prior, float(priors[r, 2]), pages.known_pages(float(t[r]))
+        )
         alpha[lo:hi], beta[lo:hi] = site_alpha[site[lo:hi]], site_beta[site[lo:hi]]
     return alpha, beta

@@ -211,3 +211,30 @@ def test_the_result_does_not_depend_on_the_order_or_numbering_of_rows() -> None:
         assert (other_prior, other_kappa) == (prior, kappa)
         other_shape, other_rate = website_posterior(other, 6, other_prior, other_kappa)
         assert np.array_equal(other_shape, shape) and np.array_equal(other_rate, rate)
+
+
+def test_pages_known_but_not_copied_in_the_window_enter_the_sum_with_the_prior() -> None:
+    rng = np.random.default_rng(11)
+    n = 40
+    site, page = rng.integers(0, 4, n), rng.integers(0, 3, n)
+    grouped = page_links(site, site * 3 + page, rng.uniform(0, 300, n), rng.integers(0, 4, n))
+    prior = GammaPrior(0.7, 80.0)
+    in_window = np.bincount(grouped.page_site, minlength=5)
+    shape, rate = website_posterior(grouped, 5, prior, kappa=1.2)
+    known = in_window + np.array([0, 2, 0, 5, 3])
+    more_shape, more_rate = website_posterior(grouped, 5, prior, 1.2, known)
+    extra = known - in_window
+    for s in range(4):
+        assert more_shape[s] / more_rate[s] == pytest.approx(
+            shape[s] / rate[s] + extra[s] * prior.shape / prior.rate
+        )
+        assert more_shape[s] / more_rate[s] ** 2 == pytest.approx(
+            shape[s] / rate[s] ** 2 + extra[s] * prior.shape / prior.rate**2
+        )
+    # A site with known pages but none in the window is the sum of priors.
+    assert (more_shape[4], more_rate[4]) == pytest.approx((3 * 0.7, 80.0))
+    assert math.isnan(shape[4])
+    with pytest.raises(ValueError, match="one count per site"):
+        website_posterior(grouped, 5, prior, 1.2, known[:4])
+    with pytest.raises(ValueError, match="at least each site's pages in the window"):
+        website_posterior(grouped, 5, prior, 1.2, in_window - 1)
