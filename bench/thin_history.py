@@ -2,7 +2,7 @@
 
 Run from the project root::
 
-    .venv/bin/python bench/thin_history.py [--sites N] [--seed S] [--keep 0.2,1.0]
+    .venv/bin/python bench/thin_history.py [--sites N] [--seed S] [--keep 0.2,1.0] [--level L]
 
 It writes a demo archive with known truth (``hacs.demo``), keeps each homepage observation with
 probability ``--keep`` (a thinner archive, seeded), and on every seventh day of the archive's
@@ -11,12 +11,18 @@ last year computes each site's probability of a change since its newest copy ove
 ``hacs.bayes``; ``hacs.ranking.posterior_probabilities``). It counts (site, day) pairs with
 fewer than 5 observations, and among them those with p ≥ 0.99 whose newest copy is not older
 than the prior's mean interval; it also prints the paper's g on the same pairs for contrast.
-Same seed, same figures.
+
+``--level website`` reads the website level as HACS does (``hacs.website``): each page's new
+links over κ, the page prior fitted that day, the site's rate the sum over every page copied
+before the day; the site's prior mean interval is then one over (its pages × the page prior's
+mean rate). A thinned page's dropped copies hand their new links on to its next kept copy. The
+paper's g there reads the merged timeline. Same seed, same figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -28,11 +34,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from replay import END, START, before, load  # noqa: E402
+from website_rates import Pages  # noqa: E402
 
 from hacs.bayes import fit_prior, posterior, rate_evidence  # noqa: E402
 from hacs.demo import build_demo_archive  # noqa: E402
 from hacs.estimators import estimate_many  # noqa: E402
 from hacs.ranking import crawl_probabilities, posterior_probabilities  # noqa: E402
+from hacs.website import fit_page_prior, page_links, website_posterior  # noqa: E402
 
 E_DAYS = 7.0
 
@@ -57,25 +65,102 @@ def thinned(
     return found
 
 
+def thinned_pages(pages: Pages, keep: float, rng: np.random.Generator) -> Pages:
+    """Each page's copies kept with probability ``keep``; a kept copy's new links include those
+    of the dropped copies before it (the first kept copy is the page's baseline)."""
+    times, flags, fresh, site_of = [], [], [], []
+    for t, f, links, site in zip(pages.times, pages.flags, pages.fresh, pages.site_of,
+                                 strict=True):  # fmt: skip
+        kept = rng.random(t.size) < keep
+        if not kept.any():
+            continue
+        carried = np.cumsum(links)[kept]
+        counts = np.diff(np.r_[0, carried])
+        counts[0] = 0
+        pending = np.cumsum(f)[kept]
+        changed = np.diff(np.r_[0, pending]) > 0
+        changed[0] = False
+        times.append(t[kept])
+        flags.append(changed)
+        fresh.append(counts.astype(np.int64))
+        site_of.append(site)
+    result = Pages.__new__(Pages)
+    result.times, result.flags, result.fresh, result.site_of = times, flags, fresh, site_of
+    result.n_sites = pages.n_sites
+    result.site = np.array(site_of, dtype=np.int64)
+    return result
+
+
+def website_day(pages: Pages, day: float) -> tuple[np.ndarray, ...]:
+    """On ``day``: each site's p since its newest copy (HACS's website level), the paper's g on
+    the merged timeline, its observations before the day and its prior mean interval."""
+    site_l, page_l, time_l, fresh_l = [], [], [], []
+    for number, (t, links, site) in enumerate(
+        zip(pages.times, pages.fresh, pages.site_of, strict=True)
+    ):
+        before_day = t < day
+        site_l.append(np.full(int(before_day.sum()), site))
+        page_l.append(np.full(int(before_day.sum()), number))
+        time_l.append(t[before_day])
+        fresh_l.append(links[before_day])
+    site, page, time, fresh = (np.concatenate(x) for x in (site_l, page_l, time_l, fresh_l))
+    grouped = page_links(site, page, time, fresh)
+    prior, kappa = fit_page_prior(grouped)
+    known = np.bincount(grouped.page_site, minlength=pages.n_sites)
+    alpha, beta = website_posterior(grouped, pages.n_sites, prior, kappa, known)
+    last = np.full(pages.n_sites, -np.inf)
+    np.maximum.at(last, site, time)
+    copied = known > 0
+    p = np.zeros(pages.n_sites)
+    p[copied] = posterior_probabilities(alpha[copied], beta[copied], last[copied], day, E_DAYS)
+    observations = np.bincount(site, minlength=pages.n_sites)
+    with np.errstate(divide="ignore"):
+        prior_interval = np.where(known > 0, 1.0 / (known * prior.shape / prior.rate), np.inf)
+    # The paper's g on each site's merged timeline.
+    order = np.lexsort((page, time, site))
+    offsets = np.r_[0, np.cumsum(observations)].astype(np.int64)
+    flags = np.concatenate([f[t < day] for f, t in zip(pages.flags, pages.times, strict=True)])
+    mle = estimate_many(time[order], flags[order], offsets)
+    g = crawl_probabilities(mle.rate, mle.tau, day, E_DAYS)
+    return p, g, observations, last, prior_interval
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sites", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", default="0.1,0.3,1.0")
+    parser.add_argument("--level", choices=("homepage", "website"), default="homepage")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hacs-thin-") as tmp:
         demo = build_demo_archive(Path(tmp) / "demo", sites=args.sites, seed=args.seed,
                                   start=START, end=END)  # fmt: skip
         observed, _, _ = load(demo.outdir / "truth.json", "homepage")
+        all_pages = Pages(json.loads((demo.outdir / "truth.json").read_text()))
     span = (END - START).days
-    print(f"Demo archive: {args.sites} sites, seed {args.seed}, homepage level, e = {E_DAYS:g}")
+    print(f"Demo archive: {args.sites} sites, seed {args.seed}, {args.level} level, e = {E_DAYS:g}")
     print(f"{'keep':>5} {'thin pairs':>10} {'p ≥ 0.99':>9} {'… before the prior mean':>23} "
           f"{'paper g ≥ 0.99':>14} {'max p thin, young copy':>22}")  # fmt: skip
     for keep in (float(k) for k in args.keep.split(",")):
         rng = np.random.default_rng(args.seed)
-        sites = thinned(observed, keep, rng)
         thin = certain = early = paper_certain = 0
         worst = 0.0
+        if args.level == "website":
+            kept = thinned_pages(all_pages, keep, rng)
+            for day in range(span - 365, span, 7):
+                p, g, observations, last, interval = website_day(kept, float(day))
+                is_thin = (observations > 0) & (observations < 5)
+                young = day + E_DAYS - last <= interval
+                thin += int(is_thin.sum())
+                certain += int((is_thin & (p >= 0.99)).sum())
+                early += int((is_thin & (p >= 0.99) & young).sum())
+                paper_certain += int((is_thin & (g >= 0.99)).sum())
+                if (is_thin & young).any():
+                    worst = max(worst, float(p[is_thin & young].max()))
+            print(f"{keep:>5.2f} {thin:>10} {certain:>9} {early:>23} {paper_certain:>14} "
+                  f"{worst:>22.3f}")  # fmt: skip
+            continue
+        sites = thinned(observed, keep, rng)
         for day in range(span - 365, span, 7):
             times, flags, offsets = before(sites, float(day))
             evidence = rate_evidence(times, flags, offsets)
