@@ -26,6 +26,7 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -63,6 +64,20 @@ def thinned(
                 pending = False
         found.append((kept_times, kept_flags))
     return found
+
+
+def homepage_day(sites: list[tuple[list[float], list[bool]]], day: float) -> tuple[np.ndarray, ...]:
+    """On ``day``: each site's p since its newest copy (HACS's default), the paper's g, its
+    observations before the day, its newest copy and the prior's mean interval."""
+    times, flags, offsets = before(sites, day)
+    evidence = rate_evidence(times, flags, offsets)
+    prior = fit_prior(evidence.updates, evidence.exposure)
+    alpha, beta = posterior(prior, evidence.updates, evidence.exposure)
+    p = posterior_probabilities(alpha, beta, evidence.last, day, E_DAYS)
+    mle = estimate_many(times, flags, offsets)
+    g = crawl_probabilities(mle.rate, mle.tau, day, E_DAYS)
+    interval = np.full(p.size, prior.mean_interval_days)
+    return p, g, evidence.accesses, evidence.last, interval
 
 
 def thinned_pages(pages: Pages, keep: float, rng: np.random.Generator) -> Pages:
@@ -145,32 +160,16 @@ def main() -> int:
         rng = np.random.default_rng(args.seed)
         thin = certain = early = paper_certain = 0
         worst = 0.0
-        if args.level == "website":
-            kept = thinned_pages(all_pages, keep, rng)
-            for day in range(span - 365, span, 7):
-                p, g, observations, last, interval = website_day(kept, float(day))
-                is_thin = (observations > 0) & (observations < 5)
-                young = day + E_DAYS - last <= interval
-                thin += int(is_thin.sum())
-                certain += int((is_thin & (p >= 0.99)).sum())
-                early += int((is_thin & (p >= 0.99) & young).sum())
-                paper_certain += int((is_thin & (g >= 0.99)).sum())
-                if (is_thin & young).any():
-                    worst = max(worst, float(p[is_thin & young].max()))
-            print(f"{keep:>5.2f} {thin:>10} {certain:>9} {early:>23} {paper_certain:>14} "
-                  f"{worst:>22.3f}")  # fmt: skip
-            continue
-        sites = thinned(observed, keep, rng)
+        kept: Any = (
+            thinned_pages(all_pages, keep, rng)
+            if args.level == "website"
+            else thinned(observed, keep, rng)
+        )
+        read_day = website_day if args.level == "website" else homepage_day
         for day in range(span - 365, span, 7):
-            times, flags, offsets = before(sites, float(day))
-            evidence = rate_evidence(times, flags, offsets)
-            prior = fit_prior(evidence.updates, evidence.exposure)
-            alpha, beta = posterior(prior, evidence.updates, evidence.exposure)
-            p = posterior_probabilities(alpha, beta, evidence.last, float(day), E_DAYS)
-            mle = estimate_many(times, flags, offsets)
-            g = crawl_probabilities(mle.rate, mle.tau, float(day), E_DAYS)
-            is_thin = (evidence.accesses > 0) & (evidence.accesses < 5)
-            young = day + E_DAYS - evidence.last <= prior.mean_interval_days
+            p, g, observations, last, interval = read_day(kept, float(day))
+            is_thin = (observations > 0) & (observations < 5)
+            young = day + E_DAYS - last <= interval
             thin += int(is_thin.sum())
             certain += int((is_thin & (p >= 0.99)).sum())
             early += int((is_thin & (p >= 0.99) & young).sum())
