@@ -16,7 +16,9 @@ collection by marginal likelihood on the same grid, as
 * ``gamma exact`` — a Gamma prior (shape and rate);
 * ``log-normal`` — a log-normal prior (the HACS paper, Section II-D, found its estimated
   intervals log-normal);
-* ``grid NPMLE`` — any distribution on the grid (Kiefer–Wolfowitz, by EM).
+* ``grid NPMLE`` — any distribution on the grid (Kiefer–Wolfowitz, by EM);
+* ``kernel, exact prior`` — HACS's Gamma-kernel posterior, under the Gamma prior fitted on the
+  exact likelihoods instead of on the kernels.
 
 Each candidate's p is the chance of a change since the newest copy, Σ_j π_j (1 − exp(−λ_j Δ)),
 as HACS's default reads it. Evaluation 2 (mean weighted P@K at homepage level, w = 1 … 12,
@@ -48,10 +50,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 import evaluation as eval_bench  # noqa: E402
 from replay import END, START, before, load  # noqa: E402
 
+from hacs.bayes import GammaPrior, posterior, rate_evidence  # noqa: E402
 from hacs.defaults import E_DAYS  # noqa: E402
 from hacs.demo import build_demo_archive  # noqa: E402
 from hacs.estimators import accesses  # noqa: E402
 from hacs.evaluation import ObservationTable, evaluate  # noqa: E402
+from hacs.ranking import posterior_probabilities  # noqa: E402
 from hacs.replay import ReplayState, replay  # noqa: E402
 
 FloatArray = NDArray[np.float64]
@@ -90,34 +94,50 @@ def _likelihood(loglik: FloatArray) -> FloatArray:
 
 
 def _fit_two(lik: FloatArray, log_weights: Callable[[float, float], FloatArray], x0) -> FloatArray:
-    def weights(x: FloatArray) -> FloatArray:
-        lw = log_weights(float(x[0]), float(x[1]))
-        w = np.exp(lw - lw.max())
-        return w / w.sum()
+    """The two parameters of ``log_weights`` with the highest marginal likelihood."""
 
     def cost(x: FloatArray) -> float:
-        return float(-np.log(lik @ weights(x) + 1e-300).sum())
+        lw = log_weights(float(x[0]), float(x[1]))
+        w = np.exp(lw - lw.max())
+        return float(-np.log(lik @ (w / w.sum()) + 1e-300).sum())
 
     best = minimize(cost, x0=np.array(x0), method="Nelder-Mead",
                     options={"xatol": 1e-5, "fatol": 1e-7, "maxiter": 2000})  # fmt: skip
-    return weights(best.x)
+    return np.asarray(best.x, dtype=np.float64)
+
+
+def _weights(log_weights: Callable[[float, float], FloatArray], x: FloatArray) -> FloatArray:
+    lw = log_weights(float(x[0]), float(x[1]))
+    w = np.exp(lw - lw.max())
+    return w / w.sum()
+
+
+def _gamma_log_weights(log_shape: float, log_rate: float) -> FloatArray:
+    """Gamma(shape, rate) on the grid (density × the grid's log spacing: λ dλ/λ)."""
+    shape, rate = np.exp(log_shape), np.exp(log_rate)
+    result: FloatArray = shape * LOG_GRID - rate * GRID + shape * log_rate - gammaln(shape)
+    return result
+
+
+def gamma_fit(lik: FloatArray) -> GammaPrior:
+    """The Gamma prior with the highest marginal likelihood of the exact likelihoods."""
+    x = _fit_two(lik, _gamma_log_weights, [0.0, np.log(100.0)])
+    return GammaPrior(float(np.exp(x[0])), float(np.exp(x[1])))
 
 
 def gamma_prior(lik: FloatArray) -> FloatArray:
-    """Gamma(shape, rate) on the grid (density × the grid's log spacing: λ dλ/λ)."""
-
-    def log_weights(log_shape: float, log_rate: float) -> FloatArray:
-        shape, rate = np.exp(log_shape), np.exp(log_rate)
-        return shape * LOG_GRID - rate * GRID + shape * log_rate - gammaln(shape)
-
-    return _fit_two(lik, log_weights, [0.0, np.log(100.0)])
+    prior = gamma_fit(lik)
+    lw = _gamma_log_weights(np.log(prior.shape), np.log(prior.rate))
+    w = np.exp(lw - lw.max())
+    return w / w.sum()
 
 
 def lognormal_prior(lik: FloatArray) -> FloatArray:
     def log_weights(mu: float, log_sigma: float) -> FloatArray:
-        return -0.5 * ((LOG_GRID - mu) / np.exp(log_sigma)) ** 2
+        result: FloatArray = -0.5 * ((LOG_GRID - mu) / np.exp(log_sigma)) ** 2
+        return result
 
-    return _fit_two(lik, log_weights, [np.log(1 / 100), 0.0])
+    return _weights(log_weights, _fit_two(lik, log_weights, [np.log(1 / 100), 0.0]))
 
 
 def npmle_prior(lik: FloatArray, iterations: int = 300) -> FloatArray:
@@ -134,6 +154,10 @@ PRIORS: dict[str, Callable[[FloatArray], FloatArray]] = {
     "log-normal": lognormal_prior,
     "grid NPMLE": npmle_prior,
 }
+
+
+KERNEL_EXACT_PRIOR = "kernel, exact prior"
+CANDIDATES = (KERNEL_EXACT_PRIOR, *PRIORS)
 
 
 def chance(lik: FloatArray, weights: FloatArray, delta: FloatArray) -> FloatArray:
@@ -158,10 +182,17 @@ class Windows:
         self.floor = table.link_floor[order]
         self.n_sites = int(table.site_count)
         self._priors: dict[tuple[str, float], FloatArray] = {}
+        self._gamma: dict[float, GammaPrior] = {}
 
     def window(self, lo: float, hi: float):
         """Log-likelihood of every site with a copy in [lo, hi], flags relative to the window
         (rule 3 from the stored floors), and each site's newest copy there."""
+        owner, time, flags, offsets, last = self.timelines(lo, hi)
+        loglik, informed = interval_loglik(time, flags, offsets)
+        return owner, loglik, informed, last
+
+    def timelines(self, lo: float, hi: float):
+        """The window's timelines: owners, times, flags (rule 3), offsets, newest copies."""
         inside = (self.time >= lo) & (self.time <= hi)
         site, time = self.site[inside], self.time[inside]
         index, floor = self.page_index[inside], self.floor[inside]
@@ -170,9 +201,8 @@ class Windows:
         first_index = np.repeat(index[starts], counts)
         flags = (index > first_index) & (floor < first_index)
         offsets = np.r_[starts, site.size].astype(np.int64)
-        loglik, informed = interval_loglik(time, flags, offsets)
         last = time[np.r_[starts[1:], site.size] - 1]
-        return site[starts], loglik, informed, last
+        return site[starts], time, flags, offsets, last
 
     def prior(self, name: str, t: float) -> FloatArray:
         key = (name, t)
@@ -181,12 +211,33 @@ class Windows:
             self._priors[key] = PRIORS[name](_likelihood(loglik[informed]))
         return self._priors[key]
 
+    def gamma_prior(self, t: float) -> GammaPrior:
+        if t not in self._gamma:
+            _, loglik, informed, _ = self.window(t - 7.0 * PRIOR_WEEKS, t)
+            self._gamma[t] = gamma_fit(_likelihood(loglik[informed]))
+        return self._gamma[t]
+
     def scorer(self, name: str, w: int) -> Callable[[float, np.ndarray, object], FloatArray]:
+        if name == KERNEL_EXACT_PRIOR:
+            return self.kernel_scorer(w)
+
         def score(t: float, sites: np.ndarray, _columns: object) -> FloatArray:
             owner, loglik, _, last = self.window(t - 7.0 * w, t)
             row = np.searchsorted(owner, sites)
             p = chance(_likelihood(loglik[row]), self.prior(name, t), t + EVAL_E_DAYS - last[row])
             return p
+
+        return score
+
+    def kernel_scorer(self, w: int) -> Callable[[float, np.ndarray, object], FloatArray]:
+        """HACS's Gamma-kernel posterior under the Gamma prior fitted on exact likelihoods."""
+
+        def score(t: float, sites: np.ndarray, _columns: object) -> FloatArray:
+            owner, time, flags, offsets, last = self.timelines(t - 7.0 * w, t)
+            evidence = rate_evidence(time, flags, offsets)
+            alpha, beta = posterior(self.gamma_prior(t), evidence.updates, evidence.exposure)
+            row = np.searchsorted(owner, sites)
+            return posterior_probabilities(alpha[row], beta[row], last[row], t, EVAL_E_DAYS)
 
         return score
 
@@ -197,12 +248,12 @@ def evaluation_2(table: ObservationTable) -> None:
     end = float((eval_bench.DEMO_END - eval_bench.EPOCH).days)
     rows: dict[str, list[float]] = {}
     for w in range(1, 13):
-        scorers = {name: windows.scorer(name, w) for name in PRIORS}
+        scorers = {name: windows.scorer(name, w) for name in CANDIDATES}
         result = evaluate({"homepage": table}, start=start, end=end, w_weeks=[w],
                           e_days=EVAL_E_DAYS, method="interpolated",
                           scorers={"homepage": scorers})  # fmt: skip
         pak = {row["model"]: row["weighted_p_at_k"] for row in result["pak"]}
-        for model in ("posterior", "cho_garcia_molina", "last_obs", *PRIORS):
+        for model in ("posterior", "cho_garcia_molina", "last_obs", *CANDIDATES):
             rows.setdefault(model, []).append(float(pak[model]))
     print("\nmean weighted P@K, homepage, w = 1 … 12 (wins: above Cho–Garcia-Molina and Last-Obs)")
     best_baseline = np.maximum(rows["cho_garcia_molina"], rows["last_obs"])
@@ -220,6 +271,9 @@ def evaluation_2(table: ObservationTable) -> None:
 
 
 def replay_policy(name: str) -> Callable[[ReplayState], FloatArray]:
+    if name == KERNEL_EXACT_PRIOR:
+        return kernel_policy
+
     def policy(state: ReplayState) -> FloatArray:
         times, flags, offsets = state.arrays()
         loglik, informed = interval_loglik(times, flags, offsets)
@@ -231,13 +285,22 @@ def replay_policy(name: str) -> Callable[[ReplayState], FloatArray]:
     return policy
 
 
+def kernel_policy(state: ReplayState) -> FloatArray:
+    times, flags, offsets = state.arrays()
+    loglik, informed = interval_loglik(times, flags, offsets)
+    prior = gamma_fit(_likelihood(loglik)[informed])
+    evidence = rate_evidence(times, flags, offsets)
+    alpha, beta = posterior(prior, evidence.updates, evidence.exposure)
+    return posterior_probabilities(alpha, beta, state.last_copy, state.now, state.e_days)
+
+
 def closed_loop(sites: int, seed: int) -> None:
     with tempfile.TemporaryDirectory(prefix="hacs-priors-") as tmp:
         demo = build_demo_archive(Path(tmp) / "demo", sites=sites, seed=seed, start=START, end=END)
         observed, changes, rates = load(demo.outdir / "truth.json", "homepage")
     span = (END - START).days
     starts = [span - 28 * (k + 1) for k in range(3)]
-    extra = {name: replay_policy(name) for name in PRIORS}
+    extra = {name: replay_policy(name) for name in CANDIDATES}
     print(f"\nReplay: {sites} sites, seed {seed}, 3 × 28 days, e = {E_DAYS:g} "
           "(changes found / crawls, overlisted sites)")  # fmt: skip
     for share in (0.02, 0.05):
