@@ -1,33 +1,32 @@
-"""Which posterior on a homepage's rate? The Gamma kernel HACS ships against rule 5's exact
-likelihood under a Gamma, a log-normal and a nonparametric prior, on the demo archive's
-Evaluation 2 and its closed-loop replay.
+"""Which posterior on a homepage's rate? HACS's (rule 5's exact likelihood on a grid of rates,
+under a Gamma prior fitted on it, ``hacs.bayes``) against the Gamma kernel it read before and
+against other priors, on the demo archive's Evaluation 2 and its closed-loop replay.
 
 Run from the project root::
 
     .venv/bin/python bench/priors.py [--sites 1200] [--seed 0] [--replay-sites 500]
                                      [--skip-evaluation] [--skip-replay]
 
-HACS's posterior (``hacs.bayes``) summarises each timeline's likelihood of λ (changed intervals
-1 − exp(−λ t_c), unchanged ones exp(−λ t_u), DESIGN rule 5) by a Gamma kernel with the same
-mode and curvature, under a Gamma prior fitted on the collection. Here the likelihood is
-computed exactly on a log-spaced grid of rates (:data:`GRID`) and the prior is fitted on the
-collection by marginal likelihood on the same grid, as
+The candidates beside HACS's posterior:
 
-* ``gamma exact`` — a Gamma prior (shape and rate);
-* ``log-normal`` — a log-normal prior (the HACS paper, Section II-D, found its estimated
-  intervals log-normal);
-* ``grid NPMLE`` — any distribution on the grid (Kiefer–Wolfowitz, by EM);
-* ``kernel, exact prior`` — HACS's Gamma-kernel posterior, under the Gamma prior fitted on the
-  exact likelihoods instead of on the kernels.
+* ``gamma kernel`` — the reading HACS shipped before this one: each timeline's likelihood of λ
+  summarised by a Gamma kernel λ^m exp(−λT) with the same mode and curvature (a Laplace
+  match), under the Gamma prior fitted on the kernels, conjugate (:func:`kernel_evidence`);
+* ``kernel, exact prior`` — the same kernels under the prior HACS now fits on the exact
+  likelihoods;
+* ``log-normal`` — the exact likelihoods under a log-normal prior (the HACS paper, Section
+  II-D, found its estimated intervals log-normal);
+* ``grid NPMLE`` — the exact likelihoods under any distribution on the grid (Kiefer–Wolfowitz,
+  by EM).
 
-Each candidate's p is the chance of a change since the newest copy, Σ_j π_j (1 − exp(−λ_j Δ)),
-as HACS's default reads it. Evaluation 2 (mean weighted P@K at homepage level, w = 1 … 12,
-``hacs.evaluation.evaluate`` with each candidate as an extra scorer; its prior at t fitted on
-every site's 12-week window ending at t, as the shipped posterior's) prints the shipped
-posterior, Cho–Garcia-Molina and Last-Obs beside the candidates. The replay
-(``hacs.replay``, homepage, 3 × 28 days, budgets 2 % and 5 %, e as the crawl list's) prints the
-changes each policy found and the sites listed on more than half the days without changing on
-most of them. Same seed, same figures.
+The exact likelihoods are ``hacs.bayes.IntervalEvidence.log_likelihood`` on ``RATE_GRID``.
+Each candidate's p is the chance of a change since the newest copy, as HACS's default reads it.
+Evaluation 2 (mean weighted P@K at homepage level, w = 1 … 12, ``hacs.evaluation.evaluate``
+with each candidate as an extra scorer; its prior at t fitted on every site's 12-week window
+ending at t, as HACS's) prints HACS's posterior, Cho–Garcia-Molina and Last-Obs beside the
+candidates. The replay (``hacs.replay``, homepage, 3 × 28 days, budgets 2 % and 5 %, e as the
+crawl list's) prints the changes each policy found and the sites listed on more than half the
+days without changing on most of them. Same seed, same figures.
 """
 
 from __future__ import annotations
@@ -41,7 +40,6 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import minimize
-from scipy.special import gammaln
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -50,47 +48,56 @@ sys.path.insert(0, str(ROOT / "bench"))
 import evaluation as eval_bench  # noqa: E402
 from replay import END, START, before, load  # noqa: E402
 
-from hacs.bayes import GammaPrior, posterior, rate_evidence  # noqa: E402
+from hacs.bayes import (  # noqa: E402
+    RATE_GRID,
+    GammaPrior,
+    IntervalEvidence,
+    fit_interval_prior,
+    fit_prior,
+    interval_evidence,
+    posterior,
+)
 from hacs.defaults import E_DAYS  # noqa: E402
 from hacs.demo import build_demo_archive  # noqa: E402
-from hacs.estimators import accesses  # noqa: E402
+from hacs.estimators import estimate_many  # noqa: E402
 from hacs.evaluation import ObservationTable, evaluate  # noqa: E402
 from hacs.ranking import posterior_probabilities  # noqa: E402
 from hacs.replay import ReplayState, replay  # noqa: E402
 
 FloatArray = NDArray[np.float64]
 
-GRID = np.exp(np.linspace(np.log(1 / 5000), np.log(5.0), 120))  # rates per day
+GRID = RATE_GRID
 LOG_GRID = np.log(GRID)
 PRIOR_WEEKS = 12
 EVAL_E_DAYS = 7.0
 
 
-def interval_loglik(times: FloatArray, flags: NDArray[np.bool_], offsets: NDArray[np.int64]):
-    """Each site's exact log-likelihood of λ on GRID (rule 5, observed intervals), one row per
-    site; and whether the site has an interval at all."""
-    found = accesses(times, flags, offsets)
-    t, off = found.times, found.offsets
-    n_sites = off.size - 1
-    closing = np.ones(t.size, dtype=bool)
-    has = np.diff(off) > 0
-    closing[off[:-1][has]] = False
-    at = np.flatnonzero(closing)
-    site = np.searchsorted(off, at, side="right") - 1
-    length = np.maximum(t[at] - t[at - 1], 1e-9)
-    changed = found.updated[at]
-    terms = np.where(
-        changed[:, None],
-        np.log(-np.expm1(-GRID[None, :] * length[:, None])),
-        -GRID[None, :] * length[:, None],
-    )
-    loglik = np.zeros((n_sites, GRID.size))
-    np.add.at(loglik, site, terms)
-    return loglik, np.bincount(site, minlength=n_sites) > 0
+def kernel_evidence(
+    times: FloatArray, flags: NDArray[np.bool_], offsets: NDArray[np.int64]
+) -> tuple[FloatArray, FloatArray, IntervalEvidence]:
+    """The Gamma kernel λ^m exp(−λT) of each timeline's likelihood with its mode (the observed
+    MLE) and curvature: m = λ̂² Σ t_c² / (4 sinh²(λ̂ t_c / 2)), T = m / λ̂; without an update,
+    m = 0 and T the span. Returns (m, T) and the exact evidence."""
+    evidence = interval_evidence(times, flags, offsets)
+    lam = estimate_many(times, flags, offsets).rate
+    n = evidence.n_sites
+    span = evidence.unchanged + np.bincount(evidence.owner, evidence.changed, minlength=n)
+    updates = np.zeros(n)
+    exposure = np.where(lam == 0, span, 0.0)
+    positive = np.isfinite(lam) & (lam > 0)
+    x = lam[evidence.owner] * evidence.changed
+    with np.errstate(over="ignore", invalid="ignore"):
+        terms = np.where(x > 0, (evidence.changed / (2.0 * np.sinh(x / 2.0))) ** 2, 0.0)
+    info = np.bincount(evidence.owner, terms, minlength=n)
+    updates[positive] = lam[positive] ** 2 * info[positive]
+    exposure[positive] = updates[positive] / lam[positive]
+    return updates, exposure, evidence
 
 
-def _likelihood(loglik: FloatArray) -> FloatArray:
-    return np.exp(loglik - loglik.max(axis=1, keepdims=True))
+def exact_likelihoods(evidence: IntervalEvidence) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Each site's likelihood on the grid over its largest value, and whether it has evidence."""
+    log_lik = evidence.log_likelihood()
+    return np.exp(log_lik - log_lik.max(axis=1, keepdims=True)), evidence.accesses >= 2
 
 
 def _fit_two(lik: FloatArray, log_weights: Callable[[float, float], FloatArray], x0) -> FloatArray:
@@ -108,26 +115,6 @@ def _fit_two(lik: FloatArray, log_weights: Callable[[float, float], FloatArray],
 
 def _weights(log_weights: Callable[[float, float], FloatArray], x: FloatArray) -> FloatArray:
     lw = log_weights(float(x[0]), float(x[1]))
-    w = np.exp(lw - lw.max())
-    return w / w.sum()
-
-
-def _gamma_log_weights(log_shape: float, log_rate: float) -> FloatArray:
-    """Gamma(shape, rate) on the grid (density × the grid's log spacing: λ dλ/λ)."""
-    shape, rate = np.exp(log_shape), np.exp(log_rate)
-    result: FloatArray = shape * LOG_GRID - rate * GRID + shape * log_rate - gammaln(shape)
-    return result
-
-
-def gamma_fit(lik: FloatArray) -> GammaPrior:
-    """The Gamma prior with the highest marginal likelihood of the exact likelihoods."""
-    x = _fit_two(lik, _gamma_log_weights, [0.0, np.log(100.0)])
-    return GammaPrior(float(np.exp(x[0])), float(np.exp(x[1])))
-
-
-def gamma_prior(lik: FloatArray) -> FloatArray:
-    prior = gamma_fit(lik)
-    lw = _gamma_log_weights(np.log(prior.shape), np.log(prior.rate))
     w = np.exp(lw - lw.max())
     return w / w.sum()
 
@@ -150,14 +137,14 @@ def npmle_prior(lik: FloatArray, iterations: int = 300) -> FloatArray:
 
 
 PRIORS: dict[str, Callable[[FloatArray], FloatArray]] = {
-    "gamma exact": gamma_prior,
     "log-normal": lognormal_prior,
     "grid NPMLE": npmle_prior,
 }
 
 
+KERNEL = "gamma kernel"
 KERNEL_EXACT_PRIOR = "kernel, exact prior"
-CANDIDATES = (KERNEL_EXACT_PRIOR, *PRIORS)
+CANDIDATES = (KERNEL, KERNEL_EXACT_PRIOR, *PRIORS)
 
 
 def chance(lik: FloatArray, weights: FloatArray, delta: FloatArray) -> FloatArray:
@@ -182,14 +169,15 @@ class Windows:
         self.floor = table.link_floor[order]
         self.n_sites = int(table.site_count)
         self._priors: dict[tuple[str, float], FloatArray] = {}
-        self._gamma: dict[float, GammaPrior] = {}
+        self._gamma: dict[tuple[str, float], GammaPrior] = {}
 
     def window(self, lo: float, hi: float):
-        """Log-likelihood of every site with a copy in [lo, hi], flags relative to the window
-        (rule 3 from the stored floors), and each site's newest copy there."""
+        """Every site with a copy in [lo, hi]: owners, the kernels (m, T), the exact
+        likelihoods, whether each has evidence, and each site's newest copy there."""
         owner, time, flags, offsets, last = self.timelines(lo, hi)
-        loglik, informed = interval_loglik(time, flags, offsets)
-        return owner, loglik, informed, last
+        updates, exposure, evidence = kernel_evidence(time, flags, offsets)
+        lik, informed = exact_likelihoods(evidence)
+        return owner, updates, exposure, evidence, lik, informed, last
 
     def timelines(self, lo: float, hi: float):
         """The window's timelines: owners, times, flags (rule 3), offsets, newest copies."""
@@ -207,37 +195,29 @@ class Windows:
     def prior(self, name: str, t: float) -> FloatArray:
         key = (name, t)
         if key not in self._priors:
-            _, loglik, informed, _ = self.window(t - 7.0 * PRIOR_WEEKS, t)
-            self._priors[key] = PRIORS[name](_likelihood(loglik[informed]))
+            _, _, _, _, lik, informed, _ = self.window(t - 7.0 * PRIOR_WEEKS, t)
+            self._priors[key] = PRIORS[name](lik[informed])
         return self._priors[key]
 
-    def gamma_prior(self, t: float) -> GammaPrior:
-        if t not in self._gamma:
-            _, loglik, informed, _ = self.window(t - 7.0 * PRIOR_WEEKS, t)
-            self._gamma[t] = gamma_fit(_likelihood(loglik[informed]))
-        return self._gamma[t]
+    def gamma_prior(self, name: str, t: float) -> GammaPrior:
+        """The Gamma prior at t: on the kernels (``gamma kernel``), else HACS's, on the exact
+        likelihoods."""
+        key = (name, t)
+        if key not in self._gamma:
+            _, m, big_t, evidence, _, _, _ = self.window(t - 7.0 * PRIOR_WEEKS, t)
+            self._gamma[key] = (
+                fit_prior(m, big_t) if name == KERNEL else fit_interval_prior(evidence)
+            )
+        return self._gamma[key]
 
     def scorer(self, name: str, w: int) -> Callable[[float, np.ndarray, object], FloatArray]:
-        if name == KERNEL_EXACT_PRIOR:
-            return self.kernel_scorer(w)
-
         def score(t: float, sites: np.ndarray, _columns: object) -> FloatArray:
-            owner, loglik, _, last = self.window(t - 7.0 * w, t)
+            owner, m, big_t, _, lik, _, last = self.window(t - 7.0 * w, t)
             row = np.searchsorted(owner, sites)
-            p = chance(_likelihood(loglik[row]), self.prior(name, t), t + EVAL_E_DAYS - last[row])
-            return p
-
-        return score
-
-    def kernel_scorer(self, w: int) -> Callable[[float, np.ndarray, object], FloatArray]:
-        """HACS's Gamma-kernel posterior under the Gamma prior fitted on exact likelihoods."""
-
-        def score(t: float, sites: np.ndarray, _columns: object) -> FloatArray:
-            owner, time, flags, offsets, last = self.timelines(t - 7.0 * w, t)
-            evidence = rate_evidence(time, flags, offsets)
-            alpha, beta = posterior(self.gamma_prior(t), evidence.updates, evidence.exposure)
-            row = np.searchsorted(owner, sites)
-            return posterior_probabilities(alpha[row], beta[row], last[row], t, EVAL_E_DAYS)
+            if name in (KERNEL, KERNEL_EXACT_PRIOR):
+                alpha, beta = posterior(self.gamma_prior(name, t), m[row], big_t[row])
+                return posterior_probabilities(alpha, beta, last[row], t, EVAL_E_DAYS)
+            return chance(lik[row], self.prior(name, t), t + EVAL_E_DAYS - last[row])
 
         return score
 
@@ -259,7 +239,7 @@ def evaluation_2(table: ObservationTable) -> None:
     best_baseline = np.maximum(rows["cho_garcia_molina"], rows["last_obs"])
     for model, values in rows.items():
         wins = int((np.round(values, 3) > np.round(best_baseline, 3)).sum())
-        label = "HACS (Gamma kernel)" if model == "posterior" else model
+        label = "HACS (exact)" if model == "posterior" else model
         print(
             f"{label:22} "
             + " ".join(f"{v:.3f}" for v in values)
@@ -271,27 +251,18 @@ def evaluation_2(table: ObservationTable) -> None:
 
 
 def replay_policy(name: str) -> Callable[[ReplayState], FloatArray]:
-    if name == KERNEL_EXACT_PRIOR:
-        return kernel_policy
-
     def policy(state: ReplayState) -> FloatArray:
         times, flags, offsets = state.arrays()
-        loglik, informed = interval_loglik(times, flags, offsets)
-        lik = _likelihood(loglik)
-        weights = PRIORS[name](lik[informed])
+        m, big_t, evidence = kernel_evidence(times, flags, offsets)
+        if name in (KERNEL, KERNEL_EXACT_PRIOR):
+            prior = fit_prior(m, big_t) if name == KERNEL else fit_interval_prior(evidence)
+            alpha, beta = posterior(prior, m, big_t)
+            return posterior_probabilities(alpha, beta, state.last_copy, state.now, state.e_days)
+        lik, informed = exact_likelihoods(evidence)
         delta = state.now + state.e_days - state.last_copy
-        return chance(lik, weights, np.where(np.isfinite(delta), delta, 1e9))
+        return chance(lik, PRIORS[name](lik[informed]), np.where(np.isfinite(delta), delta, 1e9))
 
     return policy
-
-
-def kernel_policy(state: ReplayState) -> FloatArray:
-    times, flags, offsets = state.arrays()
-    loglik, informed = interval_loglik(times, flags, offsets)
-    prior = gamma_fit(_likelihood(loglik)[informed])
-    evidence = rate_evidence(times, flags, offsets)
-    alpha, beta = posterior(prior, evidence.updates, evidence.exposure)
-    return posterior_probabilities(alpha, beta, state.last_copy, state.now, state.e_days)
 
 
 def closed_loop(sites: int, seed: int) -> None:
@@ -319,7 +290,7 @@ def closed_loop(sites: int, seed: int) -> None:
                 found[2] += r.overlisted_sites
         cells = []
         for name, (found, crawls, over) in totals.items():
-            label = "HACS (Gamma kernel)" if name == "hacs" else name
+            label = "HACS (exact)" if name == "hacs" else name
             cells.append(f"{label} {found}/{crawls}" + (f" ({over} overlisted)" if over else ""))
         print(f"  budget {share:.0%}: " + "  ".join(cells))
 

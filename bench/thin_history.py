@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from replay import END, START, before, load  # noqa: E402
 from website_rates import Pages  # noqa: E402
 
-from hacs.bayes import fit_prior, posterior, rate_evidence  # noqa: E402
+from hacs.bayes import fit_interval_prior, interval_evidence, interval_posterior  # noqa: E402
 from hacs.demo import build_demo_archive  # noqa: E402
 from hacs.estimators import estimate_many  # noqa: E402
 from hacs.ranking import crawl_probabilities, posterior_probabilities  # noqa: E402
@@ -70,9 +70,9 @@ def homepage_day(sites: list[tuple[list[float], list[bool]]], day: float) -> tup
     """On ``day``: each site's p since its newest copy (HACS's default), the paper's g, its
     observations before the day, its newest copy and the prior's mean interval."""
     times, flags, offsets = before(sites, day)
-    evidence = rate_evidence(times, flags, offsets)
-    prior = fit_prior(evidence.updates, evidence.exposure)
-    alpha, beta = posterior(prior, evidence.updates, evidence.exposure)
+    evidence = interval_evidence(times, flags, offsets)
+    prior = fit_interval_prior(evidence)
+    alpha, beta = interval_posterior(prior, evidence)
     p = posterior_probabilities(alpha, beta, evidence.last, day, E_DAYS)
     mle = estimate_many(times, flags, offsets)
     g = crawl_probabilities(mle.rate, mle.tau, day, E_DAYS)

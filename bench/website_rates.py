@@ -40,7 +40,13 @@ from scipy.stats import spearmanr
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hacs.bayes import fit_prior, posterior, rate_evidence  # noqa: E402
+from hacs.bayes import (  # noqa: E402
+    fit_interval_prior,
+    fit_prior,
+    interval_evidence,
+    interval_posterior,
+    posterior,
+)
 from hacs.demo import build_demo_archive  # noqa: E402
 from hacs.estimators import estimate_many  # noqa: E402
 from hacs.updates import new_link_counts, timeline_order  # noqa: E402
@@ -125,9 +131,8 @@ def sum_page_mle(pages: Pages) -> np.ndarray:
 
 
 def sum_page_posterior(pages: Pages) -> np.ndarray:
-    evidence = rate_evidence(*pages.timelines())
-    alpha, beta = posterior(fit_prior(evidence.updates, evidence.exposure),
-                            evidence.updates, evidence.exposure)  # fmt: skip
+    evidence = interval_evidence(*pages.timelines())
+    alpha, beta = interval_posterior(fit_interval_prior(evidence), evidence)
     return pages.per_site(alpha / beta)
 
 

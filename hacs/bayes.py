@@ -2,20 +2,27 @@
 
 The maximum-likelihood rate of DESIGN rule 5 says nothing about how much evidence stands behind
 it: four observations with one update give a 34-day interval and p = 1.000, three with none give
-λ = 0 and p = 0 forever. This module keeps the same likelihood but reads it as evidence:
+λ = 0 and p = 0 forever. This module keeps the same likelihood but reads it as evidence.
 
-* :func:`rate_evidence` summarises each timeline's likelihood of λ (changed intervals
-  1 − exp(−λ t_c), unchanged ones exp(−λ t_u)) by a Gamma kernel λ^m exp(−λ T) with the same
-  mode and curvature (a Laplace match): m "effective updates" over T "effective days". With
-  every interval unchanged the match is exact (m = 0, T = Σ t_u); when every λ t_c is small, m
-  is the number of changed intervals and T the observed time less half the changed intervals.
-* :func:`fit_prior` fits a Gamma(a, b) prior on λ to a whole collection by marginal likelihood
-  (each site's kernel integrated against the prior: a negative-binomial-like likelihood),
-  maximised with ``scipy.optimize``.
-* :func:`posterior` is then Gamma(a + m, b + T) per site, and :func:`change_probability_since`
-  the probability of at least one change within Δ days, averaged over it:
-  p = 1 − (β / (β + Δ))^α. Thin history gives a moderate p that grows with Δ; a well-measured
-  site's p tends to the plug-in 1 − exp(−λ̂ Δ).
+A site's rate (homepage level):
+
+* :func:`interval_evidence` keeps each timeline's likelihood of λ as it is: the lengths of its
+  changed intervals (each 1 − exp(−λ t_c)) and the total of its unchanged ones (exp(−λ Σ t_u)).
+  :meth:`IntervalEvidence.log_likelihood` reads it exactly on :data:`RATE_GRID`.
+* :func:`fit_interval_prior` fits a Gamma(a, b) prior on λ to the whole collection by marginal
+  likelihood: each site's exact likelihood summed against the prior's mass on the grid.
+* :func:`interval_posterior` gives each site's posterior on the grid (likelihood × prior),
+  stored as the Gamma(α, β) of the same mean and variance, so that the crawl list, the pages'
+  SQL ordering and the credible intervals read one Gamma per site (docs/readings.md, "the exact
+  likelihood").
+
+A rate read from Poisson counts (a page's new links at website level, ``hacs.website``):
+:func:`fit_prior` fits the Gamma prior to counts m over exposures T by marginal likelihood (a
+negative-binomial likelihood), and :func:`posterior` is the conjugate Gamma(a + m, b + T).
+
+Either way :func:`change_probability_since` is the probability of at least one change within
+Δ days, averaged over the posterior: p = 1 − (β / (β + Δ))^α. Thin history gives a moderate p
+that grows with Δ; a well-measured site's p tends to the plug-in 1 − exp(−λ̂ Δ).
 
 Pure (NumPy and SciPy); rates per day, times in days.
 """
@@ -28,20 +35,23 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
-from scipy.special import digamma, gammaln
+from scipy.special import digamma, gammainc, gammaln
 from scipy.stats import gamma as gamma_distribution
 
-from hacs.estimators import RateEstimates, accesses, estimate_many
+from hacs.estimators import accesses
 
 __all__ = [
+    "RATE_GRID",
     "GammaPrior",
-    "RateEvidence",
+    "IntervalEvidence",
     "change_probability_since",
+    "fit_interval_prior",
     "fit_prior",
     "interval_credible_bounds",
+    "interval_evidence",
+    "interval_posterior",
     "posterior",
     "posterior_exposure",
-    "rate_evidence",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -50,20 +60,6 @@ IntArray = NDArray[np.int64]
 # A prior fitted to no usable site: about one update a year, worth one update of evidence.
 _FALLBACK = (1.0, 365.0)
 _SHAPE_BOUNDS = (1e-3, 1e4)
-
-
-@dataclass(frozen=True, eq=False)
-class RateEvidence:
-    """Per site: the MLE ``rate`` (rule 5, NaN when unknown), the Gamma kernel's ``updates`` (m)
-    and ``exposure`` (T, days), the ``first`` and ``last`` access times (NaN when none), and
-    the number of ``accesses`` (distinct observation instants)."""
-
-    rate: FloatArray
-    updates: FloatArray
-    exposure: FloatArray
-    first: FloatArray
-    last: FloatArray
-    accesses: IntArray
 
 
 @dataclass(frozen=True)
@@ -80,59 +76,162 @@ class GammaPrior:
         return self.rate / self.shape
 
 
-def rate_evidence(
-    times: ArrayLike,
-    updated: ArrayLike,
-    offsets: ArrayLike,
-    *,
-    observed: RateEstimates | None = None,
-) -> RateEvidence:
-    """Each site's likelihood of λ as a Gamma kernel (module docstring); arguments as for
-    :func:`hacs.estimators.estimate_many`, observed intervals (rule 5). ``observed`` is that
-    function's observed estimate of the same timelines, when the caller already has it."""
-    mle = observed or estimate_many(times, updated, offsets, method="observed")
+#: The rates per day on which rule 5's likelihood is read exactly: log-spaced, 9 % apart, from
+#: one change in 5,000 days (below it, no history HACS reads tells rates apart) to five a day.
+RATE_GRID: FloatArray = np.exp(np.linspace(math.log(1 / 5000), math.log(5.0), 120))
+# The cells around the grid's rates, at the geometric midpoints: the first reaches down to 0,
+# the last up to ∞, so that the prior's whole mass lies on the grid.
+_CELL_EDGES = np.r_[0.0, np.sqrt(RATE_GRID[1:] * RATE_GRID[:-1]), np.inf]
+# Rows of the grid read at once: bounds the memory of a posterior to about 16 MB.
+_CHUNK = 16384
+
+
+@dataclass(frozen=True, eq=False)
+class IntervalEvidence:
+    """Each site's likelihood of λ under rule 5, kept whole.
+
+    ``changed`` holds the lengths (days) of the changed intervals of every site, site by site,
+    ``owner`` the site of each (ascending); ``unchanged`` is each site's total length of
+    unchanged intervals. Per site too: the ``first`` and ``last`` access times (NaN when none)
+    and the number of ``accesses`` (distinct observation instants; a site with fewer than two
+    has no interval and no evidence).
+    """
+
+    changed: FloatArray
+    owner: IntArray
+    unchanged: FloatArray
+    first: FloatArray
+    last: FloatArray
+    accesses: IntArray
+
+    @property
+    def n_sites(self) -> int:
+        return int(self.unchanged.size)
+
+    def rows(self, lo: int, hi: int) -> IntervalEvidence:
+        """The evidence of sites lo … hi − 1, numbered from 0."""
+        start, stop = np.searchsorted(self.owner, [lo, hi])
+        return IntervalEvidence(
+            changed=self.changed[start:stop],
+            owner=self.owner[start:stop] - lo,
+            unchanged=self.unchanged[lo:hi],
+            first=self.first[lo:hi],
+            last=self.last[lo:hi],
+            accesses=self.accesses[lo:hi],
+        )
+
+    def log_likelihood(self) -> FloatArray:
+        """log L(λ) on RATE_GRID, one row per site: Σ log(1 − exp(−λ t_c)) − λ Σ t_u."""
+        result: FloatArray = -np.outer(self.unchanged, RATE_GRID)
+        if self.changed.size:
+            terms = np.log(-np.expm1(-np.outer(self.changed, RATE_GRID)))
+            starts = np.flatnonzero(np.r_[True, self.owner[1:] != self.owner[:-1]])
+            result[self.owner[starts]] += np.add.reduceat(terms, starts, axis=0)
+        return result
+
+
+def interval_evidence(times: ArrayLike, updated: ArrayLike, offsets: ArrayLike) -> IntervalEvidence:
+    """Each site's changed intervals and unchanged total (rule 5, observed intervals); arguments
+    as for :func:`hacs.estimators.estimate_many`. Observations at one instant are one access,
+    changed when any of them is."""
     timeline = accesses(times, updated, offsets)
-    off = timeline.offsets
+    t, off = timeline.times, timeline.offsets
     n_sites = off.size - 1
     counts = np.diff(off)
     first = np.full(n_sites, np.nan)
     last = np.full(n_sites, np.nan)
     has = counts > 0
-    first[has] = timeline.times[off[:-1][has]]
-    last[has] = timeline.times[off[1:][has] - 1]
-
+    first[has] = t[off[:-1][has]]
+    last[has] = t[off[1:][has] - 1]
     # Intervals between consecutive accesses of a site, by the access that closes each.
-    t = timeline.times
     closing = np.ones(t.size, dtype=np.bool_)
     closing[off[:-1][has]] = False
     at = np.flatnonzero(closing)
     site = np.searchsorted(off, at, side="right") - 1
     length = t[at] - t[at - 1]
     changed = timeline.updated[at]
-    total = np.bincount(site, weights=length, minlength=n_sites)
-
-    lam = mle.rate
-    updates = np.zeros(n_sites)
-    exposure = np.where(lam == 0, total, 0.0)
-    positive = np.isfinite(lam) & (lam > 0)
-    if positive.any():
-        # Observed information of the changed intervals at λ̂: Σ t² e^{−λt} / (1 − e^{−λt})²,
-        # written t² / (4 sinh²(λt/2)) for accuracy at small λt.
-        c_site = site[changed]
-        x = lam[c_site] * length[changed]
-        with np.errstate(over="ignore"):
-            info_terms = np.where(x > 0, (length[changed] / (2.0 * np.sinh(x / 2.0))) ** 2, 0.0)
-        info = np.bincount(c_site, weights=info_terms, minlength=n_sites)
-        updates[positive] = lam[positive] ** 2 * info[positive]
-        exposure[positive] = updates[positive] / lam[positive]
-    return RateEvidence(
-        rate=lam,
-        updates=updates,
-        exposure=exposure,
+    unchanged: FloatArray = np.bincount(
+        site[~changed], weights=length[~changed], minlength=n_sites
+    ).astype(np.float64)
+    return IntervalEvidence(
+        changed=length[changed],
+        owner=site[changed].astype(np.int64),
+        unchanged=unchanged,
         first=first,
         last=last,
         accesses=counts.astype(np.int64),
     )
+
+
+def _grid_weights(shape: float, rate: float) -> FloatArray:
+    """Gamma(shape, rate)'s mass in each cell of the grid."""
+    mass: FloatArray = np.maximum(np.diff(gammainc(shape, rate * _CELL_EDGES)), 0.0)
+    total = mass.sum()
+    return mass / total if total > 0 else np.full(RATE_GRID.size, 1.0 / RATE_GRID.size)
+
+
+def _likelihoods(evidence: IntervalEvidence) -> FloatArray:
+    """Each site's likelihood on the grid over its largest value (rows of sites with evidence)."""
+    informed = np.flatnonzero(evidence.accesses >= 2)
+    parts = []
+    for lo in range(0, informed.size, _CHUNK):
+        chunk = informed[lo : lo + _CHUNK]
+        part = evidence.rows(int(chunk[0]), int(chunk[-1]) + 1).log_likelihood()
+        part = part[chunk - chunk[0]]
+        parts.append(np.exp(part - part.max(axis=1, keepdims=True)))
+    return np.concatenate(parts) if parts else np.zeros((0, RATE_GRID.size))
+
+
+def fit_interval_prior(evidence: IntervalEvidence) -> GammaPrior:
+    """The Gamma prior on λ that maximises the collection's marginal likelihood, each site's
+    exact likelihood summed against the prior's mass on RATE_GRID (empirical Bayes).
+
+    Sites without an interval carry no evidence; with no changed interval anywhere, a weak prior
+    of about one update a year is returned. The two parameters are searched in logarithms by
+    Nelder-Mead, from a Gamma of shape 1 at the collection's pooled mean interval; the shape is
+    kept in [1e-3, 1e4] as :func:`fit_prior` keeps it, the rate in [e^−20, e^28] pseudo-days.
+    A fit depends on its data alone.
+    """
+    if evidence.changed.size == 0:
+        return GammaPrior(*_FALLBACK)
+    lik = _likelihoods(evidence)
+    bounds = (math.log(_SHAPE_BOUNDS[0]), math.log(_SHAPE_BOUNDS[1]))
+
+    def clipped(params: FloatArray) -> GammaPrior:
+        shape = min(max(float(params[0]), bounds[0]), bounds[1])
+        return GammaPrior(math.exp(shape), math.exp(min(max(float(params[1]), -20.0), 28.0)))
+
+    def negative_log_marginal(params: FloatArray) -> float:
+        prior = clipped(params)
+        marginal = lik @ _grid_weights(prior.shape, prior.rate)
+        return float(-np.log(np.maximum(marginal, 1e-300)).sum())
+
+    pooled = (evidence.unchanged.sum() + evidence.changed.sum()) / evidence.changed.size
+    found = minimize(negative_log_marginal, np.array([0.0, math.log(pooled)]),
+                     method="Nelder-Mead",
+                     options={"xatol": 1e-6, "fatol": 1e-9, "maxiter": 4000})  # fmt: skip
+    return clipped(found.x)
+
+
+def interval_posterior(
+    prior: GammaPrior, evidence: IntervalEvidence
+) -> tuple[FloatArray, FloatArray]:
+    """(α, β) per site: the Gamma with the mean and variance of the site's posterior on
+    RATE_GRID, its exact likelihood times the prior's mass. A site without evidence gets the
+    prior's own (its mass on the grid, matched the same way)."""
+    weights = _grid_weights(prior.shape, prior.rate)
+    n = evidence.n_sites
+    mean, variance = np.empty(n), np.empty(n)
+    for lo in range(0, n, _CHUNK):
+        hi = min(lo + _CHUNK, n)
+        log_lik = evidence.rows(lo, hi).log_likelihood()
+        post = np.exp(log_lik - log_lik.max(axis=1, keepdims=True)) * weights
+        post /= post.sum(axis=1, keepdims=True)
+        mean[lo:hi] = post @ RATE_GRID
+        variance[lo:hi] = ((RATE_GRID[None, :] - mean[lo:hi, None]) ** 2 * post).sum(axis=1)
+    # A posterior on one grid rate has no width; a shape of 1e4 is already a point mass.
+    variance = np.maximum(variance, mean**2 / _SHAPE_BOUNDS[1])
+    return mean**2 / variance, mean / variance
 
 
 def fit_prior(updates: ArrayLike, exposure: ArrayLike) -> GammaPrior:

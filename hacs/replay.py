@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from hacs.bayes import fit_prior, posterior, rate_evidence
+from hacs.bayes import fit_interval_prior, interval_evidence, interval_posterior
 from hacs.estimators import estimate_many
 from hacs.ranking import crawl_probabilities, posterior_probabilities
 
@@ -98,9 +98,8 @@ def _bayes_since_copy(state: ReplayState) -> FloatArray:
     """HACS's default, exactly as a crawl list reads it: the posterior under the collection's
     fitted prior (the prior itself for a site with one copy), since the newest copy."""
     times, flags, offsets = state.arrays()
-    evidence = rate_evidence(times, flags, offsets)
-    prior = fit_prior(evidence.updates, evidence.exposure)
-    alpha, beta = posterior(prior, evidence.updates, evidence.exposure)
+    evidence = interval_evidence(times, flags, offsets)
+    alpha, beta = interval_posterior(fit_interval_prior(evidence), evidence)
     return posterior_probabilities(alpha, beta, state.last_copy, state.now, state.e_days)
 
 

@@ -23,10 +23,10 @@ from numpy.typing import NDArray
 from archive.models import Site
 from hacs.bayes import (
     GammaPrior,
-    fit_prior,
+    fit_interval_prior,
     interval_credible_bounds,
-    posterior,
-    rate_evidence,
+    interval_evidence,
+    interval_posterior,
 )
 from hacs.clock import day_end, day_start, from_days
 from hacs.estimators import estimate_many
@@ -114,10 +114,7 @@ def estimates_for_window(
         times, updated, offsets, method=Method.INTERPOLATED
         if method == Method.INTERPOLATED else Method.OBSERVED,
     )  # fmt: skip
-    # The posterior and the evidence read the observed MLE; reuse it rather than solve twice.
-    evidence = rate_evidence(
-        times, updated, offsets, observed=None if method == Method.INTERPOLATED else mle
-    )
+    evidence = interval_evidence(times, updated, offsets)
     rate = mle.rate
     alpha = beta = low = high = np.full(rate.size, np.nan)
     if method == Method.POSTERIOR:
@@ -139,7 +136,7 @@ def estimates_for_window(
                 [known[site_id] for site_id in timelines.site_ids.tolist()],
             )
         else:
-            alpha, beta = posterior(prior.gamma, evidence.updates, evidence.exposure)
+            alpha, beta = interval_posterior(prior.gamma, evidence)
         rate = alpha / beta
         low, high = interval_credible_bounds(alpha, beta)
     estimates: dict[int, Estimate] = {}
@@ -201,16 +198,16 @@ def prior_fit(*, level: str, start: datetime | None, end: datetime | None) -> Le
 
 
 def _prior_of(level: str, found: Observations, timelines: Timelines) -> LevelPrior:
-    """The prior fitted on these observations: on sites' rate evidence (homepage), on pages'
-    new links (website)."""
+    """The prior fitted on these observations: on sites' interval likelihoods (homepage), on
+    pages' new links (website)."""
     if level == Level.WEBSITE:
         site_index = np.searchsorted(timelines.site_ids, found.site_pk)
         gamma, kappa = fit_page_prior(
             page_links(site_index, found.page, found.time, found.new_links)
         )
         return LevelPrior(gamma, kappa)
-    evidence = rate_evidence(timelines.times, timelines.updated, timelines.offsets)
-    return LevelPrior(fit_prior(evidence.updates, evidence.exposure))
+    evidence = interval_evidence(timelines.times, timelines.updated, timelines.offsets)
+    return LevelPrior(fit_interval_prior(evidence))
 
 
 ESTIMATE_FIELDS = [

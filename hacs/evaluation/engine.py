@@ -75,8 +75,8 @@ class WindowScores:
     of the site's first update in (t, t + e] (+∞ when none; finite means positive), and
     ``scores`` each ranking model's score (higher ranks first; ties as in
     ``hacs.evaluation.ranking``). The posterior model (``hacs.evaluation.windows``): each
-    site's evidence ``updates`` (m) and ``exposure`` (T, days), ``last_copy`` (the window's last
-    instant), ``posterior_probability`` p, and the ``prior`` fitted on this window's sites.
+    site's posterior Gamma(``alpha``, ``beta``) on λ, ``last_copy`` (the window's last instant),
+    ``posterior_probability`` p, and the ``prior`` fitted on this window's sites.
     ``terminals`` are what a learned scorer reads (``hacs.evaluation.terminals``).
     """
 
@@ -87,8 +87,8 @@ class WindowScores:
     instants: IntArray
     first_update: FloatArray
     scores: Mapping[str, FloatArray]
-    updates: FloatArray
-    exposure: FloatArray
+    alpha: FloatArray
+    beta: FloatArray
     last_copy: FloatArray
     posterior_probability: FloatArray
     prior: GammaPrior
@@ -131,8 +131,8 @@ def window_scores(
         instants=batch.instants,
         first_update=batch.first_update,
         scores={name: batch.scores[row] for row, name in enumerate(RANKING_MODELS)},
-        updates=batch.updates,
-        exposure=batch.exposure,
+        alpha=batch.alpha,
+        beta=batch.beta,
         last_copy=batch.last_copy,
         posterior_probability=batch.posterior,
         prior=GammaPrior(float(batch.priors[0, 0]), float(batch.priors[0, 1])),

@@ -9,14 +9,14 @@ Part of :mod:`hacs.evaluation`; pure (NumPy and the estimation core). DESIGN.md 
   p = g(λ, τ, t, e) (rule 7). Unknown λ (fewer than two distinct observation instants — the
   estimators' reading; observations at one instant are one access) counts as p = 0.
 * **Posterior** (HACS's default, docs/readings.md, "the posterior since the newest copy"). The
-  same window's timeline, flagged the same way, is read as evidence on λ: a Gamma kernel of
-  m effective updates over T effective days (:func:`hacs.bayes.rate_evidence`, observed
-  intervals whatever ``method``); a window with one instant holds none (m = T = 0). Then
-  Gamma(a + m, b + T) per site (:func:`hacs.bayes.posterior`) and p = 1 − (β / (β + Δ))^α
-  with Δ = t + e − the newest copy, the window's last instant
+  same window's timeline, flagged the same way, is read as evidence on λ: its changed
+  intervals and the total of its unchanged ones (:class:`hacs.bayes.IntervalEvidence`, observed
+  intervals whatever ``method``); a window with one instant holds none. Then the posterior
+  under the prior, matched to a Gamma(α, β) per site (:func:`hacs.bayes.interval_posterior`),
+  and p = 1 − (β / (β + Δ))^α with Δ = t + e − the newest copy, the window's last instant
   (:func:`hacs.ranking.posterior_probabilities`).
 * **The prior, without looking ahead.** The Gamma(a, b) prior at reference point t is fitted by
-  :func:`hacs.bayes.fit_prior` on the evidence of every eligible site's window
+  :func:`hacs.bayes.fit_interval_prior` on the evidence of every eligible site's window
   [t − 7·prior_weeks, t] (:func:`_prior_table`; ``prior_weeks`` 12 by default, the paper's
   longest history, the same prior for every w), or on the evaluated windows themselves
   (:func:`_window_batch` without ``priors``). Either way the windows end at t, so the prior
@@ -25,8 +25,7 @@ Part of :mod:`hacs.evaluation`; pure (NumPy and the estimation core). DESIGN.md 
   across the collection, which the daily list fits on the whole collection's history; the
   windows of one or a few weeks hold so few updates that the marginal likelihood has no
   interior maximum (shape → ∞ at a fixed mean: a point mass, under which the posterior ranks
-  by the age of the copy alone), and ``fit_prior`` then runs to its iteration cap (about
-  30 times the time of a converging fit).
+  by the age of the copy alone), and the fit then runs to its bound.
 * **Positives** are looked up from the level's first updates after each t
   (``hacs.evaluation.grid``).
 
@@ -34,11 +33,10 @@ The estimate of a window depends on its unchanged intervals only through their s
 site is handed to ``estimate_many`` as a short timeline with the same first and last instants
 and the same update instants and their predecessors: the same λ and τ to rounding, observed or
 interpolated. One ``estimate_many`` call covers every reference point of a (level, w). The
-posterior's evidence is the same: ``rate_evidence`` reads a timeline through its observed MLE,
-its changed intervals and its total span, all of which the short timeline keeps; a window
-without updates has m = 0 and T = its span, the kernel's exact reading of unchanged intervals,
-and is not handed to ``rate_evidence`` at all (``tests/hacs/test_evaluation.py`` holds both
-equal to ``rate_evidence`` on the full timelines).
+posterior's evidence is the same: the short timeline keeps every changed interval and the total
+of the unchanged ones; a window without updates is its span unchanged, and is not handed to
+``interval_evidence`` at all (``tests/hacs/test_evaluation.py`` holds both equal to
+``interval_evidence`` on the full timelines).
 """
 
 from __future__ import annotations
@@ -47,7 +45,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hacs.bayes import GammaPrior, fit_prior, posterior, posterior_exposure, rate_evidence
+from hacs.bayes import (
+    GammaPrior,
+    IntervalEvidence,
+    fit_interval_prior,
+    interval_evidence,
+    interval_posterior,
+    posterior_exposure,
+)
 from hacs.estimators import change_probability, estimate_many
 from hacs.evaluation.grid import _Grid, _Level
 from hacs.evaluation.pages import _page_posteriors, _page_priors, _PageCopies
@@ -64,9 +69,9 @@ class _Batch:
 
     Pairs of reference point r are ``offsets[r]:offsets[r + 1]``. ``scores`` has one row per
     entry of RANKING_MODELS; ``changes`` is each window's number of update instants (GP4C's
-    X). The posterior model: each pair's evidence ``updates`` (m) and
-    ``exposure`` (T), its ``last_copy`` (the window's last instant) and ``posterior``
-    probability; ``priors[r]`` is the (shape, rate) of the prior used at reference point r.
+    X). The posterior model: each pair's posterior Gamma(``alpha``, ``beta``), its
+    ``last_copy`` (the window's last instant) and ``posterior`` probability; ``priors[r]`` is
+    the (shape, rate) of the prior used at reference point r.
     """
 
     r: IntArray
@@ -79,8 +84,8 @@ class _Batch:
     first_update: FloatArray
     changes: IntArray
     scores: FloatArray
-    updates: FloatArray
-    exposure: FloatArray
+    alpha: FloatArray
+    beta: FloatArray
     last_copy: FloatArray
     posterior: FloatArray
     priors: FloatArray
@@ -160,10 +165,10 @@ def _prior_table(
     if pages is not None:
         return _page_priors(pages, grid.t, weeks, every)
     pairs = _pairs(level, grid, weeks)
-    _, _, updates, exposure = _estimate_pairs(
+    _, _, evidence = _estimate_pairs(
         level.inst_time, pairs.a, pairs.b, pairs.fl_pair, pairs.fl_inst, "observed"
     )
-    return _priors(updates, exposure, pairs.offsets, every)
+    return _priors(evidence, pairs.offsets, every)
 
 
 def _window_batch(
@@ -183,8 +188,7 @@ def _window_batch(
     :func:`_prior_table`), or, when None, priors fitted on these windows every ``prior_every``
     points. With ``pages`` (a website table with link counts) the posterior is the sum of the
     pages' posteriors from their new links (``hacs.evaluation.pages``), as HACS's default reads
-    the website level; the merged timeline's evidence is still returned as ``updates`` and
-    ``exposure``.
+    the website level.
     """
     pairs = _pairs(level, grid, w)
     r, site, offsets, a, b = pairs.r, pairs.site, pairs.offsets, pairs.a, pairs.b
@@ -192,7 +196,7 @@ def _window_batch(
     n_pairs = r.size
 
     t = grid.t[r]
-    rate, tau, updates, exposure = _estimate_pairs(level.inst_time, a, b, fl_pair, fl_inst, method)
+    rate, tau, evidence = _estimate_pairs(level.inst_time, a, b, fl_pair, fl_inst, method)
     known = np.isfinite(rate)
     probability = np.zeros(n_pairs)
     probability[known] = change_probability(rate[known], tau[known], t[known], grid.e)
@@ -202,8 +206,8 @@ def _window_batch(
         alpha, beta = _page_posteriors(pages, grid.t, w, priors, offsets, site)
     else:
         if priors is None:
-            priors = _priors(updates, exposure, offsets, prior_every)
-        alpha, beta = _posteriors(priors, updates, exposure, offsets)
+            priors = _priors(evidence, offsets, prior_every)
+        alpha, beta = _posteriors(priors, evidence, offsets)
     last_copy = level.inst_time[b - 1]
     chance = posterior_probabilities(alpha, beta, last_copy, t, grid.e)
     # The posterior ranks by its exponent α ln(1 + Δ/β): the order of p, without p rounding to 1.
@@ -220,21 +224,21 @@ def _window_batch(
         first_update=level.pos_time[r, site],
         changes=np.bincount(fl_pair, minlength=n_pairs).astype(np.int64),
         scores=scores,
-        updates=updates,
-        exposure=exposure,
+        alpha=alpha,
+        beta=beta,
         last_copy=last_copy,
         posterior=chance,
         priors=priors,
     )
 
 
-def _priors(updates: FloatArray, exposure: FloatArray, offsets: IntArray, every: int) -> FloatArray:
+def _priors(evidence: IntervalEvidence, offsets: IntArray, every: int) -> FloatArray:
     """(shape, rate) of the prior used at each reference point r, one row per r.
 
-    Empirical Bayes without looking ahead: :func:`hacs.bayes.fit_prior` on the evidence of every
-    eligible site's window at the refit points r = 0, every, 2·every, …, each used from its
-    point until the next. Those windows end at t_r, so the prior at t uses no observation after
-    t. Costs one fit per refit point (``bench/evaluation.py --demo`` prints it).
+    Empirical Bayes without looking ahead: :func:`hacs.bayes.fit_interval_prior` on the
+    evidence of every eligible site's window at the refit points r = 0, every, 2·every, …, each
+    used from its point until the next. Those windows end at t_r, so the prior at t uses no
+    observation after t. Costs one fit per refit point (``bench/evaluation.py --demo`` prints it).
     """
     n_refs = offsets.size - 1
     priors = np.empty((n_refs, 2))
@@ -242,21 +246,22 @@ def _priors(updates: FloatArray, exposure: FloatArray, offsets: IntArray, every:
     for r in range(n_refs):
         if r % every == 0:
             lo, hi = int(offsets[r]), int(offsets[r + 1])
-            prior = fit_prior(updates[lo:hi], exposure[lo:hi])
+            prior = fit_interval_prior(evidence.rows(lo, hi))
         priors[r] = (prior.shape, prior.rate)
     return priors
 
 
 def _posteriors(
-    priors: FloatArray, updates: FloatArray, exposure: FloatArray, offsets: IntArray
+    priors: FloatArray, evidence: IntervalEvidence, offsets: IntArray
 ) -> tuple[FloatArray, FloatArray]:
-    """(α, β) of every pair: :func:`hacs.bayes.posterior` under its reference point's prior."""
-    alpha = np.empty(updates.size)
-    beta = np.empty(updates.size)
+    """(α, β) of every pair: :func:`hacs.bayes.interval_posterior` under its reference point's
+    prior."""
+    alpha = np.empty(evidence.n_sites)
+    beta = np.empty(evidence.n_sites)
     for r in np.flatnonzero(np.diff(offsets)).tolist():
         lo, hi = int(offsets[r]), int(offsets[r + 1])
         prior = GammaPrior(float(priors[r, 0]), float(priors[r, 1]))
-        alpha[lo:hi], beta[lo:hi] = posterior(prior, updates[lo:hi], exposure[lo:hi])
+        alpha[lo:hi], beta[lo:hi] = interval_posterior(prior, evidence.rows(lo, hi))
     return alpha, beta
 
 
@@ -267,14 +272,14 @@ def _estimate_pairs(
     fl_pair: IntArray,
     fl_inst: IntArray,
     method: str,
-) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-    """λ, τ and the posterior's evidence (m, T) of each window [a, b) of instants with update
+) -> tuple[FloatArray, FloatArray, IntervalEvidence]:
+    """λ, τ and the posterior's evidence of each window [a, b) of instants with update
     instants ``fl_inst`` (rules 5-7).
 
     HACS paper, Eqs. 4 and 5 (observed, Section II-B1) or the interpolated estimate (Section
     II-B2), by :func:`hacs.estimators.estimate_many`; τ is the last known update time (II-E).
-    The evidence by :func:`hacs.bayes.rate_evidence` on the same timelines (the module
-    docstring); without updates m = 0 and T = the window's span.
+    The evidence by :func:`hacs.bayes.interval_evidence` on the same timelines (the module
+    docstring); without updates, the window's span unchanged.
 
     A window without updates has λ = 0 (or unknown with one instant) and τ at its first
     instant. The others go to ``estimate_many`` as short timelines: the first instant, each
@@ -287,11 +292,16 @@ def _estimate_pairs(
     m = np.bincount(fl_pair, minlength=n_pairs)
     rate = np.where(b - a >= 2, 0.0, np.nan)
     tau = inst_time[a].copy()
-    updates = np.zeros(n_pairs)
-    exposure = inst_time[b - 1] - inst_time[a]
+    unchanged = inst_time[b - 1] - inst_time[a]
     busy = np.flatnonzero(m)
+
+    def evidence(changed: FloatArray, owner: IntArray) -> IntervalEvidence:
+        return IntervalEvidence(changed=changed, owner=owner, unchanged=unchanged,
+                                first=inst_time[a], last=inst_time[b - 1],
+                                accesses=(b - a).astype(np.int64))  # fmt: skip
+
     if busy.size == 0:
-        return rate, tau, updates, exposure
+        return rate, tau, evidence(np.zeros(0), np.zeros(0, dtype=np.int64))
     seg_len = 2 + 2 * m[busy]
     seg_end = np.cumsum(seg_len)
     seg_start = seg_end - seg_len
@@ -316,9 +326,6 @@ def _estimate_pairs(
     result = estimate_many(times, flags, offsets, method=method)
     rate[busy] = result.rate
     tau[busy] = result.tau
-    evidence = rate_evidence(
-        times, flags, offsets, observed=result if method == "observed" else None
-    )
-    updates[busy] = evidence.updates
-    exposure[busy] = evidence.exposure
-    return rate, tau, updates, exposure
+    found = interval_evidence(times, flags, offsets)
+    unchanged[busy] = found.unchanged
+    return rate, tau, evidence(found.changed, busy[found.owner])

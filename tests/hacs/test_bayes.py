@@ -1,4 +1,4 @@
-"""hacs.bayes: the Gamma evidence of a timeline, the collection's prior, posteriors and p."""
+"""hacs.bayes: a timeline's exact evidence, the collection's prior, posteriors and p."""
 
 from __future__ import annotations
 
@@ -9,11 +9,10 @@ import pytest
 from scipy.integrate import quad
 
 from hacs import bayes
-from hacs.estimators import estimate_many, mle_rate
 
 
-def one(times: list[float], flags: list[bool]) -> bayes.RateEvidence:
-    return bayes.rate_evidence(np.array(times), np.array(flags), np.array([0, len(times)]))
+def one(times: list[float], flags: list[bool]) -> bayes.IntervalEvidence:
+    return bayes.interval_evidence(np.array(times), np.array(flags), np.array([0, len(times)]))
 
 
 def log_likelihood(lam: float, changed: list[float], unchanged: list[float]) -> float:
@@ -21,46 +20,129 @@ def log_likelihood(lam: float, changed: list[float], unchanged: list[float]) -> 
     return sum(math.log(-math.expm1(-lam * t)) for t in changed) - lam * sum(unchanged)
 
 
-def test_no_update_is_exact_exposure_and_no_updates() -> None:
-    evidence = one([0.0, 10.0, 30.0, 60.0], [False] * 4)
-    assert evidence.rate[0] == 0.0
-    assert evidence.updates[0] == 0.0
-    assert evidence.exposure[0] == 60.0
-    assert (evidence.first[0], evidence.last[0], evidence.accesses[0]) == (0.0, 60.0, 4)
+def random_timelines(
+    rng: np.random.Generator, sites: int, max_len: int = 12
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    times: list[float] = []
+    flags: list[bool] = []
+    offsets = [0]
+    for _ in range(sites):
+        n = int(rng.integers(0, max_len))
+        t = np.sort(rng.choice(np.arange(0.0, 600.0, 0.5), n, replace=False))
+        if n > 2:
+            t[2] = t[1]  # two observations at one instant: one access
+        f = rng.random(n) < 0.4
+        f[: min(n, 1)] = False  # the baseline
+        times += t.tolist()
+        flags += f.tolist()
+        offsets.append(len(times))
+    return np.array(times), np.array(flags), np.array(offsets)
 
 
-def test_the_kernel_has_the_likelihoods_mode_and_curvature() -> None:
-    times = [0.0, 10.0, 25.0, 30.0, 70.0, 71.0, 120.0]
-    flags = [False, True, False, True, False, True, False]
-    evidence = one(times, flags)
-    intervals = np.diff(times)
-    changed = [float(t) for t, f in zip(intervals, flags[1:], strict=True) if f]
-    unchanged = [float(t) for t, f in zip(intervals, flags[1:], strict=True) if not f]
-    lam = mle_rate(changed, unchanged)
-    m, big_t = evidence.updates[0], evidence.exposure[0]
-    assert m / big_t == pytest.approx(lam, rel=1e-12)  # the kernel's mode is the MLE
-    h = lam * 1e-4
-    curvature = (
-        log_likelihood(lam + h, changed, unchanged)
-        - 2 * log_likelihood(lam, changed, unchanged)
-        + log_likelihood(lam - h, changed, unchanged)
-    ) / h**2
-    assert -m / lam**2 == pytest.approx(curvature, rel=1e-5)
+def slow_evidence(times: list[float], flags: list[bool]) -> tuple[list[float], list[float]]:
+    """One site's changed and unchanged intervals, from its distinct instants in order (an
+    instant is changed when any of its observations is; the first is the baseline)."""
+    instants = sorted(set(times))
+    changed_at = {i: any(f for t, f in zip(times, flags, strict=True) if t == i) for i in instants}
+    changed: list[float] = []
+    unchanged: list[float] = []
+    for before, after in zip(instants, instants[1:], strict=False):
+        (changed if changed_at[after] else unchanged).append(after - before)
+    return changed, unchanged
 
 
-def test_small_rates_count_each_changed_interval_as_one_update() -> None:
-    times = [0.0, 1.0, 2.0, 1000.0, 2000.0, 2001.0]
-    flags = [False, True, False, False, False, True]
-    evidence = one(times, flags)
-    assert evidence.updates[0] == pytest.approx(2.0, rel=1e-2)
+def test_the_evidence_is_rule_5s_likelihood_on_random_timelines() -> None:
+    rng = np.random.default_rng(9)
+    times, flags, offsets = random_timelines(rng, 300)
+    evidence = bayes.interval_evidence(times, flags, offsets)
+    log_lik = evidence.log_likelihood()
+    assert log_lik.shape == (300, bayes.RATE_GRID.size)
+    for site in range(300):
+        lo, hi = int(offsets[site]), int(offsets[site + 1])
+        site_times, site_flags = times[lo:hi].tolist(), flags[lo:hi].tolist()
+        changed, unchanged = slow_evidence(site_times, site_flags)
+        assert evidence.accesses[site] == len(set(site_times))
+        assert evidence.unchanged[site] == pytest.approx(sum(unchanged), abs=1e-9)
+        assert sorted(evidence.changed[evidence.owner == site]) == pytest.approx(sorted(changed))
+        for j in (0, 40, 119):
+            lam = float(bayes.RATE_GRID[j])
+            expected = log_likelihood(lam, changed, unchanged)
+            assert log_lik[site, j] == pytest.approx(expected, rel=1e-9, abs=1e-9), site
+        if site_times:
+            assert (evidence.first[site], evidence.last[site]) == (min(site_times), max(site_times))
+        else:
+            assert np.isnan(evidence.first[site]) and evidence.accesses[site] == 0
+
+
+def test_rows_are_the_evidence_of_those_sites_alone() -> None:
+    times, flags, offsets = random_timelines(np.random.default_rng(4), 50)
+    evidence = bayes.interval_evidence(times, flags, offsets)
+    part = evidence.rows(10, 30)
+    assert part.n_sites == 20
+    np.testing.assert_allclose(part.log_likelihood(), evidence.log_likelihood()[10:30])
 
 
 def test_unknown_history_has_no_evidence() -> None:
-    evidence = bayes.rate_evidence(np.array([5.0]), np.array([False]), np.array([0, 0, 1]))
-    assert np.isnan(evidence.rate).all()
-    assert evidence.updates.tolist() == [0.0, 0.0]
-    assert evidence.exposure.tolist() == [0.0, 0.0]
+    evidence = bayes.interval_evidence(np.array([5.0]), np.array([False]), np.array([0, 0, 1]))
+    assert evidence.changed.size == 0 and evidence.unchanged.tolist() == [0.0, 0.0]
+    assert np.all(evidence.log_likelihood() == 0.0)
     assert np.isnan(evidence.first[0]) and evidence.first[1] == 5.0
+
+
+def slow_posterior_moments(prior: bayes.GammaPrior, changed: list[float], unchanged: list[float]):
+    """The posterior's mean and variance under the Gamma prior, by quadrature on a fine grid
+    of log λ reaching far below and above RATE_GRID (no cells, no matching)."""
+    log_lam = np.linspace(math.log(1e-12), math.log(50.0), 40001)
+    lam = np.exp(log_lam)
+    log_density = prior.shape * log_lam - prior.rate * lam  # Gamma density × λ (dλ = λ d log λ)
+    log_post = log_density + np.array([log_likelihood(x, changed, unchanged) for x in lam])
+    weight = np.exp(log_post - log_post.max())
+    weight /= weight.sum()
+    mean = float(weight @ lam)
+    return mean, float(weight @ (lam - mean) ** 2)
+
+
+@pytest.mark.parametrize(
+    ("times", "flags"),
+    [
+        (
+            [0.0, 10.0, 25.0, 30.0, 70.0, 71.0, 120.0],
+            [False, True, False, True, False, True, False],
+        ),
+        ([0.0, 30.0, 60.0, 90.0], [False, False, True, False]),
+        ([0.0, 7.0, 14.0, 21.0, 28.0], [False, True, True, True, True]),
+        ([0.0, 400.0], [False, False]),
+    ],
+)
+def test_the_posterior_has_the_exact_posteriors_mean_and_variance(
+    times: list[float], flags: list[bool]
+) -> None:
+    prior = bayes.GammaPrior(shape=0.8, rate=60.0)
+    alpha, beta = bayes.interval_posterior(prior, one(times, flags))
+    changed, unchanged = slow_evidence(times, flags)
+    mean, variance = slow_posterior_moments(prior, changed, unchanged)
+    # The grid is 9 % apart: its moments agree with the fine quadrature to a few per cent.
+    assert float(alpha[0] / beta[0]) == pytest.approx(mean, rel=0.03)
+    assert float(alpha[0] / beta[0] ** 2) == pytest.approx(variance, rel=0.06)
+
+
+def test_a_site_without_evidence_gets_the_prior() -> None:
+    prior = bayes.GammaPrior(shape=1.5, rate=90.0)
+    alpha, beta = bayes.interval_posterior(prior, one([12.0], [False]))
+    assert float(alpha[0] / beta[0]) == pytest.approx(1.5 / 90.0, rel=0.01)
+    assert float(alpha[0]) == pytest.approx(1.5, rel=0.02)
+
+
+def test_every_interval_changed_is_not_an_infinite_rate() -> None:
+    """The MLE of a timeline whose every interval changed is infinite; the posterior is finite,
+    above the collection's mean, and grows with the number of such intervals."""
+    prior = bayes.GammaPrior(shape=1.0, rate=30.0)
+    means = []
+    for n in (2, 5, 20):
+        times = [7.0 * k for k in range(n + 1)]
+        alpha, beta = bayes.interval_posterior(prior, one(times, [False] + [True] * n))
+        means.append(float(alpha[0] / beta[0]))
+    assert 1 / 30 < means[0] < means[1] < means[2] < float(bayes.RATE_GRID[-1])
 
 
 def test_the_prior_recovers_a_gamma_population_of_rates() -> None:
@@ -95,9 +177,8 @@ def test_thin_history_never_looks_certain() -> None:
     """Four observations with one update: the MLE says p = 1.000 within weeks; the posterior
     under a collection prior stays moderate until the last copy is old."""
     times, flags = [0.0, 30.0, 60.0, 90.0], [False, False, True, False]
-    evidence = one(times, flags)
     prior = bayes.GammaPrior(shape=0.9, rate=100.0)
-    alpha, beta = bayes.posterior(prior, evidence.updates, evidence.exposure)
+    alpha, beta = bayes.interval_posterior(prior, one(times, flags))
     assert float(bayes.change_probability_since(alpha, beta, 40.0)[0]) < 0.5
     assert float(bayes.change_probability_since(alpha, beta, prior.mean_interval_days)[0]) < 0.99
 
@@ -110,23 +191,71 @@ def test_credible_bounds_hold_the_posterior_mean_interval() -> None:
         bayes.interval_credible_bounds(1.0, 1.0, level=1.5)
 
 
-def test_evidence_agrees_with_the_mle_on_many_sites() -> None:
-    rng = np.random.default_rng(9)
-    times, flags, offsets = [], [], [0]
-    for _ in range(300):
-        n = int(rng.integers(0, 12))
-        t = np.sort(rng.uniform(0, 500, n))
-        f = rng.random(n) < 0.4
-        if n:
-            f[0] = False
+def simulated_captures(
+    rng: np.random.Generator, lam: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each site captured at irregular times over two years (gaps of 1 to 60 days); a capture
+    is changed when the site's Poisson process had an event since the capture before."""
+    times: list[float] = []
+    flags: list[bool] = []
+    offsets = [0]
+    for rate in lam.tolist():
+        t = np.cumsum(rng.uniform(1.0, 60.0, 40))
+        t = t[t < 730.0]
+        events = np.cumsum(rng.exponential(1.0 / rate, 200))
+        seen = np.searchsorted(events, t)
         times += t.tolist()
-        flags += f.tolist()
+        flags += [False, *(np.diff(seen) > 0).tolist()]
         offsets.append(len(times))
-    evidence = bayes.rate_evidence(np.array(times), np.array(flags), np.array(offsets))
-    mle = estimate_many(np.array(times), np.array(flags), np.array(offsets))
-    positive = np.isfinite(mle.rate) & (mle.rate > 0)
-    assert np.allclose(evidence.updates[positive] / evidence.exposure[positive], mle.rate[positive])
-    assert np.all(evidence.updates[~positive] == 0)
+    return np.array(times), np.array(flags), np.array(offsets)
+
+
+def test_the_interval_prior_recovers_a_gamma_population_of_rates() -> None:
+    rng = np.random.default_rng(5)
+    shape, rate = 1.2, 60.0  # mean interval 50 days
+    lam = rng.gamma(shape, 1 / rate, 1500)
+    prior = bayes.fit_interval_prior(bayes.interval_evidence(*simulated_captures(rng, lam)))
+    assert prior.shape == pytest.approx(shape, rel=0.2)
+    assert prior.mean_interval_days == pytest.approx(rate / shape, rel=0.1)
+
+
+def slow_interval_marginal(prior: bayes.GammaPrior, evidence: bayes.IntervalEvidence) -> float:
+    """The collection's log marginal likelihood, site by site: each grid rate's likelihood from
+    the site's intervals, weighted by the Gamma's mass in the rate's cell."""
+    from scipy.stats import gamma as gamma_distribution
+
+    grid = bayes.RATE_GRID.tolist()
+    edges = [0.0] + [math.sqrt(x * y) for x, y in zip(grid, grid[1:], strict=False)] + [math.inf]
+    cdf = [float(gamma_distribution.cdf(e, prior.shape, scale=1 / prior.rate)) for e in edges]
+    mass = [high - low for low, high in zip(cdf, cdf[1:], strict=False)]
+    total = 0.0
+    for site in range(evidence.n_sites):
+        changed = evidence.changed[evidence.owner == site].tolist()
+        unchanged = [float(evidence.unchanged[site])]
+        total += math.log(
+            sum(m * math.exp(log_likelihood(lam, changed, unchanged)) for lam, m in
+                zip(grid, mass, strict=True)) / sum(mass)
+        )  # fmt: skip
+    return total
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_interval_prior_is_the_marginal_likelihoods_maximum(seed: int) -> None:
+    """No (shape, rate) on a wide grid around the fit has a higher marginal likelihood."""
+    rng = np.random.default_rng(seed)
+    lam = rng.gamma(rng.uniform(0.3, 3), 1 / rng.uniform(10, 200), 60)
+    evidence = bayes.interval_evidence(*simulated_captures(rng, lam))
+    found = bayes.fit_interval_prior(evidence)
+    best = slow_interval_marginal(found, evidence)
+    for shape_factor in (0.5, 0.8, 1.25, 2.0):
+        for rate_factor in (0.5, 0.8, 1.0, 1.25, 2.0):
+            other = bayes.GammaPrior(found.shape * shape_factor, found.rate * rate_factor)
+            assert slow_interval_marginal(other, evidence) <= best + 1e-6
+
+
+def test_a_collection_without_a_change_gets_a_weak_interval_prior() -> None:
+    prior = bayes.fit_interval_prior(one([0.0, 10.0, 50.0], [False, False, False]))
+    assert (prior.shape, prior.mean_interval_days) == (1.0, 365.0)
 
 
 def slow_log_marginal(prior: bayes.GammaPrior, m: np.ndarray, big_t: np.ndarray) -> float:

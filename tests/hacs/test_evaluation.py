@@ -18,7 +18,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hacs.bayes import GammaPrior, fit_prior, posterior, posterior_exposure, rate_evidence
+from hacs.bayes import (
+    GammaPrior,
+    fit_interval_prior,
+    interval_evidence,
+    interval_posterior,
+    posterior_exposure,
+)
 from hacs.estimators import change_probability, estimate
 from hacs.evaluation import (
     DEFAULT_THETAS,
@@ -141,17 +147,16 @@ class SlowSite:
     probability: float
     first_update: float  # +inf when not positive
     scores: dict[str, float]
-    updates: float = math.nan  # the posterior's evidence m and T, its p
-    exposure: float = math.nan
+    alpha: float = math.nan  # the posterior Gamma(α, β), its p
+    beta: float = math.nan
     posterior: float = math.nan
 
 
 def slow_evidence(
     observations: list[Obs], n_sites: int, start: float, t: float
-) -> dict[int, tuple[float, float, float]]:
-    """Per eligible site: the window's evidence (m, T) by ``rate_evidence`` on the site's own
-    full window timeline (rules 3 and 4 by set arithmetic), and its newest copy."""
-    result: dict[int, tuple[float, float, float]] = {}
+) -> dict[int, tuple[list[float], list[bool]]]:
+    """Per eligible site: its own full window timeline (rules 3 and 4 by set arithmetic)."""
+    result: dict[int, tuple[list[float], list[bool]]] = {}
     for site in range(n_sites):
         pages: dict[int, list[Obs]] = {}
         for o in observations:
@@ -160,17 +165,19 @@ def slow_evidence(
         timelines = [[(o.time, o.links) for o in sorted(obs, key=lambda o: o.index)]
                      for obs in pages.values()]  # fmt: skip
         times, flags = slow_window_timeline(timelines, start, t)
-        if not times:
-            continue
-        evidence = rate_evidence(times, flags, [0, len(times)])
-        result[site] = (float(evidence.updates[0]), float(evidence.exposure[0]), max(times))
+        if times:
+            result[site] = (times, flags)
     return result
 
 
 def slow_prior(observations: list[Obs], n_sites: int, t: float, weeks: int) -> GammaPrior:
-    """The prior at t: ``fit_prior`` on every eligible site's evidence in [t − 7·weeks, t]."""
-    evidence = slow_evidence(observations, n_sites, t - 7.0 * weeks, t)
-    return fit_prior([m for m, _, _ in evidence.values()], [x for _, x, _ in evidence.values()])
+    """The prior at t: ``fit_interval_prior`` on every eligible site's evidence in
+    [t − 7·weeks, t], each site's timeline read by ``interval_evidence`` on its own."""
+    timelines = slow_evidence(observations, n_sites, t - 7.0 * weeks, t).values()
+    times = [x for site_times, _ in timelines for x in site_times]
+    flags = [f for _, site_flags in timelines for f in site_flags]
+    offsets = np.cumsum([0, *(len(site_times) for site_times, _ in timelines)])
+    return fit_interval_prior(interval_evidence(times, flags, offsets))
 
 
 def slow_window(
@@ -234,17 +241,20 @@ def slow_window(
             gad = float(
                 sum((Fraction(2 ** (i - 1), 2**n - 1) for i, f in enumerate(flags, 1) if f), 0)
             )
-        m, exposure, copy = evidence[site]
+        site_times, site_flags = evidence[site]
+        copy = max(site_times)
         assert copy == last
-        alpha, beta = posterior(prior, [m], [exposure])
+        alpha, beta = interval_posterior(
+            prior, interval_evidence(site_times, site_flags, [0, len(site_times)])
+        )
         p_post = float(posterior_probabilities(alpha, beta, [copy], t, e)[0])
         result[site] = SlowSite(
             rate=est.rate,
             tau=est.tau,
             probability=p,
             first_update=first_update,
-            updates=m,
-            exposure=exposure,
+            alpha=float(alpha[0]),
+            beta=float(beta[0]),
             posterior=p_post,
             scores={
                 "hacs": p,
@@ -476,13 +486,11 @@ def compare_window(observations: list[Obs], n_sites: int, t: float, w: int, meth
         assert close(float(fast.tau[j]), ref.tau), where
         assert close(float(fast.probability[j]), ref.probability), where
         assert float(fast.first_update[j]) == ref.first_update, where
-        # The posterior's evidence from the compressed timelines equals rate_evidence on the
-        # full window timeline; one instant holds none. Its prior comes from a Nelder-Mead run
-        # over sums in another order: equal to its tolerance.
-        assert close(float(fast.updates[j]), ref.updates, abs_=1e-9), where
-        assert close(float(fast.exposure[j]), ref.exposure, abs_=1e-9), where
-        if fast.instants[j] == 1:
-            assert fast.updates[j] == 0 and fast.exposure[j] == 0, where
+        # The posterior from the compressed timelines equals interval_evidence's on the full
+        # window timeline. Its prior comes from a Nelder-Mead run over sums in another order:
+        # equal to its tolerance.
+        assert close(float(fast.alpha[j]), ref.alpha, 1e-6), where
+        assert close(float(fast.beta[j]), ref.beta, 1e-6), where
         assert close(float(fast.posterior_probability[j]), ref.posterior, 1e-6), where
         for model, value in ref.scores.items():
             rel = 1e-6 if model == "posterior" else REL
@@ -1085,14 +1093,19 @@ def test_a_prior_refitted_every_few_points_is_carried_forward() -> None:
 
 
 def test_a_window_of_one_instant_has_the_prior_as_posterior() -> None:
-    """No evidence: p = 1 − (b/(b + Δ))^a with the prior's (a, b) and Δ = t + e − the copy."""
+    """No evidence: p = 1 − (β/(β + Δ))^α with the prior's (α, β) and Δ = t + e − the copy."""
     table = hand_table()
     scores = window_scores(table, t=14.0, w_weeks=1)
     # Site 2's only observation in [7, 14] is at 8.
     j = scores.site.tolist().index(2)
-    assert scores.instants[j] == 1 and scores.updates[j] == 0 and scores.exposure[j] == 0
-    a, b = scores.prior.shape, scores.prior.rate
-    assert close(float(scores.posterior_probability[j]), 1 - (b / (b + 14.0 + 7.0 - 8.0)) ** a)
+    assert scores.instants[j] == 1
+    a, b = interval_posterior(scores.prior, interval_evidence([8.0], [False], [0, 1]))
+    assert close(float(scores.alpha[j]), float(a[0])) and close(float(scores.beta[j]), float(b[0]))
+    # The prior's mass on the rate grid, matched to a Gamma: the prior's own mean to within the
+    # grid's spacing (9 %; this prior is nearly a point mass, between two grid rates).
+    assert close(float(a[0] / b[0]), scores.prior.shape / scores.prior.rate, 0.05)
+    expected = 1 - (float(b[0]) / (float(b[0]) + 14.0 + 7.0 - 8.0)) ** float(a[0])
+    assert close(float(scores.posterior_probability[j]), expected)
     assert scores.last_copy[j] == 8.0
 
 
