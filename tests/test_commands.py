@@ -113,6 +113,8 @@ def test_each_list_says_who_built_it(sites: list[Site], logged_in_client: Any) -
     page = logged_in_client.get(reverse("crawl-list")).content.decode()
     for label in built.values():
         assert label in page
+    # Stored lists are dated as every other page dates a day.
+    assert '<time datetime="2024-03-15">15 Mar 2024</time> · Homepage' in page
 
 
 def test_the_command_refuses_a_list_of_every_site_as_the_form_does(sites: list[Site]) -> None:
