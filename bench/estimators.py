@@ -37,6 +37,14 @@ def synthetic_sites(
     n_sites: int, seed: int
 ) -> tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.int64]]:
     """Flat (times, updated, offsets) for ``n_sites`` simulated sites."""
+    times, updated, offsets, _rates = synthetic_sites_with_rates(n_sites, seed)
+    return times, updated, offsets
+
+
+def synthetic_sites_with_rates(
+    n_sites: int, seed: int
+) -> tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.int64], NDArray[np.float64]]:
+    """:func:`synthetic_sites` and each site's true rate per day."""
     rng = np.random.default_rng(seed)
     counts = rng.integers(30, 51, size=n_sites)  # 30..50 observations, about 40
     offsets = np.zeros(n_sites + 1, dtype=np.int64)
@@ -65,7 +73,7 @@ def synthetic_sites(
     dt[first] = 0.0
     updated = rng.random(size) < -np.expm1(-rate[site] * dt)
     updated[first] = False
-    return times, updated, offsets
+    return times, updated, offsets, rate
 
 
 def loop_rates(

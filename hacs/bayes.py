@@ -82,8 +82,9 @@ RATE_GRID: FloatArray = np.exp(np.linspace(math.log(1 / 5000), math.log(5.0), 12
 # The cells around the grid's rates, at the geometric midpoints: the first reaches down to 0,
 # the last up to ∞, so that the prior's whole mass lies on the grid.
 _CELL_EDGES = np.r_[0.0, np.sqrt(RATE_GRID[1:] * RATE_GRID[:-1]), np.inf]
-# Rows of the grid read at once: bounds the memory of a posterior to about 16 MB.
+# Sites, and changed intervals, read onto the grid at once: about 16 MB and 64 MB of rows.
 _CHUNK = 16384
+_BLOCK = 65536
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,12 +122,15 @@ class IntervalEvidence:
         )
 
     def log_likelihood(self) -> FloatArray:
-        """log L(λ) on RATE_GRID, one row per site: Σ log(1 − exp(−λ t_c)) − λ Σ t_u."""
+        """log L(λ) on RATE_GRID, one row per site: Σ log(1 − exp(−λ t_c)) − λ Σ t_u. The
+        changed intervals are read _BLOCK at a time, so memory stays bounded however many a
+        site holds."""
         result: FloatArray = -np.outer(self.unchanged, RATE_GRID)
-        if self.changed.size:
-            terms = np.log(-np.expm1(-np.outer(self.changed, RATE_GRID)))
-            starts = np.flatnonzero(np.r_[True, self.owner[1:] != self.owner[:-1]])
-            result[self.owner[starts]] += np.add.reduceat(terms, starts, axis=0)
+        for lo in range(0, self.changed.size, _BLOCK):
+            changed, owner = self.changed[lo : lo + _BLOCK], self.owner[lo : lo + _BLOCK]
+            terms = np.log(-np.expm1(-np.outer(changed, RATE_GRID)))
+            starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+            result[owner[starts]] += np.add.reduceat(terms, starts, axis=0)
         return result
 
 

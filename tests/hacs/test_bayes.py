@@ -82,6 +82,17 @@ def test_rows_are_the_evidence_of_those_sites_alone() -> None:
     np.testing.assert_allclose(part.log_likelihood(), evidence.log_likelihood()[10:30])
 
 
+def test_changed_intervals_read_in_blocks_give_the_same_likelihood(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    times, flags, offsets = random_timelines(np.random.default_rng(6), 80, max_len=30)
+    evidence = bayes.interval_evidence(times, flags, offsets)
+    whole = evidence.log_likelihood()
+    monkeypatch.setattr(bayes, "_BLOCK", 7)  # sites straddle the blocks
+    assert evidence.changed.size > 7 * 10
+    np.testing.assert_allclose(evidence.log_likelihood(), whole, rtol=1e-12, atol=1e-12)
+
+
 def test_unknown_history_has_no_evidence() -> None:
     evidence = bayes.interval_evidence(np.array([5.0]), np.array([False]), np.array([0, 0, 1]))
     assert evidence.changed.size == 0 and evidence.unchanged.tolist() == [0.0, 0.0]
