@@ -223,13 +223,16 @@ def interval_posterior(
     """(α, β) per site: the Gamma with the mean and variance of the site's posterior on
     RATE_GRID, its exact likelihood times the prior's mass. A site without evidence gets the
     prior's own (its mass on the grid, matched the same way)."""
-    weights = _grid_weights(prior.shape, prior.rate)
+    # In logarithms: a prior nearly a point mass, far from where a site's likelihood peaks,
+    # would otherwise leave a posterior of zeros.
+    with np.errstate(divide="ignore"):
+        log_weights = np.log(_grid_weights(prior.shape, prior.rate))
     n = evidence.n_sites
     mean, variance = np.empty(n), np.empty(n)
     for lo in range(0, n, _CHUNK):
         hi = min(lo + _CHUNK, n)
-        log_lik = evidence.rows(lo, hi).log_likelihood()
-        post = np.exp(log_lik - log_lik.max(axis=1, keepdims=True)) * weights
+        log_post = evidence.rows(lo, hi).log_likelihood() + log_weights
+        post = np.exp(log_post - log_post.max(axis=1, keepdims=True))
         post /= post.sum(axis=1, keepdims=True)
         mean[lo:hi] = post @ RATE_GRID
         variance[lo:hi] = ((RATE_GRID[None, :] - mean[lo:hi, None]) ** 2 * post).sum(axis=1)

@@ -144,6 +144,17 @@ def test_a_site_without_evidence_gets_the_prior() -> None:
     assert float(alpha[0]) == pytest.approx(1.5, rel=0.02)
 
 
+def test_a_point_mass_prior_far_from_the_evidence_still_gives_a_posterior() -> None:
+    """A prior of shape 1e4 at one change in 100 days, and a site that changed in each of
+    400 daily intervals: the likelihood there is e^−1840 of its peak (0 in floating point),
+    yet the posterior is finite and sits at the prior."""
+    prior = bayes.GammaPrior(shape=1e4, rate=1e6)
+    times = [float(k) for k in range(401)]
+    alpha, beta = bayes.interval_posterior(prior, one(times, [False] + [True] * 400))
+    assert np.isfinite(alpha[0]) and np.isfinite(beta[0])
+    assert float(alpha[0] / beta[0]) == pytest.approx(0.01, rel=0.1)
+
+
 def test_every_interval_changed_is_not_an_infinite_rate() -> None:
     """The MLE of a timeline whose every interval changed is infinite; the posterior is finite,
     above the collection's mean, and grows with the number of such intervals."""
