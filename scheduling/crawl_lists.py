@@ -18,6 +18,7 @@ each entry keeps the default method's p and evidence beside the score, and θ st
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from archive.models import Site
 from hacs import defaults
@@ -233,6 +234,7 @@ def crawl_list_store(
         for rank, r in enumerate(ranked, start=1)
     ]  # fmt: skip
     with transaction.atomic():
+        crawl_list_lock(parameters)
         previous = (
             CrawlList.objects.filter(**parameters)
             .select_related("created_by")
@@ -250,6 +252,36 @@ def crawl_list_store(
             entry.crawl_list = crawl_list
         CrawlListEntry.objects.bulk_create(entries, batch_size=2000)
     return StoredList(crawl_list, new=True)
+
+
+def crawl_list_lock(parameters: dict[str, Any]) -> None:
+    """Hold the lists with these parameters until the current transaction ends, so that two
+    builds of one list at the same instant (the daily job and a librarian's click) store it
+    once: the second waits, then finds the first's list identical.
+
+    PostgreSQL takes a transaction-scoped advisory lock on a digest of the parameters. SQLite
+    needs none: HACS opens its transactions IMMEDIATE (``hacs_site.env``), one writer at a time.
+    """
+    if connection.vendor != "postgresql":
+        return
+    text = "crawl-list|" + "|".join(
+        f"{key}={_key_text(parameters[key])}" for key in sorted(parameters)
+    )
+    digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(%s)", [int.from_bytes(digest, "big", signed=True)]
+        )
+
+
+def _key_text(value: Any) -> str:
+    """The same text for the same parameter from the page, the job or the command line (an
+    enum member or its string, 0 or 0.0, a scorer or its key)."""
+    if value is None:
+        return ""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return repr(float(value))
+    return str(getattr(value, "pk", value))
 
 
 def _same_entries(stored: CrawlList, eligible: int, entries: list[CrawlListEntry]) -> bool:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
+import threading
 from datetime import date, datetime, timedelta
 from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.db import connection, transaction
 
 from archive.models import Site
 from hacs.clock import reference_instant, to_days
@@ -18,9 +20,12 @@ from scheduling.crawl_lists import (
     CSV_COLUMNS,
     CrawlListOptions,
     RankedSite,
+    StoredList,
     crawl_list_build,
     crawl_list_csv,
+    crawl_list_lock,
     crawl_list_rank,
+    crawl_list_store,
 )
 from scheduling.jobs import daily_crawl_list
 from scheduling.models import CrawlList, Method
@@ -277,3 +282,46 @@ def test_the_csv_shows_the_evidence_behind_each_probability(three_sites: list[Si
         < float(busy["interval_high_days"])
     )
     assert busy["last_copy"].startswith(str(DAY - timedelta(days=9)))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_builds_of_one_list_at_the_same_instant_store_it_once(three_sites: list[Site]) -> None:
+    """The daily job and a librarian's click at the same moment: the second build waits for the
+    first to commit, then finds its list identical and stores nothing."""
+    options = CrawlListOptions(theta=0.0, history_days=1000)
+    parameters = {
+        "date": DAY, "level": options.level, "method": options.method, "theta": 0.0,
+        "budget": None, "history_days": 1000, "e_days": options.e_days, "scorer": None,
+    }  # fmt: skip
+    holding, release = threading.Event(), threading.Event()
+    results: dict[str, StoredList] = {}
+
+    def first() -> None:
+        try:
+            with transaction.atomic():
+                crawl_list_lock(parameters)
+                holding.set()
+                release.wait(30)
+                results["first"] = crawl_list_store(day=DAY, options=options)
+        finally:
+            connection.close()
+
+    def second() -> None:
+        try:
+            results["second"] = crawl_list_store(day=DAY, options=options)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    threads[0].start()
+    assert holding.wait(30)
+    threads[1].start()
+    threads[1].join(1.5)
+    waited = threads[1].is_alive()  # still waiting for the first build's transaction
+    release.set()
+    for thread in threads:
+        thread.join(60)
+    assert waited
+    assert results["first"].new and not results["second"].new
+    assert results["second"].crawl_list.pk == results["first"].crawl_list.pk
+    assert CrawlList.objects.count() == 1
