@@ -61,16 +61,16 @@ def _page_copies(table: ObservationTable) -> _PageCopies | None:
     if not table.has_new_links or table.new_links is None:
         return None
     order = np.argsort(table.time, kind="stable")
-    page, time = table.page[order], table.time[order]
+    site, page, time = table.site[order], table.page[order], table.time[order]
     _, first = np.unique(page, return_index=True)  # each page's first copy (time order)
     first = np.sort(first)
     return _PageCopies(
-        site=table.site[order],
+        site=site,
         page=page,
         time=time,
         new_links=table.new_links[order],
         n_sites=table.site_count,
-        first_site=table.site[order][first],
+        first_site=site[first],
         first_time=time[first],
     )
 
