@@ -55,15 +55,15 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import evaluation as eval_bench  # noqa: E402
-from priors import Windows  # noqa: E402
-from replay import END, START, before, load  # noqa: E402
+from priors import Windows, replay_cells, replay_totals  # noqa: E402
+from replay import END, START, load  # noqa: E402
 
 from hacs.bayes import fit_interval_prior, interval_evidence, interval_posterior  # noqa: E402
 from hacs.defaults import E_DAYS  # noqa: E402
 from hacs.demo import build_demo_archive  # noqa: E402
 from hacs.evaluation import evaluate  # noqa: E402
 from hacs.formats.links import extract_links  # noqa: E402
-from hacs.replay import ReplayState, replay  # noqa: E402
+from hacs.replay import ReplayState  # noqa: E402
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -270,31 +270,14 @@ def closed_loop(sites: int, seed: int, follow: list[tuple[float, float]]) -> Non
     with tempfile.TemporaryDirectory(prefix="hacs-bursts-") as tmp:
         demo = build_demo_archive(Path(tmp) / "demo", sites=sites, seed=seed, start=START, end=END)
         observed, changes, rates = load(demo.outdir / "truth.json", "homepage")
-    span = (END - START).days
-    starts = [span - 28 * (k + 1) for k in range(3)]
     print(f"\nReplay: {sites} sites, seed {seed}, 3 × 28 days, e = {E_DAYS:g} "
           "(changes found / crawls, overlisted sites)")  # fmt: skip
     for share in (0.02, 0.05):
         budget = max(1, round(share * sites))
         extra = {name: replay_policy(name, follow) for name in candidates(follow)}
-        totals: dict[str, list[int]] = {}
-        for start in starts:
-            results = replay(history=before(observed, start), changes=changes,
-                             start=float(start), days=28, budget=budget,
-                             policies=["hacs", "round_robin", "random", "true_rates"],
-                             e_days=E_DAYS, true_rates=rates, seed=seed + start,
-                             extra=extra)  # fmt: skip
-            for r in results:
-                found = totals.setdefault(r.policy, [0, 0, 0])
-                found[0] += r.found
-                found[1] += r.crawls
-                found[2] += r.overlisted_sites
-        cells = []
-        for name, (found, crawls, over) in totals.items():
-            label = "HACS (default)" if name == "hacs" else name
-            cells.append(f"{label} {found}/{crawls}" + (f" ({over} overlisted)" if over else ""))
+        totals = replay_totals(observed, changes, rates, seed=seed, budget=budget, extra=extra)
         fits = np.array(extra[FITTED].fitted)  # type: ignore[attr-defined]
-        print(f"  budget {share:.0%}: " + "  ".join(cells))
+        print(f"  budget {share:.0%}: " + replay_cells(totals, "HACS (default)"))
         print(f"    fitted each day: n {fits[:, 0].min():.2f} … {fits[:, 0].max():.2f}, "
               f"d {sorted(set(fits[:, 1].tolist()))} days")  # fmt: skip
 

@@ -265,34 +265,52 @@ def replay_policy(name: str) -> Callable[[ReplayState], FloatArray]:
     return policy
 
 
+def replay_totals(
+    observed: list[tuple[list[float], list[bool]]],
+    changes: list[list[float]],
+    rates: list[float],
+    *,
+    seed: int,
+    budget: int,
+    extra: dict[str, Callable[[ReplayState], FloatArray]],
+) -> dict[str, list[int]]:
+    """[changes found, crawls, overlisted sites] per policy over the last 3 × 28 days."""
+    span = (END - START).days
+    totals: dict[str, list[int]] = {}
+    for start in (span - 28 * (k + 1) for k in range(3)):
+        results = replay(history=before(observed, start), changes=changes,
+                         start=float(start), days=28, budget=budget,
+                         policies=["hacs", "round_robin", "random", "true_rates"],
+                         e_days=E_DAYS, true_rates=rates, seed=seed + start,
+                         extra=extra)  # fmt: skip
+        for r in results:
+            found = totals.setdefault(r.policy, [0, 0, 0])
+            found[0] += r.found
+            found[1] += r.crawls
+            found[2] += r.overlisted_sites
+    return totals
+
+
+def replay_cells(totals: dict[str, list[int]], hacs_label: str) -> str:
+    """One line: each policy's changes found / crawls, and its overlisted sites."""
+    cells = []
+    for name, (found, crawls, over) in totals.items():
+        label = hacs_label if name == "hacs" else name
+        cells.append(f"{label} {found}/{crawls}" + (f" ({over} overlisted)" if over else ""))
+    return "  ".join(cells)
+
+
 def closed_loop(sites: int, seed: int) -> None:
     with tempfile.TemporaryDirectory(prefix="hacs-priors-") as tmp:
         demo = build_demo_archive(Path(tmp) / "demo", sites=sites, seed=seed, start=START, end=END)
         observed, changes, rates = load(demo.outdir / "truth.json", "homepage")
-    span = (END - START).days
-    starts = [span - 28 * (k + 1) for k in range(3)]
     extra = {name: replay_policy(name) for name in CANDIDATES}
     print(f"\nReplay: {sites} sites, seed {seed}, 3 × 28 days, e = {E_DAYS:g} "
           "(changes found / crawls, overlisted sites)")  # fmt: skip
     for share in (0.02, 0.05):
         budget = max(1, round(share * sites))
-        totals: dict[str, list[int]] = {}
-        for start in starts:
-            results = replay(history=before(observed, start), changes=changes,
-                             start=float(start), days=28, budget=budget,
-                             policies=["hacs", "round_robin", "random", "true_rates"],
-                             e_days=E_DAYS, true_rates=rates, seed=seed + start,
-                             extra=extra)  # fmt: skip
-            for r in results:
-                found = totals.setdefault(r.policy, [0, 0, 0])
-                found[0] += r.found
-                found[1] += r.crawls
-                found[2] += r.overlisted_sites
-        cells = []
-        for name, (found, crawls, over) in totals.items():
-            label = "HACS (exact)" if name == "hacs" else name
-            cells.append(f"{label} {found}/{crawls}" + (f" ({over} overlisted)" if over else ""))
-        print(f"  budget {share:.0%}: " + "  ".join(cells))
+        totals = replay_totals(observed, changes, rates, seed=seed, budget=budget, extra=extra)
+        print(f"  budget {share:.0%}: " + replay_cells(totals, "HACS (exact)"))
 
 
 def main() -> int:
