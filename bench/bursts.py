@@ -19,7 +19,8 @@ over the site's updates u (observation times), with c its newest copy and ω_u =
 the share of u's follow-ups still to come when it was seen after an interval of L days (the
 link went up somewhere in that interval). ``--follow n:d,…`` sets fixed (n, d); the ``fitted``
 candidate fits them on the collection by the one-step-ahead likelihood of every interval's
-change or no change (d on a grid of 1 … 32 days, n bounded in [0, 5]).
+change or no change (d on a grid of 1 … 32 days, n bounded in [0, 5], or [0, 0.99] with
+``--deflate``).
 
 It prints Evaluation 2 (mean weighted P@K at homepage level, w = 1 … 12, HACS's default beside
 Cho–Garcia-Molina and Last-Obs, and each candidate with its wins over both) and the closed-loop
@@ -28,7 +29,8 @@ sites listed on more than half the days while changed on fewer of them). The fit
 in Evaluation 2 fits at each reference point on every site's timeline before it.
 
 ``--deflate`` reads the posterior's rate as the rate between bursts, (1 − n) times the long-run
-rate, as a Hawkes process would; by default the follow-ups come on top of it.
+rate, as a Hawkes process would, in the fit as in p; by default the follow-ups come on top of
+it.
 
 ``--git-history DIR`` reads a folder holding ``versions_index.csv`` (``commit_epoch``, ``file``)
 and ``index_html_versions.tar.xz`` (one HTML file per commit, under ``versions/``), such as an
@@ -134,7 +136,7 @@ def fit_follow_ups(
     gap = _gaps(times, first)
     inner = ~first
     changed, length, o = flags[inner], gap[inner], owner[inner]
-    steady = alpha[o] * np.log1p(length / beta[o])
+    a_o, b_o = alpha[o], beta[o]
     best: tuple[float, float, float] | None = None
     for d in D_GRID:
         pending = _scan(
@@ -145,12 +147,14 @@ def fit_follow_ups(
         mass = before_interval * -np.expm1(-length / d)
 
         def cost(n: float, mass: FloatArray = mass) -> float:
-            x = steady + n * mass
+            between = (1.0 - min(n, 1.0)) if DEFLATE else 1.0
+            x = a_o * np.log1p(between * length / b_o) + n * mass
             with np.errstate(divide="ignore"):
                 log_lik = np.where(changed, np.log(-np.expm1(-x)), -x)
             return -float(np.maximum(log_lik, -700.0).sum())
 
-        found = minimize_scalar(cost, bounds=(0.0, 5.0), method="bounded", options={"xatol": 1e-4})
+        top = 0.99 if DEFLATE else 5.0  # a Hawkes process with n ≥ 1 never settles
+        found = minimize_scalar(cost, bounds=(0.0, top), method="bounded", options={"xatol": 1e-4})
         if best is None or found.fun < best[0]:
             best = (float(found.fun), float(found.x), d)
     assert best is not None
