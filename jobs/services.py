@@ -459,10 +459,12 @@ def _waiting_job_ids() -> tuple[set[str], set[str]] | None:
 
 WAITING_SHOWN = 50
 KNOWN_FUNCTIONS = {
-    "scheduling.jobs.daily_crawl_list": "Daily crawl list (from the scheduler)",
+    "operations.daily.daily_crawl_list_and_hand_offs": "Daily crawl list (from the scheduler)",
     "operations.jobs.daily_fetch_retry": "Retry of failed fetches (from the scheduler)",
 }
-HIDDEN_FUNCTIONS = {"operations.jobs.sweep_interrupted"}
+# Every few minutes, and most often a no-op: the sweep, and the daily list's catch-up (the list
+# it builds shows with its own record).
+HIDDEN_FUNCTIONS = {"operations.jobs.sweep_interrupted", "operations.daily.daily_catch_up"}
 
 
 def jobs_waiting() -> list[dict[str, Any]]:

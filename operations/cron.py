@@ -1,8 +1,10 @@
 """Periodic jobs, for ``manage.py rqcron operations.cron`` (the run command starts it).
 
-* The daily crawl list at ``HACS_DAILY_CRAWL_LIST_CRON`` (UTC; default 05:00 every day), so that
-  each morning's list is waiting when librarians arrive, handed at once to every enabled
-  hand-off at its level (``operations.daily``).
+* The daily crawl list at ``HACS_DAILY_CRAWL_LIST_CRON`` (in ``TIME_ZONE``, default UTC;
+  default 05:00 every day), so that each morning's list is waiting when librarians
+  arrive, handed at once to every enabled hand-off at its level (``operations.daily``).
+* Every ten minutes, the daily list's catch-up: when that hour passed today while HACS was down
+  or not yet started, the list is built then (once a date, however many machines run workers).
 * The retry pass for failed memento fetches at ``HACS_FETCH_RETRY_CRON`` (default 04:00), before
   the list, so that the list sees what the retry found.
 * Every minute, the sweep that marks interrupted the jobs (and their sites) whose worker, Redis or
@@ -13,7 +15,7 @@
 from django.conf import settings
 from rq import cron
 
-from operations.daily import daily_crawl_list_and_hand_offs
+from operations.daily import daily_catch_up, daily_crawl_list_and_hand_offs
 from operations.jobs import daily_fetch_retry, sweep_interrupted
 
 cron.register(sweep_interrupted, queue_name="default", interval=60, name="sweep-interrupted")
@@ -23,6 +25,7 @@ cron.register(
     cron=settings.HACS_DAILY_CRAWL_LIST_CRON,
     name="daily-crawl-list",
 )
+cron.register(daily_catch_up, queue_name="estimation", interval=600, name="daily-catch-up")
 cron.register(
     daily_fetch_retry,
     queue_name="import",

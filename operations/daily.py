@@ -1,20 +1,70 @@
 """The morning's work, run by the cron scheduler (``operations.cron``): build today's crawl list,
 then hand it to every enabled hand-off at its level (``handoff``).
 
-Each hand-off ends with its own job record; one that fails (a crawler down, a directory gone)
-leaves the stored list and the other hand-offs as they are.
+It runs once per date (``scheduling.daily`` claims the date): at ``HACS_DAILY_CRAWL_LIST_CRON``,
+or, when that hour passed while HACS was down or not yet started, at the next catch-up
+(:func:`daily_catch_up`, every few minutes), so that a librarian never finds the morning's list
+missing because of a restart. Each hand-off ends with its own job record; one that fails (a
+crawler down, a directory gone) leaves the stored list and the other hand-offs as they are.
 """
 
 from __future__ import annotations
 
+import logging
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+from croniter import croniter
+from django.conf import settings
+from django.utils import timezone
+
+from hacs import clock
+from hacs_site.clock import today
 from handoff.services import hand_offs_run_for_list
+from scheduling.daily import daily_run_claim, daily_run_finish, daily_run_open
 from scheduling.jobs import daily_crawl_list
 from scheduling.models import CrawlList
 
+logger = logging.getLogger(__name__)
 
-def daily_crawl_list_and_hand_offs() -> int:
-    """Build today's list with the configured defaults and hand it off; returns the list's id."""
-    list_id = daily_crawl_list()
+
+def daily_crawl_list_and_hand_offs() -> int | None:
+    """Build today's list with the configured defaults and hand it off; returns the list's id,
+    or None when today's run was made already (or is being made elsewhere)."""
+    run = daily_run_claim(day=today())
+    if run is None:
+        return None
+    try:
+        list_id = daily_crawl_list()
+    except Exception as error:
+        daily_run_finish(run=run, error=f"{type(error).__name__}: {error}")
+        raise
     crawl_list = CrawlList.objects.get(pk=list_id)
+    # The list is stored: the run is done, whatever the hand-offs then do (each records its own
+    # outcome and can be repeated from the Crawl list page).
+    daily_run_finish(run=run, crawl_list=crawl_list)
     hand_offs_run_for_list(crawl_list=crawl_list, queue="daily")
     return list_id
+
+
+def daily_list_hour(moment: datetime) -> datetime:
+    """The latest time at or before ``moment`` at which the daily job was due, read as RQ's cron
+    scheduler reads ``HACS_DAILY_CRAWL_LIST_CRON``: its fields in local time, which in a Django
+    process is ``TIME_ZONE`` (Django sets the process's TZ to it)."""
+    local = moment.astimezone().replace(tzinfo=None)
+    fired = croniter(settings.HACS_DAILY_CRAWL_LIST_CRON, local).get_prev(datetime)
+    if croniter.match(settings.HACS_DAILY_CRAWL_LIST_CRON, local):
+        fired = local.replace(second=0, microsecond=0)
+    return datetime.fromtimestamp(fired.timestamp(), UTC)
+
+
+def daily_catch_up(*, now: datetime | None = None) -> int | None:
+    """Make today's run if its hour has passed today and no run has been made; a no-op
+    otherwise. Returns the list's id when it built one."""
+    now = now or timezone.now()
+    day = clock.today(settings.TIME_ZONE, now=now)
+    due = daily_list_hour(now).astimezone(ZoneInfo(settings.TIME_ZONE)).date()
+    if due != day or not daily_run_open(day=day, now=now):
+        return None
+    logger.info("The daily crawl list of %s was not made at its hour; making it now.", day)
+    return daily_crawl_list_and_hand_offs()

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from scheduling.models import CrawlList, CrawlListEntry, Estimate, EvaluationRun
+from scheduling.models import CrawlList, CrawlListEntry, DailyRun, Estimate, EvaluationRun
 
 
 @admin.register(Estimate)
@@ -55,3 +55,19 @@ class EvaluationRunAdmin(admin.ModelAdmin):
     list_display = ["pk", "status", "progress", "duration_seconds", "created_by", "created_at"]
     list_filter = ["status"]
     readonly_fields = ["results"]
+
+
+@admin.register(DailyRun)
+class DailyRunAdmin(admin.ModelAdmin):
+    """The daily job's runs, one a date. Deleting one lets the catch-up make that day's run
+    again (the list, built again or found identical, handed off again): how an admin repeats a
+    morning."""
+
+    list_display = ["date", "status", "attempts", "crawl_list", "started_at", "finished_at"]
+    list_filter = ["status"]
+    readonly_fields = [
+        "date", "status", "attempts", "crawl_list", "started_at", "finished_at", "error",
+    ]  # fmt: skip
+
+    def has_add_permission(self, request: object) -> bool:
+        return False

@@ -195,6 +195,33 @@ class CrawlListEntry(models.Model):
         return f"#{self.rank} site {self.site_id} p={self.probability:.3f}"
 
 
+class DailyRun(models.Model):
+    """The daily job's run for one date: claimed once (``date`` is unique), so that the morning
+    run and a catch-up after the machine was down at that hour build and hand off the day's
+    list once (``scheduling.daily``). A failed run may be claimed again, a few times."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        FINISHED = "finished", "Finished"
+        FAILED = "failed", "Failed"
+
+    date = models.DateField(unique=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    attempts = models.PositiveSmallIntegerField(default=1)
+    crawl_list = models.ForeignKey(
+        CrawlList, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-date"]
+
+    def __str__(self) -> str:
+        return f"Daily run {self.date} ({self.status})"
+
+
 class EvaluationRun(models.Model):
     """One run of the paper's Evaluations 1 and 2 over a past period."""
 

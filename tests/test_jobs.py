@@ -153,7 +153,7 @@ def test_a_worker_serves_crawl_lists_before_imports(
     imports = enqueue_import([])
     # The scheduler queues the daily list without a record; the Jobs page shows it waiting.
     Queue("estimation", connection=redis.Redis.from_url(redis_url)).enqueue(
-        "scheduling.jobs.daily_crawl_list"
+        "operations.daily.daily_crawl_list_and_hand_offs"
     )
     page = logged_in_client.get("/jobs/").content.decode()
     assert "Waiting in the queues" in page and "Daily crawl list (from the scheduler)" in page

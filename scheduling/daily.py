@@ -1,0 +1,65 @@
+"""The daily job's claim on its date: one morning run per date, however many workers ask.
+
+The cron scheduler runs the daily job at its hour and, every few minutes, a catch-up that runs it
+when that hour has passed without it (the machine was down, or HACS started later in the day;
+``operations.daily``). Both first claim the date here. A failed run may be claimed again up to
+``DAILY_ATTEMPTS`` times in all; a run still marked running after ``HACS_JOB_TIMEOUT`` is taken
+for dead (its worker stopped) and may be claimed again too.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from scheduling.models import CrawlList, DailyRun
+
+DAILY_ATTEMPTS = 3
+
+
+def _again(now: datetime) -> Q:
+    """Runs that may be claimed again: failed fewer than DAILY_ATTEMPTS times, or dead."""
+    dead = now - timedelta(seconds=settings.HACS_JOB_TIMEOUT)
+    return Q(status=DailyRun.Status.FAILED, attempts__lt=DAILY_ATTEMPTS) | Q(
+        status=DailyRun.Status.RUNNING, started_at__lt=dead
+    )
+
+
+def daily_run_open(*, day: date, now: datetime | None = None) -> bool:
+    """Whether ``day``'s run is still to be made: never claimed, failed, or dead."""
+    now = now or timezone.now()
+    runs = DailyRun.objects.filter(date=day)
+    return not runs.exists() or runs.filter(_again(now)).exists()
+
+
+def daily_run_claim(*, day: date, now: datetime | None = None) -> DailyRun | None:
+    """The run for ``day`` if this caller may make it: a new claim, or a failed or dead run
+    taken over; None when another caller has it or it is done."""
+    now = now or timezone.now()
+    if not DailyRun.objects.filter(date=day).exists():
+        try:
+            with transaction.atomic():
+                return DailyRun.objects.create(date=day, started_at=now)
+        except IntegrityError:  # another caller inserted it first
+            pass
+    # One UPDATE: of two callers taking over the same run, only one changes a row.
+    taken = DailyRun.objects.filter(_again(now), date=day).update(
+        status=DailyRun.Status.RUNNING, attempts=F("attempts") + 1, started_at=now,
+        finished_at=None, error="",
+    )  # fmt: skip
+    return DailyRun.objects.get(date=day) if taken else None
+
+
+def daily_run_finish(
+    *, run: DailyRun, crawl_list: CrawlList | None = None, error: str = ""
+) -> None:
+    """Record the run's outcome: the list it built, or the error that stopped it."""
+    run.status = DailyRun.Status.FAILED if error else DailyRun.Status.FINISHED
+    run.crawl_list = crawl_list
+    run.error = error[:5000]
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "crawl_list", "error", "finished_at"])

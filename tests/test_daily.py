@@ -1,0 +1,161 @@
+"""The daily job runs once a date: at its hour, or at the catch-up after HACS was down then."""
+
+from __future__ import annotations
+
+from datetime import datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from hacs.clock import reference_instant
+from hacs_site.clock import today
+from handoff.models import HandOff, HandOffRun
+from jobs.models import JobRecord
+from operations.daily import daily_catch_up, daily_crawl_list_and_hand_offs, daily_list_hour
+from scheduling.daily import (
+    DAILY_ATTEMPTS,
+    daily_run_claim,
+    daily_run_finish,
+    daily_run_open,
+)
+from scheduling.models import CrawlList, DailyRun
+from tests.factories import add_observations, make_site
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture()
+def collection() -> None:
+    t = reference_instant(today())
+    for n in range(3):
+        site = make_site(seed_url=f"http://daily.example.edu/~d{n}/")
+        add_observations(site, [t - timedelta(days=d) for d in (90, 60, 30, 10)],
+                         updates=[False, True, True, True])  # fmt: skip
+
+
+@pytest.fixture()
+def heritrix(tmp_path: Path) -> HandOff:
+    (tmp_path / "job" / "action").mkdir(parents=True)
+    return HandOff.objects.create(
+        name="Scholars on Heritrix", kind=HandOff.Kind.HERITRIX_ACTION,
+        job_dir=str(tmp_path / "job"),
+    )  # fmt: skip
+
+
+def at(clock: time, settings: Any) -> datetime:
+    """Today at ``clock`` in HACS's time zone."""
+    return datetime.combine(today(), clock, tzinfo=ZoneInfo(settings.TIME_ZONE))
+
+
+def test_a_second_run_of_the_day_builds_nothing_and_hands_off_nothing(
+    settings: Any, collection: None, heritrix: HandOff
+) -> None:
+    settings.HACS_THETA = 0.0
+    list_id = daily_crawl_list_and_hand_offs()
+    assert list_id is not None
+
+    assert daily_crawl_list_and_hand_offs() is None
+
+    assert list(CrawlList.objects.values_list("pk", flat=True)) == [list_id]
+    assert HandOffRun.objects.get().status == "sent"
+    assert len(list(Path(heritrix.job_dir, "action").glob("*.seeds"))) == 1
+    assert JobRecord.objects.filter(kind="crawl_list").count() == 1
+    run = DailyRun.objects.get()
+    assert (run.date, run.status, run.crawl_list_id, run.attempts) == (
+        today(),
+        "finished",
+        list_id,
+        1,
+    )
+
+
+def test_the_catch_up_waits_for_the_hour_then_makes_the_run_once(
+    settings: Any, collection: None, heritrix: HandOff
+) -> None:
+    settings.HACS_THETA = 0.0
+    settings.HACS_DAILY_CRAWL_LIST_CRON = "30 5 * * *"
+
+    assert daily_catch_up(now=at(time(5, 29), settings)) is None  # the hour is still to come
+    assert not CrawlList.objects.exists() and not DailyRun.objects.exists()
+
+    list_id = daily_catch_up(now=at(time(9, 15), settings))  # HACS was down at 05:30
+    assert list_id == CrawlList.objects.get().pk
+    assert HandOffRun.objects.get().crawl_list_id == list_id
+
+    assert daily_catch_up(now=at(time(9, 25), settings)) is None
+    assert daily_crawl_list_and_hand_offs() is None  # nor the morning job, were it late
+    assert CrawlList.objects.count() == HandOffRun.objects.count() == 1
+
+
+def test_the_hour_is_read_from_the_cron_expression(settings: Any) -> None:
+    zone = ZoneInfo(settings.TIME_ZONE)
+    settings.HACS_DAILY_CRAWL_LIST_CRON = "0 5 * * *"
+    day = datetime(2026, 11, 24, tzinfo=zone)
+    assert daily_list_hour(day.replace(hour=9)) == day.replace(hour=5)
+    assert daily_list_hour(day.replace(hour=5)) == day.replace(hour=5)  # the very minute
+    assert daily_list_hour(day.replace(hour=4, minute=59)) == day.replace(day=23, hour=5)
+    settings.HACS_DAILY_CRAWL_LIST_CRON = "15 6 * * 1-5"  # weekdays: Monday 23 Nov 2026 …
+    saturday = datetime(2026, 11, 28, 12, tzinfo=zone)
+    assert daily_list_hour(saturday) == datetime(2026, 11, 27, 6, 15, tzinfo=zone)
+
+
+def test_a_failed_run_may_be_claimed_again_three_times_in_all(settings: Any) -> None:
+    day = today()
+    now = at(time(5, 0), settings)
+    first = daily_run_claim(day=day, now=now)
+    assert first is not None and first.attempts == 1
+    assert daily_run_claim(day=day, now=now) is None  # running: nobody else may make it
+    assert not daily_run_open(day=day, now=now)
+    for attempt in range(2, DAILY_ATTEMPTS + 1):
+        daily_run_finish(run=DailyRun.objects.get(date=day), error="OperationalError: locked")
+        assert daily_run_open(day=day, now=now)
+        again = daily_run_claim(day=day, now=now)
+        assert again is not None and again.attempts == attempt and again.error == ""
+        assert daily_run_claim(day=day, now=now) is None  # one taker only
+    daily_run_finish(run=DailyRun.objects.get(date=day), error="OperationalError: locked")
+    assert not daily_run_open(day=day, now=now)
+    assert daily_run_claim(day=day, now=now) is None
+    assert DailyRun.objects.get().error == "OperationalError: locked"
+
+
+def test_a_run_whose_worker_died_is_taken_over_after_the_job_timeout(settings: Any) -> None:
+    day = today()
+    start = at(time(5, 0), settings)
+    assert daily_run_claim(day=day, now=start) is not None
+    within = start + timedelta(seconds=settings.HACS_JOB_TIMEOUT - 60)
+    assert daily_run_claim(day=day, now=within) is None
+    after = start + timedelta(seconds=settings.HACS_JOB_TIMEOUT + 60)
+    assert daily_run_open(day=day, now=after)
+    taken = daily_run_claim(day=day, now=after)
+    assert taken is not None and taken.attempts == 2 and taken.started_at == after
+
+
+def test_a_list_built_on_the_page_does_not_stand_for_the_daily_run(
+    settings: Any, collection: None, heritrix: HandOff, client: Any
+) -> None:
+    """A librarian's identical list earlier in the day is reused, but still handed off once by
+    the daily run, which the page's own build does not do."""
+    from scheduling.crawl_lists import CrawlListOptions, crawl_list_build
+
+    settings.HACS_THETA = 0.0
+    built = crawl_list_build(
+        day=today(), options=CrawlListOptions.from_settings(), source=CrawlList.Source.PAGE
+    )
+    assert not HandOffRun.objects.exists()
+
+    assert daily_crawl_list_and_hand_offs() == built.pk
+    assert HandOffRun.objects.get().crawl_list_id == built.pk
+    assert daily_catch_up(now=at(time(23, 0), settings)) is None
+    assert HandOffRun.objects.count() == 1
+
+
+def test_the_admin_shows_the_daily_runs_and_their_errors(admin_client: Any, settings: Any) -> None:
+    run = daily_run_claim(day=today(), now=at(time(5, 0), settings))
+    assert run is not None
+    daily_run_finish(run=run, error="OperationalError: database is locked")
+    page = admin_client.get("/admin/scheduling/dailyrun/").content.decode()
+    assert "Failed" in page and today().strftime("%Y") in page
+    detail = admin_client.get(f"/admin/scheduling/dailyrun/{run.pk}/change/").content.decode()
+    assert "database is locked" in detail
