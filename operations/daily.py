@@ -58,6 +58,15 @@ def daily_list_hour(moment: datetime) -> datetime:
     return datetime.fromtimestamp(fired.timestamp(), UTC)
 
 
+def daily_list_next(moment: datetime) -> datetime:
+    """The next time after ``moment`` at which the daily job is due, in ``TIME_ZONE``."""
+    zone = ZoneInfo(settings.TIME_ZONE)
+    fired = croniter(settings.HACS_DAILY_CRAWL_LIST_CRON, moment.astimezone(zone)).get_next(
+        datetime
+    )
+    return fired.astimezone(zone)
+
+
 def daily_catch_up(*, now: datetime | None = None) -> int | None:
     """Make today's run if its hour has passed today and no run has been made; a no-op
     otherwise. Returns the list's id when it built one."""

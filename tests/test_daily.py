@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, time, timedelta
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -159,3 +159,16 @@ def test_the_admin_shows_the_daily_runs_and_their_errors(admin_client: Any, sett
     assert "Failed" in page and today().strftime("%Y") in page
     detail = admin_client.get(f"/admin/scheduling/dailyrun/{run.pk}/change/").content.decode()
     assert "database is locked" in detail
+
+
+def test_the_crawl_list_page_without_lists_says_when_the_daily_job_builds_one(
+    logged_in_client: Any, settings: Any
+) -> None:
+    settings.HACS_DAILY_CRAWL_LIST_CRON = "45 6 * * *"
+    now = datetime.now(UTC)
+    page = " ".join(logged_in_client.get("/crawl-list/").content.decode().split())
+    following = datetime.combine(now.date(), time(6, 45), tzinfo=UTC)
+    if following <= now:
+        following += timedelta(days=1)
+    assert "No list selected" in page
+    assert f"builds the next one at 06:45 UTC on {following.day} {following:%b %Y}" in page

@@ -9,10 +9,12 @@ from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from dashboard.forms import CrawlListForm
 from dashboard.roles import librarian_required
+from operations.daily import daily_list_next
 from scheduling.cells import Moment, day_text, due_text, interval_text, moment
 from scheduling.crawl_lists import crawl_list_csv, crawl_list_store, crawl_list_urls
 from scheduling.models import CrawlList, CrawlListEntry
@@ -52,6 +54,7 @@ def crawl_list(request: HttpRequest) -> HttpResponse:
         "form": form, "lists": lists, "selected": selected, "page": page, "rows": rows,
         "due": due_text(selected.date, selected.e_days) if selected else "",
         "list_day": day_text(selected.date) if selected else "",
+        "next_daily": None if selected else daily_list_next(timezone.now()),
     }  # fmt: skip
     return render(request, "dashboard/crawl_list.html", context)
 
@@ -62,7 +65,10 @@ def crawl_list_create(request: HttpRequest) -> HttpResponse:
     form = CrawlListForm(request.POST)
     if not form.is_valid():
         lists = CrawlList.objects.select_related("created_by", "scorer")[:15]
-        context = {"form": form, "lists": lists, "selected": None, "page": None, "rows": []}
+        context = {
+            "form": form, "lists": lists, "selected": None, "page": None, "rows": [],
+            "next_daily": daily_list_next(timezone.now()),
+        }  # fmt: skip
         return render(request, "dashboard/crawl_list.html", context, status=400)
     stored = crawl_list_store(
         day=form.cleaned_data["day"], options=form.options(), source=CrawlList.Source.PAGE,
