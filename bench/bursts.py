@@ -57,13 +57,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import evaluation as eval_bench  # noqa: E402
-from priors import Windows, replay_cells, replay_totals  # noqa: E402
+from priors import Scorer, Windows, pak_windows, print_pak, replay_cells, replay_totals  # noqa: E402
 from replay import END, START, load  # noqa: E402
 
 from hacs.bayes import fit_interval_prior, interval_evidence, interval_posterior  # noqa: E402
 from hacs.defaults import E_DAYS  # noqa: E402
 from hacs.demo import build_demo_archive  # noqa: E402
-from hacs.evaluation import evaluate  # noqa: E402
 from hacs.formats.links import extract_links  # noqa: E402
 from hacs.replay import ReplayState  # noqa: E402
 
@@ -205,12 +204,9 @@ class _Fits:
 def evaluation_2(table: object, follow: list[tuple[float, float]]) -> None:
     windows = Windows(table)  # type: ignore[arg-type]
     fits = _Fits(windows)
-    start = float((eval_bench.DEMO_START - eval_bench.EPOCH).days)
-    end = float((eval_bench.DEMO_END - eval_bench.EPOCH).days)
     names = candidates(follow)
-    rows: dict[str, list[float]] = {}
 
-    def scorer(name: str, w: int) -> Callable[[float, np.ndarray, object], FloatArray]:
+    def scorer(name: str, w: int) -> Scorer:
         def score(t: float, sites: np.ndarray, _columns: object) -> FloatArray:
             owner, times, flags, offsets, last = windows.timelines(t - 7.0 * w, t)
             evidence = interval_evidence(times, flags, offsets)
@@ -222,24 +218,12 @@ def evaluation_2(table: object, follow: list[tuple[float, float]]) -> None:
 
         return score
 
-    for w in range(1, 13):
-        scorers = {"homepage": {name: scorer(name, w) for name in names}}
-        result = evaluate({"homepage": table}, start=start, end=end, w_weeks=[w],  # type: ignore[dict-item]
-                          e_days=EVAL_E_DAYS, method="interpolated", scorers=scorers)  # fmt: skip
-        pak = {row["model"]: row["weighted_p_at_k"] for row in result["pak"]}
-        for model in ("posterior", "cho_garcia_molina", "last_obs", *names):
-            rows.setdefault(model, []).append(float(pak[model]))
+    rows = pak_windows(table, lambda w: {name: scorer(name, w) for name in names})  # type: ignore[arg-type]
     fitted = np.array(list(fits.cache.values()))
-    print("\nmean weighted P@K, homepage, w = 1 … 12 (wins: above Cho–Garcia-Molina and Last-Obs)")
-    print(f"  fitted at {len(fitted)} reference points: n {fitted[:, 0].min():.2f} … "
-          f"{fitted[:, 0].max():.2f} (median {np.median(fitted[:, 0]):.2f}), "
-          f"d {sorted(set(fitted[:, 1].tolist()))} days")  # fmt: skip
-    baseline = np.maximum(rows["cho_garcia_molina"], rows["last_obs"])
-    for model, values in rows.items():
-        wins = int((np.round(values, 3) > np.round(baseline, 3)).sum())
-        label = "HACS (default)" if model == "posterior" else model
-        tail = "" if model in ("cho_garcia_molina", "last_obs") else f"   wins {wins}/12"
-        print(f"  {label:20} " + " ".join(f"{v:.3f}" for v in values) + tail)
+    print_pak(rows, "HACS (default)",
+              f"fitted at {len(fitted)} reference points: n {fitted[:, 0].min():.2f} … "
+              f"{fitted[:, 0].max():.2f} (median {np.median(fitted[:, 0]):.2f}), "
+              f"d {sorted(set(fitted[:, 1].tolist()))} days")  # fmt: skip
 
 
 # Replay ------------------------------------------------------------------------------------

@@ -222,29 +222,46 @@ class Windows:
         return score
 
 
-def evaluation_2(table: ObservationTable) -> None:
-    windows = Windows(table)
+Scorer = Callable[[float, np.ndarray, object], FloatArray]
+
+
+def pak_windows(
+    table: ObservationTable, scorers: Callable[[int], dict[str, Scorer]]
+) -> dict[str, list[float]]:
+    """Mean weighted P@K at homepage level for w = 1 … 12 (``hacs.evaluation.evaluate``): HACS's
+    posterior, Cho–Garcia-Molina, Last-Obs and each of ``scorers(w)``, by model."""
     start = float((eval_bench.DEMO_START - eval_bench.EPOCH).days)
     end = float((eval_bench.DEMO_END - eval_bench.EPOCH).days)
     rows: dict[str, list[float]] = {}
     for w in range(1, 13):
-        scorers = {name: windows.scorer(name, w) for name in CANDIDATES}
+        extra = scorers(w)
         result = evaluate({"homepage": table}, start=start, end=end, w_weeks=[w],
                           e_days=EVAL_E_DAYS, method="interpolated",
-                          scorers={"homepage": scorers})  # fmt: skip
+                          scorers={"homepage": extra})  # fmt: skip
         pak = {row["model"]: row["weighted_p_at_k"] for row in result["pak"]}
-        for model in ("posterior", "cho_garcia_molina", "last_obs", *CANDIDATES):
+        for model in ("posterior", "cho_garcia_molina", "last_obs", *extra):
             rows.setdefault(model, []).append(float(pak[model]))
+    return rows
+
+
+def print_pak(rows: dict[str, list[float]], hacs_label: str, note: str = "") -> None:
+    """The P@K rows, each candidate with its wins: the w where it is above both
+    Cho–Garcia-Molina and Last-Obs (to three decimals)."""
     print("\nmean weighted P@K, homepage, w = 1 … 12 (wins: above Cho–Garcia-Molina and Last-Obs)")
+    if note:
+        print(f"  {note}")
     best_baseline = np.maximum(rows["cho_garcia_molina"], rows["last_obs"])
     for model, values in rows.items():
         wins = int((np.round(values, 3) > np.round(best_baseline, 3)).sum())
-        label = "HACS (exact)" if model == "posterior" else model
-        print(
-            f"{label:22} "
-            + " ".join(f"{v:.3f}" for v in values)
-            + (f"   wins {wins}/12" if model not in ("cho_garcia_molina", "last_obs") else "")
-        )
+        label = hacs_label if model == "posterior" else model
+        tail = "" if model in ("cho_garcia_molina", "last_obs") else f"   wins {wins}/12"
+        print(f"  {label:22} " + " ".join(f"{v:.3f}" for v in values) + tail)
+
+
+def evaluation_2(table: ObservationTable) -> None:
+    windows = Windows(table)
+    rows = pak_windows(table, lambda w: {name: windows.scorer(name, w) for name in CANDIDATES})
+    print_pak(rows, "HACS (exact)")
 
 
 # Replay ------------------------------------------------------------------------------------
