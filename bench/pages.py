@@ -55,7 +55,8 @@ def build(sites: int) -> int:
     rows = []
     for n, pk in enumerate(ids):
         count = int(rng.integers(2, 60))
-        days = np.sort(rng.uniform(0, 3 * 365, count))
+        # Whole seconds, distinct: a site holds one capture of a URL per timestamp.
+        days = np.unique(rng.integers(0, 3 * 365 * 86400, count)) / 86400.0
         rate = float(np.exp(rng.normal(np.log(1 / 140), 1.0)))
         key = f"edu,uni{n % 89},cs{n % 97})/~author{n}"
         for i, d in enumerate(days):
@@ -73,7 +74,7 @@ def build(sites: int) -> int:
     started = time.perf_counter()
     estimates_recompute()
     print(
-        f"recompute of all estimates (2 levels × 2 methods): {time.perf_counter() - started:.1f} s"
+        f"recompute of all estimates (2 levels × 3 methods): {time.perf_counter() - started:.1f} s"
     )
     started = time.perf_counter()
     crawl_list_build(day=date(2018, 6, 1), options=CrawlListOptions(theta=0.0))
