@@ -35,7 +35,7 @@ def daily_crawl_list_and_hand_offs() -> int | None:
     if run is None:
         return None
     try:
-        list_id = daily_crawl_list()
+        list_id = daily_crawl_list(run=run)
     except Exception as error:
         daily_run_finish(run=run, error=f"{type(error).__name__}: {error}")
         raise

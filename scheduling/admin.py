@@ -66,7 +66,7 @@ class DailyRunAdmin(admin.ModelAdmin):
     list_display = ["date", "status", "attempts", "crawl_list", "started_at", "finished_at"]
     list_filter = ["status"]
     readonly_fields = [
-        "date", "status", "attempts", "crawl_list", "started_at", "finished_at", "error",
+        "date", "status", "attempts", "crawl_list", "job", "started_at", "finished_at", "error",
     ]  # fmt: skip
 
     def has_add_permission(self, request: object) -> bool:

@@ -3,8 +3,9 @@
 The cron scheduler runs the daily job at its hour and, every few minutes, a catch-up that runs it
 when that hour has passed without it (the machine was down, or HACS started later in the day;
 ``operations.daily``). Both first claim the date here. A failed run may be claimed again up to
-``DAILY_ATTEMPTS`` times in all; a run still marked running after ``HACS_JOB_TIMEOUT`` is taken
-for dead (its worker stopped) and may be claimed again too.
+``DAILY_ATTEMPTS`` times in all; a run whose job the sweep marked interrupted (its worker
+stopped), or still marked running after ``HACS_JOB_TIMEOUT``, is taken for dead and may be
+claimed again too.
 """
 
 from __future__ import annotations
@@ -16,16 +17,19 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from jobs.models import JobRecord
 from scheduling.models import CrawlList, DailyRun
 
 DAILY_ATTEMPTS = 3
 
 
 def _again(now: datetime) -> Q:
-    """Runs that may be claimed again: failed fewer than DAILY_ATTEMPTS times, or dead."""
-    dead = now - timedelta(seconds=settings.HACS_JOB_TIMEOUT)
-    return Q(status=DailyRun.Status.FAILED, attempts__lt=DAILY_ATTEMPTS) | Q(
-        status=DailyRun.Status.RUNNING, started_at__lt=dead
+    """Runs that may be claimed again: failed fewer than DAILY_ATTEMPTS times, or dead (its
+    job marked interrupted by the sweep, or running past the job timeout)."""
+    late = now - timedelta(seconds=settings.HACS_JOB_TIMEOUT)
+    dead = Q(job__status=JobRecord.Status.INTERRUPTED) | Q(started_at__lt=late)
+    return Q(status=DailyRun.Status.FAILED, attempts__lt=DAILY_ATTEMPTS) | (
+        Q(status=DailyRun.Status.RUNNING) & dead
     )
 
 
@@ -46,10 +50,12 @@ def daily_run_claim(*, day: date, now: datetime | None = None) -> DailyRun | Non
                 return DailyRun.objects.create(date=day, started_at=now)
         except IntegrityError:  # another caller inserted it first
             pass
-    # One UPDATE: of two callers taking over the same run, only one changes a row.
-    taken = DailyRun.objects.filter(_again(now), date=day).update(
+    # One UPDATE: of two callers taking over the same run, only one changes a row. (The
+    # condition on the job is read in a subquery: an UPDATE cannot join.)
+    again = DailyRun.objects.filter(_again(now), date=day).values("pk")
+    taken = DailyRun.objects.filter(pk__in=again, date=day).update(
         status=DailyRun.Status.RUNNING, attempts=F("attempts") + 1, started_at=now,
-        finished_at=None, error="",
+        finished_at=None, error="", job=None,
     )  # fmt: skip
     return DailyRun.objects.get(date=day) if taken else None
 

@@ -15,7 +15,7 @@ from scheduling.crawl_lists import CrawlListOptions, crawl_list_build
 from scheduling.estimates import RecomputeOptions, estimates_recompute
 from scheduling.evaluation_service import evaluation_run
 from scheduling.learning import learned_scorer_run
-from scheduling.models import EvaluationRun, LearnedScorer
+from scheduling.models import DailyRun, EvaluationRun, LearnedScorer
 
 PROGRESS_STEPS = 100  # the Jobs page shows an evaluation's progress in percent
 
@@ -90,10 +90,13 @@ def build_crawl_list(record_id: int, day: str, options: dict[str, Any]) -> int:
     return crawl_list.pk
 
 
-def daily_crawl_list() -> int:
-    """Today's list with the configured defaults, run every morning by the RQ cron scheduler."""
+def daily_crawl_list(*, run: DailyRun | None = None) -> int:
+    """Today's list with the configured defaults, run every morning by the RQ cron scheduler;
+    its job record is tied to the day's ``run`` when given (``scheduling.daily``)."""
     day = today()
     record = job_record_create(kind=JobRecord.Kind.CRAWL_LIST, label=f"Daily crawl list {day}")
+    if run is not None:
+        DailyRun.objects.filter(pk=run.pk).update(job=record)
     return build_crawl_list(record.pk, day.isoformat(), CrawlListOptions.from_settings().to_json())
 
 

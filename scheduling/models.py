@@ -198,7 +198,7 @@ class CrawlListEntry(models.Model):
 class DailyRun(models.Model):
     """The daily job's run for one date: claimed once (``date`` is unique), so that the morning
     run and a catch-up after the machine was down at that hour build and hand off the day's
-    list once (``scheduling.daily``). A failed run may be claimed again, a few times."""
+    list once (``scheduling.daily``). A failed or dead run may be claimed again, a few times."""
 
     class Status(models.TextChoices):
         RUNNING = "running", "Running"
@@ -210,6 +210,11 @@ class DailyRun(models.Model):
     attempts = models.PositiveSmallIntegerField(default=1)
     crawl_list = models.ForeignKey(
         CrawlList, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # The job that builds the list: when the sweep marks it interrupted (its worker stopped),
+    # the run is dead and the next catch-up makes it again.
+    job = models.ForeignKey(
+        "jobs.JobRecord", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -13,6 +13,7 @@ from hacs.clock import reference_instant
 from hacs_site.clock import today
 from handoff.models import HandOff, HandOffRun
 from jobs.models import JobRecord
+from jobs.services import job_record_create
 from operations.daily import daily_catch_up, daily_crawl_list_and_hand_offs, daily_list_hour
 from scheduling.daily import (
     DAILY_ATTEMPTS,
@@ -130,6 +131,26 @@ def test_a_run_whose_worker_died_is_taken_over_after_the_job_timeout(settings: A
     assert daily_run_open(day=day, now=after)
     taken = daily_run_claim(day=day, now=after)
     assert taken is not None and taken.attempts == 2 and taken.started_at == after
+
+
+def test_a_run_whose_job_the_sweep_marked_interrupted_is_taken_over_at_once(
+    settings: Any,
+) -> None:
+    """The worker building the list stopped: the sweep marks its job interrupted a lease
+    later, and the next catch-up need not wait for the job timeout."""
+    day = today()
+    start = at(time(5, 0), settings)
+    run = daily_run_claim(day=day, now=start)
+    assert run is not None
+    record = job_record_create(kind=JobRecord.Kind.CRAWL_LIST, label=f"Daily crawl list {day}")
+    DailyRun.objects.filter(pk=run.pk).update(job=record)
+    soon = start + timedelta(minutes=10)
+    assert daily_run_claim(day=day, now=soon) is None  # its job still counts as alive
+    JobRecord.objects.filter(pk=record.pk).update(status=JobRecord.Status.INTERRUPTED)
+    assert daily_run_open(day=day, now=soon)
+    taken = daily_run_claim(day=day, now=soon)
+    assert taken is not None and taken.attempts == 2 and taken.job_id is None
+    assert daily_run_claim(day=day, now=soon) is None  # one taker only
 
 
 def test_a_list_built_on_the_page_does_not_stand_for_the_daily_run(
