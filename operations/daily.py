@@ -11,7 +11,7 @@ crawler down, a directory gone) leaves the stored list and the other hand-offs a
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from croniter import croniter
@@ -47,24 +47,26 @@ def daily_crawl_list_and_hand_offs() -> int | None:
     return list_id
 
 
+def _schedule_time(moment: datetime) -> datetime:
+    """``moment`` in ``TIME_ZONE``, where the cron expressions are read: RQ's cron scheduler reads
+    them in local time, and Django sets a process's local time zone to ``TIME_ZONE``."""
+    return moment.astimezone(ZoneInfo(settings.TIME_ZONE))
+
+
 def daily_list_hour(moment: datetime) -> datetime:
-    """The latest time at or before ``moment`` at which the daily job was due, read as RQ's cron
-    scheduler reads ``HACS_DAILY_CRAWL_LIST_CRON``: its fields in local time, which in a Django
-    process is ``TIME_ZONE`` (Django sets the process's TZ to it)."""
-    local = moment.astimezone().replace(tzinfo=None)
-    fired = croniter(settings.HACS_DAILY_CRAWL_LIST_CRON, local).get_prev(datetime)
-    if croniter.match(settings.HACS_DAILY_CRAWL_LIST_CRON, local):
-        fired = local.replace(second=0, microsecond=0)
-    return datetime.fromtimestamp(fired.timestamp(), UTC)
+    """The latest time at or before ``moment`` at which the daily job was due."""
+    minute = _schedule_time(moment).replace(second=0, microsecond=0)
+    if croniter.match(settings.HACS_DAILY_CRAWL_LIST_CRON, minute):
+        return minute
+    fired: datetime = croniter(settings.HACS_DAILY_CRAWL_LIST_CRON, minute).get_prev(datetime)
+    return fired
 
 
 def daily_list_next(moment: datetime) -> datetime:
-    """The next time after ``moment`` at which the daily job is due, in ``TIME_ZONE``."""
-    zone = ZoneInfo(settings.TIME_ZONE)
-    fired = croniter(settings.HACS_DAILY_CRAWL_LIST_CRON, moment.astimezone(zone)).get_next(
-        datetime
-    )
-    return fired.astimezone(zone)
+    """The next time after ``moment`` at which the daily job is due."""
+    schedule = croniter(settings.HACS_DAILY_CRAWL_LIST_CRON, _schedule_time(moment))
+    fired: datetime = schedule.get_next(datetime)
+    return fired
 
 
 def daily_catch_up(*, now: datetime | None = None) -> int | None:
@@ -72,7 +74,7 @@ def daily_catch_up(*, now: datetime | None = None) -> int | None:
     otherwise. Returns the list's id when it built one."""
     now = now or timezone.now()
     day = clock.today(settings.TIME_ZONE, now=now)
-    due = daily_list_hour(now).astimezone(ZoneInfo(settings.TIME_ZONE)).date()
+    due = daily_list_hour(now).date()
     if due != day or not daily_run_open(day=day, now=now):
         return None
     logger.info("The daily crawl list of %s was not made at its hour; making it now.", day)
