@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import logging
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
@@ -23,7 +25,7 @@ from handoff.delivery import Delivery, HandOffFailed
 from handoff.heritrix import heritrix_deliver
 from handoff.models import HandOff, HandOffRun
 from jobs.models import JobRecord
-from jobs.services import job_record_create
+from jobs.services import job_heartbeat, job_record_create
 from scheduling.models import CrawlList
 
 logger = logging.getLogger(__name__)
@@ -75,12 +77,20 @@ def hand_off_deliver(
 
 
 def hand_off_run(
-    *, hand_off: HandOff, crawl_list: CrawlList, user: Any = None, queue: str = "terminal"
+    *,
+    hand_off: HandOff,
+    crawl_list: CrawlList,
+    user: Any = None,
+    queue: str = "terminal",
+    started: Callable[[JobRecord], object] | None = None,
 ) -> HandOffRun:
     """Hand the list off now and record the outcome; never raises for a failed hand-off.
 
     ``queue`` names where it ran on the Jobs page ("daily", "terminal", "web"); none is an RQ
-    queue, because the hand-off runs in place rather than through one.
+    queue, because the hand-off runs in place rather than through one. ``started`` is called
+    with the job record once it is running (the daily run follows its hand-offs that way). The
+    record keeps its lease while the crawler is being reached, so that only a hand-off whose
+    process stopped is marked interrupted.
     """
     urls = hand_off_urls(hand_off=hand_off, crawl_list=crawl_list)
     tag = f" (tag {hand_off.tag})" if hand_off.tag_id else ""
@@ -94,7 +104,31 @@ def hand_off_run(
         status=JobRecord.Status.RUNNING, started_at=now, heartbeat_at=now,
         worker=socket.gethostname(),
     )  # fmt: skip
-    status, sent, steps = HandOffRun.Status.FAILED, 0, []
+    if started is not None:
+        started(record)
+    with job_heartbeat(record.pk):
+        status, sent, steps, message = _hand_off_send(hand_off, crawl_list, urls)
+    failed = status == HandOffRun.Status.FAILED
+    with transaction.atomic():  # the outcome is recorded whole: a finished job has its run
+        JobRecord.objects.filter(pk=record.pk).update(
+            status=JobRecord.Status.FAILED if failed else JobRecord.Status.FINISHED,
+            done=0 if failed else 1, counts={"sites": sent, "steps": len(steps)},
+            error=message[:5000] if failed else "", finished_at=timezone.now(),
+            heartbeat_at=timezone.now(),
+        )  # fmt: skip
+        return HandOffRun.objects.create(
+            hand_off=hand_off, crawl_list=crawl_list, job=record, status=status, sites=sent,
+            steps=steps, message=message,
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+        )  # fmt: skip
+
+
+def _hand_off_send(
+    hand_off: HandOff, crawl_list: CrawlList, urls: list[str]
+) -> tuple[str, int, list[str], str]:
+    """Send the URLs; returns the outcome (status, sites sent, steps, message)."""
+    status, sent = HandOffRun.Status.FAILED, 0
+    steps: list[str] = []
     if not urls:
         status = HandOffRun.Status.EMPTY
         message = (
@@ -114,25 +148,29 @@ def hand_off_run(
             status, sent, steps, message = (
                 HandOffRun.Status.SENT, len(urls), delivery.steps, delivery.message
             )  # fmt: skip
-    failed = status == HandOffRun.Status.FAILED
-    JobRecord.objects.filter(pk=record.pk).update(
-        status=JobRecord.Status.FAILED if failed else JobRecord.Status.FINISHED,
-        done=0 if failed else 1, counts={"sites": sent, "steps": len(steps)},
-        error=message[:5000] if failed else "", finished_at=timezone.now(),
-        heartbeat_at=timezone.now(),
-    )  # fmt: skip
-    return HandOffRun.objects.create(
-        hand_off=hand_off, crawl_list=crawl_list, job=record, status=status, sites=sent,
-        steps=steps, message=message,
-        created_by=user if getattr(user, "is_authenticated", False) else None,
-    )  # fmt: skip
+    return status, sent, steps, message
 
 
-def hand_offs_run_for_list(*, crawl_list: CrawlList, queue: str = "daily") -> list[HandOffRun]:
-    """Run every enabled hand-off at the list's level, one after the other; a failing one is
-    recorded and the next one still runs."""
-    hand_offs = HandOff.objects.filter(enabled=True, level=crawl_list.level).select_related("tag")
-    return [hand_off_run(hand_off=h, crawl_list=crawl_list, queue=queue) for h in hand_offs]
+def hand_offs_run_daily(
+    *, crawl_list: CrawlList, started: Callable[[JobRecord], object] | None = None
+) -> list[HandOffRun]:
+    """The daily run's hand-offs: every enabled hand-off at the list's level that has not yet
+    taken a daily list of that date, one after the other; a failing one is recorded and the
+    next one still runs. A daily run taken over after its worker stopped thus sends what the
+    stopped one had not sent (a hand-off stopped while sending is sent again), and nothing twice.
+    """
+    done = HandOffRun.objects.filter(
+        job__queue="daily", crawl_list__date=crawl_list.date, crawl_list__level=crawl_list.level
+    ).values("hand_off")
+    hand_offs = (
+        HandOff.objects.filter(enabled=True, level=crawl_list.level)
+        .exclude(pk__in=done)
+        .select_related("tag")
+    )
+    return [
+        hand_off_run(hand_off=h, crawl_list=crawl_list, queue="daily", started=started)
+        for h in hand_offs
+    ]
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,9 @@ It runs once per date (``scheduling.daily`` claims the date): at ``HACS_DAILY_CR
 or, when that hour passed while HACS was down or not yet started, at the next catch-up
 (:func:`daily_catch_up`, every few minutes), so that a librarian never finds the morning's list
 missing because of a restart. Each hand-off ends with its own job record; one that fails (a
-crawler down, a directory gone) leaves the stored list and the other hand-offs as they are.
+crawler down, a directory gone) leaves the stored list and the other hand-offs as they are. A
+run whose worker stopped, while building the list or while handing it off, is taken over by
+the next catch-up, which sends only the hand-offs not yet sent.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from django.utils import timezone
 
 from hacs import clock
 from hacs_site.clock import today
-from handoff.services import hand_offs_run_for_list
-from scheduling.daily import daily_run_claim, daily_run_finish, daily_run_open
+from handoff.services import hand_offs_run_daily
+from scheduling.daily import daily_run_claim, daily_run_finish, daily_run_follow, daily_run_open
 from scheduling.jobs import daily_crawl_list
 from scheduling.models import CrawlList
 
@@ -36,14 +38,16 @@ def daily_crawl_list_and_hand_offs() -> int | None:
         return None
     try:
         list_id = daily_crawl_list(run=run)
+        crawl_list = CrawlList.objects.get(pk=list_id)
+        # Each hand-off records its own outcome (a failed one can be repeated from the Crawl
+        # list page); the run follows them, so that one stopped half-way is taken over.
+        hand_offs_run_daily(
+            crawl_list=crawl_list, started=lambda job: daily_run_follow(run=run, job=job)
+        )
     except Exception as error:
         daily_run_finish(run=run, error=f"{type(error).__name__}: {error}")
         raise
-    crawl_list = CrawlList.objects.get(pk=list_id)
-    # The list is stored: the run is done, whatever the hand-offs then do (each records its own
-    # outcome and can be repeated from the Crawl list page).
     daily_run_finish(run=run, crawl_list=crawl_list)
-    hand_offs_run_for_list(crawl_list=crawl_list, queue="daily")
     return list_id
 
 

@@ -3,9 +3,12 @@
 The cron scheduler runs the daily job at its hour and, every few minutes, a catch-up that runs it
 when that hour has passed without it (the machine was down, or HACS started later in the day;
 ``operations.daily``). Both first claim the date here. A failed run may be claimed again up to
-``DAILY_ATTEMPTS`` times in all; a run whose job the sweep marked interrupted (its worker
-stopped), or still marked running after ``HACS_JOB_TIMEOUT``, is taken for dead and may be
-claimed again too.
+``DAILY_ATTEMPTS`` times in all. A run follows its current job (building the list, then each
+hand-off in turn): when the sweep marks that job interrupted (its worker stopped), when the job
+ended a lease ago and the run has not moved on, or when the run is still marked running after
+``HACS_JOB_TIMEOUT``, the run is taken for dead and may be claimed again too. The run claimed
+again rebuilds the list (an identical list is not stored twice) and sends only the hand-offs
+the dead one had not sent (``handoff.services.hand_offs_run_daily``).
 """
 
 from __future__ import annotations
@@ -25,9 +28,15 @@ DAILY_ATTEMPTS = 3
 
 def _again(now: datetime) -> Q:
     """Runs that may be claimed again: failed fewer than DAILY_ATTEMPTS times, or dead (its
-    job marked interrupted by the sweep, or running past the job timeout)."""
+    job marked interrupted by the sweep, or ended a lease ago with the run not moved on, or the
+    run going past the job timeout)."""
     late = now - timedelta(seconds=settings.HACS_JOB_TIMEOUT)
-    dead = Q(job__status=JobRecord.Status.INTERRUPTED) | Q(started_at__lt=late)
+    left = now - timedelta(seconds=settings.HACS_JOB_LEASE_SECONDS)
+    dead = (
+        Q(job__status=JobRecord.Status.INTERRUPTED)
+        | Q(job__finished_at__lt=left)
+        | Q(started_at__lt=late)
+    )
     return Q(status=DailyRun.Status.FAILED, attempts__lt=DAILY_ATTEMPTS) | (
         Q(status=DailyRun.Status.RUNNING) & dead
     )
@@ -58,6 +67,11 @@ def daily_run_claim(*, day: date, now: datetime | None = None) -> DailyRun | Non
         finished_at=None, error="", job=None,
     )  # fmt: skip
     return DailyRun.objects.get(date=day) if taken else None
+
+
+def daily_run_follow(*, run: DailyRun, job: JobRecord) -> None:
+    """The run's current job is now ``job``: the run lives as long as it does."""
+    DailyRun.objects.filter(pk=run.pk).update(job=job)
 
 
 def daily_run_finish(

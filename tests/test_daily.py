@@ -8,6 +8,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.utils import timezone
 
 from hacs.clock import reference_instant
 from hacs_site.clock import today
@@ -193,3 +194,67 @@ def test_the_crawl_list_page_without_lists_says_when_the_daily_job_builds_one(
         following += timedelta(days=1)
     assert "No list selected" in page
     assert f"builds the next one at 06:45 UTC on {following.day} {following:%b %Y}" in page
+
+
+def test_a_run_whose_worker_stopped_while_handing_off_is_finished_by_the_catch_up(
+    settings: Any, collection: None, heritrix: HandOff, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The worker stopped during the second hand-off: the sweep marks that hand-off's job
+    interrupted, and the next catch-up sends that hand-off, not the first one again, and
+    stores no second list."""
+    import handoff.services
+    from jobs.services import job_records_sweep
+
+    settings.HACS_THETA = 0.0
+    settings.HACS_DAILY_CRAWL_LIST_CRON = "0 5 * * *"
+    (tmp_path / "second" / "action").mkdir(parents=True)
+    second = HandOff.objects.create(
+        name="Second crawler", kind=HandOff.Kind.HERITRIX_ACTION, job_dir=str(tmp_path / "second")
+    )
+    deliver = handoff.services.hand_off_deliver
+
+    def stop_at_the_second(*, hand_off: HandOff, **kwargs: Any) -> Any:
+        if hand_off.pk == second.pk:
+            raise KeyboardInterrupt  # the worker is stopped mid-delivery
+        return deliver(hand_off=hand_off, **kwargs)
+
+    monkeypatch.setattr(handoff.services, "hand_off_deliver", stop_at_the_second)
+    with pytest.raises(KeyboardInterrupt):
+        daily_catch_up(now=at(time(5, 5), settings))
+    run = DailyRun.objects.get()
+    stopped = JobRecord.objects.get(kind="hand_off", status="running")
+    assert (run.status, run.job_id) == ("running", stopped.pk)
+    assert [r.hand_off_id for r in HandOffRun.objects.all()] == [heritrix.pk]
+    assert daily_catch_up(now=at(time(5, 15), settings)) is None  # its job still holds a lease
+
+    monkeypatch.setattr(handoff.services, "hand_off_deliver", deliver)
+    lease = timedelta(seconds=settings.HACS_JOB_LEASE_SECONDS)
+    JobRecord.objects.filter(pk=stopped.pk).update(heartbeat_at=timezone.now() - 2 * lease)
+    assert [r.pk for r in job_records_sweep(rq_cleanup=False)] == [stopped.pk]
+    list_id = daily_catch_up(now=at(time(5, 15), settings))
+
+    assert list_id is not None and CrawlList.objects.get().pk == list_id
+    sent = HandOffRun.objects.order_by("pk")
+    assert [(r.hand_off_id, r.status) for r in sent] == [(heritrix.pk, "sent"), (second.pk, "sent")]
+    assert len(list(Path(heritrix.job_dir, "action").glob("*.seeds"))) == 1
+    assert len(list(Path(second.job_dir, "action").glob("*.seeds"))) == 1
+    run.refresh_from_db()
+    assert (run.status, run.attempts, run.crawl_list_id) == ("finished", 2, list_id)
+
+
+def test_a_run_whose_job_ended_without_the_run_moving_on_is_dead_a_lease_later(
+    settings: Any,
+) -> None:
+    """The list was built and the worker stopped before the first hand-off began."""
+    day = today()
+    start = at(time(5, 0), settings)
+    run = daily_run_claim(day=day, now=start)
+    assert run is not None
+    record = job_record_create(kind=JobRecord.Kind.CRAWL_LIST, label=f"Daily crawl list {day}")
+    ended = start + timedelta(minutes=1)
+    JobRecord.objects.filter(pk=record.pk).update(status="finished", finished_at=ended)
+    DailyRun.objects.filter(pk=run.pk).update(job=record)
+    lease = timedelta(seconds=settings.HACS_JOB_LEASE_SECONDS)
+    assert daily_run_claim(day=day, now=ended + lease / 2) is None
+    taken = daily_run_claim(day=day, now=ended + lease + timedelta(seconds=1))
+    assert taken is not None and taken.attempts == 2
