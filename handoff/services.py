@@ -106,7 +106,7 @@ def hand_off_run(
     )  # fmt: skip
     if started is not None:
         started(record)
-    with job_heartbeat(record.pk):
+    with job_heartbeat(record.pk, thread=True):  # in a worker, a request or a terminal alike
         status, sent, steps, message = _hand_off_send(hand_off, crawl_list, urls)
     failed = status == HandOffRun.Status.FAILED
     with transaction.atomic():  # the outcome is recorded whole: a finished job has its run

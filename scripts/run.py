@@ -44,6 +44,18 @@ def worker_queues(n: int, workers: int) -> list[str]:
     return LIST_QUEUES if workers > 1 and n == 0 else QUEUES
 
 
+def web_timeout(env: dict[str, str]) -> int:
+    """Seconds the web server lets one request run. "Hand off now" reaches Browsertrix in up to
+    four requests (a login, the upload, the workflow's seed file, the start), each allowed
+    ``HACS_HTTP_TIMEOUT`` between two reads: the request must outlive them, or the web server
+    stops it half-way and the librarian learns nothing of what was sent."""
+    try:
+        each = float(env.get("HACS_HTTP_TIMEOUT", "30"))
+    except ValueError:  # the settings name the bad value when migrations run
+        each = 30.0
+    return max(120, int(4 * each) + 30)
+
+
 def write_run_env(path: Path, env: dict[str, str]) -> None:
     """Leave what a second terminal needs where the settings look for it (owner-only: a
     DATABASE_URL may hold a password)."""
@@ -188,7 +200,7 @@ def main() -> int:
             say(f"Port {options.port} is busy; using {port} instead.")
         web = spawn([str(Path(PYTHON).parent / "gunicorn"), "hacs_site.wsgi:application",
                      "--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4",
-                     "--timeout", "120", "--access-logfile", "-"], env)  # fmt: skip
+                     "--timeout", str(web_timeout(env)), "--access-logfile", "-"], env)  # fmt: skip
         children.append(("web server", web))
         deadline = time.monotonic() + 30
         while not port_open(port) and time.monotonic() < deadline and web.poll() is None:

@@ -144,11 +144,13 @@ def test_an_interrupted_site_that_reports_after_all_is_counted_once(redis_url: s
 def test_a_worker_serves_crawl_lists_before_imports(
     redis_url: str, run_worker: Any, logged_in_client: Any
 ) -> None:
-    from scripts.run import LIST_QUEUES, QUEUES, worker_queues
+    from scripts.run import LIST_QUEUES, QUEUES, web_timeout, worker_queues
 
     assert QUEUES == QUEUE_PRIORITY and LIST_QUEUES == QUEUE_PRIORITY[:-1]
     assert "import" not in worker_queues(0, 2) and worker_queues(1, 2) == QUEUES
     assert worker_queues(0, 1) == QUEUES  # a lone worker serves everything, lists first
+    # A request handing a list to Browsertrix (four reads at most) outlives its reads.
+    assert web_timeout({}) == 150 and web_timeout({"HACS_HTTP_TIMEOUT": "90"}) == 390
     make_site()
     imports = enqueue_import([])
     # The scheduler queues the daily list without a record; the Jobs page shows it waiting.
