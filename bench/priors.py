@@ -244,10 +244,12 @@ def pak_windows(
     return rows
 
 
-def print_pak(rows: dict[str, list[float]], hacs_label: str, note: str = "") -> None:
+def print_pak(
+    rows: dict[str, list[float]], hacs_label: str, note: str = "", level: str = "homepage"
+) -> None:
     """The P@K rows, each candidate with its wins: the w where it is above both
     Cho–Garcia-Molina and Last-Obs (to three decimals)."""
-    print("\nmean weighted P@K, homepage, w = 1 … 12 (wins: above Cho–Garcia-Molina and Last-Obs)")
+    print(f"\nmean weighted P@K, {level}, w = 1 … 12 (wins: above Cho–Garcia-Molina and Last-Obs)")
     if note:
         print(f"  {note}")
     best_baseline = np.maximum(rows["cho_garcia_molina"], rows["last_obs"])
