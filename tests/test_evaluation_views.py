@@ -205,6 +205,9 @@ def test_the_results_page_shows_table_i_with_theta_hat_and_the_best_values_highl
     assert response.status_code == 200
     # One Table I per level, laid out as in the paper, with headers scoped for screen readers.
     assert page.count('<table class="table-one">') == 2
+    # The ranking chart says what its positives are: changes the archive saw.
+    note = re.search(r'<p class="muted small chart-note">(.*?)</p>', page, re.S)
+    assert note and "archive captured it changed in the week after t" in note.group(1)
     assert '<th scope="colgroup" colspan="6" class="group">Micro average</th>' in page
     assert page.count('<th scope="col" class="num theta-hat">θ̂</th>') == 4
     assert page.count('<th scope="col" class="num theta-hat">θ̂ post.</th>') == 4
