@@ -268,8 +268,7 @@ def _captures_from_archive(
     scope = SeedScope.from_url(site.seed_url)
     records: list[cdx.CdxRecord] = []
     bad_lines = 0
-    host = client.config.cdx_url.split("://", 1)[-1].split("/", 1)[0]
-    source = f"cdx:{host}"
+    source = client.config.source
     since = None if full else _refresh_from(site.pk, source, client.config.index_lag_days)
 
     def parse(text: str) -> tuple[cdx.CdxParseResult, str | None]:

@@ -108,6 +108,12 @@ class ArchiveConfig:
             index_lag_days=settings.HACS_CDX_INDEX_LAG_DAYS,
         )
 
+    @property
+    def source(self) -> str:
+        """What the captures read from this archive's CDX server record as their source."""
+        host = self.cdx_url.split("://", 1)[-1].split("/", 1)[0]
+        return f"cdx:{host}"
+
 
 @dataclass(frozen=True)
 class Memento:

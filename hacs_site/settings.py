@@ -265,10 +265,15 @@ HACS_E_DAYS = env_float("HACS_E_DAYS", defaults.E_DAYS, minimum=0)
 HACS_THETA = env_float("HACS_THETA", 0.5, minimum=0, maximum=1)
 HACS_DAILY_CRAWL_LIST_CRON = env_str("HACS_DAILY_CRAWL_LIST_CRON", "0 5 * * *")
 HACS_FETCH_RETRY_CRON = env_str("HACS_FETCH_RETRY_CRON", "0 4 * * *")
+# "off": no nightly refresh; sites are then brought up to date only when someone imports them.
+HACS_ARCHIVE_REFRESH_CRON = env_str("HACS_ARCHIVE_REFRESH_CRON", "0 3 * * *")
 for _name, _value in (
     ("HACS_DAILY_CRAWL_LIST_CRON", HACS_DAILY_CRAWL_LIST_CRON),
     ("HACS_FETCH_RETRY_CRON", HACS_FETCH_RETRY_CRON),
+    ("HACS_ARCHIVE_REFRESH_CRON", HACS_ARCHIVE_REFRESH_CRON),
 ):
+    if _name == "HACS_ARCHIVE_REFRESH_CRON" and _value == "off":
+        continue
     if len(_value.split()) != 5:
         raise ImproperlyConfigured(
             f"{_name}={_value!r} is not a cron expression of five fields "

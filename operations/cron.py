@@ -5,6 +5,9 @@
   arrive, handed at once to every enabled hand-off at its level (``operations.daily``).
 * Every ten minutes, the daily list's catch-up: when that hour passed today while HACS was down
   or not yet started, the list is built then (once a date, however many machines run workers).
+* The nightly refresh from the configured archive at ``HACS_ARCHIVE_REFRESH_CRON`` (default
+  03:00; "off" turns it off): an incremental import of every site holding captures from that
+  archive, so that the morning's list counts the copies the archive made since the day before.
 * The retry pass for failed memento fetches at ``HACS_FETCH_RETRY_CRON`` (default 04:00), before
   the list, so that the list sees what the retry found.
 * Every minute, the sweep that marks interrupted the jobs (and their sites) whose worker, Redis or
@@ -16,7 +19,7 @@ from django.conf import settings
 from rq import cron
 
 from operations.daily import daily_catch_up, daily_crawl_list_and_hand_offs
-from operations.jobs import daily_fetch_retry, sweep_interrupted
+from operations.jobs import daily_fetch_retry, nightly_refresh, sweep_interrupted
 
 cron.register(sweep_interrupted, queue_name="default", interval=60, name="sweep-interrupted")
 cron.register(
@@ -32,3 +35,10 @@ cron.register(
     cron=settings.HACS_FETCH_RETRY_CRON,
     name="fetch-retry",
 )
+if settings.HACS_ARCHIVE_REFRESH_CRON != "off":
+    cron.register(
+        nightly_refresh,
+        queue_name="import",
+        cron=settings.HACS_ARCHIVE_REFRESH_CRON,
+        name="archive-refresh",
+    )

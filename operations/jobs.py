@@ -6,6 +6,7 @@ draining the queues before an upgrade that moves job functions.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import traceback
@@ -34,6 +35,7 @@ from archive.pipeline import (
     Step,
     sites_finish,
 )
+from archive.wayback import ArchiveConfig
 from jobs.models import JobRecord
 from jobs.services import (
     INTERRUPTED_REASON,
@@ -46,7 +48,14 @@ from jobs.services import (
     job_record_failure,
     job_records_sweep,
 )
-from operations.refresh import archive_client, sites_refresh, sites_with_failed_fetches
+from operations.refresh import (
+    archive_client,
+    sites_from_archive,
+    sites_refresh,
+    sites_with_failed_fetches,
+)
+
+logger = logging.getLogger(__name__)
 
 
 def import_sites(record_id: int, site_ids: list[int]) -> None:
@@ -375,6 +384,31 @@ def daily_fetch_retry() -> int:
     return record.total if record is not None else 0
 
 
+NIGHTLY_REFRESH = "Nightly refresh"
+
+
+def nightly_refresh() -> int:
+    """The nightly refresh from the configured archive (RQ cron, ``HACS_ARCHIVE_REFRESH_CRON``):
+    an incremental import of every site holding captures read from that archive, so that the
+    morning's list counts the copies the archive made since. Returns how many sites it queued:
+    none when no site came from the archive (a collection imported from files is never sent to
+    it), or while the previous night's refresh is still under way."""
+    config = ArchiveConfig.from_settings()
+    site_ids = sites_from_archive(config)
+    if not site_ids:
+        return 0
+    running = JobRecord.objects.filter(
+        kind=JobRecord.Kind.IMPORT, status__in=JobRecord.ACTIVE, label__startswith=NIGHTLY_REFRESH
+    )
+    if running.exists():
+        logger.warning("The previous nightly refresh is still under way; not starting another.")
+        return 0
+    host = config.source.removeprefix("cdx:")
+    sites = f"{len(site_ids)} site{'s' if len(site_ids) != 1 else ''}"
+    label = f"{NIGHTLY_REFRESH} of {sites} from {host}"
+    return enqueue_import(site_ids, label=label).total
+
+
 __all__ = [
     "daily_fetch_retry",
     "enqueue_fetch_retry",
@@ -383,6 +417,7 @@ __all__ = [
     "file_import_run",
     "files_import_in_foreground",
     "health_check",
+    "nightly_refresh",
     "import_files",
     "import_files_failed",
     "import_in_foreground",

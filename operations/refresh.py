@@ -40,6 +40,14 @@ def sites_refresh(
     )
 
 
+def sites_from_archive(config: ArchiveConfig | None = None) -> list[int]:
+    """Sites holding a capture read from the configured archive's CDX server: the nightly
+    refresh's work. Sites known only from WARC or CDX files are left as they are."""
+    source = (config or ArchiveConfig.from_settings()).source
+    rows = Site.objects.filter(captures__source=source)
+    return list(rows.distinct().order_by("pk").values_list("pk", flat=True))
+
+
 def sites_with_failed_fetches() -> list[int]:
     """Sites holding an observation whose memento could not be fetched: the retry pass's work."""
     rows = Site.objects.filter(captures__snapshot__status=LinkSnapshot.Status.FAILED)

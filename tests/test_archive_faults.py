@@ -531,6 +531,57 @@ def test_a_refresh_asks_from_the_newest_capture_less_the_indexing_lag(
     assert LinkSnapshot.objects.count() == 4
 
 
+def test_the_nightly_refresh_brings_the_archives_sites_up_to_date_and_leaves_the_others(
+    settings: Any, redis_url: str, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The cron's nightly refresh queues an incremental import of the sites read from the
+    configured archive, run here by a real RQ worker; a site known only from files is never
+    sent to the archive, and a second refresh waits for the first."""
+    from datetime import UTC, datetime
+
+    from rq import Queue, SimpleWorker
+
+    from jobs.models import JobRecord
+    from operations.jobs import nightly_refresh
+    from tests.factories import add_observations
+
+    site = make_site(seed_url=SEED, canonical_key="edu,example)/~a")
+    from_files = make_site(seed_url="http://example.edu/~b/", canonical_key="edu,example)/~b")
+    add_observations(from_files, [datetime(2017, 1, 1, tzinfo=UTC)], updates=[False])
+    first = [Row("edu,example)/~a", f"2017{m:02d}01000000", SEED, "text/html", "200", f"D{m}",
+                  "100") for m in (1, 3)]  # fmt: skip
+    bodies = {(r.timestamp, SEED): (page_body(f"http://x.org/{r.digest}"), "text/html")
+              for r in first}  # fmt: skip
+    with IAArchive(first, bodies) as archive:
+        use_archive(settings, archive.cdx_url, archive.wayback_url, HACS_CDX_INDEX_LAG_DAYS=10.0)
+        call_command("import_archive", "--site", SEED, stdout=open(os.devnull, "w"))
+        archive.state.log.clear()
+        new = Row("edu,example)/~a", "20170601000000", SEED, "text/html", "200", "D6", "100")
+        archive.state.rows.append(new)
+        archive.state.bodies[(new.timestamp, SEED)] = (page_body("http://x.org/new"), "text/html")
+
+        with django_capture_on_commit_callbacks(execute=True):
+            assert nightly_refresh() == 1
+        record = JobRecord.objects.get(label__startswith="Nightly refresh")
+        host = archive.cdx_url.split("://", 1)[1].split("/", 1)[0]
+        assert record.label == f"Nightly refresh of 1 site from {host}" and record.total == 1
+        with django_capture_on_commit_callbacks(execute=True):
+            assert nightly_refresh() == 0  # the first one is still queued
+        connection = redis.Redis.from_url(redis_url)
+        queue = Queue("import", connection=connection)
+        while queue.count:  # the refresh, then the job of each site it fans out (on commit)
+            with django_capture_on_commit_callbacks(execute=True):
+                SimpleWorker([queue], connection=connection).work(burst=True)
+
+        prefixes = {e.query.get("url") for e in archive.requests_to("cdx")}
+        assert prefixes == {"example.edu/~a"}
+        assert [e.path for e in archive.requests_to("web")] == [f"/web/{new.timestamp}id_/{SEED}"]
+    record.refresh_from_db()
+    assert record.status == JobRecord.Status.FINISHED
+    assert site.captures.filter(is_observation=True).count() == 3
+    assert from_files.captures.count() == 1
+
+
 # --- Done when: a storm of faults, then a retry pass, equals a clean import ---------------------
 
 

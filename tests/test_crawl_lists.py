@@ -148,6 +148,11 @@ def test_the_cron_configuration_registers_the_daily_list_and_the_fetch_retry() -
     jobs = {job.func_name: job for job in scheduler.get_jobs()}
     assert jobs["operations.daily.daily_crawl_list_and_hand_offs"].cron == "0 5 * * *"
     assert jobs["operations.jobs.daily_fetch_retry"].cron == "0 4 * * *"
+    assert jobs["operations.jobs.nightly_refresh"].cron == "0 3 * * *"
+    # The Jobs page names every periodic job waiting in a queue, or hides it on purpose.
+    from jobs.services import HIDDEN_FUNCTIONS, KNOWN_FUNCTIONS
+
+    assert set(jobs) == set(KNOWN_FUNCTIONS) | HIDDEN_FUNCTIONS
 
 
 # --- the page ----------------------------------------------------------------------------------
