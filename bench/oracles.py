@@ -42,7 +42,6 @@ import argparse
 import json
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -57,7 +56,7 @@ from priors import Scorer, Windows, pak_windows, print_pak, replay_cells, replay
 from replay import END, START, load  # noqa: E402
 
 from hacs.demo import build_demo_archive  # noqa: E402
-from hacs.evaluation import ObservationTable, evaluate  # noqa: E402
+from hacs.evaluation import ObservationTable  # noqa: E402
 from hacs.replay import ReplayState  # noqa: E402
 
 FloatArray = NDArray[np.float64]
@@ -166,25 +165,6 @@ def scorers(windows: Windows, truth: Truth, w: int, level: str) -> dict[str, Sco
     return chosen
 
 
-def website_pak(
-    table: ObservationTable, scorers: Callable[[int], dict[str, Scorer]]
-) -> dict[str, list[float]]:
-    """``priors.pak_windows`` at website level: HACS's website posterior reads the pages' new
-    links, as the database's tables let it."""
-    start = float((eval_bench.DEMO_START - eval_bench.EPOCH).days)
-    end = float((eval_bench.DEMO_END - eval_bench.EPOCH).days)
-    rows: dict[str, list[float]] = {}
-    for w in range(1, 13):
-        extra = scorers(w)
-        result = evaluate({"website": table}, start=start, end=end, w_weeks=[w],
-                          e_days=E_DAYS, method="interpolated",
-                          scorers={"website": extra})  # fmt: skip
-        pak = {row["model"]: row["weighted_p_at_k"] for row in result["pak"]}
-        for model in ("posterior", "cho_garcia_molina", "last_obs", *extra):
-            rows.setdefault(model, []).append(float(pak[model]))
-    return rows
-
-
 def closed_loop(sites: int, seed: int) -> None:
     with tempfile.TemporaryDirectory(prefix="hacs-oracles-") as tmp:
         demo = build_demo_archive(Path(tmp) / "demo", sites=sites, seed=seed, start=START, end=END)
@@ -228,8 +208,7 @@ def main() -> int:
             truth = Truth(workdir / "truth.json", table, args.level)
         print(f"Demo archive: {args.sites} sites, seed {args.seed}, {args.level} level")
         windows = Windows(table)
-        pak = website_pak if args.level == "website" else pak_windows
-        rows = pak(table, lambda w: scorers(windows, truth, w, args.level))
+        rows = pak_windows(table, lambda w: scorers(windows, truth, w, args.level), args.level)
         print_pak(rows, "HACS (default)", level=args.level)
     if not args.skip_replay and args.level == "homepage":
         closed_loop(args.replay_sites, args.seed)

@@ -226,18 +226,19 @@ Scorer = Callable[[float, np.ndarray, object], FloatArray]
 
 
 def pak_windows(
-    table: ObservationTable, scorers: Callable[[int], dict[str, Scorer]]
+    table: ObservationTable, scorers: Callable[[int], dict[str, Scorer]], level: str = "homepage"
 ) -> dict[str, list[float]]:
-    """Mean weighted P@K at homepage level for w = 1 … 12 (``hacs.evaluation.evaluate``): HACS's
-    posterior, Cho–Garcia-Molina, Last-Obs and each of ``scorers(w)``, by model."""
+    """Mean weighted P@K at ``level`` for w = 1 … 12 (``hacs.evaluation.evaluate``): HACS's
+    posterior, Cho–Garcia-Molina, Last-Obs and each of ``scorers(w)``, by model. At website
+    level HACS's posterior reads the pages' new links, as the database's tables let it."""
     start = float((eval_bench.DEMO_START - eval_bench.EPOCH).days)
     end = float((eval_bench.DEMO_END - eval_bench.EPOCH).days)
     rows: dict[str, list[float]] = {}
     for w in range(1, 13):
         extra = scorers(w)
-        result = evaluate({"homepage": table}, start=start, end=end, w_weeks=[w],
+        result = evaluate({level: table}, start=start, end=end, w_weeks=[w],
                           e_days=EVAL_E_DAYS, method="interpolated",
-                          scorers={"homepage": extra})  # fmt: skip
+                          scorers={level: extra})  # fmt: skip
         pak = {row["model"]: row["weighted_p_at_k"] for row in result["pak"]}
         for model in ("posterior", "cho_garcia_molina", "last_obs", *extra):
             rows.setdefault(model, []).append(float(pak[model]))
