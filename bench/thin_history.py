@@ -3,7 +3,7 @@
 Run from the project root::
 
     .venv/bin/python bench/thin_history.py [--sites N] [--seed S] [--keep 0.2,1.0] [--level L]
-                                           [--e-days E]
+                                           [--e-days E] [--dispersion]
 
 It writes a demo archive with known truth (``hacs.demo``), keeps each homepage observation with
 probability ``--keep`` (a thinner archive, seeded), and on every seventh day of the archive's
@@ -18,7 +18,10 @@ than the prior's mean interval; it also prints the paper's g on the same pairs f
 links over κ, the page prior fitted that day, the site's rate the sum over every page copied
 before the day; the site's prior mean interval is then one over (its pages × the page prior's
 mean rate). A thinned page's dropped copies hand their new links on to its next kept copy. The
-paper's g there reads the merged timeline. Same seed, same figures.
+paper's g there reads the merged timeline. ``--dispersion`` (website level) tries a candidate
+reading: each interval's new links a quasi-Poisson count whose dispersion grows with the gap as
+a self-exciting count's does, φ(L) = 1 + (φ∞ − 1)(1 − (d/L)(1 − e^{−L/d})), with (φ∞, d) fitted
+each day on the collection's Pearson residuals by gap. Same seed, same figures.
 """
 
 from __future__ import annotations
@@ -39,13 +42,84 @@ sys.path.insert(0, str(ROOT / "bench"))
 from replay import END, START, before, load  # noqa: E402
 from website_rates import Pages  # noqa: E402
 
-from hacs.bayes import fit_interval_prior, interval_evidence, interval_posterior  # noqa: E402
+from hacs.bayes import (  # noqa: E402  # noqa: E402
+    fit_interval_prior,
+    fit_prior,
+    interval_evidence,
+    interval_posterior,
+    posterior,
+)
 from hacs.demo import build_demo_archive  # noqa: E402
 from hacs.estimators import estimate_many  # noqa: E402
 from hacs.ranking import crawl_probabilities, posterior_probabilities  # noqa: E402
-from hacs.website import fit_page_prior, page_links, website_posterior  # noqa: E402
+from hacs.website import (  # noqa: E402
+    PageLinks,
+    fit_page_prior,
+    links_per_update,
+    page_links,
+    site_sum,
+    website_posterior,
+)
 
 E_DAYS = 7.0  # the evaluation's week; --e-days 1 reads p as the daily crawl list does
+DISPERSION = False  # --dispersion
+GAP_EDGES = 2.0 ** np.arange(-1, 11)  # half a day … 1,024 days
+D_GRID = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+FITS: list[tuple[float, float]] = []
+
+
+def _growth(gap: np.ndarray, d: float) -> np.ndarray:
+    """1 − (d / L)(1 − e^{−L/d}): how far a self-exciting count's dispersion has grown at L."""
+    gap = np.maximum(gap, 1e-9)
+    result: np.ndarray = 1.0 - d / gap * -np.expm1(-gap / d)
+    return result
+
+
+def dispersed_posterior(grouped: PageLinks, n_sites: int, known: np.ndarray):
+    """Each interval's links read as a quasi-Poisson count whose dispersion grows with the gap,
+    φ(L) = 1 + (φ∞ − 1)(1 − (d/L)(1 − e^{−L/d})), the variance-time curve of a Hawkes count,
+    (φ∞, d) fitted on the collection's Pearson residuals by gap; returns the site posteriors
+    and the prior."""
+    kappa = links_per_update(grouped)
+    inner = np.isfinite(grouped.gap)
+    page_of = np.repeat(np.arange(grouped.offsets.size - 1), np.diff(grouped.offsets))
+    x, gap, owner = grouped.new_links[inner] / kappa, grouped.gap[inner], page_of[inner]
+    n_pages = grouped.offsets.size - 1
+
+    def evidence(phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        m = np.bincount(owner, x / phi, minlength=n_pages)
+        t = np.bincount(owner, gap / phi, minlength=n_pages)
+        return m, t
+
+    m, t = evidence(np.ones(x.size))
+    prior = fit_prior(m, t)
+    a, b = posterior(prior, m, t)
+    mu = (a / b)[owner] * gap
+    bucket = np.digitize(gap, GAP_EDGES)
+    num = np.bincount(bucket, (x - mu) ** 2, minlength=GAP_EDGES.size + 1)
+    den = np.bincount(bucket, mu, minlength=GAP_EDGES.size + 1)
+    used = den > 1.0
+    centre = np.sqrt(np.r_[GAP_EDGES[0] / 2, GAP_EDGES] * np.r_[GAP_EDGES, GAP_EDGES[-1] * 2])
+    y, w, c = num[used] / den[used], den[used], centre[used]
+    best = (np.inf, 1.0, 1.0)
+    for d in D_GRID:
+        g = _growth(c, d)
+        excess = max(0.0, float((w * g * (y - 1)).sum() / (w * g * g).sum()))
+        cost = float((w * (y - 1 - excess * g) ** 2).sum())
+        if cost < best[0]:
+            best = (cost, 1.0 + excess, d)
+    _, phi_inf, d = best
+    FITS.append((phi_inf, d))
+    phi = 1.0 + (phi_inf - 1.0) * _growth(gap, d)
+    m, t = evidence(phi)
+    prior = fit_prior(m, t)
+    a, b = posterior(prior, m, t)
+    unseen = known - np.bincount(grouped.page_site, minlength=n_sites)
+    extra = np.repeat(np.arange(n_sites, dtype=np.int64), unseen)
+    alpha = np.r_[a, np.full(extra.size, prior.shape)]
+    beta = np.r_[b, np.full(extra.size, prior.rate)]
+    shape, rate = site_sum(alpha, beta, np.r_[grouped.page_site, extra], n_sites)
+    return shape, rate, prior
 
 
 def thinned(
@@ -122,9 +196,12 @@ def website_day(pages: Pages, day: float) -> tuple[np.ndarray, ...]:
         fresh_l.append(links[before_day])
     site, page, time, fresh = (np.concatenate(x) for x in (site_l, page_l, time_l, fresh_l))
     grouped = page_links(site, page, time, fresh)
-    prior, kappa = fit_page_prior(grouped)
     known = np.bincount(grouped.page_site, minlength=pages.n_sites)
-    alpha, beta = website_posterior(grouped, pages.n_sites, prior, kappa, known)
+    if DISPERSION:
+        alpha, beta, prior = dispersed_posterior(grouped, pages.n_sites, known)
+    else:
+        prior, kappa = fit_page_prior(grouped)
+        alpha, beta = website_posterior(grouped, pages.n_sites, prior, kappa, known)
     last = np.full(pages.n_sites, -np.inf)
     np.maximum.at(last, site, time)
     copied = known > 0
@@ -150,8 +227,11 @@ def main() -> int:
     parser.add_argument("--keep", default="0.1,0.3,1.0")
     parser.add_argument("--level", choices=("homepage", "website"), default="homepage")
     parser.add_argument("--e-days", type=float, default=E_DAYS)
+    parser.add_argument("--dispersion", action="store_true")
     args = parser.parse_args()
     E_DAYS = args.e_days
+    global DISPERSION
+    DISPERSION = args.dispersion
     with tempfile.TemporaryDirectory(prefix="hacs-thin-") as tmp:
         demo = build_demo_archive(Path(tmp) / "demo", sites=args.sites, seed=args.seed,
                                   start=START, end=END)  # fmt: skip
@@ -183,6 +263,11 @@ def main() -> int:
                 worst = max(worst, float(p[is_thin & young].max()))
         print(f"{keep:>5.2f} {thin:>10} {certain:>9} {early:>23} {paper_certain:>14} "
               f"{worst:>22.3f}")  # fmt: skip
+        if FITS:
+            fits = np.array(FITS)
+            print(f"      dispersion: φ∞ {fits[:, 0].min():.2f} … {fits[:, 0].max():.2f}, "
+                  f"d {sorted(set(fits[:, 1].tolist()))} days")  # fmt: skip
+            FITS.clear()
     return 0
 
 
