@@ -211,8 +211,9 @@ class DailyRun(models.Model):
     crawl_list = models.ForeignKey(
         CrawlList, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # The job that builds the list: when the sweep marks it interrupted (its worker stopped),
-    # the run is dead and the next catch-up makes it again.
+    # The run's current job: the one building the list, then each hand-off's in turn. When the
+    # sweep marks it interrupted (its worker stopped), or it ended a lease ago without the run
+    # moving on, the run is dead and the next catch-up makes it again (``scheduling.daily``).
     job = models.ForeignKey(
         "jobs.JobRecord", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
