@@ -109,10 +109,14 @@ class ArchiveConfig:
         )
 
     @property
+    def cdx_host(self) -> str:
+        """The CDX server's host (and port), as the Jobs page and the captures name it."""
+        return self.cdx_url.split("://", 1)[-1].split("/", 1)[0]
+
+    @property
     def source(self) -> str:
         """What the captures read from this archive's CDX server record as their source."""
-        host = self.cdx_url.split("://", 1)[-1].split("/", 1)[0]
-        return f"cdx:{host}"
+        return f"cdx:{self.cdx_host}"
 
 
 @dataclass(frozen=True)

@@ -393,19 +393,18 @@ def nightly_refresh() -> int:
     morning's list counts the copies the archive made since. Returns how many sites it queued:
     none when no site came from the archive (a collection imported from files is never sent to
     it), or while the previous night's refresh is still under way."""
-    config = ArchiveConfig.from_settings()
-    site_ids = sites_from_archive(config)
-    if not site_ids:
-        return 0
     running = JobRecord.objects.filter(
         kind=JobRecord.Kind.IMPORT, status__in=JobRecord.ACTIVE, label__startswith=NIGHTLY_REFRESH
     )
     if running.exists():
         logger.warning("The previous nightly refresh is still under way; not starting another.")
         return 0
-    host = config.source.removeprefix("cdx:")
+    config = ArchiveConfig.from_settings()
+    site_ids = sites_from_archive(config)
+    if not site_ids:
+        return 0
     sites = f"{len(site_ids)} site{'s' if len(site_ids) != 1 else ''}"
-    label = f"{NIGHTLY_REFRESH} of {sites} from {host}"
+    label = f"{NIGHTLY_REFRESH} of {sites} from {config.cdx_host}"
     return enqueue_import(site_ids, label=label).total
 
 

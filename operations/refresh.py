@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import django_rq
+from django.db.models import Exists, OuterRef
 
-from archive.models import LinkSnapshot, Site
+from archive.models import Capture, LinkSnapshot, Site
 from archive.pipeline import ImportReport, Progress, Source, Step, sites_import
 from archive.wayback import ArchiveClient, ArchiveConfig
 from scheduling.estimates import estimates_recompute
@@ -44,8 +45,9 @@ def sites_from_archive(config: ArchiveConfig | None = None) -> list[int]:
     """Sites holding a capture read from the configured archive's CDX server: the nightly
     refresh's work. Sites known only from WARC or CDX files are left as they are."""
     source = (config or ArchiveConfig.from_settings()).source
-    rows = Site.objects.filter(captures__source=source)
-    return list(rows.distinct().order_by("pk").values_list("pk", flat=True))
+    # EXISTS per site stops at its first such capture, where a join would read them all.
+    held = Capture.objects.filter(site=OuterRef("pk"), source=source)
+    return list(Site.objects.filter(Exists(held)).order_by("pk").values_list("pk", flat=True))
 
 
 def sites_with_failed_fetches() -> list[int]:

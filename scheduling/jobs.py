@@ -12,6 +12,7 @@ from hacs_site.clock import today
 from jobs.models import JobRecord
 from jobs.services import JobProgress, job_enqueue, job_record_create
 from scheduling.crawl_lists import CrawlListOptions, crawl_list_build
+from scheduling.daily import daily_run_follow
 from scheduling.estimates import RecomputeOptions, estimates_recompute
 from scheduling.evaluation_service import evaluation_run
 from scheduling.learning import learned_scorer_run
@@ -96,7 +97,7 @@ def daily_crawl_list(*, run: DailyRun | None = None) -> int:
     day = today()
     record = job_record_create(kind=JobRecord.Kind.CRAWL_LIST, label=f"Daily crawl list {day}")
     if run is not None:
-        DailyRun.objects.filter(pk=run.pk).update(job=record)
+        daily_run_follow(run=run, job=record)
     return build_crawl_list(record.pk, day.isoformat(), CrawlListOptions.from_settings().to_json())
 
 
