@@ -10,7 +10,8 @@ sources:
   sites' missing snapshots from the configured Wayback server, one site at a time (with
   ``fetch=False`` only the captures are stored, and the sites keep their status until a later
   :class:`FetchRetry` or an import that fetches finishes them); an archive that cannot be
-  reached stops the fetches at once, its sentence failing every site not yet done;
+  reached, or whose configured URL cannot be requested, stops the fetches at once, its sentence
+  failing every site not yet done;
 * :class:`FromWarcFiles` — WARC files: captures and, from the same pass, their pages' links;
 * :class:`FetchRetry` — the later pass for sites whose memento fetches failed: fetch what is
   still missing and compute updates again.
@@ -131,7 +132,7 @@ class ImportReport:
     failed_files: list[tuple[str, str]] = field(default_factory=list)
     done: list[int] = field(default_factory=list)
     failed: dict[int, str] = field(default_factory=dict)  # site id → reason
-    stopped: str = ""  # why a run stopped before its last site (the archive is unreachable)
+    stopped: str = ""  # why a run stopped before its last site (``ArchiveUnreachableError``)
 
 
 def sites_import(

@@ -9,21 +9,25 @@ Real archives cut, stall and trickle, so every request is bounded as a whole: it
 with ``read1`` (whatever has arrived) against one deadline for the entire request, not a
 timeout per read; a status line and headers still arriving at the deadline have their
 connection cut (a per-read timeout never fires for an answer trickled a byte at a time); a
-``Retry-After`` asks for at most the deadline; decompressed bodies are capped; a CDX query stops
-after a number of pages.
-What retries cannot fix — a name that does not resolve, a refused connection — raises
-:class:`ArchiveUnreachableError` at once, and the client remembers it, so the run stops instead
-of spending minutes per site.
+``Retry-After`` asks for at most the deadline; a CDX query stops after a number of pages.
+Bodies are decompressed here, as they arrive, in steps no larger than the room left under the
+cap, into one buffer that never grows past it: a small gzip answer that would inflate to
+gigabytes costs at most the cap in memory (``bench/decompression.py`` measures it).
+What retries cannot fix — a name that does not resolve, a refused connection, a URL or header
+that requests refuses to send — raises :class:`ArchiveUnreachableError` at once, and the client
+remembers it, so the run stops instead of spending minutes, or a traceback, per site.
 """
 
 from __future__ import annotations
 
 import email.utils
+import io
 import logging
 import random
 import socket
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -33,17 +37,31 @@ from urllib.parse import urljoin, urlsplit
 import redis
 import requests
 import requests.adapters
+import requests.exceptions
 import urllib3
 import urllib3.connection
 import urllib3.connectionpool
 import urllib3.exceptions
 
 from archive.ratelimit import RateLimitUnavailable, SharedRateLimiter
+from hacs_site.env import http_url_problem
 
 log = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 IA_CDX_FIELDS = "urlkey,timestamp,original,mimetype,statuscode,digest,length"
+# What HACS asks archives to compress with, and all it decompresses (``_Inflater``): requests
+# would also offer br or zstd whenever their packages happen to be installed.
+ACCEPT_ENCODING = "gzip, deflate"
+# Default caps, sized from real answers (README "Security"): the largest real CDX answer seen is
+# 524 KB (2,236 rows) and real rows average 121 bytes as HACS asks for them, so 16 MiB holds
+# about 130,000 captures in one query; the largest real raw memento seen is 270 KB.
+MAX_CDX_BYTES = 16 * 1024 * 1024
+MAX_MEMENTO_BYTES = 5 * 1024 * 1024
+# Bytes asked of the socket per read, and decompressed per step: what a read holds beyond the cap.
+_READ_SIZE = 64 * 1024
+_INFLATE_STEP = 64 * 1024
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 class ArchiveError(Exception):
@@ -55,9 +73,10 @@ class BlockedSiteError(ArchiveError):
 
 
 class ArchiveUnreachableError(ArchiveError):
-    """The archive's host does not resolve or refuses connections, or Redis (which holds the
-    shared rate limit) is down: no retry and no later site can do better, so an import stops at
-    once (``ArchiveClient.unreachable`` remembers it)."""
+    """The archive's host does not resolve or refuses connections, its configured URL or
+    HACS's User-Agent is one requests refuses to send, or Redis (which holds the shared rate
+    limit) is down: no retry and no later site can do better, so an import stops at once
+    (``ArchiveClient.unreachable`` remembers it)."""
 
 
 class _DeadlinePassed(Exception):
@@ -65,7 +84,22 @@ class _DeadlinePassed(Exception):
 
 
 class _BodyCut(Exception):
-    """The connection broke while the body was being read."""
+    """The connection broke while the body was being read, or its compressed data ended early
+    or was damaged (worth asking again)."""
+
+
+class _Unreadable(Exception):
+    """The answer is in a form HACS cannot read, however often it asks (an unknown coding)."""
+
+
+# What requests raises, before anything is sent, for a URL or header it will not send: asking
+# again cannot help.
+_UNSENDABLE = (
+    requests.exceptions.InvalidURL,  # also a port out of range or a bad host name at connect
+    requests.exceptions.InvalidSchema,
+    requests.exceptions.MissingSchema,
+    requests.exceptions.InvalidHeader,
+)
 
 
 @dataclass(frozen=True)
@@ -79,12 +113,12 @@ class ArchiveConfig:
     retries: int = 5
     backoff_base: float = 2.0
     backoff_cap: float = 300.0
-    max_memento_bytes: int = 5 * 1024 * 1024
+    max_memento_bytes: int = MAX_MEMENTO_BYTES
     user_agent: str = "HACS/0.1"
     page_size: int = 5000
     deadline: float = 120.0  # seconds for a whole request: connection, headers and body
     max_cdx_pages: int = 100  # pages of one CDX query (each ``page_size`` rows)
-    max_cdx_bytes: int = 100 * 1024 * 1024  # decompressed bytes of one CDX query, all pages
+    max_cdx_bytes: int = MAX_CDX_BYTES  # decompressed bytes of one CDX query, all pages
     index_lag_days: float = 30.0  # a re-import asks again for captures this far back
 
     @classmethod
@@ -176,6 +210,7 @@ class ArchiveClient:
         self.config = config
         self.session = session or requests.Session()
         self.session.headers["User-Agent"] = config.user_agent
+        self.session.headers["Accept-Encoding"] = ACCEPT_ENCODING
         for scheme in ("http://", "https://"):
             self.session.mount(scheme, _DeadlineAdapter())
         self.stats = RequestStats()
@@ -250,13 +285,16 @@ class ArchiveClient:
                     break
                 except ValueError as error:
                     reason = str(error)
-                    if attempt >= self.config.retries:
-                        raise ArchiveError(
-                            f"The CDX server at {host} sent an unreadable answer for {prefix} "
-                            f"{attempt + 1} times ({reason}); it may be cutting its answers "
-                            "short: try again later with import_archive --failed."
-                        ) from None
-                    self._back_off(f"CDX answer for {prefix} unreadable ({reason})", attempt)
+                finally:
+                    # A page's text (up to the cap) goes before the next one is read.
+                    del text
+                if attempt >= self.config.retries:
+                    raise ArchiveError(
+                        f"The CDX server at {host} sent an unreadable answer for {prefix} "
+                        f"{attempt + 1} times ({reason}); it may be cutting its answers "
+                        "short: try again later with import_archive --failed."
+                    ) from None
+                self._back_off(f"CDX answer for {prefix} unreadable ({reason})", attempt)
             budget -= size
             yield page
             if not next_key or self.config.dialect == "pywb":
@@ -334,8 +372,9 @@ class ArchiveClient:
 
         Retried: 429 and 5xx (honouring ``Retry-After`` up to the deadline), timeouts, resets,
         answers cut, or stalled or trickled past the deadline. Not retried: a host that does
-        not resolve or refuses the connection (``ArchiveUnreachableError``, remembered by the
-        client).
+        not resolve or refuses the connection, a configured URL or User-Agent that requests
+        refuses to send (``ArchiveUnreachableError``, remembered by the client), an answer in
+        a coding HACS cannot read (``ArchiveError``).
         """
         if self.unreachable is not None:
             raise self.unreachable
@@ -359,7 +398,10 @@ class ArchiveClient:
             wait: float | None = None
             deadline = time.monotonic() + self.config.deadline
             try:
-                response = self._get_within_host(url, params, archive_host, deadline)
+                try:
+                    response = self._get_within_host(url, params, archive_host, deadline)
+                except _UNSENDABLE as error:
+                    raise self._unsendable(error, kind, what=what, setting=setting) from None
                 try:
                     if response.status_code in RETRY_STATUSES:
                         reason = f"HTTP {response.status_code}"
@@ -372,6 +414,8 @@ class ArchiveClient:
                     else:
                         body, truncated = _read_body(response, limit, deadline)
                         return _Answer(response.status_code, response.headers, body, truncated)
+                except _Unreadable as error:
+                    raise ArchiveError(f"{what} at {archive_host} {error}.") from None
                 finally:
                     response.close()
             except requests.ConnectionError as error:
@@ -407,6 +451,32 @@ class ArchiveClient:
             else:
                 self._back_off(f"{url}: {reason}", attempt)
             attempt += 1
+
+    def _unsendable(
+        self, error: requests.RequestException, kind: str, *, what: str, setting: str
+    ) -> ArchiveError:
+        """The error for a request requests refused to send.
+
+        A configured URL or User-Agent it refuses fails every request alike: the client
+        remembers it and the run stops, naming the setting. A URL refused for its own part (a
+        redirect to another scheme) fails that request only.
+        """
+        if isinstance(error, requests.exceptions.InvalidHeader):
+            # The User-Agent is the only header HACS sends that is not fixed.
+            self.unreachable = ArchiveUnreachableError(
+                f"The archive cannot be asked anything: the User-Agent "
+                f"{self.config.user_agent!r} is not a valid HTTP header value; fix "
+                "HACS_USER_AGENT."
+            )
+            return self.unreachable
+        base = self.config.cdx_url if kind == "cdx" else self.config.wayback_url
+        problem = http_url_problem(base)
+        if problem is not None:
+            self.unreachable = ArchiveUnreachableError(
+                f"The archive URL {base} cannot be requested ({problem}): fix {setting}."
+            )
+            return self.unreachable
+        return ArchiveError(f"{what} cannot be requested ({_describe(error)}).")
 
     def _back_off(self, why: str, attempt: int) -> None:
         wait = min(self.config.backoff_cap, self.config.backoff_base * 2**attempt)
@@ -517,30 +587,103 @@ def _read_body(response: requests.Response, limit: int, deadline: float) -> tupl
     """The decompressed body, cut at ``limit`` bytes, read before ``deadline``.
 
     ``read1`` returns whatever has arrived (at most one socket read), so a body trickled a byte
-    at a time still meets the deadline check between reads; urllib3 decompresses in bounded
-    steps, so a small compressed body cannot inflate past the cap in memory.
+    at a time still meets the deadline check between reads. The raw bytes are decompressed
+    here (``_Inflater``) rather than by urllib3, which bounds its decompression only from 2.6
+    on (requirements do not pin it): whatever the version, memory holds the buffer, which
+    never grows past ``limit``, plus one read and one step.
     """
     raw = response.raw
-    chunks: list[bytes] = []
-    size = 0
+    inflater = _Inflater.for_coding(response.headers.get("Content-Encoding", ""))
+    body = io.BytesIO()  # getvalue() hands over its buffer without copying it
+    room = limit
     try:
         while True:
             if time.monotonic() > deadline:
                 raise _DeadlinePassed()
-            chunk = raw.read1(64 * 1024, decode_content=True)
+            chunk = raw.read1(_READ_SIZE, decode_content=False)
             if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                return b"".join(chunks)[:limit], True
+                inflater.finish()
+                return body.getvalue(), False
+            for piece in inflater.inflate(chunk, room + 1):
+                if len(piece) > room:
+                    # One byte past the cap is enough to know the body is longer.
+                    body.write(memoryview(piece)[:room])
+                    return body.getvalue(), True
+                body.write(piece)
+                room -= len(piece)
     except urllib3.exceptions.ReadTimeoutError as error:
         raise requests.Timeout(str(error)) from None
     except (urllib3.exceptions.HTTPError, OSError) as error:
-        # ProtocolError (a chunked body or a Content-Length body cut short, a reset),
-        # DecodeError (a gzip stream cut short), SSL errors.
+        # ProtocolError (a chunked body or a Content-Length body cut short, a reset), SSL errors.
         raise _BodyCut(_short(error)) from None
-    return b"".join(chunks), False
+
+
+class _Inflater:
+    """Decompresses one ``Content-Encoding`` (gzip, deflate or none) in bounded steps.
+
+    ``inflate`` yields the data of a chunk in pieces of at most ``_INFLATE_STEP`` bytes and
+    stops once it has yielded ``most`` (zlib keeps the rest of the input, ``unconsumed_tail``),
+    so a chunk of a bomb never inflates past what the caller has room for.
+    """
+
+    def __init__(self, coding: str) -> None:
+        self.coding = coding  # "gzip", "deflate", or "" for none
+        self._zlib: Any = None  # the decompressor of the stream (gzip member) being read
+        self._pending = b""  # a first byte, until the second says what the stream is
+        self._streams = 0  # streams (gzip members) read to their end
+        self._ignoring = False  # after the last stream: the rest is ignored, as gzip does
+
+    @classmethod
+    def for_coding(cls, header: str) -> _Inflater:
+        codings = [c.strip().lower() for c in header.split(",") if c.strip()]
+        codings = [c for c in codings if c != "identity"]
+        if not codings:
+            return cls("")
+        if len(codings) == 1 and codings[0] in ("gzip", "x-gzip", "deflate"):
+            return cls("deflate" if codings[0] == "deflate" else "gzip")
+        # HACS asks for gzip or deflate only (ACCEPT_ENCODING); a server stacking codings or
+        # sending another one gets the same answer on every retry.
+        raise _Unreadable(f"answered in Content-Encoding {header!r}, which HACS did not ask for")
+
+    def inflate(self, data: bytes, most: int) -> Iterator[bytes]:
+        if not self.coding:
+            yield data
+            return
+        data, self._pending = self._pending + data, b""
+        while data and most > 0 and not self._ignoring:
+            if self._zlib is None:  # the body's start, or after a gzip member
+                if len(data) < 2:
+                    self._pending = data
+                    return
+                if self._streams and (self.coding == "deflate" or data[:2] != _GZIP_MAGIC):
+                    self._ignoring = True
+                    return
+                self._zlib = self._decompressor(data[:2])
+            try:
+                piece = self._zlib.decompress(data, min(most, _INFLATE_STEP))
+            except zlib.error as error:
+                raise _BodyCut(f"the compressed answer is damaged ({error})") from None
+            most -= len(piece)
+            if piece:
+                yield piece
+            if self._zlib.eof:
+                self._streams += 1
+                data, self._zlib = self._zlib.unused_data, None
+            else:
+                data = self._zlib.unconsumed_tail
+
+    def finish(self) -> None:
+        """At the end of the body: compressed data that stops mid-stream was cut short."""
+        if self._zlib is not None or (self._pending and not self._streams):
+            raise _BodyCut("the compressed answer ends early")
+
+    def _decompressor(self, start: bytes) -> Any:
+        if self.coding == "gzip":
+            return zlib.decompressobj(16 + zlib.MAX_WBITS)
+        # HTTP's deflate is zlib-wrapped, but some servers send raw deflate (as browsers
+        # accept): a zlib header is two bytes whose big-endian value is a multiple of 31.
+        zlib_wrapped = start[0] & 0x0F == 8 and (start[0] << 8 | start[1]) % 31 == 0
+        return zlib.decompressobj(zlib.MAX_WBITS if zlib_wrapped else -zlib.MAX_WBITS)
 
 
 def _unreachable_cause(error: requests.ConnectionError) -> str | None:

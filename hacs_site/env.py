@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import requests
+import requests.utils
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -105,15 +107,77 @@ def env_url(
     *,
     schemes: tuple[str, ...] = ("http", "https"),
 ) -> str:
-    """An absolute URL with one of ``schemes`` and a host; a trailing slash is removed."""
+    """An absolute URL with one of ``schemes`` and a host; a trailing slash is removed.
+
+    An http(s) URL must also be one requests can send (``http_url_problem``): otherwise every
+    request would fail, each on its own, long after start-up.
+    """
     value = env_str(name, default, environ)
-    parts = urlsplit(value)
+    try:
+        parts = urlsplit(value)
+    except ValueError:  # an unclosed IPv6 bracket: no host it could name
+        parts = urlsplit("")
     if parts.scheme not in schemes or not parts.netloc:
         allowed = ", ".join(f"{s}://" for s in schemes)
         raise ImproperlyConfigured(
             f"{name}={value!r} is not a URL starting with {allowed} and naming a host."
         )
-    return value.rstrip("/")
+    value = value.rstrip("/")
+    if set(schemes) <= {"http", "https"}:
+        problem = http_url_problem(value)
+        if problem is not None:
+            raise ImproperlyConfigured(f"{name}={value!r} cannot be requested: {problem}.")
+    return value
+
+
+def http_url_problem(url: str) -> str | None:
+    """Why HACS cannot send a GET to ``url``, or None when it can.
+
+    The checks are the sender's own: requests prepares the URL (scheme, host, IDNA, port) as
+    it would for the request, and the host must pass the IDNA encoding urllib3 applies when
+    it connects (an empty or over-long label fails only there). On top, what requests would
+    send wrongly: port 0 (requests drops it and sends to the scheme's default port), a user
+    name or password (sent to the archive, and shown on the Jobs page and in every capture's
+    source), a fragment (never sent, and what HACS appends to the URL would end up in it).
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError as error:  # an unclosed IPv6 bracket
+        return f"it is malformed ({error})"
+    if parts.scheme.lower() not in ("http", "https"):
+        return "HACS speaks http:// and https:// only"
+    try:
+        port = parts.port
+    except ValueError:  # not a number, or above 65535
+        port = -1
+    if port is not None and not 1 <= port <= 65535:
+        return f"its port ({parts.netloc.rpartition(':')[2]}) is not a number from 1 to 65535"
+    try:
+        prepared = requests.Request("GET", url).prepare().url or ""
+    except requests.RequestException as error:
+        return f"requests refuses it ({type(error).__name__}: {error})"
+    host = urlsplit(prepared).hostname or ""
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        return f"its host name {host!r} has an empty or over-long label"
+    if parts.username is not None or parts.password is not None:
+        return "it holds a user name or password, which HACS would send and show"
+    if parts.fragment or url.endswith("#"):
+        return "it has a fragment (#...), which is never sent"
+    return None
+
+
+def env_header(name: str, default: str, environ: Mapping[str, str] | None = None) -> str:
+    """A value for an HTTP header: one that requests will send (no line breaks in it)."""
+    value = env_str(name, default, environ)
+    try:
+        requests.utils.check_header_validity(("X-Check", value))
+    except requests.exceptions.InvalidHeader:
+        raise ImproperlyConfigured(
+            f"{name}={value!r} is not a valid HTTP header value (it may hold a line break)."
+        ) from None
+    return value
 
 
 def database_from_url(url: str, *, base_dir: Path, name: str = "DATABASE_URL") -> dict[str, Any]:

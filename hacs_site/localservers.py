@@ -3,11 +3,15 @@
 Used by the run command (``scripts/run.py``) and by the test suite. Pure standard library, so it
 can run before Django is configured. Every server binds 127.0.0.1 on a free port, lives in a
 directory of its own, and is stopped — with its whole process group — by ``stop()``.
+
+127.0.0.1 is open to every user of the machine, so Redis asks for a password: whoever can write to
+the job queues decides what the workers do.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -71,7 +75,13 @@ class LocalServer:
     directory: Path
     process: subprocess.Popen[bytes] | None = None
     log_path: Path | None = None
+    password: str = field(default="", repr=False)
     _owns_directory: bool = field(default=False, repr=False)
+
+    def url(self, db: int = 0) -> str:
+        """The ``redis://`` URL clients use, with the password."""
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/{db}"
 
     def log_tail(self, lines: int = 30) -> str:
         if self.log_path is None or not self.log_path.exists():
@@ -117,13 +127,32 @@ def _wait_until(check: object, server: LocalServer, timeout: float) -> None:
     raise ServerError(f"{server.name} did not answer on port {server.port} within {timeout:.0f} s.")
 
 
-def start_redis(
-    directory: Path | None = None, *, port: int | None = None, persistent: bool = False
-) -> LocalServer:
-    """Start a Redis server on 127.0.0.1.
+def _redis_command(*parts: str) -> bytes:
+    """One command in Redis's wire protocol (RESP), whatever characters its arguments hold."""
+    encoded = [part.encode() for part in parts]
+    return f"*{len(encoded)}\r\n".encode() + b"".join(
+        b"$%d\r\n%s\r\n" % (len(part), part) for part in encoded
+    )
 
-    ``persistent`` keeps an append-only file in ``directory`` so queued jobs survive a restart of
-    the run command; tests use a throw-away server.
+
+def _redis_conf_value(value: str) -> str:
+    """A value quoted for redis.conf (paths may hold spaces)."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def start_redis(
+    directory: Path | None = None,
+    *,
+    port: int | None = None,
+    persistent: bool = False,
+    password: str | None = None,
+) -> LocalServer:
+    """Start a Redis server on 127.0.0.1 that answers only clients giving its password.
+
+    ``password`` defaults to a new random one; ``LocalServer.url()`` carries it. It reaches Redis
+    through ``redis.conf`` in ``directory`` (owner-only), never the command line, which every user
+    of the machine can read. ``persistent`` keeps an append-only file in ``directory`` so queued
+    jobs survive a restart of the run command; tests use a throw-away server.
     """
     binary = redis_server_binary()
     owns = directory is None
@@ -132,29 +161,45 @@ def start_redis(
     directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     directory.chmod(0o700)
     port = port or free_port()
+    password = password or secrets.token_urlsafe(32)
     server = LocalServer("Redis", port, directory, log_path=directory / "redis.log")
+    server.password = password
     server._owns_directory = owns
-    args = [
-        binary,
-        "--port", str(port),
-        "--bind", "127.0.0.1",
-        "--dir", str(directory),
-        "--logfile", str(server.log_path),
-        "--daemonize", "no",
-        "--protected-mode", "yes",
-        "--save", "60 1" if persistent else "",
-        "--appendonly", "yes" if persistent else "no",
-    ]  # fmt: skip
+    config = {
+        "port": str(port),
+        "bind": "127.0.0.1",
+        "protected-mode": "yes",
+        "dir": _redis_conf_value(str(directory)),
+        "logfile": _redis_conf_value(str(server.log_path)),
+        "daemonize": "no",
+        "save": '"60 1"' if persistent else '""',
+        "appendonly": "yes" if persistent else "no",
+        "requirepass": _redis_conf_value(password),
+    }
+    conf = directory / "redis.conf"
+    descriptor = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(descriptor, 0o600)  # a file left by an older version may be readable by others
+    with open(descriptor, "w") as out:
+        out.write("# Written by HACS at each start (hacs_site/localservers.py): owner-only.\n")
+        out.writelines(f"{name} {value}\n" for name, value in config.items())
     server.process = subprocess.Popen(
-        args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=True,
+        [binary, str(conf)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        start_new_session=True,
         umask=0o077,  # its log, snapshot and append-only files are owner-only too
     )  # fmt: skip
+    hello = _redis_command("AUTH", password) + _redis_command("PING")
 
     def ready() -> bool:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
-                sock.sendall(b"PING\r\n")
-                return sock.recv(64).startswith(b"+PONG")
+                sock.sendall(hello)
+                reply = b""
+                while reply.count(b"\r\n") < 2:
+                    chunk = sock.recv(64)
+                    if not chunk:
+                        return False
+                    reply += chunk
+                return reply == b"+OK\r\n+PONG\r\n"  # not while it loads its data (-LOADING)
         except OSError:
             return False
 

@@ -19,6 +19,7 @@ from hacs_site.env import (
     database_from_url,
     env_bool,
     env_float,
+    env_header,
     env_int,
     env_list,
     env_str,
@@ -206,6 +207,12 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # import* can use it; adding it deletes it. Nothing uploaded is ever served back.
 HACS_MAX_UPLOAD_BYTES = env_int("HACS_MAX_UPLOAD_BYTES", 5 * 1024 * 1024, minimum=1024)
 HACS_MAX_SEED_LINES = env_int("HACS_MAX_SEED_LINES", 50_000, minimum=1)
+# Held files are bounded, so that repeated checks cannot fill the disk: holding one more lets the
+# oldest go (dashboard.views.upload). The total holds at least one file of the largest size.
+HACS_UPLOAD_HOLD_PER_USER = env_int("HACS_UPLOAD_HOLD_PER_USER", 5, minimum=1)
+HACS_UPLOAD_HOLD_TOTAL_BYTES = env_int(
+    "HACS_UPLOAD_HOLD_TOTAL_BYTES", 10 * HACS_MAX_UPLOAD_BYTES, minimum=HACS_MAX_UPLOAD_BYTES
+)
 DATA_UPLOAD_MAX_MEMORY_SIZE = HACS_MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = HACS_MAX_UPLOAD_BYTES + 1024 * 1024
 # Should an upload ever be stored, it is stored owner-only, like everything else in VAR_DIR.
@@ -228,13 +235,31 @@ if HACS_JOB_LEASE_SECONDS < 2 * HACS_JOB_HEARTBEAT_SECONDS:
         f"HACS_JOB_LEASE_SECONDS={HACS_JOB_LEASE_SECONDS} must be at least twice "
         f"HACS_JOB_HEARTBEAT_SECONDS={HACS_JOB_HEARTBEAT_SECONDS}, or live jobs look stopped."
     )
+# Whoever can write to Redis chooses what the workers run, so RQ never pickles (unpickling runs
+# code): every queue stores jobs as JSON (their arguments are ids, ISO dates and option dicts), and
+# a worker runs only the functions of HACS_JOB_MODULES. The queue and worker classes insist on
+# both, so that a worker started without `--serializer` (django-rq's default is pickle), RQ's cron
+# (operations.cron) and django-rq's own pages read JSON too.
 RQ_QUEUES = {
-    name: {"URL": REDIS_URL, "DEFAULT_TIMEOUT": HACS_JOB_TIMEOUT}
+    name: {
+        "URL": REDIS_URL,
+        "DEFAULT_TIMEOUT": HACS_JOB_TIMEOUT,
+        "SERIALIZER": "rq.serializers.JSONSerializer",
+    }
     for name in ("default", "import", "estimation", "evaluation")
 }
-RQ = {"COMMIT_MODE": "on_db_commit"}
+RQ = {
+    "COMMIT_MODE": "on_db_commit",
+    "QUEUE_CLASS": "jobs.services.JobQueue",
+    "JOB_CLASS": "jobs.services.QueuedJob",
+    "WORKER_CLASS": "jobs.services.JobWorker",
+}
+# The modules whose functions are jobs (or RQ callbacks); a job naming any other is refused.
+HACS_JOB_MODULES = ("jobs.services", "operations.daily", "operations.jobs", "scheduling.jobs")
 
 # --- Archives HACS reads (the only hosts it ever fetches) ---------------------------------------
+# Both URLs must be ones requests can send (port 1-65535, a valid host, no user name, password or
+# fragment): a bad one stops start-up here instead of failing every site's import.
 HACS_CDX_URL = env_url("HACS_CDX_URL", "https://web.archive.org/cdx/search/cdx")
 HACS_CDX_DIALECT = env_str("HACS_CDX_DIALECT", "ia")
 if HACS_CDX_DIALECT not in ("ia", "pywb"):
@@ -247,17 +272,58 @@ HACS_MEMENTO_RATE_PER_MINUTE = env_float(
 HACS_HTTP_TIMEOUT = env_float("HACS_HTTP_TIMEOUT", 30.0, minimum=1, maximum=600)
 HACS_HTTP_RETRIES = env_int("HACS_HTTP_RETRIES", 5, minimum=0, maximum=20)
 HACS_HTTP_BACKOFF_BASE = env_float("HACS_HTTP_BACKOFF_BASE", 2.0, minimum=0, maximum=600)
+# Decompressed bytes read of one memento (a longer one is recorded as too large, not parsed):
+# about 19 times the largest real raw memento seen (270 KB; README "Security").
 HACS_MAX_MEMENTO_BYTES = env_int("HACS_MAX_MEMENTO_BYTES", 5 * 1024 * 1024, minimum=1024)
 # A whole request (connection, headers, body) must end within this many seconds, however slowly
-# the archive trickles its answer; one CDX query stops after so many pages or bytes.
+# the archive trickles its answer; one CDX query stops after so many pages or decompressed bytes
+# (16 MiB: about 130,000 captures of real rows, 32 times the largest real answer seen; README
+# "Security"). Memory for a body is at most its cap, however far a bomb would inflate.
 HACS_HTTP_DEADLINE = env_float("HACS_HTTP_DEADLINE", 120.0, minimum=1, maximum=3600)
 HACS_CDX_MAX_PAGES = env_int("HACS_CDX_MAX_PAGES", 100, minimum=1)
-HACS_MAX_CDX_BYTES = env_int("HACS_MAX_CDX_BYTES", 100 * 1024 * 1024, minimum=1024)
+HACS_MAX_CDX_BYTES = env_int("HACS_MAX_CDX_BYTES", 16 * 1024 * 1024, minimum=1024)
 # A re-import asks only for captures from this many days before the newest one stored.
 HACS_CDX_INDEX_LAG_DAYS = env_float("HACS_CDX_INDEX_LAG_DAYS", 30.0, minimum=0, maximum=3650)
-HACS_USER_AGENT = env_str(
+HACS_USER_AGENT = env_header(
     "HACS_USER_AGENT", "HACS/0.1 (History-Aware Crawl Scheduler; archive research)"
 )
+
+# --- Hand-offs (README "Handing the list to a crawler" and "Security") -------------------------
+# A Browsertrix hand-off is sent over https to public addresses only; a host listed here (host or
+# host:port, comma-separated; a Browsertrix on this machine or the library's network) may also be
+# reached over http and at loopback or private addresses. All of one hand-off's requests end
+# within HACS_HTTP_DEADLINE together. Heritrix hand-offs write only into job directories that
+# resolve (symlinks included) inside HACS_HERITRIX_ROOT; unset, no Heritrix hand-off writes.
+
+
+def _allowed_host(entry: str) -> str:
+    """``host`` or ``host:port`` (``[v6]:port``), lower-cased; a URL or path stops start-up."""
+    from urllib.parse import urlsplit  # here, so that this block is all the hand-offs add
+
+    parts = urlsplit(f"//{entry}")
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if not parts.hostname or port == -1 or parts.path or parts.username or "/" in entry:
+        raise ImproperlyConfigured(
+            f"HACS_BROWSERTRIX_ALLOWED_HOSTS has {entry!r}, which is not a host or host:port "
+            "(e.g. 127.0.0.1:8080 or btrix.library.example)."
+        )
+    host = parts.hostname.lower()
+    host = f"[{host}]" if ":" in host else host
+    return f"{host}:{port}" if port is not None else host
+
+
+HACS_BROWSERTRIX_ALLOWED_HOSTS = [
+    _allowed_host(entry) for entry in env_list("HACS_BROWSERTRIX_ALLOWED_HOSTS", [])
+]
+HACS_HERITRIX_ROOT = env_str("HACS_HERITRIX_ROOT", "")
+if HACS_HERITRIX_ROOT and not os.path.isabs(HACS_HERITRIX_ROOT):
+    raise ImproperlyConfigured(
+        f"HACS_HERITRIX_ROOT={HACS_HERITRIX_ROOT!r} must be an absolute path, e.g. "
+        "/opt/heritrix/jobs."
+    )
 
 # --- Method defaults (DESIGN "Method", rule 8) -------------------------------------------------
 HACS_HISTORY_DAYS = env_int("HACS_HISTORY_DAYS", defaults.HISTORY_DAYS, minimum=1)

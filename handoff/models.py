@@ -10,12 +10,13 @@ rank order) to one crawler:
   the workflow started, through Browsertrix's API.
 
 The Browsertrix token is never stored: the hand-off stores the *name* of the environment
-variable that holds it.
+variable that holds it. What a hand-off may reach (Browsertrix's address, the variables it reads,
+Heritrix's directory) is ruled by ``handoff.trust``, checked here when an admin saves it and again
+when it is sent.
 """
 
 from __future__ import annotations
 
-import re
 import uuid
 from pathlib import PurePosixPath
 from urllib.parse import urlsplit
@@ -24,9 +25,14 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from handoff.trust import (
+    LOGIN_PREFIX,
+    TOKEN_PREFIX,
+    browsertrix_address_problem,
+    credential_variable_problem,
+    job_dir_problem,
+)
 from scheduling.models import Level
-
-ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class HandOff(models.Model):
@@ -54,13 +60,14 @@ class HandOff(models.Model):
     job_dir = models.CharField(
         "Heritrix job directory", max_length=500, blank=True,
         help_text="Absolute path of the Heritrix job, e.g. /opt/heritrix/jobs/scholars "
-        "(the directory holding crawler-beans.cxml).",
+        "(the directory holding crawler-beans.cxml), inside HACS_HERITRIX_ROOT.",
     )  # fmt: skip
     # Browsertrix
     api_url = models.CharField(
         "Browsertrix address", max_length=300, blank=True,
         help_text="The Browsertrix app, e.g. https://app.browsertrix.com (HACS adds /api/…). "
-        "HACS contacts no other host for this hand-off.",
+        "HACS contacts no other host for this hand-off, over https at a public address unless "
+        "HACS_BROWSERTRIX_ALLOWED_HOSTS lists the host.",
     )  # fmt: skip
     org_id = models.CharField(
         "organisation id", max_length=36, blank=True,
@@ -72,17 +79,20 @@ class HandOff(models.Model):
     )  # fmt: skip
     token_env = models.CharField(
         "token variable", max_length=100, blank=True,
-        help_text="Name of the environment variable holding a Browsertrix access token, e.g. "
-        "BROWSERTRIX_TOKEN. The token itself is never stored.",
+        help_text="Name of the environment variable holding a Browsertrix access token, "
+        f"starting with {TOKEN_PREFIX}, e.g. {TOKEN_PREFIX}SCHOLARS. The token itself is never "
+        "stored.",
     )  # fmt: skip
     username_env = models.CharField(
         "user name variable", max_length=100, blank=True,
         help_text="Optional: name of the environment variable holding a Browsertrix login "
-        "e-mail, used with the password variable when the token variable is unset.",
+        f"e-mail, starting with {LOGIN_PREFIX}, used with the password variable when the "
+        "token variable is unset.",
     )  # fmt: skip
     password_env = models.CharField(
         "password variable", max_length=100, blank=True,
-        help_text="Optional: name of the environment variable holding that login's password.",
+        help_text="Optional: name of the environment variable holding that login's password, "
+        f"starting with {LOGIN_PREFIX}.",
     )  # fmt: skip
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -107,10 +117,9 @@ class HandOff(models.Model):
         path = self.job_dir.strip()
         if not path:
             return {"job_dir": "A Heritrix hand-off needs the job directory."}
-        if not PurePosixPath(path).is_absolute():
-            return {"job_dir": f"The job directory must be an absolute path; {path!r} is not."}
         self.job_dir = path
-        return {}
+        problem = job_dir_problem(path)
+        return {"job_dir": problem} if problem else {}
 
     def _browsertrix_errors(self) -> dict[str, str]:
         errors: dict[str, str] = {}
@@ -126,6 +135,9 @@ class HandOff(models.Model):
             errors["api_url"] = "The address takes no query (?…) or fragment (#…)."
         else:
             self.api_url = url.removesuffix("/api")
+            problem = browsertrix_address_problem(self.api_url)
+            if problem:
+                errors["api_url"] = problem
         for field, what in (("org_id", "organisation id"), ("workflow_id", "workflow id")):
             value = getattr(self, field).strip()
             try:
@@ -135,18 +147,20 @@ class HandOff(models.Model):
                     f"The {what} is a UUID such as 0f5d2b8e-9a8c-4a55-b3d4-7c0c1e7a9f21"
                     + (f"; {value!r} is not." if value else ".")
                 )
-        for field in ("token_env", "username_env", "password_env"):
+        for field, prefix in (
+            ("token_env", TOKEN_PREFIX),
+            ("username_env", LOGIN_PREFIX),
+            ("password_env", LOGIN_PREFIX),
+        ):
             value = getattr(self, field).strip()
             setattr(self, field, value)
-            if value and not ENV_NAME.fullmatch(value):
-                errors[field] = (
-                    f"{value!r} is not an environment variable name (letters, digits and _; "
-                    "not starting with a digit). Give the variable's name, not its value."
-                )
+            problem = value and credential_variable_problem(value, prefix)
+            if problem:
+                errors[field] = problem
         if not self.token_env and "token_env" not in errors:
             errors["token_env"] = (
                 "A Browsertrix hand-off needs the name of the environment variable holding "
-                "its access token, e.g. BROWSERTRIX_TOKEN."
+                f"its access token, e.g. {TOKEN_PREFIX}SCHOLARS."
             )
         if bool(self.username_env) != bool(self.password_env):
             missing = "password_env" if self.username_env else "username_env"
@@ -156,8 +170,9 @@ class HandOff(models.Model):
 
     @property
     def host(self) -> str:
-        """The Browsertrix host as messages name it."""
-        return urlsplit(self.api_url).netloc or self.api_url
+        """The Browsertrix host as messages name it (never a user name or password that an
+        address saved before HACS refused them may carry)."""
+        return urlsplit(self.api_url).netloc.rsplit("@", 1)[-1] or self.api_url
 
     @property
     def target(self) -> str:

@@ -142,8 +142,12 @@ def _hand_off_send(
         except HandOffFailed as failure:
             message, steps = failure.message, failure.steps
         except Exception as error:  # a bug or an odd system error: still one record, not a crash
+            # The error's text may quote what a crawler sent; it goes to the log, not the pages.
             logger.exception("Hand-off %s failed", hand_off.pk)
-            message = f'Hand-off "{hand_off.name}" failed: {type(error).__name__}: {error}'
+            message = (
+                f'Hand-off "{hand_off.name}" failed with an unexpected error '
+                f"({type(error).__name__}); the log of HACS's workers has the details."
+            )
         else:
             status, sent, steps, message = (
                 HandOffRun.Status.SENT, len(urls), delivery.steps, delivery.message

@@ -9,10 +9,16 @@ Work carries a lease: whoever runs a job writes ``heartbeat_at`` every
 than ``HACS_JOB_LEASE_SECONDS`` and of which nothing waits in a queue has lost its worker, Redis
 or terminal: ``job_records_sweep`` marks it interrupted, whether or not RQ noticed (RQ cannot
 notice anything while Redis is down, and a SIGKILLed worker's work-horse may still be running).
+
+Whoever can write to Redis can queue a job, so the queues store jobs as JSON, which cannot run
+code when read (RQ's default, pickle, can), and a worker runs only the functions of
+``HACS_JOB_MODULES`` (``JobQueue``, ``JobWorker``, ``QueuedJob``; settings name them for django-rq).
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import logging
 import socket
 import threading
@@ -28,12 +34,14 @@ import django_rq
 import redis
 from django.conf import settings
 from django.core.management.base import CommandError
-from django.db import DatabaseError, connections, transaction
+from django.db import DatabaseError, OperationalError, connections, transaction
 from django.utils import timezone
-from rq import Callback, Queue
+from django_rq.queues import DjangoRQ
+from rq import Callback, Worker
 from rq.exceptions import AbandonedJobError
 from rq.job import Job, JobStatus
 from rq.registry import DeferredJobRegistry, ScheduledJobRegistry, StartedJobRegistry
+from rq.serializers import JSONSerializer
 
 from jobs.models import JobRecord
 
@@ -70,6 +78,12 @@ def queue_problem() -> str:
     client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
     try:
         client.ping()
+    except redis.AuthenticationError:
+        return (
+            f"The job queue (Redis at {_where(url)}) refused HACS's password. Background jobs "
+            "cannot be queued or run: REDIS_URL must carry the server's password "
+            "(redis://:PASSWORD@host:port/db); scripts/run.sh leaves its own in var/run.env."
+        )
     except redis.RedisError as error:
         return (
             f"The job queue (Redis at {_where(url)}) cannot be reached ({error}). Background "
@@ -89,6 +103,88 @@ def _where(url: str) -> str:
     return f"{parts.hostname}:{parts.port or 6379}{parts.path or '/0'}"
 
 
+# --- What a worker runs ---------------------------------------------------------------------------
+
+
+class JobRefused(Exception):
+    """A queued job names a function outside ``HACS_JOB_MODULES``: it fails without running."""
+
+
+def job_function(name: str | None) -> Callable[..., Any]:
+    """The job function or RQ callback ``name`` (a dotted path) when it is one of HACS's.
+
+    Checked before anything is imported, since importing a module runs it: the name must be a
+    function defined in one of ``settings.HACS_JOB_MODULES`` itself (not a name imported into
+    one, such as ``operations.jobs.os``). Raises ``JobRefused`` otherwise.
+    """
+    module_name, _, attribute = (name or "").rpartition(".")
+    if module_name in settings.HACS_JOB_MODULES and attribute.isidentifier():
+        found = getattr(importlib.import_module(module_name), attribute, None)
+        if inspect.isfunction(found) and found.__module__ == module_name:
+            return found
+    raise JobRefused(f"{name!r} is not one of HACS's job functions; the job was not run.")
+
+
+class QueuedJob(Job):
+    """An RQ job that calls only HACS's job functions and callbacks (``job_function``).
+
+    The stored job names its function and callbacks, and anyone who can write to Redis can
+    name any function at all (``os.system``): RQ would import and call it.
+    """
+
+    @property
+    def func(self) -> Callable[..., Any]:
+        if self.instance is not None:
+            raise JobRefused("A job calling a method of a stored object was not run.")
+        return job_function(self.func_name)
+
+    @property
+    def success_callback(self) -> Callable[..., Any] | None:
+        name = self._success_callback_name
+        return job_function(name) if name else None
+
+    @property
+    def failure_callback(self) -> Callable[..., Any] | None:
+        name = self._failure_callback_name
+        return job_function(name) if name else None
+
+    @property
+    def stopped_callback(self) -> Callable[..., Any] | None:
+        name = self._stopped_callback_name
+        return job_function(name) if name else None
+
+
+class JobQueue(DjangoRQ):
+    """One of HACS's queues: django-rq's (enqueued on commit), keeping its jobs as JSON.
+
+    It insists on its serializer and job class whatever it is given, so that every way a queue
+    is made — django-rq from the settings, RQ's cron (``operations.cron``), the code below —
+    reads and writes jobs the same safe way.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["serializer"] = JSONSerializer
+        kwargs["job_class"] = QueuedJob
+        super().__init__(*args, **kwargs)
+
+
+class JobWorker(Worker):
+    """An RQ worker that reads jobs as JSON and runs only HACS's job functions.
+
+    ``manage.py rqworker`` gives a worker its ``--serializer``, pickle unless told otherwise, and
+    a worker reads jobs with its own serializer, not its queues': the settings name this class
+    (``RQ["WORKER_CLASS"]``) so that no command line can get it wrong.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["serializer"] = JSONSerializer
+        kwargs["job_class"] = QueuedJob
+        super().__init__(*args, **kwargs)
+
+
+# --- Enqueueing ---------------------------------------------------------------------------------
+
+
 def job_enqueue(
     *,
     kind: str,
@@ -101,7 +197,8 @@ def job_enqueue(
 ) -> JobRecord:
     """Record a job and hand it to RQ once the surrounding transaction commits.
 
-    The job's first argument is always the ``JobRecord`` id, so the job can report progress.
+    The job's first argument is always the ``JobRecord`` id, so the job can report progress;
+    ``args`` must be JSON-able (ids, ISO dates, option dicts), as the job is stored as JSON.
     Raises ``QueueUnavailable`` (and records nothing) when Redis cannot be reached.
     ``on_failure``, when given, is RQ's failure callback instead of :func:`job_record_failure`,
     which it calls first.
@@ -181,6 +278,43 @@ def job_heartbeat_beat(record_id: int) -> None:
     JobRecord.objects.filter(pk=record_id).update(heartbeat_at=timezone.now())
 
 
+def _database_locked(error: DatabaseError) -> bool:
+    """SQLite's "database is locked": another connection held its one write lock past the busy
+    timeout (a long import's transaction, in this process or another)."""
+    return isinstance(error, OperationalError) and "locked" in str(error)
+
+
+def _heartbeat_beat_waiting(record_id: int, stop: threading.Event) -> None:
+    """One beat of the heartbeat thread.
+
+    SQLite lets one connection write at a time and a long import holds the lock for a while:
+    the beat waits for it, retrying with a short backoff until it lands or the job ends, and
+    says so in one line, once. Any other database error skips the beat, in one line: the lease
+    outlasts two beats.
+    """
+    delay = 0.05
+    waiting = False
+    while True:
+        try:
+            job_heartbeat_beat(record_id)
+            return
+        except DatabaseError as error:
+            if not _database_locked(error):
+                logger.warning("Job record %s: heartbeat skipped (%s)", record_id, error)
+                connections.close_all()  # the next beat connects afresh
+                return
+            if not waiting:
+                logger.warning(
+                    "Job record %s: heartbeat waiting for the database, which another writer "
+                    "holds locked",
+                    record_id,
+                )
+                waiting = True
+        if stop.wait(delay):
+            return
+        delay = min(2 * delay, settings.HACS_JOB_HEARTBEAT_SECONDS)
+
+
 @contextmanager
 def job_heartbeat(record_id: int, *, thread: bool | None = None) -> Iterator[None]:
     """Keep the record's lease while the block runs: a heartbeat now and then every
@@ -202,12 +336,7 @@ def job_heartbeat(record_id: int, *, thread: bool | None = None) -> Iterator[Non
     def beat() -> None:
         try:
             while not stop.wait(settings.HACS_JOB_HEARTBEAT_SECONDS):
-                try:
-                    job_heartbeat_beat(record_id)
-                except DatabaseError:
-                    # A database busy past its timeout: skip this beat, not the lease.
-                    logger.warning("Job record %s: heartbeat skipped", record_id, exc_info=True)
-                    connections.close_all()
+                _heartbeat_beat_waiting(record_id, stop)
         finally:
             connections.close_all()  # this thread's own connections
 
@@ -382,7 +511,9 @@ def job_records_sync_with_rq(records: Iterable[JobRecord]) -> bool:
         return True
     connection = django_rq.get_connection("default")
     try:
-        jobs = Job.fetch_many([r.rq_id for r in pending], connection=connection)
+        jobs = QueuedJob.fetch_many(
+            [r.rq_id for r in pending], connection=connection, serializer=JSONSerializer
+        )
     except redis.RedisError:
         return False
     for record, job in zip(pending, jobs, strict=True):
@@ -445,8 +576,9 @@ def _waiting_job_ids() -> tuple[set[str], set[str]] | None:
     started: set[str] = set()
     try:
         for name in settings.RQ_QUEUES:
-            queue = Queue(name, connection=connection)
-            registry = StartedJobRegistry(queue=queue)
+            queue = JobQueue(name, connection=connection)
+            # Its cleanup calls abandoned jobs' failure callbacks: only HACS's (QueuedJob).
+            registry = StartedJobRegistry(queue=queue, job_class=queue.job_class)
             registry.cleanup()
             started.update(registry.get_job_ids())
             waiting.update(queue.get_job_ids())
@@ -475,14 +607,16 @@ def jobs_waiting() -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     try:
         for name in QUEUE_PRIORITY:
-            queue = Queue(name, connection=connection)
+            queue = JobQueue(name, connection=connection)
             ids = queue.get_job_ids(0, WAITING_SHOWN)
             prefixes = {i.split("-", 1)[0] for i in ids}
             recorded = set(
                 JobRecord.objects.filter(rq_id__in=prefixes).values_list("rq_id", flat=True)
             )
             unrecorded = [i for i in ids if i.split("-", 1)[0] not in recorded]
-            for job in Job.fetch_many(unrecorded, connection=connection):
+            for job in queue.job_class.fetch_many(
+                unrecorded, connection=connection, serializer=queue.serializer
+            ):
                 if job is None or job.func_name in HIDDEN_FUNCTIONS:
                     continue
                 found.append(

@@ -13,13 +13,21 @@
 * Every minute, the sweep that marks interrupted the jobs (and their sites) whose worker, Redis or
   terminal stopped (``operations.jobs.sweep_interrupted``), on the first queue every worker
   serves, so that it never waits behind an import.
+
+Its jobs are stored as JSON, like every other job (``jobs.services.JobQueue``).
 """
 
 from django.conf import settings
 from rq import cron
 
+from jobs.services import JobQueue
 from operations.daily import daily_catch_up, daily_crawl_list_and_hand_offs
 from operations.jobs import daily_fetch_retry, nightly_refresh, sweep_interrupted
+
+# RQ 3.0's cron enqueues through a plain ``rq.Queue`` made inside ``CronJob.enqueue``, which takes
+# no serializer and so pickles, and HACS's workers refuse pickles. Until RQ's cron takes one, it
+# makes HACS's queues instead (tests/test_security_redis.py checks what it stores).
+cron.Queue = JobQueue  # type: ignore[attr-defined]
 
 cron.register(sweep_interrupted, queue_name="default", interval=60, name="sweep-interrupted")
 cron.register(

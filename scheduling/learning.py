@@ -55,6 +55,7 @@ __all__ = [
     "learned_for_evaluation",
     "learned_replay_policies",
     "NoLearnedScorer",
+    "UnusableLearnedScorer",
     "learned_scorer_create",
     "learned_scorer_latest",
     "learned_scorer_run",
@@ -69,6 +70,12 @@ _PROGRESS_LOAD = 0.1  # share of the progress bar given to loading the observati
 
 class NoLearnedScorer(LookupError):
     """No finished scheduler of the kind and level has been learned yet."""
+
+
+class UnusableLearnedScorer(NoLearnedScorer):
+    """The newest finished scheduler's stored model cannot be read back (edited or corrupt,
+    e.g. a GP4C function nested deeper than ``gp4c.MAX_LOADED_DEPTH``); the message says which
+    and what to do. A ``NoLearnedScorer``, so that forms and commands say it the same way."""
 
 
 @dataclass(frozen=True)
@@ -317,6 +324,7 @@ def learned_scorer_latest(kind: str, level: str) -> LearnedScorer:
             f"`manage.py learn_scorer --kind {kind} --level {level} --start … --end …` "
             "or on the Evaluation page."
         )
+    _loaded(found)  # a model that cannot be read back is said here, where forms ask
     return found
 
 
@@ -430,13 +438,25 @@ def _newest(level: str) -> list[LearnedScorer]:
     for kind in Learned.values:
         try:
             found.append(learned_scorer_latest(kind, level))
+        except UnusableLearnedScorer:
+            raise  # said, not skipped as if none had been learned
         except NoLearnedScorer:
             continue
     return found
 
 
 def _loaded(scorer: LearnedScorer) -> ScoreFunction | LwsModel:
-    """What a stored scheduler ranks with: GP4C's function or the LWS model."""
-    if scorer.kind == Learned.GP4C:
-        return ScoreFunction(str((scorer.model or {})["expression"]))
-    return LwsModel.from_dict(scorer.model or {})
+    """What a stored scheduler ranks with: GP4C's function or the LWS model;
+    :class:`UnusableLearnedScorer` when the stored model cannot be read back."""
+    try:
+        if scorer.kind == Learned.GP4C:
+            return ScoreFunction(str((scorer.model or {})["expression"]))
+        return LwsModel.from_dict(scorer.model or {})
+    except (KeyError, ValueError) as error:
+        reason = f"its model has no {error}" if isinstance(error, KeyError) else str(error)
+        raise UnusableLearnedScorer(
+            f"The {scorer.kind.upper()} scheduler learned at the {scorer.level} level on "
+            f"{scorer.start} to {scorer.end} (learning run {scorer.pk}) cannot be read back: "
+            f"{reason}. Learn a new one with `manage.py learn_scorer --kind {scorer.kind} "
+            f"--level {scorer.level} --start … --end …` or on the Evaluation page."
+        ) from None

@@ -6,7 +6,8 @@ writing their state.
 
 While it runs, ``var/run.env`` holds its ``REDIS_URL`` (and ``DATABASE_URL`` when one was given),
 which the settings read when the environment does not set them: ``manage.py`` in a second
-terminal talks to the same Redis and database.
+terminal talks to the same Redis and database. The Redis it starts asks for a password, new at
+each start, which only ``var/`` (owner-only) and the environment of the processes it starts hold.
 """
 
 from __future__ import annotations
@@ -45,24 +46,26 @@ def worker_queues(n: int, workers: int) -> list[str]:
 
 
 def web_timeout(env: dict[str, str]) -> int:
-    """Seconds the web server lets one request run. "Hand off now" reaches Browsertrix in up to
-    four requests (a login, the upload, the workflow's seed file, the start), each allowed
-    ``HACS_HTTP_TIMEOUT`` between two reads: the request must outlive them, or the web server
-    stops it half-way and the librarian learns nothing of what was sent."""
+    """Seconds the web server lets one request run. "Hand off now" reaches Browsertrix within
+    the request, all its requests (a login, the upload, the workflow's seed file, the start)
+    ending within ``HACS_HTTP_DEADLINE`` together: the request must outlive that deadline, or
+    the web server stops it half-way and the librarian learns nothing of what was sent."""
     try:
-        each = float(env.get("HACS_HTTP_TIMEOUT", "30"))
+        deadline = float(env.get("HACS_HTTP_DEADLINE", "120"))
     except ValueError:  # the settings name the bad value when migrations run
-        each = 30.0
-    return max(120, int(4 * each) + 30)
+        deadline = 120.0
+    return max(120, int(deadline) + 30)
 
 
 def write_run_env(path: Path, env: dict[str, str]) -> None:
-    """Leave what a second terminal needs where the settings look for it (owner-only: a
-    DATABASE_URL may hold a password)."""
+    """Leave what a second terminal needs where the settings look for it (owner-only: the
+    REDIS_URL holds Redis's password, a DATABASE_URL may hold one too)."""
     lines = [f"{name}={env[name]}" for name in ("REDIS_URL", "DATABASE_URL") if env.get(name)]
-    path.touch(mode=0o600)
-    path.write_text("# Written by scripts/run.py while HACS runs; removed when it stops.\n"
-                    + "\n".join(lines) + "\n")  # fmt: skip
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(descriptor, 0o600)  # one left readable by an older version is made private first
+    with open(descriptor, "w") as out:
+        out.write("# Written by scripts/run.py while HACS runs; removed when it stops.\n"
+                  + "\n".join(lines) + "\n")  # fmt: skip
 
 
 def say(message: str) -> None:
@@ -175,8 +178,8 @@ def main() -> int:
     try:
         if "REDIS_URL" not in env:
             redis = start_redis(var / "redis", persistent=True)
-            env["REDIS_URL"] = f"redis://127.0.0.1:{redis.port}/0"
-            say(f"Redis is running on 127.0.0.1:{redis.port}")
+            env["REDIS_URL"] = redis.url()
+            say(f"Redis is running on 127.0.0.1:{redis.port} (its password is in {run_env})")
         write_run_env(run_env, env)
         manage("migrate", "--no-input", "--verbosity", "0", env=env)
         say("Database is up to date.")
@@ -185,6 +188,8 @@ def main() -> int:
             load_demo(env)
 
         workers = max(options.workers, 1)
+        # A worker reads jobs as JSON and runs only HACS's job functions, whatever its command
+        # line says (settings RQ["WORKER_CLASS"], jobs.services.JobWorker).
         for n in range(workers):
             name = f"hacs-{os.getpid()}-{n}"
             worker = spawn(

@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[LocalServer]:
+    """The session's Redis, with a password like the run command's (``redis_url`` carries it)."""
     server = start_redis()
     yield server
     server.stop()
@@ -38,7 +39,7 @@ def redis_url(redis_server: LocalServer, settings: Any) -> Iterator[str]:
     """Point HACS's queues at the session's Redis server, emptied for this test."""
     import redis
 
-    url = f"redis://127.0.0.1:{redis_server.port}/0"
+    url = redis_server.url()
     redis.Redis.from_url(url).flushdb()
     settings.REDIS_URL = url
     settings.RQ_QUEUES = {
@@ -72,7 +73,8 @@ def worker_env(redis_url: str) -> dict[str, str]:
 
 @pytest.fixture()
 def run_worker(worker_env: dict[str, str]) -> Any:
-    """Run a real RQ worker process in burst mode over the given queues until they are empty."""
+    """Run a real RQ worker process in burst mode over the given queues until they are empty
+    (``rqworker`` options may follow the queues)."""
 
     def run(*queues: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(

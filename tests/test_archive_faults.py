@@ -539,9 +539,11 @@ def test_the_nightly_refresh_brings_the_archives_sites_up_to_date_and_leaves_the
     sent to the archive, and a second refresh waits for the first."""
     from datetime import UTC, datetime
 
-    from rq import Queue, SimpleWorker
+    from rq import SimpleWorker
+    from rq.serializers import JSONSerializer
 
     from jobs.models import JobRecord
+    from jobs.services import JobQueue, QueuedJob
     from operations.jobs import nightly_refresh
     from tests.factories import add_observations
 
@@ -568,10 +570,13 @@ def test_the_nightly_refresh_brings_the_archives_sites_up_to_date_and_leaves_the
         with django_capture_on_commit_callbacks(execute=True):
             assert nightly_refresh() == 0  # the first one is still queued
         connection = redis.Redis.from_url(redis_url)
-        queue = Queue("import", connection=connection)
+        queue = JobQueue("import", connection=connection)
         while queue.count:  # the refresh, then the job of each site it fans out (on commit)
             with django_capture_on_commit_callbacks(execute=True):
-                SimpleWorker([queue], connection=connection).work(burst=True)
+                SimpleWorker(
+                    [queue], connection=connection, serializer=JSONSerializer,
+                    job_class=QueuedJob,
+                ).work(burst=True)  # fmt: skip
 
         prefixes = {e.query.get("url") for e in archive.requests_to("cdx")}
         assert prefixes == {"example.edu/~a"}

@@ -21,10 +21,15 @@ pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.django_d
 SCREENSHOTS = Path(os.environ.get("HACS_SCREENSHOT_DIR", "/tmp/handoff"))
 
 
+TOKEN_VAR = "HACS_BROWSERTRIX_TOKEN_BROWSER_TEST"
+
+
 @pytest.fixture()
-def browsertrix(monkeypatch: pytest.MonkeyPatch) -> Iterator[BrowsertrixServer]:
-    monkeypatch.setenv("HACS_BROWSER_TEST_BTRIX_TOKEN", TOKEN)
+def browsertrix(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Iterator[BrowsertrixServer]:
+    monkeypatch.setenv(TOKEN_VAR, TOKEN)
     with BrowsertrixServer() as server:
+        # The local Browsertrix answers over http on 127.0.0.1: trusted as an operator would.
+        settings.HACS_BROWSERTRIX_ALLOWED_HOSTS = [server.url.removeprefix("http://")]
         yield server
 
 
@@ -34,8 +39,10 @@ def test_a_librarian_hands_the_list_to_browsertrix(
     browsertrix: BrowsertrixServer,
     redis_url: str,
     tmp_path: Path,
+    settings: Any,
 ) -> None:
     page, base = browser_page, live_server.url
+    settings.HACS_HERITRIX_ROOT = str(tmp_path)
     make_user("curator", role="librarian", password=PASSWORD)
     sites = [make_site(seed_url=f"http://www.cs.example.edu/~p{n}/") for n in range(1, 4)]
     crawl = CrawlList.objects.create(
@@ -46,7 +53,7 @@ def test_a_librarian_hands_the_list_to_browsertrix(
     HandOff.objects.create(
         name="Morning crawl on Browsertrix", kind=HandOff.Kind.BROWSERTRIX,
         api_url=browsertrix.url, org_id=ORG_ID, workflow_id=WORKFLOW_ID,
-        token_env="HACS_BROWSER_TEST_BTRIX_TOKEN",
+        token_env=TOKEN_VAR,
     )  # fmt: skip
 
     log_in(page, base, "curator")

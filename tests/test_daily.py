@@ -38,7 +38,8 @@ def collection() -> None:
 
 
 @pytest.fixture()
-def heritrix(tmp_path: Path) -> HandOff:
+def heritrix(tmp_path: Path, settings: Any) -> HandOff:
+    settings.HACS_HERITRIX_ROOT = str(tmp_path)  # hand-offs write only inside it
     (tmp_path / "job" / "action").mkdir(parents=True)
     return HandOff.objects.create(
         name="Scholars on Heritrix", kind=HandOff.Kind.HERITRIX_ACTION,

@@ -34,7 +34,9 @@ from tests.support.browsertrix_server import (
 
 pytestmark = pytest.mark.django_db
 DAY = date(2026, 11, 24)
-TOKEN_VAR = "HACS_TEST_BROWSERTRIX_TOKEN"
+TOKEN_VAR = "HACS_BROWSERTRIX_TOKEN_TEST"
+USER_VAR = "HACS_BROWSERTRIX_LOGIN_TEST_USER"
+PASSWORD_VAR = "HACS_BROWSERTRIX_LOGIN_TEST_PASSWORD"
 
 
 def make_list(sites: list[Site], *, day: date = DAY, level: str = "homepage") -> CrawlList:
@@ -44,6 +46,18 @@ def make_list(sites: list[Site], *, day: date = DAY, level: str = "homepage") ->
         for n, site in enumerate(sites, start=1)
     )
     return crawl
+
+
+@pytest.fixture(autouse=True)
+def heritrix_root(settings: Any, tmp_path: Path) -> Path:
+    """Heritrix hand-offs write only inside HACS_HERITRIX_ROOT: here, the test's directory."""
+    settings.HACS_HERITRIX_ROOT = str(tmp_path)
+    return tmp_path
+
+
+def allow(settings: Any, url: str) -> None:
+    """Trust the local Browsertrix at ``url`` (http on 127.0.0.1), as an operator would."""
+    settings.HACS_BROWSERTRIX_ALLOWED_HOSTS = [url.removeprefix("http://")]
 
 
 @pytest.fixture()
@@ -77,9 +91,10 @@ def seed_lines(path: Path) -> list[str]:
 
 
 @pytest.fixture()
-def browsertrix(monkeypatch: pytest.MonkeyPatch) -> Any:
+def browsertrix(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Any:
     monkeypatch.setenv(TOKEN_VAR, TOKEN)
     with BrowsertrixServer() as server:
+        allow(settings, server.url)
         yield server
 
 
@@ -135,26 +150,27 @@ def test_the_seeds_file_appears_whole_or_not_at_all(
     """At the moment of the rename the whole text is in a temporary file outside ``action/``
     (Heritrix moves away every file it finds there), whose name is not a ``.seeds`` name, and
     no ``.seeds`` file is in ``action/`` yet."""
-    seen: list[tuple[str, list[str], str]] = []
+    seen: list[tuple[Path, list[str], str]] = []
     real_replace = os.replace
 
-    def watching_replace(source: str, target: Path) -> None:
+    def watching_replace(source: str, target: str, **dir_fds: int) -> None:
+        # The names are relative to the job directory (source) and action/ (target).
+        temp = job_dir / source
         seen.append(
-            (source, sorted(p.name for p in (job_dir / "action").iterdir()),
-             Path(source).read_text())
-        )  # fmt: skip
-        real_replace(source, target)
+            (temp, sorted(p.name for p in (job_dir / "action").iterdir()), temp.read_text())
+        )
+        real_replace(source, target, **dir_fds)
 
     monkeypatch.setattr(heritrix.os, "replace", watching_replace)
     many = sites + [make_site(seed_url=f"http://x.example.org/~p{n}/") for n in range(2000)]
     hand_off_run(hand_off=heritrix_hand_off(job_dir), crawl_list=make_list(many))
     [(source, action_listing, text)] = seen
-    assert Path(source).parent == job_dir and source.endswith(".tmp")
+    assert source.parent == job_dir and source.name.endswith(".tmp")
     assert action_listing == []
     assert [line for line in text.splitlines() if not line.startswith("#")] == [
         s.seed_url for s in many
     ]
-    assert not Path(source).exists()
+    assert not source.exists()
 
 
 def test_the_relaunch_hand_off_replaces_seeds_txt(sites: list[Site], job_dir: Path) -> None:
@@ -193,8 +209,9 @@ def test_a_bad_job_directory_is_named_and_nothing_is_written(
     assert not list(tmp_path.rglob("*.seeds")) and not list(tmp_path.rglob("*.tmp"))
 
 
-def test_a_directory_that_cannot_be_written_is_named(sites: list[Site]) -> None:
+def test_a_directory_that_cannot_be_written_is_named(sites: list[Site], settings: Any) -> None:
     """``/proc/self`` exists but takes no new file, even from root."""
+    settings.HACS_HERITRIX_ROOT = "/proc"
     hand_off = heritrix_hand_off(Path("/proc/self"), kind=HandOff.Kind.HERITRIX_RELAUNCH)
     run = hand_off_run(hand_off=hand_off, crawl_list=make_list(sites))
     assert run.status == "failed"
@@ -319,13 +336,17 @@ def test_a_workflow_that_is_already_crawling_is_reported_with_browsertrixs_reaso
     assert run.status == "failed" and len(run.steps) == 2
 
 
-def test_a_browsertrix_that_refuses_connections_is_named(sites: list[Site]) -> None:
+def test_a_browsertrix_that_refuses_connections_is_named(
+    sites: list[Site], settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
+    allow(settings, f"http://127.0.0.1:{port}")
+    monkeypatch.setenv(TOKEN_VAR, TOKEN)
     hand_off = HandOff.objects.create(
         name="Nowhere", kind=HandOff.Kind.BROWSERTRIX, api_url=f"http://127.0.0.1:{port}",
-        org_id=ORG_ID, workflow_id=WORKFLOW_ID, token_env="PATH",
+        org_id=ORG_ID, workflow_id=WORKFLOW_ID, token_env=TOKEN_VAR,
     )  # fmt: skip
     run = hand_off_run(hand_off=hand_off, crawl_list=make_list(sites))
     assert f"Browsertrix at 127.0.0.1:{port} could not be reached while uploading" in (run.message)
@@ -365,11 +386,9 @@ def test_the_login_variables_stand_in_for_an_unset_token(
     sites: list[Site], browsertrix: BrowsertrixServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(TOKEN_VAR)
-    monkeypatch.setenv("HACS_TEST_BTRIX_USER", browsertrix.username)
-    monkeypatch.setenv("HACS_TEST_BTRIX_PASSWORD", browsertrix.password)
-    hand_off = browsertrix_hand_off(
-        browsertrix, username_env="HACS_TEST_BTRIX_USER", password_env="HACS_TEST_BTRIX_PASSWORD"
-    )
+    monkeypatch.setenv(USER_VAR, browsertrix.username)
+    monkeypatch.setenv(PASSWORD_VAR, browsertrix.password)
+    hand_off = browsertrix_hand_off(browsertrix, username_env=USER_VAR, password_env=PASSWORD_VAR)
     run = hand_off_run(hand_off=hand_off, crawl_list=make_list(sites))
     assert run.status == "sent"
     login, *rest = browsertrix.requests
@@ -382,14 +401,12 @@ def test_a_refused_login_names_the_variables(
     sites: list[Site], browsertrix: BrowsertrixServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(TOKEN_VAR)
-    monkeypatch.setenv("HACS_TEST_BTRIX_USER", browsertrix.username)
-    monkeypatch.setenv("HACS_TEST_BTRIX_PASSWORD", "wrong")
-    hand_off = browsertrix_hand_off(
-        browsertrix, username_env="HACS_TEST_BTRIX_USER", password_env="HACS_TEST_BTRIX_PASSWORD"
-    )
+    monkeypatch.setenv(USER_VAR, browsertrix.username)
+    monkeypatch.setenv(PASSWORD_VAR, "wrong")
+    hand_off = browsertrix_hand_off(browsertrix, username_env=USER_VAR, password_env=PASSWORD_VAR)
     run = hand_off_run(hand_off=hand_off, crawl_list=make_list(sites))
     assert (
-        "Browsertrix refused the login in $HACS_TEST_BTRIX_USER and $HACS_TEST_BTRIX_PASSWORD "
+        f"Browsertrix refused the login in ${USER_VAR} and ${PASSWORD_VAR} "
         "(400: login_bad_credentials) while logging in"
     ) in run.message
     assert len(browsertrix.requests) == 1
@@ -421,14 +438,14 @@ def test_a_browsertrix_hand_off_names_each_bad_field() -> None:
     assert "is not an http:// or https:// address" in errors["api_url"][0]
     assert "'my-org' is not" in errors["org_id"][0]
     assert errors["workflow_id"][0].startswith("The workflow id is a UUID")
-    assert "is not an environment variable name" in errors["token_env"][0]
+    assert "is not a variable HACS reads Browsertrix credentials from" in errors["token_env"][0]
     assert "Give the variable's name, not its value" in errors["token_env"][0]
 
 
 def test_a_good_browsertrix_hand_off_is_tidied() -> None:
     hand_off = HandOff(
         name="b", kind=HandOff.Kind.BROWSERTRIX, api_url="https://btrix.example.org/api/",
-        org_id=ORG_ID.upper(), workflow_id=WORKFLOW_ID, token_env="BROWSERTRIX_TOKEN",
+        org_id=ORG_ID.upper(), workflow_id=WORKFLOW_ID, token_env="HACS_BROWSERTRIX_TOKEN_X",
     )  # fmt: skip
     hand_off.full_clean()
     assert hand_off.api_url == "https://btrix.example.org" and hand_off.org_id == ORG_ID
@@ -576,13 +593,16 @@ def test_a_librarian_hands_off_now_and_a_viewer_may_not(
     assert client.get(url).status_code == 405
 
 
-def test_admins_edit_hand_offs_and_see_field_named_messages(admin_client: Any) -> None:
+def test_admins_edit_hand_offs_and_see_field_named_messages(
+    admin_client: Any, settings: Any
+) -> None:
+    settings.HACS_HERITRIX_ROOT = "/opt/heritrix/jobs"
     assert admin_client.get("/admin/handoff/handoff/add/").status_code == 200
     response = admin_client.post(
         "/admin/handoff/handoff/add/",
         {"name": "Scholars", "kind": "browsertrix", "level": "homepage", "enabled": "on",
          "api_url": "https://btrix.example.org", "org_id": ORG_ID, "workflow_id": "",
-         "token_env": "BROWSERTRIX_TOKEN"},
+         "token_env": "HACS_BROWSERTRIX_TOKEN_SCHOLARS"},
     )  # fmt: skip
     assert response.status_code == 200 and not HandOff.objects.exists()
     assert response.context["adminform"].form.errors["workflow_id"] == [

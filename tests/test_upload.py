@@ -132,9 +132,9 @@ def test_failed_sites_can_be_retried_from_the_jobs_page(
 
 
 def record_site_ids(redis_url: str) -> list[int]:
-    from rq import Queue
+    from jobs.services import JobQueue
 
-    queue = Queue("import", connection=redis.Redis.from_url(redis_url))
+    queue = JobQueue("import", connection=redis.Redis.from_url(redis_url))
     [job] = queue.jobs
     return list(job.args[1])
 
@@ -191,14 +191,17 @@ def held_token(page: str) -> str:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_checked_file_is_added_without_choosing_it_again(
-    logged_in_client: Any, redis_url: str, held_files_in: Path
+    logged_in_client: Any, redis_url: str, held_files_in: Path, user: Any
 ) -> None:
     checked = upload(logged_in_client, "check").content.decode()
     assert "Check of seeds.csv — nothing stored yet" in checked
     assert re.search(r"Adding seeds.csv</strong>\s*\(\d+\sbytes, 4 seed lines\)", checked)
     token = held_token(checked)
-    assert [p.name for p in held_files_in.iterdir()] == [f"{token}.seeds"]
-    assert oct(held_files_in.joinpath(f"{token}.seeds").stat().st_mode & 0o777) == "0o600"
+    # Named by its owner too, so that each user's held files are bounded across sessions.
+    assert [p.name for p in held_files_in.iterdir()] == [f"{user.pk}.{token}.seeds"]
+    assert oct(held_files_in.joinpath(f"{user.pk}.{token}.seeds").stat().st_mode & 0o777) == (
+        "0o600"
+    )
     added = logged_in_client.post(
         "/sites/upload/",
         {"held": token, "action": "import", "import_history": "on", "tags": "chemistry; 2026"},
@@ -233,10 +236,10 @@ def test_a_held_file_is_only_for_the_session_that_checked_it(logged_in_client: A
 
 @pytest.mark.django_db
 def test_an_expired_held_file_is_explained_by_name(
-    logged_in_client: Any, held_files_in: Path
+    logged_in_client: Any, held_files_in: Path, user: Any
 ) -> None:
     token = held_token(upload(logged_in_client, "check").content.decode())
-    path = held_files_in / f"{token}.seeds"
+    path = held_files_in / f"{user.pk}.{token}.seeds"
     day_and_more = time.time() - 25 * 3600
     os.utime(path, (day_and_more, day_and_more))
     response = logged_in_client.post("/sites/upload/", {"held": token, "action": "import"})

@@ -18,7 +18,7 @@ from scheduling.models import CrawlList
 @librarian_required
 def hand_off_now(request: HttpRequest, pk: int) -> HttpResponse:
     """Run the hand-off on the list now, in this request (a seeds file is written, or three
-    requests go to Browsertrix, each within ``HACS_HTTP_TIMEOUT``), and say how it went."""
+    requests go to Browsertrix, all within one ``HACS_HTTP_DEADLINE``), and say how it went."""
     hand_off = get_object_or_404(HandOff.objects.select_related("tag"), pk=pk)
     list_id = request.POST.get("list", "")
     crawl_list = get_object_or_404(CrawlList, pk=int(list_id) if list_id.isdigit() else 0)

@@ -13,22 +13,31 @@ other place a librarian types tags.
 
 A line is only accepted when what would be stored fits: the caller passes its columns' sizes
 (``max_url_length``, ``max_key_length``), because tidying can lengthen a URL (each non-ASCII
-character becomes up to twelve ``%XX`` characters).
+character becomes up to twelve ``%XX`` characters). A line longer than ``MAX_LINE_LENGTH``
+(in a CSV, a row: several lines when a quoted cell spans them) is rejected with its length and
+the limit; its cells never reach the ``csv`` module, whose field size limit would raise.
 """
 
 from __future__ import annotations
 
 import csv
-import io
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from hacs.formats.canon import SeedError, is_user_directory, seed_key, validate_seed_url
 
 _TAG_SPLIT = re.compile(r"[;|,]")
 MAX_AUTHOR_LENGTH = 300
 MAX_TAG_LENGTH = 100
+#: The most characters a seed line (a CSV row) may have. A real one is a URL (at most 2,000, the
+#: seed URL column), an author (300) and a few tags of 100: far below this. Anything longer is
+#: not a seed line, and is rejected before the ``csv`` module reads it (its cells stop at
+#: ``csv.field_size_limit()``, 131,072 characters, with an exception).
+MAX_LINE_LENGTH = 8_192
+# Characters that do not decide where a CSV cell or row ends (the reader's dialect: excel).
+_ORDINARY_RUN = re.compile(r'[^",]+')
 
 
 class SeedFileError(ValueError):
@@ -124,7 +133,10 @@ def parse_seed_list(
             "Split it into smaller lists and upload them one by one."
         )
     first_line_of: dict[str, int] = {}
-    for line, raw, url_text, author, tags in entries:
+    for line, raw, url_text, author, tags, problem in entries:
+        if problem:
+            result.rejected.append(RejectedLine(line, raw[:200], problem))
+            continue
         try:
             url = validate_seed_url(url_text)
             key = seed_key(url)
@@ -198,7 +210,12 @@ def _too_long(url: str, key: str, max_url: int | None, max_key: int | None) -> s
 
 def _header(line: str) -> list[str] | None:
     """The lower-cased column names when the first line is a CSV header, else None."""
-    cells = [cell.strip().lower() for cell in next(csv.reader([line]))]
+    if len(line) > MAX_LINE_LENGTH:
+        return None  # no header: a plain list, whose first line is then rejected as too long
+    try:
+        cells = [cell.strip().lower() for cell in next(csv.reader([line]))]
+    except csv.Error:  # only if something in this process lowered csv.field_size_limit
+        return None
     if "url" in cells:
         return cells
     looks_like_header = len(cells) > 1 and not any("." in cell or "/" in cell for cell in cells)
@@ -210,27 +227,80 @@ def _header(line: str) -> list[str] | None:
     return None
 
 
-Entry = tuple[int, str, str, str, tuple[str, ...]]
+class Entry(NamedTuple):
+    """A seed line as read: its number, text, URL, author and tags, or why it is rejected."""
+
+    line: int
+    raw: str
+    url: str = ""
+    author: str = ""
+    tags: tuple[str, ...] = ()
+    problem: str = ""
+
+
+def _line_too_long(length: int, first: int, last: int) -> str:
+    span = f" (lines {first}–{last}: a quoted cell spans them)" if last > first else ""
+    return f"{length:,} characters{span}, longer than the {MAX_LINE_LENGTH:,} a seed line may have"
+
+
+@dataclass
+class _Row:
+    """The lines of the CSV row being read, as ``_csv_entries`` feeds them to the reader."""
+
+    first: int = 0
+    last: int = 0
+    length: int = 0  # characters of its lines, with the line breaks between them
 
 
 def _csv_entries(lines: list[str], header_index: int, header: list[str]) -> list[Entry]:
+    """The rows after the header, each numbered by its first line in the file (a quoted cell
+    may hold line breaks, so rows and lines are counted apart)."""
     url_col = header.index("url")
     author_col = header.index("author") if "author" in header else None
     tags_col = header.index("tags") if "tags" in header else None
+    row = _Row()
+
+    def feed() -> Iterator[str]:
+        for number in range(header_index + 2, len(lines) + 1):
+            line = lines[number - 1]
+            row.last = number
+            row.length += len(line) + (1 if row.length else 0)
+            if row.length > MAX_LINE_LENGTH:
+                # The row is rejected whatever it holds; the reader only has to find where it
+                # ends. Each run of characters other than '"' and ',' made one character keeps
+                # that place (such characters only ever extend the cell they are in) and keeps
+                # the cells short, so a cell of any length never reaches csv's field size limit.
+                line = _ORDINARY_RUN.sub("x", line)
+            yield line + "\n"
+
+    reader = csv.reader(feed())
     entries: list[Entry] = []
-    body = lines[header_index + 1 :]
-    reader = csv.reader(io.StringIO("\n".join(body)))
-    for offset, cells in enumerate(reader):
-        line = header_index + 2 + offset
+    while True:
+        row.first, row.length = header_index + 2 + reader.line_num, 0
+        problem = ""
+        try:
+            cells = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as error:
+            # Only a pathological row still overflows (a long line of quotes, each pair one
+            # character of a cell), or one under a field_size_limit lowered elsewhere in this
+            # process: the row is rejected, and the reader starts afresh on the next line.
+            cells, problem = [], f"not readable as CSV: {error}"
+        if row.length > MAX_LINE_LENGTH:
+            problem = _line_too_long(row.length, row.first, row.last)
+        if problem:
+            entries.append(Entry(row.first, lines[row.first - 1], problem=problem))
+            continue
         raw = ",".join(cells)
         if not any(cell.strip() for cell in cells):
             continue
         if len(cells) <= url_col:
-            entries.append((line, raw, "", "", ()))
+            entries.append(Entry(row.first, raw))
             continue
         author = _cell(cells, author_col).strip()[:MAX_AUTHOR_LENGTH]
         tags = _tags(_cell(cells, tags_col))
-        entries.append((line, raw, cells[url_col], author, tags))
+        entries.append(Entry(row.first, raw, cells[url_col], author, tags))
     return entries
 
 
@@ -253,8 +323,12 @@ def _tags(cell: str) -> tuple[str, ...]:
 def _text_entries(lines: list[str]) -> list[Entry]:
     entries: list[Entry] = []
     for index, raw in enumerate(lines):
+        if len(raw) > MAX_LINE_LENGTH and raw.strip():
+            problem = _line_too_long(len(raw), index + 1, index + 1)
+            entries.append(Entry(index + 1, raw, problem=problem))
+            continue
         stripped = raw.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        entries.append((index + 1, raw, stripped, "", ()))
+        entries.append(Entry(index + 1, raw, stripped))
     return entries

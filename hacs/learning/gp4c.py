@@ -83,6 +83,10 @@ FloatArray = NDArray[np.float64]
 CONSTANTS = (0.001, 0.01, 0.1, 0.5, 1.0, 10.0, 100.0, 1000.0)
 FITNESSES = ("ndcg", "changerate")
 MAX_DEPTH = 10  # the paper's d
+#: The deepest stored function HACS reads back: ten times the depth it learns (MAX_DEPTH), so a
+#: function from any learning run loads, while a hand-edited or corrupt one nested thousands deep
+#: is refused with a message before anything recurses over it (Python stops at ~1,000 frames).
+MAX_LOADED_DEPTH = 10 * MAX_DEPTH
 GENERATIONS = 50  # the paper's N_g
 POPULATION = 300  # the paper's N_p
 _BLOCK = 65_536  # sites scored at a time (ScoreFunction.score)
@@ -178,6 +182,18 @@ def _parse(expression: str) -> _Node:
             tokens.append(("number", number, match.start(2)))
         elif other is not None and not other.isspace():
             tokens.append(("punct", other, match.start(3)))
+    # The reader below and every walk over the tree recurse once per level, as deep as the
+    # parentheses nest: measured here in one loop, before any of them runs.
+    nesting = deepest = 0
+    for kind, text, _at in tokens:
+        if kind == "punct" and text in "()":
+            nesting += 1 if text == "(" else -1
+            deepest = max(deepest, nesting)
+    if deepest > MAX_LOADED_DEPTH:
+        raise ValueError(
+            f"score function nested {deepest:,} deep; a score function may be at most "
+            f"{MAX_LOADED_DEPTH} deep (GP4C learns functions at most {MAX_DEPTH} deep)"
+        )
     position = 0
 
     def expect(kind: str, text: str | None = None) -> tuple[str, str, int]:
@@ -288,7 +304,8 @@ class ScoreFunction:
     """A learned score function: higher scores are crawled first.
 
     ``expression`` is the prefix form (``add(X, mul(t, 0.5))``) over TERMINALS, CONSTANTS and
-    OPERATORS; it is validated on construction (``ValueError`` naming the fault).
+    OPERATORS; it is validated on construction (``ValueError`` naming the fault, among them a
+    nesting deeper than ``MAX_LOADED_DEPTH``).
     """
 
     expression: str

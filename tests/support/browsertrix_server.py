@@ -19,7 +19,8 @@ unknown workflow 404 ``crawl_config_not_found``; errors are FastAPI's ``{"detail
 request is recorded (method, path, query, headers, body). ``fail(step, status)`` makes the next
 request of a step ("login", "upload", "patch", "run") answer that status as Browsertrix would;
 ``stall(step)`` holds it unanswered until the server stops; ``redirect(step, location)`` answers
-307 to another address.
+307 to another address; ``fail(step, status, body=b"…")`` answers that body as plain text, as a
+service that is not Browsertrix would.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class Fault:
     detail: str = ""
     stall: bool = False
     location: str = ""
+    body: bytes | None = None  # a plain-text answer instead of {"detail": …}
 
 
 @dataclass
@@ -110,8 +112,12 @@ class BrowsertrixServer:
         self.httpd.server_close()
         self.thread.join(timeout=10)
 
-    def fail(self, step: str, status: int, detail: str | None = None) -> None:
-        self.faults[step] = Fault(status=status, detail=detail or DETAILS.get(status, "error"))
+    def fail(
+        self, step: str, status: int, detail: str | None = None, *, body: bytes | None = None
+    ) -> None:
+        self.faults[step] = Fault(
+            status=status, detail=detail or DETAILS.get(status, "error"), body=body
+        )
 
     def stall(self, step: str) -> None:
         self.faults[step] = Fault(stall=True)
@@ -126,7 +132,7 @@ class BrowsertrixServer:
     # --- the routes -----------------------------------------------------------------------------
 
     def answer(self, method: str, path: str, query: dict[str, str], headers: dict[str, str],
-               body: bytes) -> tuple[int, dict[str, Any], dict[str, str]]:  # fmt: skip
+               body: bytes) -> tuple[int, Any, dict[str, str]]:  # fmt: skip
         if method == "POST" and path == "/api/auth/jwt/login":
             return self._login(body)
         parts = path.strip("/").split("/")
@@ -150,7 +156,7 @@ class BrowsertrixServer:
                 return self._fault("run") or self._run(workflow)
         return 404, {"detail": "Not Found"}, {}
 
-    def _fault(self, step: str) -> tuple[int, dict[str, Any], dict[str, str]] | None:
+    def _fault(self, step: str) -> tuple[int, Any, dict[str, str]] | None:
         fault = self.faults.pop(step, None)
         if fault is None:
             return None
@@ -159,6 +165,8 @@ class BrowsertrixServer:
             return 503, {"detail": "stalled"}, {}
         if fault.location:
             return fault.status, {"detail": "Temporary Redirect"}, {"Location": fault.location}
+        if fault.body is not None:
+            return fault.status, fault.body, {}
         return fault.status, {"detail": fault.detail}, {}
 
     def _login(self, body: bytes) -> tuple[int, dict[str, Any], dict[str, str]]:
@@ -229,9 +237,10 @@ class BrowsertrixServer:
                 status, answer, extra = server.answer(
                     self.command, parts.path, query, headers, body
                 )
-                data = json.dumps(answer).encode()
+                raw = isinstance(answer, bytes)
+                data = answer if raw else json.dumps(answer).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", "text/plain" if raw else "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 for name, value in extra.items():
                     self.send_header(name, value)
