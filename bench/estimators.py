@@ -2,7 +2,7 @@
 
 Run from the project root::
 
-    .venv/bin/python bench/estimators.py [--sites N] [--seed S] [--repeat R]
+    .venv/bin/python -m bench.estimators [--sites N] [--seed S] [--repeat R]
 
 Builds N synthetic sites (about 40 observations each, Poisson updates with log-normal rates of
 median interval 110 days, bursty capture times rounded to whole seconds as in CDX timestamps),
@@ -16,19 +16,15 @@ machine is shared, and the minimum is the least disturbed measurement of either.
 
 from __future__ import annotations
 
-import argparse
 import math
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import brentq
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from hacs.estimators import estimate_many  # noqa: E402
+from bench.common import bench_parser
+from hacs.estimators import estimate_many
 
 MEDIAN_INTERVAL_DAYS = 110.0
 
@@ -128,16 +124,14 @@ def loop_rates(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sites", type=int, default=1_000_000)
-    parser.add_argument("--seed", type=int, default=20240601)
+    parser = bench_parser(__doc__, sites=1_000_000, seed=20240601)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
     start = time.perf_counter()
     times, updated, offsets = synthetic_sites(args.sites, args.seed)
     print(
-        f"built {args.sites:,} sites, {times.size:,} observations, "
+        f"built {args.sites:,} sites (seed {args.seed}), {times.size:,} observations, "
         f"{int(updated.sum()):,} updates in {time.perf_counter() - start:.1f} s"
     )
 

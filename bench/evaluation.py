@@ -3,8 +3,8 @@ at paper scale.
 
 Run from the project root::
 
-    .venv/bin/python bench/evaluation.py [--sites N] [--seed S] [--method M] [--weeks W]
-    .venv/bin/python bench/evaluation.py --demo [--sites 1200] [--seed 0] [--method interpolated]
+    .venv/bin/python -m bench.evaluation [--sites N] [--seed S] [--method M] [--weeks W]
+    .venv/bin/python -m bench.evaluation --demo [--sites 1200] [--seed 0] [--method interpolated]
 
 ``--demo`` evaluates the demo archive (``hacs.demo``, written into a temporary directory, read
 from its ``truth.json`` as the database would hold it; pure, no database) over its three years,
@@ -35,31 +35,18 @@ headline figures. Goal: evaluate under 60 s and under 4 GiB.
 from __future__ import annotations
 
 import argparse
-import calendar
-import json
 import math
 import resource
-import sys
-import tempfile
 import time
-from datetime import date
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import END_DAYS, START_DAYS, argument_parser, demo_archive, demo_tables
+from hacs.evaluation import ObservationTable, evaluate
 
-from hacs.demo import build_demo_archive  # noqa: E402
-from hacs.evaluation import ObservationTable, evaluate  # noqa: E402
-from hacs.updates import link_floors  # noqa: E402
-
-EPOCH = date(1970, 1, 1)
-DEMO_START, DEMO_END = date(2015, 6, 1), date(2018, 6, 1)  # the demo's (and paper's) period
-START = float((date(2015, 6, 1) - EPOCH).days)
-END = float((date(2018, 6, 1) - EPOCH).days)
-HISTORY_BEFORE = 180.0  # days of captures before START, so the first windows are full
+HISTORY_BEFORE = 180.0  # days of captures before the period, so the first windows are full
 HOMEPAGE_MEDIAN_INTERVAL = 140.0
 OTHER_PAGES_MEDIAN_INTERVAL = 160.0  # with the homepage: a website median of about 75 days
 
@@ -76,9 +63,9 @@ def synthetic_collection(n_sites: int, seed: int) -> dict[str, ObservationTable]
         rng.exponential(45.0, (n_sites, per_site)),
     )
     gaps[:, 0] = rng.uniform(0.0, 90.0, n_sites)
-    sessions = START - HISTORY_BEFORE + np.cumsum(gaps, axis=1)
+    sessions = START_DAYS - HISTORY_BEFORE + np.cumsum(gaps, axis=1)
     sessions = np.round(sessions * 86400) / 86400  # whole seconds, as in CDX timestamps
-    keep = sessions <= END + 14.0
+    keep = sessions <= END_DAYS + 14.0
     session_site = np.nonzero(keep)[0].astype(np.int64)
     session_time = sessions[keep]
 
@@ -146,80 +133,24 @@ def _page_rows(
     return {"site": site, "page": page, "time": time, "page_index": index, "link_floor": floor}
 
 
-def demo_collection(n_sites: int, seed: int, workdir: Path) -> dict[str, ObservationTable]:
-    """Both levels of a demo archive (``hacs.demo``) as the database would hold them.
-
-    Reads ``truth.json``: each site's observations (DESIGN rule 1) of the homepage (depth 0) or
-    of every page at depth ≤ 2, each page's observations in time order (ties in CDX-line order),
-    their link sets, and from them the link floors (``hacs.updates.link_floors``). Checks that
-    rule 3 over each page's full history gives the truth's own update flags.
-    """
-    demo = build_demo_archive(workdir, sites=n_sites, seed=seed, start=DEMO_START, end=DEMO_END)
-    truth = json.loads(demo.truth_path.read_text(encoding="utf-8"))
-    names = ("site", "page", "time", "page_index", "link_floor", "new_links")
-    columns: dict[str, dict[str, list[Any]]] = {
-        level: {name: [] for name in names} for level in ("homepage", "website")
-    }
-    mismatched = 0
-    page_ids: dict[tuple[int, str], int] = {}
-    for site in truth["sites"]:
-        index = int(site["index"])
-        captures = sorted(
-            (c for c in site["captures"] if c["observation"] and c["depth"] <= 2),
-            key=lambda c: (c["timestamp"], c["cdx_line"]),
-        )
-        by_page: dict[str, list[dict[str, Any]]] = {}
-        for capture in captures:
-            by_page.setdefault(capture["page"], []).append(capture)
-        for page, rows in by_page.items():
-            page_id = page_ids.setdefault((index, page), len(page_ids))
-            links = [frozenset(site["link_sets"][c["digest"]]) for c in rows]
-            floors = link_floors(links)
-            held: set[str] = set()
-            fresh = []
-            for held_now in links:  # links no earlier copy of the page held (``new_links``)
-                fresh.append(len(held_now - held))
-                held |= held_now
-            for i, (capture, floor) in enumerate(zip(rows, floors.tolist(), strict=True)):
-                mismatched += (i > 0 and floor == -1) != bool(capture["update"])
-                moment = calendar.timegm(time.strptime(capture["timestamp"], "%Y%m%d%H%M%S"))
-                levels = ("homepage", "website") if capture["depth"] == 0 else ("website",)
-                for level in levels:
-                    column = columns[level]
-                    column["site"].append(index)
-                    column["page"].append(page_id)
-                    column["time"].append(moment / 86400.0)
-                    column["page_index"].append(i)
-                    column["link_floor"].append(floor)
-                    column["new_links"].append(fresh[i])
-    if mismatched:
-        raise SystemExit(f"{mismatched} observations disagree with truth.json's update flags")
-    return {
-        level: ObservationTable(**{k: np.asarray(v) for k, v in column.items()}, n_sites=n_sites)
-        for level, column in columns.items()
-    }
-
-
 def demo_main(args: argparse.Namespace) -> None:
     """``--demo``: Table I and weighted P@K on the demo archive (the module docstring)."""
     sites = args.sites or 1200
     seed = 0 if args.seed is None else args.seed
     method = args.method or "interpolated"
     began = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="hacs-eval-demo-") as tmp:
-        tables = demo_collection(sites, seed, Path(tmp) / "demo")
+    with demo_archive(sites, seed) as demo:
+        tables = demo_tables(demo)
     print(f"Demo archive: {sites} sites, seed {seed}, {method} estimate "
           f"({time.perf_counter() - began:.0f} s to write and read)")  # fmt: skip
     for name, table in tables.items():
         print(f"  {name:9}: {table.size:,} observations")
-    start = float((DEMO_START - EPOCH).days)
-    end = float((DEMO_END - EPOCH).days)
     ws = range(1, args.weeks + 1)
     timings = {}
     for label, kw in (("prior fitted at the first t only", {"prior_every": 10**6}),
                       ("prior every point", {})):  # fmt: skip
         began, cpu = time.perf_counter(), time.process_time()
-        result = evaluate(tables, start=start, end=end, w_weeks=ws, method=method, **kw)
+        result = evaluate(tables, start=START_DAYS, end=END_DAYS, w_weeks=ws, method=method, **kw)
         timings[label] = (time.perf_counter() - began, time.process_time() - cpu)
     for label, (wall, cpu) in timings.items():
         print(f"evaluate, {label:30}: {wall:6.1f} s (CPU {cpu:.1f} s)")
@@ -259,7 +190,7 @@ def demo_main(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argument_parser(__doc__)
     parser.add_argument("--demo", action="store_true", help="the demo archive (hacs.demo)")
     parser.add_argument("--sites", type=int, default=None, help="20,000 (demo: 1,200)")
     parser.add_argument("--seed", type=int, default=None, help="20150601 (demo: 0)")
@@ -279,14 +210,14 @@ def main() -> None:
     for name, table in tables.items():
         per_site = table.size / args.sites
         print(f"{name:9}: {table.size:12,} observations ({per_site:.0f} per site)")
-    print(f"built and validated the tables in {built:.1f} s")
+    print(f"built and validated the tables in {built:.1f} s (seed {args.seed})")
 
     began = time.perf_counter()
     cpu_began = time.process_time()
     result = evaluate(
         tables,
-        start=START,
-        end=END,
+        start=START_DAYS,
+        end=END_DAYS,
         w_weeks=range(1, args.weeks + 1),
         method=args.method,
     )

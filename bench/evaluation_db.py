@@ -2,9 +2,9 @@
 
 Run from the project root::
 
-    .venv/bin/python bench/evaluation_db.py [--sites N] [--seed S] [--method M] [--keep DIR]
+    .venv/bin/python -m bench.evaluation_db [--sites N] [--seed S] [--method M] [--keep DIR]
 
-Builds the synthetic collection of ``bench/evaluation.py`` (N sites, default 20,000, homepage and
+Builds the synthetic collection of ``bench.evaluation`` (N sites, default 20,000, homepage and
 website level, 2015-06-01 to 2018-06-01 with half a year of history before) directly in a
 throw-away SQLite database: raw bulk inserts of ``archive.Capture`` rows with
 ``is_observation``, ``page_index``, ``link_floor``, ``page_key`` and ``depth`` already set, no
@@ -17,7 +17,7 @@ It prints wall and CPU time of each part and the peak resident set size. Goal: u
 under 4 GiB.
 
 The database lives in a temporary directory (``DATABASE_URL=sqlite:////tmp/…`` in the
-subprocesses, as ``bench/import.py`` does); ``--keep DIR`` builds it in DIR instead and leaves
+subprocesses, as ``bench.import_cost`` does); ``--keep DIR`` builds it in DIR instead and leaves
 it there, and reuses one already built there.
 """
 
@@ -35,8 +35,7 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.common import ROOT, bench_parser
 
 START, END = "2015-06-01", "2018-06-01"
 
@@ -54,9 +53,7 @@ def build(n_sites: int, seed: int) -> dict[str, Any]:
     from django.db import connection
 
     from archive.models import Site
-
-    sys.path.insert(0, str(ROOT / "bench"))
-    from evaluation import synthetic_collection  # bench/evaluation.py
+    from bench.evaluation import synthetic_collection
 
     began = time.perf_counter()
     call_command("migrate", verbosity=0)
@@ -132,6 +129,7 @@ def build(n_sites: int, seed: int) -> dict[str, Any]:
     homepage = int(np.count_nonzero(page < n_sites))
     return {
         "sites": n_sites,
+        "seed": seed,
         "homepage": homepage,
         "website": int(site.size),
         "generate_seconds": generated,
@@ -225,9 +223,10 @@ def child(action: str, directory: Path, *arguments: str) -> dict[str, Any]:
         "HACS_VAR_DIR": str(directory / "var"),
         "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
         "LOG_LEVEL": "WARNING",
+        "PYTHONPATH": str(ROOT),
     }
     out = subprocess.run(
-        [sys.executable, __file__, "--child", action, *arguments],
+        [sys.executable, "-m", "bench.evaluation_db", "--child", action, *arguments],
         env=env, cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
     if out.returncode != 0:
@@ -239,8 +238,9 @@ def child(action: str, directory: Path, *arguments: str) -> dict[str, Any]:
 def report(built: dict[str, Any] | None, run: dict[str, Any]) -> None:
     if built is not None:
         print(
-            f"built    : {built['sites']:,} sites, {built['homepage']:,} homepage and "
-            f"{built['website']:,} website observations in {built['build_seconds']:.1f} s "
+            f"built    : {built['sites']:,} sites (seed {built['seed']}), {built['homepage']:,} "
+            f"homepage and {built['website']:,} website observations in "
+            f"{built['build_seconds']:.1f} s "
             f"(generation {built['generate_seconds']:.1f} s)"
         )
     for level, info in run["levels"].items():
@@ -273,9 +273,7 @@ def _fmt(value: float | None) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sites", type=int, default=20_000)
-    parser.add_argument("--seed", type=int, default=20150601)
+    parser = bench_parser(__doc__, sites=20_000, seed=20150601)
     parser.add_argument("--method", default="interpolated", choices=("observed", "interpolated"))
     parser.add_argument("--keep", type=Path, help="build the database here and keep it")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)

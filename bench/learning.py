@@ -3,11 +3,11 @@ their test figures.
 
 Run from the project root::
 
-    .venv/bin/python bench/learning.py                 # cost at 2,000 and 20,000 sites
-    .venv/bin/python bench/learning.py --sites 20000   # one size
-    .venv/bin/python bench/learning.py --demo [--sites 1200] [--seed 0]
+    .venv/bin/python -m bench.learning                 # cost at 2,000 and 20,000 sites
+    .venv/bin/python -m bench.learning --sites 20000   # one size
+    .venv/bin/python -m bench.learning --demo [--sites 1200] [--seed 0]
 
-**Cost.** On the synthetic collection of ``bench/evaluation.py`` (bursty captures, Poisson
+**Cost.** On the synthetic collection of ``bench.evaluation`` (bursty captures, Poisson
 changes; the paper's three years, 2015-06-01 … 2018-06-01), learns at homepage level over the
 first half of the period: GP4C (windows of 12 weeks, 5 % budget, NDCG fitness, the default
 generations and population) and LWS (samples every 7 days), and prints the wall and CPU time
@@ -23,37 +23,27 @@ Last-Obs and Random. Same seed, same figures.
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from evaluation import (  # noqa: E402  # noqa: E402
-    DEMO_END,
-    DEMO_START,
-    END,
-    EPOCH,
+from bench.common import (
+    END_DAYS,
+    ROOT,
     START,
-    demo_collection,
-    synthetic_collection,
+    START_DAYS,
+    argument_parser,
+    demo_archive,
+    demo_tables,
 )
-
-from hacs.evaluation import (  # noqa: E402
-    TERMINALS,
-    ObservationTable,
-    evaluate,
-    reference_points,  # noqa: E402
-)
-from hacs.learning import lws  # noqa: E402
-from hacs.learning.gp4c import learn_gp4c  # noqa: E402
+from bench.evaluation import synthetic_collection
+from hacs.evaluation import TERMINALS, ObservationTable, evaluate, reference_points
+from hacs.learning import lws
+from hacs.learning.gp4c import learn_gp4c
 
 W_WEEKS = 12
 BUDGET = 0.05
@@ -104,18 +94,19 @@ def _rss(pid: int) -> int:
 def cost(sites: int, seed: int, generations: int | None, population: int | None) -> None:
     began = time.perf_counter()
     tables = synthetic_collection(sites, seed)
-    print(f"{sites:,} sites: built the collection in {time.perf_counter() - began:.1f} s "
+    print(f"{sites:,} sites, seed {seed}: built the collection in "
+          f"{time.perf_counter() - began:.1f} s "
           f"({tables['homepage'].size:,} homepage observations)")  # fmt: skip
     options = {}
     if generations is not None:
         options["generations"] = generations
     if population is not None:
         options["population"] = population
-    mid = START + (END - START) / 2
+    mid = START_DAYS + (END_DAYS - START_DAYS) / 2
     wall, cpu = time.perf_counter(), time.process_time()
     with MemoryWatch() as memory:
         result = learn_gp4c(
-            tables["homepage"], start=START, end=mid, w_weeks=W_WEEKS, seed=seed, **options
+            tables["homepage"], start=START_DAYS, end=mid, w_weeks=W_WEEKS, seed=seed, **options
         )
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -127,7 +118,7 @@ def cost(sites: int, seed: int, generations: int | None, population: int | None)
     print(f"  training NDCG@5% {result.training_fitness:.4f}, validation "
           f"{result.validation_fitness:.4f}: {result.function.formula}")  # fmt: skip
     wall, cpu = time.perf_counter(), time.process_time()
-    model = learn_lws(tables["homepage"], START, mid, seed)
+    model = learn_lws(tables["homepage"], START_DAYS, mid, seed)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
     r2 = model.held_out_r2
@@ -146,17 +137,16 @@ def learn_lws(table: ObservationTable, start: float, end: float, seed: int) -> l
 
 
 def demo(sites: int, seed: int, generations: int | None, population: int | None) -> None:
-    with tempfile.TemporaryDirectory(prefix="hacs-learning-demo-") as tmp:
-        tables = demo_collection(sites, seed, Path(tmp) / "demo")
-    start = float((DEMO_START - EPOCH).days)
-    end = float((DEMO_END - EPOCH).days)
+    with demo_archive(sites, seed) as demo:
+        tables = demo_tables(demo)
+    start, end = START_DAYS, END_DAYS
     mid = start + (end - start) / 2
     options = {}
     if generations is not None:
         options["generations"] = generations
     if population is not None:
         options["population"] = population
-    print(f"Demo archive: {sites} sites, seed {seed}; learn on {DEMO_START} + half, "
+    print(f"Demo archive: {sites} sites, seed {seed}; learn on {START} + half, "
           f"test on the second half; windows of {W_WEEKS} weeks, budget {BUDGET:.0%}")  # fmt: skip
     scorers = {}
     for level, table in tables.items():
@@ -190,7 +180,7 @@ def demo(sites: int, seed: int, generations: int | None, population: int | None)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argument_parser(__doc__)
     parser.add_argument("--demo", action="store_true", help="test figures on the demo archive")
     parser.add_argument(
         "--sites", type=int, default=None, help="one size (default: 2,000 and 20,000)"
@@ -206,11 +196,12 @@ def main() -> None:
         cost(args.sites, args.seed, args.generations, args.population)
         return
     for sites in (2_000, 20_000):  # each in its own process: its own peak memory
-        command = [sys.executable, __file__, "--sites", str(sites), "--seed", str(args.seed)]
+        command = [sys.executable, "-m", "bench.learning", "--sites", str(sites),
+                   "--seed", str(args.seed)]  # fmt: skip
         for flag in ("generations", "population"):
             if getattr(args, flag) is not None:
                 command += [f"--{flag}", str(getattr(args, flag))]
-        subprocess.run(command, check=True)
+        subprocess.run(command, check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Link extraction speed: pages per second on synthetic ~30 KB scholarly homepages, one core.
 
-Run from the project root: ``.venv/bin/python bench/links.py [--pages N]``. Goal: >= 500 pages/s.
+Run from the project root: ``.venv/bin/python -m bench.links [--pages N]``. Goal: >= 500
+pages/s.
 
 Two figures are printed:
 
@@ -12,17 +13,13 @@ Two figures are printed:
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from hacs.formats.canon import clear_caches  # noqa: E402
-from hacs.formats.links import extract_links  # noqa: E402
+from bench.common import argument_parser
+from hacs.formats.canon import clear_caches
+from hacs.formats.links import extract_links
 
 GOAL_PAGES_PER_SECOND = 500
 VENUES = ["SIGIR", "JCDL", "WWW", "CIKM", "TPDL", "KDD", "ACL", "EMNLP", "ICWSM", "iConference"]
@@ -106,7 +103,7 @@ def _rate(pages: list[str], base: str, *, cold: bool) -> tuple[float, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argument_parser(__doc__)
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()

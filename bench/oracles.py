@@ -2,7 +2,7 @@
 
 Run from the project root::
 
-    .venv/bin/python bench/oracles.py [--sites 1200] [--seed 0] [--replay-sites 500]
+    .venv/bin/python -m bench.oracles [--sites 1200] [--seed 0] [--replay-sites 500]
                                       [--skip-evaluation] [--skip-replay] [--level website]
 
 HACS's default ranks a site by the chance that it changed since the newest copy HACS holds.
@@ -19,7 +19,7 @@ homepage level, w = 1 … 12 weeks, e = 7 days, every reference point of the per
 * ``true bursts, from copies`` — the demo's own model of each site (its rate between bursts
   λ (1 − n), its branching ratio n and follow-up delay d) read on the archive's copies alone:
   every update seen brings n more changes, an Exponential delay of mean d after the link went
-  up (uniform in the interval before the copy), as ``bench/bursts.py`` reads them with one
+  up (uniform in the interval before the copy), as ``bench.experiments.bursts`` reads them with one
   (n, d) for all sites (the best a burst model fitted on copies could do);
 * ``captured × true rate`` — the true-rate p, but only for the sites the archive does capture
   in (t, t + e] (what the evaluation also asks: will the archive look?), 0 for the rest.
@@ -38,29 +38,31 @@ while changed on fewer of them. Same seed, same figures.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-import tempfile
-from pathlib import Path
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.common import (
+    EVAL_E_DAYS,
+    START_DAYS,
+    FloatArray,
+    Scorer,
+    Windows,
+    add_evaluation_and_replay_options,
+    bench_parser,
+    demo_archive,
+    demo_tables,
+    load,
+    pak_windows,
+    print_pak,
+    read_truth,
+    replay_cells,
+    replay_totals,
+)
+from hacs.evaluation import ObservationTable
+from hacs.replay import ReplayState
 
-import evaluation as eval_bench  # noqa: E402
-from priors import Scorer, Windows, pak_windows, print_pak, replay_cells, replay_totals  # noqa: E402
-from replay import END, START, load  # noqa: E402
-
-from hacs.demo import build_demo_archive  # noqa: E402
-from hacs.evaluation import ObservationTable  # noqa: E402
-from hacs.replay import ReplayState  # noqa: E402
-
-FloatArray = NDArray[np.float64]
-E_DAYS = 7.0
 TIE = 1e-3  # the true-rate p breaks ties within an indicator, never crosses it
 
 
@@ -97,14 +99,13 @@ def burst_chance(
 class Truth:
     """Each site's true homepage rate and link-adding times, in the table's days."""
 
-    def __init__(self, truth_path: Path, table: ObservationTable, level: str) -> None:
-        truth = json.loads(truth_path.read_text(encoding="utf-8"))
-        offset = float((eval_bench.DEMO_START - eval_bench.EPOCH).days)
+    def __init__(self, truth: dict[str, Any], table: ObservationTable, level: str) -> None:
         sites = sorted(truth["sites"], key=lambda s: int(s["index"]))
         self.rate = np.array([float(s["rate_per_day"][level]) for s in sites])
         self.branching = np.array([float(s["update_model"]["branching_ratio"]) for s in sites])
         self.delay = np.array([float(s["update_model"]["follow_up_mean_days"]) for s in sites])
-        self.adds = [np.asarray(s["update_times"][level], float) + offset for s in sites]
+        # truth.json counts days from the period's start, the table from 1970
+        self.adds = [np.asarray(s["update_times"][level], float) + START_DAYS for s in sites]
         order = np.lexsort((table.time, table.site))
         self.site, self.time = table.site[order], table.time[order]
 
@@ -129,29 +130,29 @@ def scorers(windows: Windows, truth: Truth, w: int, level: str) -> dict[str, Sco
         return copy
 
     def true_p(t: float, sites: np.ndarray) -> FloatArray:
-        p: FloatArray = -np.expm1(-truth.rate[sites] * (t + E_DAYS - newest(t, sites)))
+        p: FloatArray = -np.expm1(-truth.rate[sites] * (t + EVAL_E_DAYS - newest(t, sites)))
         return p
 
     def true_rate(t: float, sites: np.ndarray, _columns: object) -> FloatArray:
         return true_p(t, sites)
 
     def since_copy(t: float, sites: np.ndarray, _columns: object) -> FloatArray:
-        changed = truth.any_in(sites, newest(t, sites), t + E_DAYS)
+        changed = truth.any_in(sites, newest(t, sites), t + EVAL_E_DAYS)
         return changed + TIE * true_p(t, sites)
 
     def this_week(t: float, sites: np.ndarray, _columns: object) -> FloatArray:
-        changed = truth.any_in(sites, np.full(sites.size, t), t + E_DAYS)
+        changed = truth.any_in(sites, np.full(sites.size, t), t + EVAL_E_DAYS)
         return changed + TIE * true_p(t, sites)
 
     def bursts(t: float, sites: np.ndarray, _columns: object) -> FloatArray:
         owner, times, flags, offsets, last = windows.timelines(t - 7.0 * w, t)
-        p = burst_chance(times, flags, offsets, last, t + E_DAYS, truth.rate[owner],
+        p = burst_chance(times, flags, offsets, last, t + EVAL_E_DAYS, truth.rate[owner],
                          truth.branching[owner], truth.delay[owner])  # fmt: skip
         chosen: FloatArray = p[np.searchsorted(owner, sites)]
         return chosen
 
     def captured(t: float, sites: np.ndarray, _columns: object) -> FloatArray:
-        return truth.captured(sites, t, t + E_DAYS) * true_p(t, sites)
+        return truth.captured(sites, t, t + EVAL_E_DAYS) * true_p(t, sites)
 
     chosen: dict[str, Scorer] = {
         "true rate": true_rate,
@@ -166,10 +167,10 @@ def scorers(windows: Windows, truth: Truth, w: int, level: str) -> dict[str, Sco
 
 
 def closed_loop(sites: int, seed: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="hacs-oracles-") as tmp:
-        demo = build_demo_archive(Path(tmp) / "demo", sites=sites, seed=seed, start=START, end=END)
-        observed, changes, rates = load(demo.outdir / "truth.json", "homepage")
-        models = json.loads(demo.truth_path.read_text(encoding="utf-8"))["sites"]
+    with demo_archive(sites, seed) as demo:
+        truth = read_truth(demo)
+    observed, changes, rates = load(truth, "homepage")
+    models = truth["sites"]
     n = np.array([float(m["update_model"]["branching_ratio"]) for m in models])
     d = np.array([float(m["update_model"]["follow_up_mean_days"]) for m in models])
     rate = np.asarray(rates)
@@ -192,20 +193,14 @@ def closed_loop(sites: int, seed: int) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sites", type=int, default=1200)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--replay-sites", type=int, default=500)
-    parser.add_argument("--skip-evaluation", action="store_true")
-    parser.add_argument("--skip-replay", action="store_true")
+    parser = bench_parser(__doc__, sites=1200)
+    add_evaluation_and_replay_options(parser)
     parser.add_argument("--level", choices=("homepage", "website"), default="homepage")
     args = parser.parse_args()
     if not args.skip_evaluation:
-        with tempfile.TemporaryDirectory(prefix="hacs-oracles-") as tmp:
-            workdir = Path(tmp) / "demo"
-            tables = eval_bench.demo_collection(args.sites, args.seed, workdir)
-            table = tables[args.level]
-            truth = Truth(workdir / "truth.json", table, args.level)
+        with demo_archive(args.sites, args.seed) as demo:
+            table = demo_tables(demo)[args.level]
+            truth = Truth(read_truth(demo), table, args.level)
         print(f"Demo archive: {args.sites} sites, seed {args.seed}, {args.level} level")
         windows = Windows(table)
         rows = pak_windows(table, lambda w: scorers(windows, truth, w, args.level), args.level)

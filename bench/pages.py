@@ -1,7 +1,7 @@
 """Page speed with 20,000 sites: server time of the Sites page, a Site page and the crawl-list
 CSV (median and p95 of 50 requests each).
 
-Run from the project root: ``.venv/bin/python bench/pages.py [--sites N] [--requests N]``.
+Run from the project root: ``.venv/bin/python -m bench.pages [--sites N] [--requests N]``.
 It builds a throw-away SQLite database (or uses ``--database-url``) with synthetic sites, each
 with homepage captures, update data and stored estimates, a stored crawl list of every site,
 and times requests through Django's test client (server time: no network, no browser).
@@ -10,16 +10,12 @@ Goals: p95 under 300 ms for pages, under 2 s for the full CSV.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.common import argument_parser
 
 
 def build(sites: int) -> int:
@@ -113,7 +109,7 @@ def report(name: str, times: list[float], goal: float) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argument_parser(__doc__)
     parser.add_argument("--sites", type=int, default=20_000)
     parser.add_argument("--requests", type=int, default=50)
     parser.add_argument("--database-url", default="")

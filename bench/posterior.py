@@ -3,14 +3,14 @@ collection, against the Gamma kernel HACS read the evidence by before.
 
 Run from the project root::
 
-    .venv/bin/python bench/posterior.py [--sites N] [--seed S]
+    .venv/bin/python -m bench.posterior [--sites N] [--seed S]
 
-Builds ``bench/estimators.py``'s N synthetic sites (about 40 bursty captures each, log-normal
+Builds ``bench.estimators``'s N synthetic sites (about 40 bursty captures each, log-normal
 rates of median interval 110 days) and times, as a full recompute runs them:
 ``hacs.bayes.interval_evidence`` (the evidence), ``fit_interval_prior`` (the collection's
 prior, on the exact likelihoods) and ``interval_posterior`` (each site's posterior on the
 grid, matched to a Gamma), with the peak memory NumPy allocated (``tracemalloc``); then the
-Gamma kernel (``bench/priors.py``'s ``kernel_evidence``, ``fit_prior`` and the conjugate
+Gamma kernel (``bench.common.kernel_evidence``, ``fit_prior`` and the conjugate
 ``posterior``) on the same sites. Prints seconds and sites per second for each step, the two
 priors, and Spearman's ρ between the two posterior means and the sites' true rates. Same seed,
 same figures (the times vary with the machine).
@@ -18,22 +18,15 @@ same figures (the times vary with the machine).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import tracemalloc
-from pathlib import Path
 
 from scipy.stats import spearmanr
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from estimators import synthetic_sites_with_rates  # noqa: E402
-from priors import kernel_evidence  # noqa: E402
-
-from hacs.bayes import (  # noqa: E402
+from bench.common import bench_parser, kernel_evidence
+from bench.estimators import synthetic_sites_with_rates
+from hacs.bayes import (
     fit_interval_prior,
     fit_prior,
     interval_evidence,
@@ -55,9 +48,7 @@ def timed(label: str, n_sites: int, call):  # type: ignore[no-untyped-def]
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sites", type=int, default=100_000)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = bench_parser(__doc__, sites=100_000)
     args = parser.parse_args()
     times, updated, offsets, truth = synthetic_sites_with_rates(args.sites, args.seed)
     n = args.sites

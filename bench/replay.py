@@ -4,7 +4,7 @@ knows every site's true rate?
 
 Run from the project root::
 
-    .venv/bin/python bench/replay.py [--sites N] [--seed S] [--days 28] [--periods 3]
+    .venv/bin/python -m bench.replay [--sites N] [--seed S] [--days 28] [--periods 3]
                                      [--budgets 0.02,0.05] [--level homepage|website] [--e-days E]
                                      [--learned]
 
@@ -24,71 +24,16 @@ and LWS (the regression of the wait for the next update, samples every 7 days).
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-import tempfile
 import time
-from datetime import date
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from hacs.defaults import E_DAYS  # noqa: E402
-from hacs.demo import build_demo_archive  # noqa: E402
-from hacs.evaluation import ObservationTable, reference_points  # noqa: E402
-from hacs.learning import gp4c, lws  # noqa: E402
-from hacs.replay import POLICIES, Policy, PolicyResult, replay  # noqa: E402
-from hacs.updates import timeline_order  # noqa: E402
-
-START, END = date(2015, 6, 1), date(2018, 6, 1)
-
-
-def day_of(stamp: str) -> float:
-    moment = time.strptime(stamp, "%Y%m%d%H%M%S")
-    seconds = time.mktime(moment) - time.mktime(START.timetuple())
-    return seconds / 86400.0
-
-
-def load(
-    truth_path: Path, level: str
-) -> tuple[list[tuple[list[float], list[bool]]], list[list[float]], list[float]]:
-    """Each site's observations (time, update flag), true change times and true rate."""
-    truth = json.loads(truth_path.read_text())
-    observed, changes, rates = [], [], []
-    for site in truth["sites"]:
-        rows = [
-            c for c in site["captures"]
-            if c["observation"] and (c["depth"] == 0 if level == "homepage" else c["depth"] <= 2)
-        ]  # fmt: skip
-        times = np.array([day_of(c["timestamp"]) for c in rows])
-        pages = {page: i for i, page in enumerate(sorted({c["page"] for c in rows}))}
-        page = np.array([pages[c["page"]] for c in rows], dtype=np.int64)
-        order = timeline_order(np.zeros(len(rows), dtype=np.int64), times, page)
-        observed.append(
-            ([float(times[i]) for i in order], [bool(rows[i]["update"]) for i in order])
-        )
-        changes.append([float(x) for x in site["update_times"][level]])
-        rates.append(float(site["rate_per_day"][level]))
-    return observed, changes, rates
-
-
-def before(observed: list[tuple[list[float], list[bool]]], start: float) -> tuple[np.ndarray, ...]:
-    times: list[float] = []
-    flags: list[bool] = []
-    offsets = [0]
-    for site_times, site_flags in observed:
-        kept = [i for i, t in enumerate(site_times) if t < start]
-        times += [site_times[i] for i in kept]
-        kept_flags = [site_flags[i] for i in kept]
-        if kept_flags:
-            kept_flags[0] = False  # the first observation of the history is its baseline
-        flags += kept_flags
-        offsets.append(len(times))
-    return np.array(times), np.array(flags, dtype=bool), np.array(offsets, dtype=np.int64)
+from bench.common import END, START, before, bench_parser, demo_archive, load, read_truth
+from hacs.defaults import E_DAYS
+from hacs.evaluation import ObservationTable, reference_points
+from hacs.learning import gp4c, lws
+from hacs.replay import POLICIES, Policy, PolicyResult, replay
 
 
 def learned_policies(history: tuple[np.ndarray, ...], start: float, seed: int) -> dict[str, Policy]:
@@ -117,9 +62,7 @@ def learned_policies(history: tuple[np.ndarray, ...], start: float, seed: int) -
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sites", type=int, default=400)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = bench_parser(__doc__, sites=400)
     parser.add_argument("--days", type=int, default=28)
     parser.add_argument("--periods", type=int, default=3)
     parser.add_argument("--budgets", default="0.02,0.05")
@@ -129,11 +72,9 @@ def main() -> int:
     parser.add_argument("--learned", action="store_true", help="also GP4C and LWS, trained")
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="hacs-replay-") as tmp:
-        began = time.perf_counter()
-        demo = build_demo_archive(Path(tmp) / "demo", sites=args.sites, seed=args.seed,
-                                  start=START, end=END)  # fmt: skip
-        observed, changes, rates = load(demo.outdir / "truth.json", args.level)
+    began = time.perf_counter()
+    with demo_archive(args.sites, args.seed) as demo:
+        observed, changes, rates = load(read_truth(demo), args.level)
         print(f"Demo archive: {args.sites} sites, seed {args.seed}, {args.level} level "
               f"({time.perf_counter() - began:.0f} s to write and read)")  # fmt: skip
     span = (END - START).days

@@ -3,7 +3,7 @@ script against (``export_estimates``, ``crawl_list``, ``evaluate``) and of the d
 
 Run from the project root::
 
-    .venv/bin/python bench/same_outputs.py --before REV [--after REV] [--sites N] [--seed S]
+    .venv/bin/python -m bench.same_outputs --before REV [--after REV] [--sites N] [--seed S]
 
 It checks out REV into a temporary git worktree, writes the demo archive with each version's
 ``make_demo_archive`` (same seed and dates) and compares the files, then imports the *same*
@@ -14,7 +14,6 @@ difference. Nothing of the developer's own data is touched; no network is used (
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import subprocess
@@ -22,10 +21,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench.common import END, ROOT, START, bench_parser
+
 PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv").exists() else sys.executable
 
-DEMO_START, DEMO_END = "2015-06-01", "2018-06-01"
 DEMO_FILES = ("seeds.csv", "demo.cdx", "demo.warc.gz", "truth.json")
 COMMANDS: list[tuple[str, list[str]]] = [
     *[
@@ -71,11 +70,9 @@ def digest(data: bytes) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = bench_parser(__doc__, sites=150, seed=3)
     parser.add_argument("--before", required=True, help="git revision to compare against")
     parser.add_argument("--after", help="git revision to compare (default: this working tree)")
-    parser.add_argument("--sites", type=int, default=150)
-    parser.add_argument("--seed", type=int, default=3)
     args = parser.parse_args()
 
     differences = 0
@@ -102,7 +99,7 @@ def main() -> int:
                 archives[name] = var / "demo"
                 manage(tree, var, "make_demo_archive", str(archives[name]),
                        "--sites", str(args.sites), "--seed", str(args.seed),
-                       "--start", DEMO_START, "--end", DEMO_END)  # fmt: skip
+                       "--start", str(START), "--end", str(END))  # fmt: skip
             print(f"{'output':32} {'before':>28} {'after':>28}")
             for file_name in DEMO_FILES:
                 sides = [(archives[n] / file_name).read_bytes() for n in trees]

@@ -2,7 +2,7 @@
 
 Run from the project root::
 
-    .venv/bin/python bench/thin_history.py [--sites N] [--seed S] [--keep 0.2,1.0] [--level L]
+    .venv/bin/python -m bench.thin_history [--sites N] [--seed S] [--keep 0.2,1.0] [--level L]
                                            [--e-days E] [--dispersion]
 
 It writes a demo archive with known truth (``hacs.demo``), keeps each homepage observation with
@@ -19,40 +19,40 @@ links over κ, the page prior fitted that day, the site's rate the sum over ever
 before the day; the site's prior mean interval is then one over (its pages × the page prior's
 mean rate). A thinned page's dropped copies hand their new links on to its next kept copy. The
 paper's g there reads the merged timeline. ``--dispersion`` (website level) tries a candidate
-reading: each interval's new links a quasi-Poisson count whose dispersion grows with the gap as
-a self-exciting count's does, φ(L) = 1 + (φ∞ − 1)(1 − (d/L)(1 − e^{−L/d})), with (φ∞, d) fitted
-each day on the collection's Pearson residuals by gap. Same seed, same figures.
+reading, measured and left out (docs/readings.md): each interval's new links a quasi-Poisson
+count whose dispersion grows with the gap as a self-exciting count's does,
+φ(L) = 1 + (φ∞ − 1)(1 − (d/L)(1 − e^{−L/d})), with (φ∞, d) fitted each day on the collection's
+Pearson residuals by gap. Same seed, same figures.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from replay import END, START, before, load  # noqa: E402
-from website_rates import Pages  # noqa: E402
-
-from hacs.bayes import (  # noqa: E402  # noqa: E402
+from bench.common import (
+    END,
+    EVAL_E_DAYS,
+    START,
+    before,
+    bench_parser,
+    demo_archive,
+    load,
+    read_truth,
+)
+from bench.website_rates import Pages
+from hacs.bayes import (
     fit_interval_prior,
     fit_prior,
     interval_evidence,
     interval_posterior,
     posterior,
 )
-from hacs.demo import build_demo_archive  # noqa: E402
-from hacs.estimators import estimate_many  # noqa: E402
-from hacs.ranking import crawl_probabilities, posterior_probabilities  # noqa: E402
-from hacs.website import (  # noqa: E402
+from hacs.estimators import estimate_many
+from hacs.ranking import crawl_probabilities, posterior_probabilities
+from hacs.website import (
     PageLinks,
     fit_page_prior,
     links_per_update,
@@ -61,7 +61,7 @@ from hacs.website import (  # noqa: E402
     website_posterior,
 )
 
-E_DAYS = 7.0  # the evaluation's week; --e-days 1 reads p as the daily crawl list does
+E_DAYS = EVAL_E_DAYS  # the evaluation's week; --e-days 1 reads p as the daily crawl list does
 DISPERSION = False  # --dispersion
 GAP_EDGES = 2.0 ** np.arange(-1, 11)  # half a day … 1,024 days
 D_GRID = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
@@ -221,22 +221,24 @@ def website_day(pages: Pages, day: float) -> tuple[np.ndarray, ...]:
 
 def main() -> int:
     global E_DAYS
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sites", type=int, default=400)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = bench_parser(__doc__, sites=400)
     parser.add_argument("--keep", default="0.1,0.3,1.0")
     parser.add_argument("--level", choices=("homepage", "website"), default="homepage")
     parser.add_argument("--e-days", type=float, default=E_DAYS)
-    parser.add_argument("--dispersion", action="store_true")
+    parser.add_argument(
+        "--dispersion",
+        action="store_true",
+        help="website level: a gap-dependent quasi-Poisson reading, measured and left out "
+        "(docs/readings.md)",
+    )
     args = parser.parse_args()
     E_DAYS = args.e_days
     global DISPERSION
     DISPERSION = args.dispersion
-    with tempfile.TemporaryDirectory(prefix="hacs-thin-") as tmp:
-        demo = build_demo_archive(Path(tmp) / "demo", sites=args.sites, seed=args.seed,
-                                  start=START, end=END)  # fmt: skip
-        observed, _, _ = load(demo.outdir / "truth.json", "homepage")
-        all_pages = Pages(json.loads((demo.outdir / "truth.json").read_text()))
+    with demo_archive(args.sites, args.seed) as demo:
+        truth = read_truth(demo)
+    observed, _, _ = load(truth, "homepage")
+    all_pages = Pages(truth)
     span = (END - START).days
     print(f"Demo archive: {args.sites} sites, seed {args.seed}, {args.level} level, e = {E_DAYS:g}")
     print(f"{'keep':>5} {'thin pairs':>10} {'p ≥ 0.99':>9} {'… before the prior mean':>23} "

@@ -2,7 +2,7 @@
 
 Run from the project root::
 
-    .venv/bin/python bench/website_rates.py [--sites N] [--seed S]
+    .venv/bin/python -m bench.website_rates [--sites N] [--seed S] [--level L]
 
 It writes a demo archive with known truth (``hacs.demo``) into a temporary directory and reads
 each site's pages of depth ≤ 2 as HACS stores them: observations (DESIGN rule 1), update flags
@@ -24,41 +24,26 @@ Same seed, same figures.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-import tempfile
-import time
 from collections.abc import Callable
-from datetime import date
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from scipy.stats import spearmanr
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from hacs.bayes import (  # noqa: E402
+from bench.common import END, START, bench_parser, day_of, demo_archive, read_truth
+from hacs.bayes import (
     fit_interval_prior,
     fit_prior,
     interval_evidence,
     interval_posterior,
     posterior,
 )
-from hacs.demo import build_demo_archive  # noqa: E402
-from hacs.estimators import estimate_many  # noqa: E402
-from hacs.updates import new_link_counts, timeline_order  # noqa: E402
-from hacs.website import fit_page_prior, page_links, website_posterior  # noqa: E402
+from hacs.estimators import estimate_many
+from hacs.updates import new_link_counts, timeline_order
+from hacs.website import fit_page_prior, page_links, website_posterior
 
-START, END = date(2015, 6, 1), date(2018, 6, 1)
 SPAN_DAYS = float((END - START).days)
-
-
-def day_of(stamp: str) -> float:
-    moment = time.strptime(stamp, "%Y%m%d%H%M%S")
-    return (time.mktime(moment) - time.mktime(START.timetuple())) / 86400.0
 
 
 class Pages:
@@ -178,15 +163,11 @@ ESTIMATORS: dict[str, Callable[[Pages], np.ndarray]] = {
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sites", type=int, default=400)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = bench_parser(__doc__, sites=400)
     parser.add_argument("--level", choices=("homepage", "website"), default="website")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="hacs-website-") as tmp:
-        demo = build_demo_archive(Path(tmp) / "demo", sites=args.sites, seed=args.seed,
-                                  start=START, end=END)  # fmt: skip
-        pages = Pages(json.loads((demo.outdir / "truth.json").read_text()), args.level)
+    with demo_archive(args.sites, args.seed) as demo:
+        pages = Pages(read_truth(demo), args.level)
     long_run, realised = np.array(pages.long_run), np.array(pages.realised)
     visible = np.array(pages.visible)
     density = np.array(pages.captures_a_day)

@@ -24,7 +24,7 @@ window:
   week one); on the demo archive's Evaluations 1 and 2 the website level went from tying Brute
   Force at w = 2–5 to beating it at every w (docs/readings.md, "Every known page").
 
-Measured on the demo archive (``bench/website_rates.py``, 300 sites, seed 0), Spearman's ρ
+Measured on the demo archive (``python -m bench.website_rates``, 300 sites, seed 0), Spearman's ρ
 against the rate each site's captured pages realised over their captured spans: 0.91 here,
 0.78 with the merged timeline's MLE. Pure (NumPy).
 """

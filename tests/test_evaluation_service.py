@@ -463,7 +463,7 @@ def test_on_the_demo_hacs_weighted_p_at_k_beats_last_obs_and_random(
 def test_on_the_demo_the_posterior_beats_brute_force_from_two_weeks_and_last_obs_everywhere(
     demo_results: dict[str, Any], average: str
 ) -> None:
-    """HACS's default reading in Evaluations 1 and 2 (bench/evaluation.py --demo prints the
+    """HACS's default reading in Evaluations 1 and 2 (python -m bench.evaluation --demo prints the
     whole tables). Where it holds: F1 at its own θ̂ above Brute Force's at every w ≥ 2 (θ̂ > 0:
     it selects), weighted P@K above Last-Obs and Random at every w. Where it does not: the
     paper's g has the higher F1 at the homepage level, and Cho–Garcia-Molina the higher P@K

@@ -306,7 +306,7 @@ def evaluate(
     site's window [t − 7·prior_weeks, t] (None: on the evaluated windows [t − 7w, t]
     themselves), refitted every ``prior_every`` reference points and carried forward in
     between, never backward: no prior uses an observation after its t. Each fit costs a
-    ``scipy.optimize`` run over the eligible sites (``bench/evaluation.py`` prints the time).
+    ``scipy.optimize`` run over the eligible sites (``python -m bench.evaluation`` prints it).
 
     ``scorers`` adds ranking models per level (learned schedulers, ``hacs.learning``): name →
     :data:`ExtraScorer`, called once per reference point and w with that window's eligible

@@ -238,7 +238,8 @@ def _priors(evidence: IntervalEvidence, offsets: IntArray, every: int) -> FloatA
     Empirical Bayes without looking ahead: :func:`hacs.bayes.fit_interval_prior` on the
     evidence of every eligible site's window at the refit points r = 0, every, 2·every, …, each
     used from its point until the next. Those windows end at t_r, so the prior at t uses no
-    observation after t. Costs one fit per refit point (``bench/evaluation.py --demo`` prints it).
+    observation after t. Costs one fit per refit point (``python -m bench.evaluation --demo``
+    prints it).
     """
     n_refs = offsets.size - 1
     priors = np.empty((n_refs, 2))

@@ -2,9 +2,10 @@
 
 Run from the project root::
 
-    .venv/bin/python bench/bursts.py [--sites 1200] [--seed 0] [--replay-sites 500]
-                                     [--follow 0.5:4,0.3:4] [--skip-evaluation] [--skip-replay]
-    .venv/bin/python bench/bursts.py --git-history DIR   # a homepage's git history, see below
+    .venv/bin/python -m bench.experiments.bursts [--sites 1200] [--seed 0] [--replay-sites 500]
+                                                 [--follow 0.5:4,0.3:4] [--skip-evaluation]
+                                                 [--skip-replay] [--deflate]
+    .venv/bin/python -m bench.experiments.bursts --git-history DIR   # a homepage's history
 
 Authors add links in bursts: a paper, then its slides and code a few days later. HACS's
 posterior reads each site's rate as a steady Poisson rate, so a site that changed yesterday is
@@ -40,11 +41,9 @@ followed by another such week, against the share of such weeks. Same seed, same 
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 import tarfile
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -52,26 +51,31 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import minimize_scalar
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.common import (
+    EVAL_E_DAYS,
+    FloatArray,
+    Scorer,
+    Windows,
+    add_evaluation_and_replay_options,
+    bench_parser,
+    demo_archive,
+    demo_tables,
+    load,
+    pak_windows,
+    print_pak,
+    read_truth,
+    replay_cells,
+    replay_totals,
+)
+from hacs.bayes import fit_interval_prior, interval_evidence, interval_posterior
+from hacs.defaults import E_DAYS
+from hacs.formats.links import extract_links
+from hacs.replay import ReplayState
 
-import evaluation as eval_bench  # noqa: E402
-from priors import Scorer, Windows, pak_windows, print_pak, replay_cells, replay_totals  # noqa: E402
-from replay import END, START, load  # noqa: E402
-
-from hacs.bayes import fit_interval_prior, interval_evidence, interval_posterior  # noqa: E402
-from hacs.defaults import E_DAYS  # noqa: E402
-from hacs.demo import build_demo_archive  # noqa: E402
-from hacs.formats.links import extract_links  # noqa: E402
-from hacs.replay import ReplayState  # noqa: E402
-
-FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 IntArray = NDArray[np.int64]
 
 D_GRID = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
-EVAL_E_DAYS = 7.0
 FITTED = "fitted"
 DEFLATE = False  # set by --deflate
 
@@ -210,7 +214,7 @@ def evaluation_2(table: object, follow: list[tuple[float, float]]) -> None:
         def score(t: float, sites: np.ndarray, _columns: object) -> FloatArray:
             owner, times, flags, offsets, last = windows.timelines(t - 7.0 * w, t)
             evidence = interval_evidence(times, flags, offsets)
-            alpha, beta = interval_posterior(windows.gamma_prior("exact", t), evidence)
+            alpha, beta = interval_posterior(windows.hacs_prior(t), evidence)
             n, d = fits.at(t) if name == FITTED else follow[names.index(name) - 1]
             pending = follow_ups(times, flags, offsets, last, t + EVAL_E_DAYS, d)
             row = np.searchsorted(owner, sites)
@@ -255,9 +259,8 @@ def replay_policy(
 
 
 def closed_loop(sites: int, seed: int, follow: list[tuple[float, float]]) -> None:
-    with tempfile.TemporaryDirectory(prefix="hacs-bursts-") as tmp:
-        demo = build_demo_archive(Path(tmp) / "demo", sites=sites, seed=seed, start=START, end=END)
-        observed, changes, rates = load(demo.outdir / "truth.json", "homepage")
+    with demo_archive(sites, seed) as demo:
+        observed, changes, rates = load(read_truth(demo), "homepage")
     print(f"\nReplay: {sites} sites, seed {seed}, 3 × 28 days, e = {E_DAYS:g} "
           "(changes found / crawls, overlisted sites)")  # fmt: skip
     for share in (0.02, 0.05):
@@ -299,13 +302,9 @@ def git_history(folder: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sites", type=int, default=1200)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--replay-sites", type=int, default=500)
+    parser = bench_parser(__doc__, sites=1200)
+    add_evaluation_and_replay_options(parser)
     parser.add_argument("--follow", default="0.5:4,0.3:4", help="fixed n:d pairs, comma-separated")
-    parser.add_argument("--skip-evaluation", action="store_true")
-    parser.add_argument("--skip-replay", action="store_true")
     parser.add_argument("--deflate", action="store_true", help="steady rate × (1 − n)")
     parser.add_argument("--git-history", type=Path, action="append", default=[])
     args = parser.parse_args()
@@ -317,8 +316,8 @@ def main() -> int:
     DEFLATE = args.deflate
     follow = [(float(n), float(d)) for n, d in (pair.split(":") for pair in args.follow.split(","))]
     if not args.skip_evaluation:
-        with tempfile.TemporaryDirectory(prefix="hacs-bursts-") as tmp:
-            tables = eval_bench.demo_collection(args.sites, args.seed, Path(tmp) / "demo")
+        with demo_archive(args.sites, args.seed) as demo:
+            tables = demo_tables(demo)
         print(f"Demo archive: {args.sites} sites, seed {args.seed}, homepage level")
         evaluation_2(tables["homepage"], follow)
     if not args.skip_replay:

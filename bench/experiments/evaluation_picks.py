@@ -3,9 +3,10 @@ its top k and the other does not, and whether the archive even looked at them th
 
 Run from the project root::
 
-    .venv/bin/python bench/evaluation_picks.py [--sites 1200] [--seed 0] [--w 8] [--level L]
+    .venv/bin/python -m bench.experiments.evaluation_picks [--sites 1200] [--seed 0] [--w 8]
+                                                           [--level L]
 
-On the demo archive (``bench/evaluation.py --demo``'s collection), at every reference point t
+On the demo archive (``python -m bench.evaluation --demo``'s collection), at every reference point t
 of the period, with a history of ``--w`` weeks and e = 7 days as in Evaluation 2, it takes each
 model's top k (5 % of the eligible sites, as the evaluation's budget) by
 ``hacs.evaluation.window_scores`` and compares the sites only one of the two picked:
@@ -22,42 +23,35 @@ crawl list's (did the site change since our copy?). Same seed, same figures.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-import evaluation as eval_bench  # noqa: E402
-
-from hacs.evaluation import reference_points, window_scores  # noqa: E402
-
-E_DAYS = 7.0
+from bench.common import (
+    END_DAYS,
+    EVAL_E_DAYS,
+    START_DAYS,
+    bench_parser,
+    demo_archive,
+    demo_tables,
+)
+from hacs.evaluation import reference_points, window_scores
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sites", type=int, default=1200)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = bench_parser(__doc__, sites=1200)
     parser.add_argument("--w", type=int, default=8)
     parser.add_argument("--level", choices=("homepage", "website"), default="homepage")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="hacs-picks-") as tmp:
-        table = eval_bench.demo_collection(args.sites, args.seed, Path(tmp) / "demo")[args.level]
-    start = float((eval_bench.DEMO_START - eval_bench.EPOCH).days)
-    end = float((eval_bench.DEMO_END - eval_bench.EPOCH).days)
+    with demo_archive(args.sites, args.seed) as demo:
+        table = demo_tables(demo)[args.level]
     order = np.lexsort((table.time, table.site))
     copy_site, copy_time = table.site[order], table.time[order]
 
     def captured(sites: np.ndarray, t: float) -> np.ndarray:
         lo = np.searchsorted(copy_site, sites, side="left")
         hi = np.searchsorted(copy_site, sites, side="right")
-        return np.array([bool(((copy_time[a:b] > t) & (copy_time[a:b] <= t + E_DAYS)).any())
+        return np.array([bool(((copy_time[a:b] > t) & (copy_time[a:b] <= t + EVAL_E_DAYS)).any())
                          for a, b in zip(lo.tolist(), hi.tolist(), strict=True)],
                         dtype=bool)  # fmt: skip
 
@@ -66,8 +60,8 @@ def main() -> int:
     positives_seen = {"post": 0, "cgm": 0}
     traits: dict[str, list[list[float]]] = {"post": [[], [], []], "cgm": [[], [], []]}
     points = 0
-    for t in reference_points(start, end).tolist():
-        s = window_scores(table, t=t, w_weeks=args.w, e_days=E_DAYS, method="interpolated",
+    for t in reference_points(START_DAYS, END_DAYS).tolist():
+        s = window_scores(table, t=t, w_weeks=args.w, e_days=EVAL_E_DAYS, method="interpolated",
                           website=args.level == "website")  # fmt: skip
         if s.site.size == 0:
             continue
@@ -87,7 +81,7 @@ def main() -> int:
             traits[name][1] += (s.alpha / s.beta)[only].tolist()
             traits[name][2] += (t - s.last_copy[only]).tolist()
     print(f"Demo archive: {args.sites} sites, seed {args.seed}, {args.level}, w = {args.w}, "
-          f"e = {E_DAYS:g}, {points} reference points, top 5 %")  # fmt: skip
+          f"e = {EVAL_E_DAYS:g}, {points} reference points, top 5 %")  # fmt: skip
     print(f"{'':28}{'posterior':>12}{'Cho–Garcia-Molina':>20}")
 
     def median(trait: int) -> tuple[float, float]:

@@ -2,9 +2,9 @@
 
 Run from the project root::
 
-    .venv/bin/python bench/discount.py [--sites 1200] [--seed 0] [--replay-sites 500]
-                                       [--half-lives 30,90,365] [--skip-evaluation]
-                                       [--skip-replay]
+    .venv/bin/python -m bench.experiments.discount [--sites 1200] [--seed 0] [--replay-sites 500]
+                                                   [--half-lives 30,90,365] [--skip-evaluation]
+                                                   [--skip-replay]
 
 HACS's posterior reads a site's whole history as evidence of one steady rate. If sites' rates
 drift, or come in bursts, the recent intervals say more about the next weeks than old ones. This
@@ -22,46 +22,39 @@ than half the days while changed on fewer of them). Same seed, same figures.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-import evaluation as eval_bench  # noqa: E402
-from priors import (  # noqa: E402
-    PRIOR_WEEKS,
+from bench.common import (
+    EVAL_E_DAYS,
+    FloatArray,
     Scorer,
     Windows,
+    add_evaluation_and_replay_options,
+    bench_parser,
+    demo_archive,
+    demo_tables,
+    load,
     pak_windows,
     print_pak,
+    read_truth,
     replay_cells,
     replay_totals,
 )
-from replay import END, START, load  # noqa: E402
-
-from hacs.bayes import (  # noqa: E402
+from hacs.bayes import (
     RATE_GRID,
-    GammaPrior,
     IntervalEvidence,
     fit_interval_prior,
+    interval_evidence,
     interval_posterior,
 )
-from hacs.demo import build_demo_archive  # noqa: E402
-from hacs.estimators import accesses  # noqa: E402
-from hacs.ranking import posterior_probabilities  # noqa: E402
-from hacs.replay import ReplayState  # noqa: E402
-
-FloatArray = NDArray[np.float64]
-EVAL_E_DAYS = 7.0
+from hacs.estimators import Accesses, accesses, update_instants
+from hacs.ranking import posterior_probabilities
+from hacs.replay import ReplayState
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,47 +86,41 @@ def discounted_evidence(
     half_life: float,
 ) -> DiscountedEvidence:  # fmt: skip
     """Rule 5's intervals as ``hacs.bayes.interval_evidence`` reads them, each weighted by
-    2^(−(now − its closing copy) / half_life)."""
+    2^(−(now − its closing copy) / half_life).
+
+    The unchanged intervals are read by the same function as the changed intervals of the same
+    accesses with their flags turned over (each timeline's first access stays its baseline);
+    ``hacs.estimators.update_instants`` gives the copy that closes each interval, in the
+    evidence's order."""
+    evidence = interval_evidence(times, flags, offsets)
     timeline = accesses(times, flags, offsets)
-    t, off = timeline.times, timeline.offsets
-    n_sites = off.size - 1
-    counts = np.diff(off)
-    first, last = np.full(n_sites, np.nan), np.full(n_sites, np.nan)
-    has = counts > 0
-    first[has] = t[off[:-1][has]]
-    last[has] = t[off[1:][has] - 1]
-    closing = np.ones(t.size, dtype=np.bool_)
-    closing[off[:-1][has]] = False
-    at = np.flatnonzero(closing)
-    site = np.searchsorted(off, at, side="right") - 1
-    length = t[at] - t[at - 1]
-    changed = timeline.updated[at]
-    weight = np.exp2(-np.maximum(now - t[at], 0.0) / half_life)
-    unchanged = np.bincount(site[~changed], weights=(length * weight)[~changed],
-                            minlength=n_sites).astype(np.float64)  # fmt: skip
+    turned = Accesses(timeline.times, ~timeline.updated, timeline.offsets)
+    turned.updated[timeline.offsets[:-1][np.diff(timeline.offsets) > 0]] = False
+    unchanged = interval_evidence(turned.times, turned.updated, turned.offsets)
+
+    def weight(closing: FloatArray) -> FloatArray:
+        result: FloatArray = np.exp2(-np.maximum(now - closing, 0.0) / half_life)
+        return result
+
+    weighted = unchanged.changed * weight(update_instants(turned)[0])
+    total = np.bincount(unchanged.owner, weighted, minlength=evidence.n_sites).astype(np.float64)
     return DiscountedEvidence(
-        changed=length[changed], owner=site[changed].astype(np.int64), unchanged=unchanged,
-        first=first, last=last, accesses=counts.astype(np.int64), weights=weight[changed],
+        changed=evidence.changed, owner=evidence.owner, unchanged=total,
+        first=evidence.first, last=evidence.last, accesses=evidence.accesses,
+        weights=weight(update_instants(timeline)[0]),
     )  # fmt: skip
 
 
 def evaluation_2(table: object, half_lives: list[float]) -> None:
     windows = Windows(table)  # type: ignore[arg-type]
-    priors: dict[float, GammaPrior] = {}
-
-    def prior_at(t: float) -> GammaPrior:
-        # On the undiscounted 12-week window, as HACS's: a prior fitted on discounted evidence
-        # degenerates towards a point mass, as one fitted on a few weeks does.
-        if t not in priors:
-            _, times, flags, offsets, _ = windows.timelines(t - 7.0 * PRIOR_WEEKS, t)
-            priors[t] = fit_interval_prior(discounted_evidence(times, flags, offsets, t, np.inf))
-        return priors[t]
 
     def scorer(h: float, w: int) -> Scorer:
         def score(t: float, sites: np.ndarray, _columns: object) -> FloatArray:
             owner, times, flags, offsets, last = windows.timelines(t - 7.0 * w, t)
             evidence = discounted_evidence(times, flags, offsets, t, h)
-            alpha, beta = interval_posterior(prior_at(t), evidence)
+            # HACS's prior, on the undiscounted 12-week window: a prior fitted on discounted
+            # evidence degenerates towards a point mass, as one fitted on a few weeks does.
+            alpha, beta = interval_posterior(windows.hacs_prior(t), evidence)
             row = np.searchsorted(owner, sites)
             return posterior_probabilities(alpha[row], beta[row], last[row], t, EVAL_E_DAYS)
 
@@ -146,7 +133,7 @@ def evaluation_2(table: object, half_lives: list[float]) -> None:
 def replay_policy(h: float) -> Callable[[ReplayState], FloatArray]:
     def policy(state: ReplayState) -> FloatArray:
         times, flags, offsets = state.arrays()
-        prior = fit_interval_prior(discounted_evidence(times, flags, offsets, state.now, np.inf))
+        prior = fit_interval_prior(interval_evidence(times, flags, offsets))  # undiscounted
         evidence = discounted_evidence(times, flags, offsets, state.now, h)
         alpha, beta = interval_posterior(prior, evidence)
         held = np.isfinite(state.last_copy)
@@ -158,9 +145,8 @@ def replay_policy(h: float) -> Callable[[ReplayState], FloatArray]:
 
 
 def closed_loop(sites: int, seed: int, half_lives: list[float]) -> None:
-    with tempfile.TemporaryDirectory(prefix="hacs-discount-") as tmp:
-        demo = build_demo_archive(Path(tmp) / "demo", sites=sites, seed=seed, start=START, end=END)
-        observed, changes, rates = load(demo.outdir / "truth.json", "homepage")
+    with demo_archive(sites, seed) as demo:
+        observed, changes, rates = load(read_truth(demo), "homepage")
     print(f"\nReplay: {sites} sites, seed {seed}, 3 × 28 days (changes found / crawls, "
           "overlisted sites)")  # fmt: skip
     for share in (0.02, 0.05):
@@ -171,18 +157,14 @@ def closed_loop(sites: int, seed: int, half_lives: list[float]) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sites", type=int, default=1200)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--replay-sites", type=int, default=500)
+    parser = bench_parser(__doc__, sites=1200)
+    add_evaluation_and_replay_options(parser)
     parser.add_argument("--half-lives", default="30,90,365", help="days, comma-separated")
-    parser.add_argument("--skip-evaluation", action="store_true")
-    parser.add_argument("--skip-replay", action="store_true")
     options = parser.parse_args()
     half_lives = [float(h) for h in options.half_lives.split(",")]
     if not options.skip_evaluation:
-        with tempfile.TemporaryDirectory(prefix="hacs-discount-") as tmp:
-            tables = eval_bench.demo_collection(options.sites, options.seed, Path(tmp) / "demo")
+        with demo_archive(options.sites, options.seed) as demo:
+            tables = demo_tables(demo)
         print(f"Demo archive: {options.sites} sites, seed {options.seed}, homepage level")
         evaluation_2(tables["homepage"], half_lives)
     if not options.skip_replay:

@@ -2,7 +2,7 @@
 pages per second, memento fetches per observation on the demo archive, and what a first import
 and a nightly refresh of a 2,000-site demo archive ask of the archive.
 
-Run from the project root: ``.venv/bin/python bench/import.py [--lines N] [--sites N]``;
+Run from the project root: ``.venv/bin/python -m bench.import_cost [--lines N] [--sites N]``;
 ``--refresh-only`` runs the last part alone (``--refresh-sites N`` for its size).
 It creates throw-away databases (a SQLite file in a temporary directory and a PostgreSQL
 cluster started with ``hacs_site.localservers``), a throw-away Redis, and a pywb serving the demo
@@ -19,7 +19,6 @@ Requests are counted at the server.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -28,10 +27,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench.common import ROOT, argument_parser
+from hacs_site.localservers import postgres_url, start_postgres, start_redis
 
-from hacs_site.localservers import postgres_url, start_postgres, start_redis  # noqa: E402
+# The child processes run Django on the project's modules: the project root on their path.
+CHILD_ENV = {"DJANGO_SETTINGS_MODULE": "hacs_site.settings", "PYTHONPATH": str(ROOT)}
 
 
 def synthetic_cdx(path: Path, *, sites: int, lines: int, seed: int = 0) -> None:
@@ -85,8 +85,8 @@ print(json.dumps({"read": report.captures.read, "added": report.captures.added,
 def store_rate(cdx: Path, sites: int, database_url: str) -> dict[str, float]:
     env = {
         **os.environ,
+        **CHILD_ENV,
         "DATABASE_URL": database_url,
-        "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
     }
     out = subprocess.run(
         [sys.executable, "-c", STORE_SCRIPT, str(cdx), str(sites)],
@@ -127,7 +127,7 @@ def memento_fetches(tmp: Path, redis_url: str) -> dict[str, float]:
             "HACS_CDX_DIALECT": "pywb",
             "HACS_WAYBACK_URL": f"{pywb.base_url}/demo",
             "HACS_MEMENTO_RATE_PER_MINUTE": "60000",
-            "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
+            **CHILD_ENV,
         }
         out = subprocess.run(
             [sys.executable, "-c", FETCH_SCRIPT, str(demo.seeds_path), str(demo.cdx_path)],
@@ -162,7 +162,7 @@ def refresh_costs(tmp: Path, redis_url: str, sites: int) -> list[tuple[str, dict
             "HACS_WAYBACK_URL": archive.wayback_url,
             "HACS_CDX_RATE_PER_MINUTE": "6000",
             "HACS_MEMENTO_RATE_PER_MINUTE": "60000",
-            "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
+            **CHILD_ENV,
         }
 
         def manage(*args: str) -> None:
@@ -206,7 +206,7 @@ def print_refresh_costs(runs: list[tuple[str, dict[str, float]]], sites: int) ->
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argument_parser(__doc__)
     parser.add_argument("--lines", type=int, default=200_000)
     parser.add_argument("--sites", type=int, default=2_000)
     parser.add_argument("--pages", type=int, default=1000, help="pages for link extraction")
@@ -216,8 +216,7 @@ def main() -> None:
 
     if options.refresh_only:
         with tempfile.TemporaryDirectory(prefix="hacs-bench-") as name, start_redis() as redis:
-            runs = refresh_costs(Path(name), f"redis://127.0.0.1:{redis.port}/0",
-                                 options.refresh_sites)  # fmt: skip
+            runs = refresh_costs(Path(name), redis.url(), options.refresh_sites)
         print_refresh_costs(runs, options.refresh_sites)
         return
 
@@ -234,18 +233,18 @@ def main() -> None:
         print(f"  PostgreSQL : {postgres['read'] / postgres['seconds']:>10,.0f} lines/s "
               f"({postgres['seconds']:.1f} s, {postgres['stored']:,} captures stored)")  # fmt: skip
 
-        # Link extraction is measured by bench/links.py (cold pages, one core); relay it.
+        # Link extraction is measured by bench.links (cold pages, one core); relay it.
         links = subprocess.run(
-            [sys.executable, str(ROOT / "bench" / "links.py"), "--pages", str(options.pages)],
-            cwd=ROOT, capture_output=True, text=True, check=True,
+            [sys.executable, "-m", "bench.links", "--pages", str(options.pages)],
+            env={**os.environ, **CHILD_ENV}, cwd=ROOT, capture_output=True, text=True, check=True,
         )  # fmt: skip
-        print("Link extraction (bench/links.py):")
+        print("Link extraction (python -m bench.links):")
         for line in links.stdout.strip().splitlines():
             print(f"  {line}")
 
         with start_redis() as redis:
-            fetch = memento_fetches(tmp, f"redis://127.0.0.1:{redis.port}/0")
-            runs = refresh_costs(tmp, f"redis://127.0.0.1:{redis.port}/0", options.refresh_sites)
+            fetch = memento_fetches(tmp, redis.url())
+            runs = refresh_costs(tmp, redis.url(), options.refresh_sites)
         print(
             f"Memento fetches on the demo archive: {fetch['fetches']:.0f} fetches for "
             f"{fetch['observations']:.0f} observations "
