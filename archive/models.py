@@ -157,7 +157,3 @@ class Capture(models.Model):
 
     def __str__(self) -> str:
         return f"{self.url} @ {self.timestamp:%Y-%m-%d %H:%M:%S}"
-
-    @property
-    def wayback_timestamp(self) -> str:
-        return self.timestamp.strftime("%Y%m%d%H%M%S")

@@ -51,7 +51,7 @@ from archive.captures import (
 )
 from archive.models import Capture, Site
 from archive.snapshots import snapshot_from_body, snapshots_fetch, snapshots_save, updates_compute
-from archive.wayback import ArchiveClient, ArchiveError, ArchiveUnreachableError
+from archive.wayback import ArchiveClient, ArchiveError
 from hacs.formats import cdx
 from hacs.formats.canon import SeedScope
 from hacs.formats.warc import WarcCapture, WarcError, WarcStats, read_warc
@@ -160,7 +160,7 @@ def sites_import(
         found = list(sites.only("pk", "seed_url"))
         for number, site in enumerate(found):
             _one_site(site, source, client, report, finish, notify)
-            unreachable = _unreachable(client)
+            unreachable = client.unreachable
             if unreachable is not None:
                 # No later site can do better: say so for each of them and stop the run.
                 report.stopped = str(unreachable)
@@ -232,7 +232,7 @@ def _one_site(
             counts.update({"captures added": added, "bad CDX lines": bad_lines})
         fetched = snapshots_fetch(site_ids=[site.pk], fetch=client.fetch_memento)
         report.fetches.update(fetched)
-        unreachable = _unreachable(client)
+        unreachable = client.unreachable
         if unreachable is not None:
             raise unreachable  # its fetches were recorded as failed; the run stops
         updates_compute(site_ids=[site.pk])
@@ -284,11 +284,6 @@ def _captures_from_archive(
     report.captures.merge(counts)
     report.bad_lines += bad_lines
     return counts.added, bad_lines
-
-
-def _unreachable(client: ArchiveClient) -> ArchiveUnreachableError | None:
-    # getattr: tests hand in small stand-in clients that only fetch mementos.
-    return getattr(client, "unreachable", None)
 
 
 def _refresh_from(site_id: int, source: str, lag_days: float) -> str | None:
@@ -492,7 +487,7 @@ def _fetch_touched(
     for number, site_id in enumerate(site_ids):
         fetched = snapshots_fetch(site_ids=[site_id], fetch=client.fetch_memento)
         report.fetches.update(fetched)
-        unreachable = _unreachable(client)
+        unreachable = client.unreachable
         if unreachable is not None:
             report.stopped = str(unreachable)
             rest = {later: report.stopped for later in site_ids[number:]}

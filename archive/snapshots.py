@@ -20,6 +20,7 @@ from django.db.models import OuterRef, Subquery
 
 from archive.models import Capture, LinkSnapshot
 from archive.wayback import ArchiveError
+from hacs.formats.cdx import format_timestamp
 from hacs.formats.links import decode_html, extract_links
 from hacs.updates import link_floors, new_link_counts
 
@@ -60,7 +61,7 @@ def snapshots_missing(*, site_ids: Iterable[int]) -> list[SnapshotWanted]:
         key = (urlkey, digest)
         if key in done or key in wanted:
             continue
-        wanted[key] = SnapshotWanted(urlkey, digest, url, moment.strftime("%Y%m%d%H%M%S"))
+        wanted[key] = SnapshotWanted(urlkey, digest, url, format_timestamp(moment))
     return sorted(wanted.values(), key=lambda w: w.timestamp, reverse=True)
 
 

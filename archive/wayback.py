@@ -12,7 +12,7 @@ connection cut (a per-read timeout never fires for an answer trickled a byte at 
 ``Retry-After`` asks for at most the deadline; a CDX query stops after a number of pages.
 Bodies are decompressed here, as they arrive, in steps no larger than the room left under the
 cap, into one buffer that never grows past it: a small gzip answer that would inflate to
-gigabytes costs at most the cap in memory (``bench/decompression.py`` measures it).
+gigabytes costs at most the cap in memory (``python -m bench.decompression`` measures it).
 What retries cannot fix — a name that does not resolve, a refused connection, a URL or header
 that requests refuses to send — raises :class:`ArchiveUnreachableError` at once, and the client
 remembers it, so the run stops instead of spending minutes, or a traceback, per site.
@@ -44,6 +44,7 @@ import urllib3.connectionpool
 import urllib3.exceptions
 
 from archive.ratelimit import RateLimitUnavailable, SharedRateLimiter
+from hacs.formats.cdx import memento_url
 from hacs_site.env import http_url_problem
 
 log = logging.getLogger(__name__)
@@ -254,10 +255,6 @@ class ArchiveClient:
             params["from"] = since
         return params
 
-    def cdx_text(self, prefix: str, resume_key: str | None = None, since: str | None = None) -> str:
-        """One page of a CDX prefix query, as text; blocked sites raise ``BlockedSiteError``."""
-        return self._cdx_page(prefix, resume_key, since, self.config.max_cdx_bytes)[0]
-
     def cdx_pages(
         self,
         prefix: str,
@@ -342,7 +339,7 @@ class ArchiveClient:
 
     # --- Mementos ------------------------------------------------------------------------------
     def memento_url(self, timestamp: str, url: str) -> str:
-        return f"{self.config.wayback_url}/{timestamp}id_/{url}"
+        return memento_url(self.config.wayback_url, timestamp, url, raw=True)
 
     def fetch_memento(self, timestamp: str, url: str) -> Memento:
         """The raw archived page (``id_``: no rewriting), cut at ``max_memento_bytes``."""

@@ -37,7 +37,8 @@ from hacs.clock import from_days, reference_instant, to_days
 from hacs.demo.files import LOCAL_WARC_NAME
 from hacs.estimators import accesses, update_instants
 from hacs.formats.canon import surt_to_url
-from hacs.updates import is_window_update
+from hacs.formats.cdx import memento_url
+from hacs.updates import is_window_update, timeline_order
 from scheduling import cells
 from scheduling.cells import Moment, interval_text
 from scheduling.estimates import (
@@ -258,11 +259,6 @@ _KIND_PLURAL: dict[str, str] = {
 }
 
 
-def replay_url(wayback_url: str, moment: datetime, url: str) -> str:
-    """The archived capture in a Wayback Machine: ``{wayback}/{timestamp14}/{url}``."""
-    return f"{wayback_url.rstrip('/')}/{moment.astimezone(UTC):%Y%m%d%H%M%S}/{url}"
-
-
 #: The source of the captures ``load_demo`` imports from the demo archive HACS keeps itself.
 DEMO_ARCHIVE_SOURCE = f"warc:{LOCAL_WARC_NAME}"
 
@@ -298,7 +294,7 @@ class CaptureRow:
 
     @property
     def replay_url(self) -> str:
-        return replay_url(self.wayback_url, self.timestamp, self.url)
+        return memento_url(self.wayback_url, self.timestamp, self.url)
 
 
 @dataclass(frozen=True)
@@ -319,7 +315,7 @@ class UpdateRow:
         """The added links as URLs, each with the archive's copy nearest the update."""
         links = [surt_to_url(link) for link in self.added]
         moment = self.capture.timestamp
-        return [AddedLink(url, replay_url(self.capture.wayback_url, moment, url)) for url in links]
+        return [AddedLink(url, memento_url(self.capture.wayback_url, moment, url)) for url in links]
 
 
 @dataclass
@@ -350,6 +346,19 @@ class _Obs:
     def is_update(self) -> bool:
         # DESIGN rule 3 in the window that starts at the page's first observation (j = 0).
         return bool(is_window_update(self.page_index, self.link_floor, 0))
+
+
+def _timeline(observations: list[_Obs]) -> list[_Obs]:
+    """The observations merged into one timeline by DESIGN rule 4 (``hacs.updates``), as the
+    estimates merge them: by time, then page, then the page's own order."""
+    pages = {key: n for n, key in enumerate(dict.fromkeys(o.page_key for o in observations))}
+    order = timeline_order(
+        np.zeros(len(observations), dtype=np.int64),
+        [to_days(o.row.timestamp) for o in observations],
+        [pages[o.page_key] for o in observations],
+        [o.page_index for o in observations],
+    )
+    return [observations[i] for i in order]
 
 
 def site_history(*, site: Site, wayback_url: str, recent: int = 100) -> SiteHistory:
@@ -471,8 +480,7 @@ def _level_timeline(
         status = "" if row.status is None else f" {row.status}"
         text = f"{_short(row.url)} · {row.kind}{status}"
         groups[_KIND_GROUP.get(row.kind, "other")].append(charts.Mark(iso, text))
-    level_obs = [o for o in observations if depth is None or o.row.depth == depth]
-    level_obs.sort(key=lambda o: o.row.timestamp)
+    level_obs = _timeline([o for o in observations if depth is None or o.row.depth == depth])
     updates = [
         charts.Mark(o.iso, f"{_short(o.row.url)} · {o.new_links or 0} new links")
         for o in level_obs

@@ -53,7 +53,7 @@ from hacs.evaluation import (
 )
 from jobs.models import JobRecord
 from jobs.services import job_records_sync_with_rq
-from scheduling.learning import learned_for_evaluation
+from scheduling.learning import learned_for_evaluation, period_from_json
 from scheduling.models import EvaluationRun, Level
 from scheduling.observations import EvaluationTables, evaluation_tables_load
 from scheduling.replays import replay_collection
@@ -105,13 +105,7 @@ class RunParameters:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunParameters:
-        try:
-            start = date.fromisoformat(str(data["start"]))
-            end = date.fromisoformat(str(data["end"]))
-        except KeyError as missing:
-            raise ValueError(f"parameters need {missing}") from None
-        except ValueError as error:
-            raise ValueError(f"start and end must be dates like 2018-06-01 ({error})") from None
+        start, end = period_from_json(data, what="an evaluation run")
         if end < start:
             raise ValueError(f"end ({end}) must not be before start ({start})")
         levels = tuple(data.get("levels") or (Level.HOMEPAGE, Level.WEBSITE))

@@ -78,6 +78,19 @@ class UnusableLearnedScorer(NoLearnedScorer):
     and what to do. A ``NoLearnedScorer``, so that forms and commands say it the same way."""
 
 
+def period_from_json(data: Mapping[str, Any], *, what: str) -> tuple[date, date]:
+    """The ``start`` and ``end`` dates of a run's stored parameters (ISO dates), checked: an
+    evaluation run's and a learning run's alike."""
+    try:
+        start = date.fromisoformat(str(data["start"]))
+        end = date.fromisoformat(str(data["end"]))
+    except KeyError as missing:
+        raise ValueError(f"{what} needs {missing}") from None
+    except ValueError as error:
+        raise ValueError(f"start and end must be dates like 2018-06-01 ({error})") from None
+    return start, end
+
+
 @dataclass(frozen=True)
 class LearnParameters:
     """A learning run's parameters, checked; stored as JSON in ``LearnedScorer.parameters``."""
@@ -97,13 +110,7 @@ class LearnParameters:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LearnParameters:
-        try:
-            start = date.fromisoformat(str(data["start"]))
-            end = date.fromisoformat(str(data["end"]))
-        except KeyError as missing:
-            raise ValueError(f"a learning run needs {missing}") from None
-        except ValueError as error:
-            raise ValueError(f"start and end must be dates like 2016-12-01 ({error})") from None
+        start, end = period_from_json(data, what="a learning run")
         kind = str(data.get("kind", Learned.GP4C))
         if kind not in Learned.values:
             raise ValueError(f"kind must be one of {', '.join(Learned.values)}; got {kind!r}")

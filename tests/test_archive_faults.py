@@ -40,6 +40,7 @@ from tests.support.ia_server import (
     IAArchive,
     Row,
     closed_port,
+    first_cdx_page,
     ia_rows_and_bodies,
 )
 
@@ -273,7 +274,7 @@ def test_decompressed_bodies_are_capped(gzip_bomb: str, redis_url: str) -> None:
     memento = client.fetch_memento("20170101000000", SEED)
     assert memento.truncated and len(memento.body) == 1 << 20
     with pytest.raises(ArchiveError, match="passed 1,048,576 bytes"):
-        client.cdx_text("example.edu/~a")
+        first_cdx_page(client, "example.edu/~a")
 
 
 # --- Unreachable archives: one attempt, one sentence ---------------------------------------------
@@ -298,7 +299,7 @@ def test_a_refused_connection_is_not_retried(redis_url: str) -> None:
     base = f"http://127.0.0.1:{port}"
     client = client_for(f"{base}/cdx", f"{base}/web", redis_url, retries=5)
     with pytest.raises(ArchiveUnreachableError) as caught:
-        client.cdx_text("example.edu/~a")
+        first_cdx_page(client, "example.edu/~a")
     assert str(caught.value) == (
         f"The archive at 127.0.0.1:{port} cannot be reached (the connection was refused): "
         "check the network or HACS_CDX_URL."
@@ -313,7 +314,7 @@ def test_an_unresolvable_host_is_looked_up_once(redis_url: str, lookups: list[st
     with pytest.raises(ArchiveUnreachableError, match=r"^The archive at archive.invalid cannot be "
                        r"reached \(its name does not resolve\): check the network or "
                        r"HACS_CDX_URL\.$"):  # fmt: skip
-        client.cdx_text("example.edu/~a")
+        first_cdx_page(client, "example.edu/~a")
     assert lookups.count("archive.invalid") == 1 and client.stats.requests == 1
 
 

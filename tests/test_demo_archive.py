@@ -15,6 +15,7 @@ from django.core.management import call_command
 
 from archive.models import Capture, Site
 from hacs.demo.archive import DemoArchiveReader, DemoCapture, OrphanRevisit
+from hacs.formats.cdx import memento_url
 from tests.factories import make_capture, make_site
 
 pytestmark = pytest.mark.django_db
@@ -148,6 +149,6 @@ def test_a_real_collections_captures_still_link_to_its_wayback(
     )
     page = logged_in_client.get(f"/sites/{site.pk}/").content.decode()
     for stored in Capture.objects.filter(site=site):
-        expected = f"http://archive.test/web/{stored.wayback_timestamp}/{stored.url}"
+        expected = memento_url("http://archive.test/web", stored.timestamp, stored.url)
         assert f'<a href="{expected}" rel="noopener noreferrer">' in page
     assert "/demo-archive/" not in page

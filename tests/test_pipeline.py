@@ -315,6 +315,7 @@ class DictArchive:
     def __init__(self, bodies: dict[tuple[str, str], bytes]) -> None:
         self.bodies = bodies
         self.asked: list[tuple[str, str]] = []
+        self.unreachable = None  # an archive that can always be reached
 
     def fetch_memento(self, timestamp: str, url: str) -> Memento:
         self.asked.append((timestamp, url))

@@ -37,6 +37,7 @@ from archive.wayback import (
 )
 from hacs_site.env import env_url
 from tests.factories import make_site
+from tests.support.ia_server import first_cdx_page
 
 pytestmark = pytest.mark.integration
 
@@ -141,9 +142,9 @@ def test_a_gzip_bomb_costs_no_more_memory_than_its_cap(
     with Archive(encoded(bomb)) as archive:
         client = client_for(archive.base, redis_url, max_cdx_bytes=cap, max_memento_bytes=cap)
         if kind == "cdx":
-            peak = traced_peak(lambda: client.cdx_text("example.edu/~a"))
+            peak = traced_peak(lambda: first_cdx_page(client, "example.edu/~a"))
             with pytest.raises(ArchiveError, match="passed 4,194,304 bytes; raise HACS_MAX_CDX"):
-                client.cdx_text("example.edu/~a")
+                first_cdx_page(client, "example.edu/~a")
         else:
             peak = traced_peak(lambda: client.fetch_memento(STAMP, SEED))
             memento = client.fetch_memento(STAMP, SEED)
@@ -336,7 +337,7 @@ def test_a_user_agent_requests_cannot_send_stops_the_client_once(redis_url: str)
         with pytest.raises(ArchiveUnreachableError) as caught:
             client.fetch_memento(STAMP, SEED)
         with pytest.raises(ArchiveUnreachableError):
-            client.cdx_text("example.edu/~a")  # remembered: not tried again
+            first_cdx_page(client, "example.edu/~a")  # remembered: not tried again
         assert archive.requests == []
     assert str(caught.value).endswith("is not a valid HTTP header value; fix HACS_USER_AGENT.")
     assert client.stats.requests == 1

@@ -24,6 +24,7 @@ from hacs.clock import reference_instant, to_days
 from hacs.demo import build_demo_archive
 from hacs.estimators import change_probability
 from hacs.formats.canon import surt_to_url
+from hacs.formats.cdx import memento_url
 from hacs_site.clock import today
 from scheduling.models import DEFAULT_METHOD, Estimate
 from tests.factories import make_estimate, make_site
@@ -481,7 +482,7 @@ def test_the_updates_table_lists_the_links_each_update_added(
         assert [link.url for link in row.added_links] == [surt_to_url(link) for link in added]
         for link in added:
             assert surt_to_url(link) in text
-        replay = f"{settings.HACS_WAYBACK_URL}/{update.wayback_timestamp}/{update.url}"
+        replay = memento_url(settings.HACS_WAYBACK_URL, update.timestamp, update.url)
         assert f'<a href="{replay}" rel="noopener noreferrer">' in text
     # Newest first.
     moments = [u.capture.timestamp for u in updates]

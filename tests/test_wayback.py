@@ -17,7 +17,7 @@ from archive.wayback import (
     BlockedSiteError,
     retry_after_seconds,
 )
-from tests.support.ia_server import IAArchive, Row
+from tests.support.ia_server import IAArchive, Row, first_cdx_page
 
 pytestmark = pytest.mark.integration
 
@@ -77,7 +77,7 @@ def test_it_gives_up_after_its_retries_with_a_clear_message(redis_url: str) -> N
         archive.state.faults.extend([(503, None)] * 10)
         client = client_for(archive, redis_url, retries=2)
         with pytest.raises(ArchiveError, match=r"failed after 3 attempts \(HTTP 503\)"):
-            client.cdx_text("example.edu/~a")
+            first_cdx_page(client, "example.edu/~a")
 
 
 def test_a_blocked_site_is_reported_as_blocked(redis_url: str) -> None:
@@ -85,7 +85,7 @@ def test_a_blocked_site_is_reported_as_blocked(redis_url: str) -> None:
         archive.state.blocked_prefixes.add("example.edu/~a")
         client = client_for(archive, redis_url)
         with pytest.raises(BlockedSiteError, match="Blocked Site Error"):
-            client.cdx_text("example.edu/~a")
+            first_cdx_page(client, "example.edu/~a")
 
 
 def test_mementos_are_raw_and_capped(redis_url: str) -> None:

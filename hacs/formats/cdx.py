@@ -54,6 +54,7 @@ __all__ = [
     "bare_digest",
     "REVISIT_TYPE",
     "format_timestamp",
+    "memento_url",
     "is_html_type",
     "iter_cdxj",
     "iter_ia_json",
@@ -63,7 +64,6 @@ __all__ = [
     "parse_timestamp",
     "read_cdx_file",
     "row_problem",
-    "sniff_and_parse",
     "sniff_dialect",
 ]
 
@@ -196,6 +196,17 @@ def format_timestamp(moment: datetime) -> str:
     if moment.tzinfo is not None:
         moment = moment.astimezone(UTC)
     return moment.strftime("%Y%m%d%H%M%S")
+
+
+def memento_url(wayback_url: str, moment: datetime | str, url: str, *, raw: bool = False) -> str:
+    """The address of a capture in a Wayback Machine: ``{wayback}/{timestamp14}/{url}``.
+
+    ``raw`` asks for the page as it was captured (``id_``: no banner, no rewritten links),
+    which is what HACS parses; without it, the replay a person reads. ``moment`` is a datetime
+    or an already formatted timestamp.
+    """
+    stamp = moment if isinstance(moment, str) else format_timestamp(moment)
+    return f"{wayback_url.rstrip('/')}/{stamp}{'id_' if raw else ''}/{url}"
 
 
 # --- records from raw fields -------------------------------------------------------------
@@ -796,8 +807,3 @@ class _FileLines:
             raise CdxError(f"the compressed data is damaged ({error})", self.count + 1) from None
         self.count += 1
         return line
-
-
-def sniff_and_parse(text: str | bytes) -> CdxParseResult:
-    """Parse a CDX document of any supported dialect, picking the dialect from its content."""
-    return parse_cdx(text)

@@ -335,3 +335,8 @@ def ia_rows_and_bodies(demo: Any) -> tuple[list[Row], dict[tuple[str, str], Any]
                 record.http_headers.get_header("Content-Type") or "text/html",
             )
     return rows, bodies
+
+
+def first_cdx_page(client: Any, prefix: str) -> str:
+    """The text of a prefix query's first page, read the way imports read every page."""
+    return str(next(iter(client.cdx_pages(prefix, lambda text: (text, None)))))

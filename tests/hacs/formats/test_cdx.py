@@ -33,7 +33,6 @@ from hacs.formats.cdx import (
     parse_timestamp,
     read_cdx_file,
     row_problem,
-    sniff_and_parse,
     sniff_dialect,
 )
 from hacs.updates import OBSERVATION_KINDS, classify
@@ -454,10 +453,10 @@ def test_it_sniffs_each_dialect() -> None:
     assert sniff_dialect("") is Dialect.IA_TEXT
 
 
-def test_sniff_and_parse_takes_bytes_with_a_bom() -> None:
-    result = sniff_and_parse(b"\xef\xbb\xbf" + IA_TEXT.encode())
+def test_parse_cdx_takes_bytes_with_a_bom() -> None:
+    result = parse_cdx(b"\xef\xbb\xbf" + IA_TEXT.encode())
     assert result.parsed == 5
-    spoiled = sniff_and_parse(b"\xff" + IA_TEXT.encode())  # a stray byte loses nothing else
+    spoiled = parse_cdx(b"\xff" + IA_TEXT.encode())  # a stray byte loses nothing else
     assert spoiled.parsed == 5
     assert spoiled.records[0].urlkey == "\ufffdedu,example)/~ada"
 
@@ -490,7 +489,7 @@ def test_it_reads_real_internet_archive_cdx_answers() -> None:
     assert texts and jsons
     parsed = skipped = 0
     for path in texts + jsons:
-        result = sniff_and_parse(path.read_bytes())
+        result = parse_cdx(path.read_bytes())
         parsed += result.parsed
         skipped += result.skipped
         assert result.dialect is (Dialect.IA_JSON if path.suffix == ".json" else Dialect.IA_TEXT)
@@ -501,7 +500,7 @@ def test_it_reads_real_internet_archive_cdx_answers() -> None:
                 assert record.status in (200, None)
     assert parsed > 9000
     assert skipped <= 2  # the IA's "blocked site" message, at most
-    bad = sniff_and_parse((folder / "test_files" / "bad_timestamp_cdx.txt").read_bytes())
+    bad = parse_cdx((folder / "test_files" / "bad_timestamp_cdx.txt").read_bytes())
     assert bad.skipped == 2 and all("impossible timestamp" in why for _, why in bad.problems)
 
 
