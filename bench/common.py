@@ -23,11 +23,11 @@ from numpy.typing import NDArray
 
 from hacs.bayes import GammaPrior, IntervalEvidence, fit_interval_prior, interval_evidence
 from hacs.defaults import E_DAYS
-from hacs.demo import DemoArchive, build_demo_archive
 from hacs.estimators import estimate_many
 from hacs.evaluation import ObservationTable, evaluate
 from hacs.replay import ReplayState, replay
 from hacs.updates import link_floors, timeline_order
+from hacs_demo import DemoArchive, build_demo_archive
 
 FloatArray = NDArray[np.float64]
 #: Each site's observations (days since START, update flags), in timeline order.
@@ -81,7 +81,7 @@ def add_evaluation_and_replay_options(parser: argparse.ArgumentParser) -> None:
 
 @contextmanager
 def demo_archive(sites: int, seed: int) -> Iterator[DemoArchive]:
-    """A demo archive with known truth (``hacs.demo``) over START … END, written into a temporary
+    """A demo archive with known truth (``hacs_demo``) over START … END, written into a temporary
     directory that goes when the block ends."""
     with tempfile.TemporaryDirectory(prefix="hacs-bench-") as tmp:
         yield build_demo_archive(Path(tmp) / "demo", sites=sites, seed=seed, start=START, end=END)

@@ -6,7 +6,7 @@ Run from the project root::
     .venv/bin/python -m bench.evaluation [--sites N] [--seed S] [--method M] [--weeks W]
     .venv/bin/python -m bench.evaluation --demo [--sites 1200] [--seed 0] [--method interpolated]
 
-``--demo`` evaluates the demo archive (``hacs.demo``, written into a temporary directory, read
+``--demo`` evaluates the demo archive (``hacs_demo``, written into a temporary directory, read
 from its ``truth.json`` as the database would hold it; pure, no database) over its three years,
 as the dashboard runs it (interpolated estimate by default), and prints Table I's F1 at θ̂ (the
 HACS posterior, the paper's HACS, Random, Brute Force) and the mean weighted P@K (the posterior,
@@ -191,7 +191,7 @@ def demo_main(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argument_parser(__doc__)
-    parser.add_argument("--demo", action="store_true", help="the demo archive (hacs.demo)")
+    parser.add_argument("--demo", action="store_true", help="the demo archive (hacs_demo)")
     parser.add_argument("--sites", type=int, default=None, help="20,000 (demo: 1,200)")
     parser.add_argument("--seed", type=int, default=None, help="20150601 (demo: 0)")
     parser.add_argument("--method", default=None, help="observed (demo: interpolated)")

@@ -114,7 +114,7 @@ print(json.dumps({"observations": obs, "distinct_pairs": pairs,
 
 
 def memento_fetches(tmp: Path, redis_url: str) -> dict[str, float]:
-    from hacs.demo import build_demo_archive
+    from hacs_demo import build_demo_archive
     from tests.support.pywb import PywbServer
 
     demo = build_demo_archive(tmp / "demo", sites=40, seed=0)
@@ -145,7 +145,7 @@ def refresh_costs(tmp: Path, redis_url: str, sites: int) -> list[tuple[str, dict
     """CDX requests, CDX bytes and memento fetches of a first import and of refreshes."""
     import time
 
-    from hacs.demo import build_demo_archive
+    from hacs_demo import build_demo_archive
     from tests.support.ia_server import IAArchive, ia_rows_and_bodies
 
     demo = build_demo_archive(tmp / "refresh-demo", sites=sites, seed=0)

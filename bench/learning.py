@@ -14,7 +14,7 @@ generations and population) and LWS (samples every 7 days), and prints the wall 
 of each and the peak resident set size. Each size runs in a fresh process, so each peak is its
 own. Goal: under 10 minutes and 4 GiB at 20,000 sites.
 
-**Test figures** (``--demo``). On the demo archive (``hacs.demo``), both levels: learns both on
+**Test figures** (``--demo``). On the demo archive (``hacs_demo``), both levels: learns both on
 the first half of the period, then evaluates the second half (``hacs.evaluation.evaluate``,
 w = 12 weeks, budget 5 %) with them as models, and prints NDCG@k, ChangeRate@k and weighted
 P@K of GP4C, LWS, each terminal alone (GP4C's scorers and HACS's λ and p), HACS's models,

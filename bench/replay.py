@@ -8,7 +8,7 @@ Run from the project root::
                                      [--budgets 0.02,0.05] [--level homepage|website] [--e-days E]
                                      [--learned]
 
-It writes a demo archive with known truth (``hacs.demo``) into a temporary directory, reads each
+It writes a demo archive with known truth (``hacs_demo``) into a temporary directory, reads each
 site's observations and update flags (DESIGN rules 1 and 3, as HACS stores them) and its true
 change times from the archive's truth file, and replays ``--days`` days of crawling for each
 budget (a share of the sites a day) from ``--periods`` start dates, the last ending with the

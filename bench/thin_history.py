@@ -5,7 +5,7 @@ Run from the project root::
     .venv/bin/python -m bench.thin_history [--sites N] [--seed S] [--keep 0.2,1.0] [--level L]
                                            [--e-days E] [--dispersion]
 
-It writes a demo archive with known truth (``hacs.demo``), keeps each homepage observation with
+It writes a demo archive with known truth (``hacs_demo``), keeps each homepage observation with
 probability ``--keep`` (a thinner archive, seeded), and on every seventh day of the archive's
 last year computes each site's probability of a change since its newest copy over the next
 ``--e-days`` days (7 by default, the evaluation's week; the daily crawl list's own is 1) as

@@ -4,7 +4,7 @@ Run from the project root::
 
     .venv/bin/python -m bench.website_rates [--sites N] [--seed S] [--level L]
 
-It writes a demo archive with known truth (``hacs.demo``) into a temporary directory and reads
+It writes a demo archive with known truth (``hacs_demo``) into a temporary directory and reads
 each site's pages of depth ≤ 2 as HACS stores them: observations (DESIGN rule 1), update flags
 (rule 3 over the whole history) and each observation's links never seen before on its page. It
 then estimates each site's rate of link-adding updates several ways and prints Spearman's ρ

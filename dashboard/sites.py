@@ -34,11 +34,11 @@ from django.urls import reverse
 from archive.models import Capture, LinkSnapshot, Site
 from hacs import charts
 from hacs.clock import from_days, reference_instant, to_days
-from hacs.demo.files import LOCAL_WARC_NAME
 from hacs.estimators import accesses, update_instants
 from hacs.formats.canon import surt_to_url
 from hacs.formats.cdx import memento_url
 from hacs.updates import is_window_update, timeline_order
+from hacs_demo.files import LOCAL_WARC_NAME
 from scheduling import cells
 from scheduling.cells import Moment, interval_text
 from scheduling.estimates import (

@@ -22,10 +22,12 @@ __all__ = [
     "posterior_probabilities",
     "crawl_selection",
     "learned_order",
+    "rank_order",
 ]
 
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 
 
 def crawl_probabilities(rate: ArrayLike, tau: ArrayLike, t: ArrayLike, e: float) -> FloatArray:
@@ -64,8 +66,7 @@ def crawl_order(probability: ArrayLike, tau: ArrayLike, urls: Sequence[str], t: 
     taus = np.asarray(tau, dtype=np.float64)
     taus = np.where(np.isfinite(taus), taus, t)
     keys = np.asarray(urls, dtype=str) if len(urls) else np.zeros(0, dtype=str)
-    order = np.lexsort((keys, taus, -p))
-    return [int(i) for i in order]
+    return [int(i) for i in rank_order(p, taus, keys)]
 
 
 def learned_order(
@@ -76,12 +77,23 @@ def learned_order(
     not score (no observation in its window; NaN), as :func:`crawl_order` ranks them."""
     s = np.asarray(score, dtype=np.float64)
     scored = np.isfinite(s)
-    p = np.asarray(probability, dtype=np.float64)
-    taus = np.asarray(tau, dtype=np.float64)
-    taus = np.where(np.isfinite(taus), taus, t)
-    keys = np.asarray(urls, dtype=str) if len(urls) else np.zeros(0, dtype=str)
-    order = np.lexsort((keys, taus, -p, -np.where(scored, s, 0.0), ~scored))
+    order = np.asarray(crawl_order(probability, tau, urls, t), dtype=np.int64)
+    # A stable sort of crawl_order's list by the learned score keeps crawl_order's ranking
+    # among equal scores.
+    order = order[np.lexsort((-np.where(scored, s, 0.0)[order], ~scored[order]))]
     return [int(i) for i in order]
+
+
+def rank_order(score: ArrayLike, tau: ArrayLike, key: ArrayLike) -> IntArray:
+    """Indices in DESIGN rule 8's order: ``score`` descending; ties to the older ``tau`` (the
+    site unchanged, or uncopied, for longer), then to the smaller ``key`` (a URL, a site index).
+
+    The one tie rule of every ranked list: the crawl list (:func:`crawl_order`), the closed-loop
+    replay (``hacs.replay``, τ its newest copy) and the HACS model of Evaluation 2
+    (``hacs.evaluation.ranking``)."""
+    s = np.asarray(score, dtype=np.float64)
+    order: IntArray = np.lexsort((np.asarray(key), np.asarray(tau, dtype=np.float64), -s))
+    return order
 
 
 def crawl_selection(

@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from hacs.bayes import fit_interval_prior, interval_evidence, interval_posterior
 from hacs.estimators import estimate_many
-from hacs.ranking import crawl_probabilities, posterior_probabilities
+from hacs.ranking import crawl_probabilities, posterior_probabilities, rank_order
 
 __all__ = [
     "POLICIES",
@@ -163,69 +163,133 @@ def replay(
         raise ValueError(f"budget must lie in 1 … {n_sites}; got {budget}")
     change_lists = [np.sort(np.asarray(c, dtype=np.float64)) for c in changes]
     rates = None if true_rates is None else np.asarray(true_rates, dtype=np.float64)
-    end = start + days
     results = []
-    chosen = {name: POLICIES[name] for name in policies}
+    for name, policy in _policies(policies, extra).items():
+        state = _first_state(times, flags, offsets, start, e_days, seed, rates)
+        crawls = _Crawls.none(change_lists)
+        for day in range(days):
+            state.now = start + day + CRAWL_HOUR
+            _crawl_day(state, policy, budget, change_lists, crawls)
+        results.append(_result(name, crawls, change_lists, start, days, budget))
+    return results
+
+
+def _policies(names: Sequence[str], extra: Mapping[str, Policy] | None) -> dict[str, Policy]:
+    """The policies to replay by name, in order: ``names`` from :data:`POLICIES`, then
+    ``extra`` (whose names must be new)."""
+    chosen = {name: POLICIES[name] for name in names}
     for name, policy in (extra or {}).items():
         if name in chosen:
             raise ValueError(f"extra policy {name!r} repeats a policy's name")
         chosen[name] = policy
-    for name, policy in chosen.items():
-        state = ReplayState(
-            times=[times[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:], strict=True)],
-            updated=[flags[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:], strict=True)],
-            last_copy=np.array(
-                [
-                    times[b - 1] if b > a else -np.inf
-                    for a, b in zip(offsets[:-1], offsets[1:], strict=True)
-                ]
-            ),  # fmt: skip
-            now=start,
-            e_days=e_days,
-            rng=np.random.default_rng(seed),
-            true_rates=rates,
+    return chosen
+
+
+def _first_state(
+    times: FloatArray,
+    flags: BoolArray,
+    offsets: IntArray,
+    start: float,
+    e_days: float,
+    seed: int,
+    rates: FloatArray | None,
+) -> ReplayState:
+    """What a policy knows on the first day: the history, each site's newest copy its last
+    observation (−∞ for a site without one); a fresh random generator from ``seed``."""
+    bounds = list(zip(offsets[:-1], offsets[1:], strict=True))
+    return ReplayState(
+        times=[times[a:b].tolist() for a, b in bounds],
+        updated=[flags[a:b].tolist() for a, b in bounds],
+        last_copy=np.array([times[b - 1] if b > a else -np.inf for a, b in bounds]),
+        now=start,
+        e_days=e_days,
+        rng=np.random.default_rng(seed),
+        true_rates=rates,
+    )
+
+
+@dataclass
+class _Crawls:
+    """A policy's crawls so far: when each change was first caught (NaN while it is not),
+    how many days each site was listed and found a change, and the changes found in all."""
+
+    caught_at: list[FloatArray]
+    listed: IntArray
+    found_by_site: IntArray
+    found: int
+
+    @classmethod
+    def none(cls, change_lists: Sequence[FloatArray]) -> _Crawls:
+        n_sites = len(change_lists)
+        return cls(
+            caught_at=[np.full(c.size, np.nan) for c in change_lists],
+            listed=np.zeros(n_sites, dtype=np.int64),
+            found_by_site=np.zeros(n_sites, dtype=np.int64),
+            found=0,
         )
-        caught_at: list[FloatArray] = [np.full(c.size, np.nan) for c in change_lists]
-        listed = np.zeros(n_sites, dtype=np.int64)
-        found_by_site = np.zeros(n_sites, dtype=np.int64)
-        found = 0
-        for day in range(days):
-            state.now = start + day + CRAWL_HOUR
-            scores = np.asarray(policy(state), dtype=np.float64)
-            order = np.lexsort((np.arange(n_sites), state.last_copy, -scores))
-            for site in order[:budget].tolist():
-                since = state.last_copy[site]
-                c = change_lists[site]
-                lo = np.searchsorted(c, since, side="right")
-                hi = np.searchsorted(c, state.now, side="right")
-                changed = hi > lo
-                if changed:
-                    found += 1
-                    found_by_site[site] += 1
-                    fresh = caught_at[site][lo:hi]
-                    fresh[np.isnan(fresh)] = state.now
-                state.times[site].append(state.now)
-                # A site's first copy is its baseline, as the first observation of a timeline.
-                state.updated[site].append(bool(changed) and len(state.times[site]) > 1)
-                state.last_copy[site] = state.now
-                listed[site] += 1
-        in_period = [(c >= start) & (c < end) for c in change_lists]
-        total = int(sum(int(m.sum()) for m in in_period))
-        delays = np.concatenate(
-            [caught_at[i][m] - change_lists[i][m] for i, m in enumerate(in_period)] or [np.zeros(0)]
-        )
-        caught = delays[np.isfinite(delays)]
-        over = (listed * 2 > days) & (found_by_site * 2 <= listed)
-        results.append(
-            PolicyResult(
-                policy=name,
-                crawls=days * budget,
-                found=found,
-                changes=total,
-                caught=int(caught.size),
-                mean_delay_days=float(caught.mean()) if caught.size else None,
-                most_days_listed=int(listed.max()) if n_sites else 0,
-                overlisted_sites=int(over.sum()),
-            )
-        )
-    return results
+
+
+def _crawl_day(
+    state: ReplayState,
+    policy: Policy,
+    budget: int,
+    change_lists: Sequence[FloatArray],
+    crawls: _Crawls,
+) -> None:
+    """One day at ``state.now``: the policy scores every site, the first ``budget`` in DESIGN
+    rule 8's order (score descending, the older copy, then the site index:
+    :func:`hacs.ranking.rank_order`) are crawled. A crawl finds a change when the site changed
+    since its newest copy, catches every change since then not caught before, and becomes the
+    newest copy and one more observation, an update when it found a change (the module
+    docstring)."""
+    scores = np.asarray(policy(state), dtype=np.float64)
+    order = rank_order(scores, state.last_copy, np.arange(state.last_copy.size))
+    for site in order[:budget].tolist():
+        since = state.last_copy[site]
+        c = change_lists[site]
+        lo = np.searchsorted(c, since, side="right")
+        hi = np.searchsorted(c, state.now, side="right")
+        changed = hi > lo
+        if changed:
+            crawls.found += 1
+            crawls.found_by_site[site] += 1
+            fresh = crawls.caught_at[site][lo:hi]
+            fresh[np.isnan(fresh)] = state.now
+        state.times[site].append(state.now)
+        # A site's first copy is its baseline, as the first observation of a timeline.
+        state.updated[site].append(bool(changed) and len(state.times[site]) > 1)
+        state.last_copy[site] = state.now
+        crawls.listed[site] += 1
+
+
+def _result(
+    name: str,
+    crawls: _Crawls,
+    change_lists: Sequence[FloatArray],
+    start: float,
+    days: int,
+    budget: int,
+) -> PolicyResult:
+    """The LWS paper's measures of one policy's crawls (Section 5; the module docstring) over
+    the period [start, start + days): the changes in it, those caught and their delays, and
+    the sites listed on more than half the days while changed on at most half their listings."""
+    end = start + days
+    in_period = [(c >= start) & (c < end) for c in change_lists]
+    total = int(sum(int(m.sum()) for m in in_period))
+    delays = np.concatenate(
+        [crawls.caught_at[i][m] - change_lists[i][m] for i, m in enumerate(in_period)]
+        or [np.zeros(0)]
+    )
+    caught = delays[np.isfinite(delays)]
+    listed = crawls.listed
+    over = (listed * 2 > days) & (crawls.found_by_site * 2 <= listed)
+    return PolicyResult(
+        policy=name,
+        crawls=days * budget,
+        found=crawls.found,
+        changes=total,
+        caught=int(caught.size),
+        mean_delay_days=float(caught.mean()) if caught.size else None,
+        most_days_listed=int(listed.max()) if len(change_lists) else 0,
+        overlisted_sites=int(over.sum()),
+    )

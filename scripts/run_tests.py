@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 from hacs_site.localservers import ServerError, postgres_url, start_postgres  # noqa: E402
 
 PYTHON = sys.executable
-PURE_CORE = ["hacs"]  # the pure package: method and formats, checked with mypy --strict
+PURE_CORE = ["hacs", "hacs_demo"]  # the pure packages, checked with mypy --strict
 
 
 def banner(text: str) -> None:

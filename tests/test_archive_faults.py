@@ -29,8 +29,8 @@ from django.core.management.base import CommandError
 from archive.models import Capture, LinkSnapshot, Site
 from archive.pipeline import FromArchive, FromCdxFiles, sites_import
 from archive.wayback import ArchiveClient, ArchiveConfig, ArchiveError, ArchiveUnreachableError
-from hacs.demo import DemoArchive, build_demo_archive
 from hacs.formats.cdx import parse_cdx
+from hacs_demo import DemoArchive, build_demo_archive
 from operations.refresh import sites_with_failed_fetches
 from scheduling.models import Estimate
 from tests.factories import make_site

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from archive.models import Site
-from hacs.demo import DemoArchive, build_demo_archive
+from hacs_demo import DemoArchive, build_demo_archive
 from scheduling.models import CrawlList
 from tests.factories import make_user
 from tests.support.browser import PASSWORD, log_in

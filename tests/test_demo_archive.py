@@ -14,8 +14,8 @@ import pytest
 from django.core.management import call_command
 
 from archive.models import Capture, Site
-from hacs.demo.archive import DemoArchiveReader, DemoCapture, OrphanRevisit
 from hacs.formats.cdx import memento_url
+from hacs_demo.archive import DemoArchiveReader, DemoCapture, OrphanRevisit
 from tests.factories import make_capture, make_site
 
 pytestmark = pytest.mark.django_db

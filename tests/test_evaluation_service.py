@@ -27,8 +27,8 @@ from django.core.management import CommandError, call_command
 
 from archive.models import Capture, LinkSnapshot, Site, Tag
 from hacs.clock import to_days
-from hacs.demo import build_demo_archive
 from hacs.evaluation import ObservationTable, reference_points, window_scores
+from hacs_demo import build_demo_archive
 from jobs.models import JobRecord
 from scheduling.evaluation_service import (
     evaluation_run,
@@ -357,7 +357,7 @@ def test_on_the_demo_hacs_f1_exceeds_both_baselines_at_every_history_size(
 ) -> None:
     """HACS selects (θ̂ > 0: fewer sites than Brute Force) and wins, at every w from 1 week on.
 
-    The demo's owners add links in editing sessions (hacs/demo/), so a recent update
+    The demo's owners add links in editing sessions (hacs_demo/), so a recent update
     predicts another one soon and even a one-week history pays, as in the paper's Table I.
     Under the earlier memoryless (Poisson) demo HACS tied Brute Force (θ̂ = 0) for w = 1-3."""
     rows = rows_of(demo_results["results"], average)

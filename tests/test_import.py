@@ -24,8 +24,8 @@ import pytest
 from django.core.management import call_command
 
 from archive.models import Capture, LinkSnapshot, Site
-from hacs.demo import DemoArchive, build_demo_archive
 from hacs.formats.cdx import format_timestamp
+from hacs_demo import DemoArchive, build_demo_archive
 from jobs.models import JobRecord
 from operations.jobs import enqueue_import
 from scheduling.models import Estimate

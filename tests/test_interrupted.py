@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from archive.models import Capture, LinkSnapshot, Site
 from archive.pipeline import WARC_BATCH
-from hacs.demo import DemoArchive, build_demo_archive
+from hacs_demo import DemoArchive, build_demo_archive
 from hacs_site.localservers import free_port, start_redis
 from jobs.models import JobRecord
 from jobs.services import INTERRUPTED_REASON, JobQueue, job_heartbeat_beat

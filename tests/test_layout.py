@@ -51,8 +51,9 @@ def test_an_app_imports_only_the_apps_below_it(app: str) -> None:
     assert wrong == {}
 
 
-def test_the_pure_package_imports_no_app() -> None:
-    files = source_files("hacs")
+@pytest.mark.parametrize("package", ["hacs", "hacs_demo"])
+def test_the_pure_packages_import_no_app(package: str) -> None:
+    files = source_files(package)
     assert len(files) > 10
     wrong = {
         str(path.relative_to(ROOT)): sorted(imported_packages(path) & {*LAYERS, "hacs_site"})
@@ -62,6 +63,18 @@ def test_the_pure_package_imports_no_app() -> None:
     assert wrong == {}
 
 
+def test_the_method_and_the_demo_generator_do_not_import_each_other() -> None:
+    """The demo archive is made without the method it is used to test, and the method never
+    needs the demo."""
+    crossing = {
+        str(path.relative_to(ROOT)): sorted(imported_packages(path) & {other})
+        for package, other in (("hacs", "hacs_demo"), ("hacs_demo", "hacs"))
+        for path in source_files(package)
+        if other in imported_packages(path)
+    }
+    assert crossing == {}
+
+
 def test_the_import_check_sees_imports_inside_functions(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f():\n    from dashboard.views import home\n    import archive.models\n")
@@ -69,7 +82,7 @@ def test_the_import_check_sees_imports_inside_functions(tmp_path: Path) -> None:
 
 
 def test_no_source_file_is_longer_than_a_thousand_lines() -> None:
-    packages = ["hacs", "hacs_site", "bench", "scripts", *LAYERS]
+    packages = ["hacs", "hacs_demo", "hacs_site", "bench", "scripts", *LAYERS]
     lengths = {
         str(path.relative_to(ROOT)): len(path.read_text(encoding="utf-8").splitlines())
         for package in packages

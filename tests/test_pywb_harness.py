@@ -17,7 +17,7 @@ import psutil
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from hacs.demo import DemoArchive, build_demo_archive
+from hacs_demo import DemoArchive, build_demo_archive
 from tests.support.pywb import PywbServer, ensure_pywb_venv, http_get
 
 pytestmark = pytest.mark.integration

@@ -21,10 +21,10 @@ from django.urls import reverse
 from archive.models import Capture, Site, Tag
 from dashboard.sites import SiteListQuery, site_rows
 from hacs.clock import reference_instant, to_days
-from hacs.demo import build_demo_archive
 from hacs.estimators import change_probability
 from hacs.formats.canon import surt_to_url
 from hacs.formats.cdx import memento_url
+from hacs_demo import build_demo_archive
 from hacs_site.clock import today
 from scheduling.models import DEFAULT_METHOD, Estimate
 from tests.factories import make_estimate, make_site

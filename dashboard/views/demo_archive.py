@@ -23,14 +23,14 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from hacs.demo.archive import (
+from hacs_demo.archive import (
     DemoArchiveError,
     DemoArchiveReader,
     OrphanRevisit,
     insert_banner,
     rewrite_links,
 )
-from hacs.demo.files import CDX_NAME
+from hacs_demo.files import CDX_NAME
 
 #: What an archived page may do in the browser: nothing but show itself and its images.
 SANDBOX = (

@@ -1,8 +1,8 @@
 """The pure core never imports Django (STYLE.md, "Three layers, imports flow one way").
 
-Every module of the ``hacs`` package is imported in a fresh interpreter — found by walking the
-package, so that a new module is covered without editing this test — without Django settings,
-and the interpreter must not have loaded Django.
+Every module of the pure packages ``hacs`` and ``hacs_demo`` is imported in a fresh interpreter
+— found by walking the packages, so that a new module is covered without editing this test —
+without Django settings, and the interpreter must not have loaded Django.
 """
 
 from __future__ import annotations
@@ -22,15 +22,17 @@ import pkgutil
 import sys
 
 import hacs
+import hacs_demo
 
 
 def fail(name):
     raise ImportError(f"cannot import package {name}")
 
 
-names = ["hacs"] + [
-    module.name for module in pkgutil.walk_packages(hacs.__path__, "hacs.", onerror=fail)
-]
+names = ["hacs", "hacs_demo"]
+for package in (hacs, hacs_demo):
+    prefix = package.__name__ + "."
+    names += [m.name for m in pkgutil.walk_packages(package.__path__, prefix, onerror=fail)]
 for name in names:
     importlib.import_module(name)
 django = sorted(m for m in sys.modules if m == "django" or m.startswith("django."))
@@ -55,3 +57,4 @@ def test_no_module_of_the_pure_core_imports_django() -> None:
     # Not vacuous: the walk found the package's modules (hacs.estimators, hacs.formats.cdx...).
     assert len(report["imported"]) > 10, report["imported"]
     assert {"hacs.estimators", "hacs.updates", "hacs.formats.cdx"} <= set(report["imported"])
+    assert {"hacs_demo.build", "hacs_demo.warc"} <= set(report["imported"])

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 from hacs import defaults
-from hacs.demo import LOCAL_WARC_NAME, build_demo_archive
+from hacs_demo import LOCAL_WARC_NAME, build_demo_archive
 from hacs_site.clock import today
 from operations.management.commands._progress import files_written_progress
 from operations.management.commands.make_demo_archive import DEMO_FILES

@@ -1,4 +1,4 @@
-"""Write a synthetic scholarly web archive with known truth (see ``hacs/demo/``)."""
+"""Write a synthetic scholarly web archive with known truth (see ``hacs_demo/``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from hacs.demo import build_demo_archive
-from hacs.demo.files import CDX_NAME, SEEDS_NAME, TRUTH_NAME, WARC_NAME
+from hacs_demo import build_demo_archive
+from hacs_demo.files import CDX_NAME, SEEDS_NAME, TRUTH_NAME, WARC_NAME
 from operations.management.commands._progress import files_written_progress
 
 DEMO_FILES = (WARC_NAME, CDX_NAME, SEEDS_NAME, TRUTH_NAME)  # in the order they are written

@@ -6,13 +6,13 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from hacs.demo.captures import plan_captures
-from hacs.demo.cdx import write_cdx
-from hacs.demo.files import CDX_NAME, SEEDS_NAME, TRUTH_NAME, WARC_NAME
-from hacs.demo.seedlist import write_seeds
-from hacs.demo.truth import write_truth
-from hacs.demo.warc import write_warc
-from hacs.demo.world import World
+from hacs_demo.captures import plan_captures
+from hacs_demo.cdx import write_cdx
+from hacs_demo.files import CDX_NAME, SEEDS_NAME, TRUTH_NAME, WARC_NAME
+from hacs_demo.seedlist import write_seeds
+from hacs_demo.truth import write_truth
+from hacs_demo.warc import write_warc
+from hacs_demo.world import World
 
 MIN_SPAN_DAYS = 30
 

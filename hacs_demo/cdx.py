@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from hacs.demo.files import CDX_HEADER, WARC_NAME
-from hacs.demo.model import Capture
-from hacs.demo.span import Span
+from hacs_demo.files import CDX_HEADER, WARC_NAME
+from hacs_demo.model import Capture
+from hacs_demo.span import Span
 
 DIRT_STREAM = 1_000_003  # the dirt's random stream, apart from every site's
 

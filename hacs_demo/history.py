@@ -1,6 +1,6 @@
 """A page's history: what its author did to it, and the versions that came of it.
 
-Every HTML page adds links in editing sessions (``hacs.demo.sessions``), and sometimes removes a
+Every HTML page adds links in editing sessions (``hacs_demo.sessions``), and sometimes removes a
 link, re-adds an earlier one, edits text, or (site-wide, once) moves to https -- none of which
 is an update by DESIGN.md rule 3, and all of which stay homogeneous Poisson processes (removals
 and re-adds at a quarter and 0.15 of the page's adding rate, text edits yearly). They are there
@@ -14,10 +14,10 @@ import bisect
 
 import numpy as np
 
-from hacs.demo.content import ItemWriter
-from hacs.demo.model import Event, Page, Version
-from hacs.demo.sessions import EditingHabits, session_times
-from hacs.demo.span import DAY, Span
+from hacs_demo.content import ItemWriter
+from hacs_demo.model import Event, Page, Version
+from hacs_demo.sessions import EditingHabits, session_times
+from hacs_demo.span import DAY, Span
 
 REMOVE_SHARE = 0.25  # removals per link-adding event, in the long run
 READD_SHARE = 0.15  # re-adds of a removed link per link-adding event

@@ -10,7 +10,7 @@ that are not clean 11-field lines (the demo's deliberate dirt) are passed over.
 :func:`rewrite_links` points the links of a replayed page at the same replay, and
 :func:`insert_banner` puts a notice at the top of its body.
 
-Pure: stdlib, warcio and surt (through ``hacs.demo.hashing.urlkey``); no Django.
+Pure: stdlib, warcio and surt (through ``hacs_demo.hashing.urlkey``); no Django.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from urllib.parse import urldefrag, urljoin
 
 from warcio.archiveiterator import ArchiveIterator
 
-from hacs.demo.files import CDX_NAME
-from hacs.demo.hashing import urlkey
+from hacs_demo.files import CDX_NAME
+from hacs_demo.hashing import urlkey
 
 __all__ = [
     "DemoArchiveError",

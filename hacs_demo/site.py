@@ -2,8 +2,8 @@
 
 A site's world depends only on (seed, its index): it draws everything from its own random
 stream, in a fixed order -- the author, the style, the seed-list URL, the pages, the editing habits,
-the histories, then (in ``hacs.demo.captures``) the capture plan and (in
-``hacs.demo.responses``) the crawler's choices. So the first 40 sites of a 500-site archive
+the histories, then (in ``hacs_demo.captures``) the capture plan and (in
+``hacs_demo.responses``) the crawler's choices. So the first 40 sites of a 500-site archive
 are the same authors with the same histories as a 40-site archive.
 """
 
@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from hacs.demo.authors import Author, draw_author, draw_seed_url, draw_style
-from hacs.demo.content import ItemWriter
-from hacs.demo.history import build_history
-from hacs.demo.hrefs import HrefWriter
-from hacs.demo.model import ArchiveMemory, Capture
-from hacs.demo.pages import draw_pages
-from hacs.demo.sessions import EditingHabits
-from hacs.demo.span import Span
-from hacs.demo.urls import SiteUrls
+from hacs_demo.authors import Author, draw_author, draw_seed_url, draw_style
+from hacs_demo.content import ItemWriter
+from hacs_demo.history import build_history
+from hacs_demo.hrefs import HrefWriter
+from hacs_demo.model import ArchiveMemory, Capture
+from hacs_demo.pages import draw_pages
+from hacs_demo.sessions import EditingHabits
+from hacs_demo.span import Span
+from hacs_demo.urls import SiteUrls
 
 SPARSE_SHARE = 0.1  # sites an archive rarely visits
 
@@ -62,8 +62,8 @@ class Site:
                 page, rng=rng, items=items, span=span, habits=self.habits,
                 migrate_sec=style.migrate_sec,
             )  # fmt: skip
-        self.captures: list[Capture] = []  # planned by hacs.demo.captures
-        self.memory = ArchiveMemory()  # filled by hacs.demo.responses as the WARC is written
+        self.captures: list[Capture] = []  # planned by hacs_demo.captures
+        self.memory = ArchiveMemory()  # filled by hacs_demo.responses as the WARC is written
 
     @property
     def homepage(self) -> str:

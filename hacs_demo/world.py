@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from hacs.demo.site import Site
-from hacs.demo.span import Span
+from hacs_demo.site import Site
+from hacs_demo.span import Span
 
 
 class World:

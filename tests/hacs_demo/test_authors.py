@@ -11,16 +11,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hacs.demo import build_demo_archive
-from hacs.demo.authors import Author, draw_author, user_name
-from hacs.demo.vocabulary import ascii_fold
+from hacs_demo import build_demo_archive
+from hacs_demo.authors import Author, draw_author, user_name
+from hacs_demo.vocabulary import ascii_fold
 
 SEEDS = range(200)
 SITES = 40
 
 
 def authors(seed: int, sites: int = SITES) -> list[Author]:
-    """The authors of a ``sites``-site world, drawn as ``hacs.demo.site.Site`` draws them."""
+    """The authors of a ``sites``-site world, drawn as ``hacs_demo.site.Site`` draws them."""
     used: set[tuple[str, str]] = set()
     found: list[Author] = []
     for index in range(sites):

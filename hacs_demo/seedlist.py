@@ -1,6 +1,6 @@
 """``seeds.csv``: the librarian's seed list, ``url,author,tags``, with the usual mistakes.
 
-One row per site, its URL written several ways (``hacs.demo.authors.draw_seed_url``), and
+One row per site, its URL written several ways (``hacs_demo.authors.draw_seed_url``), and
 three rows HACS's seed reader must explain rather than import: a non-http row, an empty-URL
 row and one duplicate seed written another way. The truth says what each row is.
 """
@@ -11,7 +11,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from hacs.demo.site import Site
+from hacs_demo.site import Site
 
 
 @dataclass

@@ -12,10 +12,10 @@ from __future__ import annotations
 import bisect
 import html
 
-from hacs.demo.hashing import payload_digest, stable_hash
-from hacs.demo.model import XHTML, Capture
-from hacs.demo.render import render
-from hacs.demo.site import Site
+from hacs_demo.hashing import payload_digest, stable_hash
+from hacs_demo.model import XHTML, Capture
+from hacs_demo.render import render
+from hacs_demo.site import Site
 
 REVISIT_SHARE = 0.65  # of 200s whose payload the archive already holds for the urlkey
 ORPHAN_SHARE = 0.015  # of new HTML payloads, stored as revisits of another crawl's capture

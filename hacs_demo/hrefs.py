@@ -19,9 +19,9 @@ from __future__ import annotations
 import posixpath
 from urllib.parse import urlsplit
 
-from hacs.demo.hashing import stable_hash
-from hacs.demo.model import Page, Target
-from hacs.demo.urls import SiteUrls
+from hacs_demo.hashing import stable_hash
+from hacs_demo.model import Page, Target
+from hacs_demo.urls import SiteUrls
 
 
 def canonical_link(url: str) -> str:

@@ -8,15 +8,15 @@ its website (the HTML pages at depth ≤ 2), so both levels need pages that chan
 A page's long-run mean rate λ of link-adding events is log-normal as in the HACS paper's
 Fig. 4: median interval 110 days at the homepage (σ = 0.7), 300 days for other pages (σ = 0.8),
 clipped to 3-5000 days; the website then changes several times faster than its homepage. How
-the additions cluster around that mean is ``hacs.demo.sessions``.
+the additions cluster around that mean is ``hacs_demo.sessions``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from hacs.demo.model import XHTML, Page
-from hacs.demo.vocabulary import PROJECTS
+from hacs_demo.model import XHTML, Page
+from hacs_demo.vocabulary import PROJECTS
 
 HOMEPAGE_MEDIAN_INTERVAL_DAYS = 110.0  # of the long-run mean rate, log-normal across sites
 HOMEPAGE_SIGMA = 0.7

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hacs.demo.model import Page
+from hacs_demo.model import Page
 
 
 @dataclass(frozen=True)

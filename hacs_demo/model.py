@@ -67,7 +67,7 @@ class Event:
     kind: str  # add | remove | readd | cosmetic | restyle
     added: tuple[int, ...] = ()  # item ids
     removed: tuple[int, ...] = ()
-    session: int = -1  # add events: the page's editing session (see hacs.demo.sessions)
+    session: int = -1  # add events: the page's editing session (see hacs_demo.sessions)
 
 
 @dataclass

@@ -16,9 +16,9 @@ from typing import Any
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from hacs.demo.model import Capture
-from hacs.demo.responses import resolve
-from hacs.demo.world import World
+from hacs_demo.model import Capture
+from hacs_demo.responses import resolve
+from hacs_demo.world import World
 
 _REASONS = {
     200: "OK",

@@ -6,7 +6,7 @@ Schema 1::
      "generator": {"seed", "sites", "start", "end"},     # dates as YYYY-MM-DD
      "update_model": {"kind", "branching_ratio_range", "follow_up_median_days",
                       "term_starts": ["MM-DD"..], "term_share", "term_jitter_days",
-                      "burn_in_days"},                   # see hacs.demo.sessions
+                      "burn_in_days"},                   # see hacs_demo.sessions
      "files": {"warc", "cdx", "seeds"},
      "canonical_form": "<how links are written>",
      "counts": {"captures", "cdx_lines", "dirty_lines", "observations", "update_events"},
@@ -48,11 +48,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hacs.demo.cdx import CdxDirt
-from hacs.demo.files import CDX_NAME, SEEDS_NAME, TRUTH_SCHEMA, WARC_NAME
-from hacs.demo.model import Capture, Page
-from hacs.demo.seedlist import SeedLine
-from hacs.demo.sessions import (
+from hacs_demo.cdx import CdxDirt
+from hacs_demo.files import CDX_NAME, SEEDS_NAME, TRUTH_SCHEMA, WARC_NAME
+from hacs_demo.model import Capture, Page
+from hacs_demo.seedlist import SeedLine
+from hacs_demo.sessions import (
     BRANCHING_RATIO_RANGE,
     BURN_IN_DAYS,
     FOLLOW_UP_MEDIAN_DAYS,
@@ -60,9 +60,9 @@ from hacs.demo.sessions import (
     TERM_SHARE,
     TERM_STARTS,
 )
-from hacs.demo.site import Site
-from hacs.demo.span import DAY
-from hacs.demo.world import World
+from hacs_demo.site import Site
+from hacs_demo.span import DAY
+from hacs_demo.world import World
 
 CANONICAL_FORM = (
     "http://<host lower-case, no www., no default port><path, %7E as ~, no "

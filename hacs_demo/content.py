@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hacs.demo.model import Item, Page, Segment, external, internal
-from hacs.demo.vocabulary import (
+from hacs_demo.model import Item, Page, Segment, external, internal
+from hacs_demo.vocabulary import (
     COURSE_TOPICS,
     FIRST_NAMES,
     LAST_NAMES,

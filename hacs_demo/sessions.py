@@ -8,7 +8,7 @@ its evaluation finds the *shortest* history window (one week) best, which only p
 recent update predicts another one soon. So each HTML page of the demo adds links as a
 self-exciting (Hawkes) process with an exponential kernel, in clusters:
 
-* a page has a long-run mean rate λ (drawn in ``hacs.demo.pages``); ``rate_per_day`` in the
+* a page has a long-run mean rate λ (drawn in ``hacs_demo.pages``); ``rate_per_day`` in the
   truth is this long-run mean;
 * editing sessions open as a Poisson process of rate λ(1 − n); every link added brings
   Poisson(n) follow-up additions to the same page, each an Exponential delay (mean d days)

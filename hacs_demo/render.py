@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 
-from hacs.demo.authors import Author
-from hacs.demo.hashing import payload_digest
-from hacs.demo.htmlpage import render_html
-from hacs.demo.model import XHTML, Page, Rendered
-from hacs.demo.site import Site
-from hacs.demo.vocabulary import ascii_fold
+from hacs_demo.authors import Author
+from hacs_demo.hashing import payload_digest
+from hacs_demo.htmlpage import render_html
+from hacs_demo.model import XHTML, Page, Rendered
+from hacs_demo.site import Site
+from hacs_demo.vocabulary import ascii_fold
 
 
 def render(site: Site, page: Page, vi: int) -> Rendered:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import html
 
-from hacs.demo.hashing import stable_hash
-from hacs.demo.model import XHTML, Page, Target, Version, external, internal
-from hacs.demo.site import Site
+from hacs_demo.hashing import stable_hash
+from hacs_demo.model import XHTML, Page, Target, Version, external, internal
+from hacs_demo.site import Site
 
 _NAV_LABELS = {"pubs": "Publications", "teaching": "Teaching", "project": "Projects", "cv": "CV"}
 _HEADINGS = {"home": "News and selected publications", "pubs": "Publications",

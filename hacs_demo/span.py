@@ -13,7 +13,7 @@ from email.utils import format_datetime
 import numpy as np
 from numpy.typing import NDArray
 
-from hacs.demo.sessions import term_start_days
+from hacs_demo.sessions import term_start_days
 
 DAY = 86400
 

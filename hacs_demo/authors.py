@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hacs.demo.hashing import stable_hash
-from hacs.demo.vocabulary import (
+from hacs_demo.hashing import stable_hash
+from hacs_demo.vocabulary import (
     DEPARTMENTS,
     FIRST_NAMES,
     LAST_NAMES,

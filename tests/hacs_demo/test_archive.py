@@ -1,4 +1,4 @@
-"""Reading a demo archive back (hacs.demo.archive): the capture nearest a moment, its stored
+"""Reading a demo archive back (hacs_demo.archive): the capture nearest a moment, its stored
 response (a revisit's from the response it repeats), links pointed back into the replay, and
 the WARC file's own name for the archive HACS keeps."""
 
@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from hacs.demo import LOCAL_WARC_NAME, DemoArchive, build_demo_archive
-from hacs.demo.archive import (
+from hacs_demo import LOCAL_WARC_NAME, DemoArchive, build_demo_archive
+from hacs_demo.archive import (
     DemoArchiveError,
     DemoArchiveReader,
     OrphanRevisit,
     insert_banner,
     rewrite_links,
 )
-from hacs.demo.hashing import payload_digest
+from hacs_demo.hashing import payload_digest
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The synthetic archive (``hacs.demo``): its files agree with each other and with the truth,
+"""The synthetic archive (``hacs_demo``): its files agree with each other and with the truth,
 and its pieces -- the editing-session model, page histories, link writing, rendering, capture
 planning -- each keep the promises the truth relies on."""
 
@@ -24,15 +24,15 @@ import surt
 from numpy.typing import NDArray
 from warcio.archiveiterator import ArchiveIterator
 
-from hacs.demo import CDX_HEADER, DemoArchive, build_demo_archive, canonical_link
-from hacs.demo.captures import plan_captures, redirect_source, variant_url
-from hacs.demo.cdx import write_cdx
-from hacs.demo.hashing import payload_digest
-from hacs.demo.hrefs import HrefWriter
-from hacs.demo.model import Capture, Page, Target, external, internal
-from hacs.demo.pages import draw_pages
-from hacs.demo.render import render
-from hacs.demo.sessions import (
+from hacs_demo import CDX_HEADER, DemoArchive, build_demo_archive, canonical_link
+from hacs_demo.captures import plan_captures, redirect_source, variant_url
+from hacs_demo.cdx import write_cdx
+from hacs_demo.hashing import payload_digest
+from hacs_demo.hrefs import HrefWriter
+from hacs_demo.model import Capture, Page, Target, external, internal
+from hacs_demo.pages import draw_pages
+from hacs_demo.render import render
+from hacs_demo.sessions import (
     BRANCHING_RATIO_RANGE,
     TERM_JITTER_DAYS,
     TERM_SHARE,
@@ -40,9 +40,9 @@ from hacs.demo.sessions import (
     session_times,
     term_start_days,
 )
-from hacs.demo.span import Span
-from hacs.demo.urls import SiteUrls
-from hacs.demo.world import World
+from hacs_demo.span import Span
+from hacs_demo.urls import SiteUrls
+from hacs_demo.world import World
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -158,8 +158,8 @@ def test_a_short_span_and_other_dates_work(tmp_path: Path) -> None:
 
 def test_the_package_stays_out_of_django() -> None:
     code = (
-        "import importlib, pkgutil, sys, hacs.demo\n"
-        "names = [m.name for m in pkgutil.walk_packages(hacs.demo.__path__, 'hacs.demo.')]\n"
+        "import importlib, pkgutil, sys, hacs_demo\n"
+        "names = [m.name for m in pkgutil.walk_packages(hacs_demo.__path__, 'hacs_demo.')]\n"
         "for name in names:\n"
         "    importlib.import_module(name)\n"
         "assert len(names) > 10, names\n"
@@ -169,11 +169,11 @@ def test_the_package_stays_out_of_django() -> None:
 
 
 def test_the_public_names_stay_importable() -> None:
-    import hacs.demo
+    import hacs_demo
 
     for name in ("build_demo_archive", "DemoArchive", "CDX_HEADER", "canonical_link",
                  "WARC_NAME", "CDX_NAME", "SEEDS_NAME", "TRUTH_NAME", "TRUTH_SCHEMA"):  # fmt: skip
-        assert name in hacs.demo.__all__ and hasattr(hacs.demo, name), name
+        assert name in hacs_demo.__all__ and hasattr(hacs_demo, name), name
 
 
 # ------------------------------------------------------------------------------------------

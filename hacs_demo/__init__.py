@@ -8,14 +8,14 @@ four files -- the archive, and what really happened:
 * ``demo.warc.gz`` -- WARC/1.0 ``response`` and ``revisit`` records (one gzip member each, after
   a ``warcinfo`` record) of authors' tilde homepages and the pages under them: 200 HTML pages,
   301/302 redirects, 404/503 errors, PDFs and images, and identical-payload-digest revisits
-  (``hacs.demo.warc``).
+  (``hacs_demo.warc``).
 * ``demo.cdx`` -- the same captures as an 11-field CDX file, byte for byte what pywb's
   ``cdx-indexer --sort`` writes for ``demo.warc.gz`` -- plus deliberate dirt listed in the truth:
-  exact duplicate lines, a line dated in month 13 and a truncated line (``hacs.demo.cdx``).
+  exact duplicate lines, a line dated in month 13 and a truncated line (``hacs_demo.cdx``).
 * ``seeds.csv`` -- ``url,author,tags`` with URLs written several ways, a non-http row, an
-  empty-URL row and one duplicate seed written another way (``hacs.demo.seedlist``).
+  empty-URL row and one duplicate seed written another way (``hacs_demo.seedlist``).
 * ``truth.json`` -- per site its seed, true update rates and events, and every CDX line of its
-  pages with its kind and link set (schema in ``hacs.demo.truth``).
+  pages with its kind and link set (schema in ``hacs_demo.truth``).
 
 The world, module by module:
 
@@ -45,8 +45,8 @@ authors with the same histories as a 40-site archive.
 
 from __future__ import annotations
 
-from hacs.demo.build import DemoArchive, build_demo_archive
-from hacs.demo.files import (
+from hacs_demo.build import DemoArchive, build_demo_archive
+from hacs_demo.files import (
     CDX_HEADER,
     CDX_NAME,
     LOCAL_WARC_NAME,
@@ -55,7 +55,7 @@ from hacs.demo.files import (
     TRUTH_SCHEMA,
     WARC_NAME,
 )
-from hacs.demo.hrefs import canonical_link
+from hacs_demo.hrefs import canonical_link
 
 __all__ = [
     "CDX_HEADER",

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from hacs.demo.hashing import urlkey
-from hacs.demo.model import Capture, Page
-from hacs.demo.site import Site
-from hacs.demo.span import DAY
+from hacs_demo.hashing import urlkey
+from hacs_demo.model import Capture, Page
+from hacs_demo.site import Site
+from hacs_demo.span import DAY
 
 
 def plan_captures(site: Site) -> None:
