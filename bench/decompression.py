@@ -31,7 +31,7 @@ import zlib
 from typing import Any
 
 from bench.common import ROOT
-from hacs_site.localservers import start_redis
+from scripts.localservers import start_redis
 
 MB = 1000 * 1000
 MIB = 1024 * 1024

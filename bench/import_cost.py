@@ -5,7 +5,7 @@ and a nightly refresh of a 2,000-site demo archive ask of the archive.
 Run from the project root: ``.venv/bin/python -m bench.import_cost [--lines N] [--sites N]``;
 ``--refresh-only`` runs the last part alone (``--refresh-sites N`` for its size).
 It creates throw-away databases (a SQLite file in a temporary directory and a PostgreSQL
-cluster started with ``hacs_site.localservers``), a throw-away Redis, and a pywb serving the demo
+cluster started with ``scripts.localservers``), a throw-away Redis, and a pywb serving the demo
 archive; nothing of the developer's own data is touched. Goals: >= 50,000 CDX lines/s stored on
 SQLite; >= 500 pages/s link extraction; fetches never above distinct (urlkey, digest) pairs;
 a nightly refresh with nothing new sends one CDX request per site and fetches no memento.
@@ -28,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 from bench.common import ROOT, argument_parser
-from hacs_site.localservers import postgres_url, start_postgres, start_redis
+from scripts.localservers import postgres_url, start_postgres, start_redis
 
 # The child processes run Django on the project's modules: the project root on their path.
 CHILD_ENV = {"DJANGO_SETTINGS_MODULE": "hacs_site.settings", "PYTHONPATH": str(ROOT)}

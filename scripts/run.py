@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hacs_site.localservers import (  # noqa: E402
+from scripts.localservers import (  # noqa: E402
     LocalServer,
     ServerError,
     free_port,

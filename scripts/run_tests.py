@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hacs_site.localservers import ServerError, postgres_url, start_postgres  # noqa: E402
+from scripts.localservers import ServerError, postgres_url, start_postgres  # noqa: E402
 
 PYTHON = sys.executable
 PURE_CORE = ["hacs", "hacs_demo"]  # the pure packages, checked with mypy --strict

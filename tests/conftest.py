@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from hacs_site.localservers import LocalServer, start_redis
+from scripts.localservers import LocalServer, start_redis
 from tests.factories import make_site, make_user
 
 __all__ = ["make_site", "make_user"]

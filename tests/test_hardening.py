@@ -368,7 +368,7 @@ def test_a_shared_directory_such_as_tmp_is_left_as_it_is(tmp_path: Path) -> None
 
 
 def test_the_run_commands_redis_keeps_its_data_owner_only(tmp_path: Path) -> None:
-    from hacs_site.localservers import start_redis
+    from scripts.localservers import start_redis
 
     directory = tmp_path / "var" / "redis"
     with start_redis(directory, persistent=True):

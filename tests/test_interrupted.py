@@ -29,11 +29,11 @@ from django.utils import timezone
 from archive.models import Capture, LinkSnapshot, Site
 from archive.pipeline import WARC_BATCH
 from hacs_demo import DemoArchive, build_demo_archive
-from hacs_site.localservers import free_port, start_redis
 from jobs.models import JobRecord
 from jobs.services import INTERRUPTED_REASON, JobQueue, job_heartbeat_beat
 from operations.jobs import enqueue_files, enqueue_import, import_sites, sweep_interrupted
 from scheduling.models import Estimate
+from scripts.localservers import free_port, start_redis
 from tests.factories import make_site
 from tests.support.ia_server import IAArchive, ia_rows_and_bodies
 

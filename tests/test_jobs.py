@@ -12,7 +12,6 @@ from django.core.management import call_command
 from django.db import connection
 from rq.job import JobStatus
 
-from hacs_site.localservers import free_port
 from jobs.models import JobRecord
 from jobs.services import (
     QUEUE_PRIORITY,
@@ -27,6 +26,7 @@ from scheduling.estimates import estimates_for_window
 from scheduling.evaluation_service import evaluation_run_create, evaluation_run_refresh
 from scheduling.jobs import enqueue_evaluation
 from scheduling.models import Estimate, EvaluationRun
+from scripts.localservers import free_port
 from tests.factories import add_observations, make_site
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
@@ -296,8 +296,8 @@ def test_the_cron_scheduler_sweeps_for_interrupted_jobs_every_minute(redis_url: 
 def test_redis_dying_before_the_commit_leaves_no_record(settings: Any) -> None:
     from django.db import transaction
 
-    from hacs_site.localservers import start_redis
     from jobs.services import QueueUnavailable
+    from scripts.localservers import start_redis
 
     private = start_redis()
     url = private.url()

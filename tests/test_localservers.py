@@ -8,7 +8,7 @@ import psutil
 import pytest
 import redis
 
-from hacs_site.localservers import ServerError, redis_server_binary, start_postgres, start_redis
+from scripts.localservers import ServerError, redis_server_binary, start_postgres, start_redis
 
 
 def test_redis_starts_answers_and_leaves_nothing_behind() -> None:

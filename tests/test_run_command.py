@@ -15,7 +15,7 @@ import psutil
 import pytest
 import requests
 
-from hacs_site.localservers import free_port
+from scripts.localservers import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.integration

@@ -29,9 +29,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 from rq.job import Job, JobStatus
 
-from hacs_site.localservers import start_redis
 from jobs.models import JobRecord
 from jobs.services import JobQueue, JobRefused, job_function, job_heartbeat, queue_problem
+from scripts.localservers import start_redis
 
 pytestmark = pytest.mark.integration
 

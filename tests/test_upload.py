@@ -143,7 +143,7 @@ def record_site_ids(redis_url: str) -> list[int]:
 def test_an_upload_that_cannot_queue_its_import_says_so_and_leaves_no_record(
     logged_in_client: Any, settings: Any
 ) -> None:
-    from hacs_site.localservers import free_port
+    from scripts.localservers import free_port
 
     url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens: Redis is down
     settings.RQ_QUEUES = {name: {**c, "URL": url} for name, c in settings.RQ_QUEUES.items()}

@@ -180,7 +180,7 @@ def start_redis(
     descriptor = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.fchmod(descriptor, 0o600)  # a file left by an older version may be readable by others
     with open(descriptor, "w") as out:
-        out.write("# Written by HACS at each start (hacs_site/localservers.py): owner-only.\n")
+        out.write("# Written by HACS at each start (scripts/localservers.py): owner-only.\n")
         out.writelines(f"{name} {value}\n" for name, value in config.items())
     server.process = subprocess.Popen(
         [binary, str(conf)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
