@@ -2,6 +2,7 @@
 
 Called by ``scripts/test.sh`` (the README's test command, which ``.ci/run`` calls). Each database
 leg starts the servers it needs; a server that cannot start fails the run — no leg is skipped.
+The legs run at the same time, and the pure packages' tests (no database) in the first only.
 pytest's exit code 5 (no tests collected) counts as a failure.
 """
 
@@ -46,42 +47,81 @@ def main(pytest_args: list[str]) -> int:
     if run([PYTHON, "manage.py", "makemigrations", "--check", "--dry-run"], env) != 0:
         failures.append("makemigrations --check")
 
-    legs = os.environ.get("HACS_TEST_DATABASES", "sqlite,postgres").split(",")
-    for leg in (name.strip() for name in legs if name.strip()):
-        banner(f"pytest on {leg}")
-        leg_env = dict(env)
-        server = None
-        started = time.monotonic()
-        try:
-            if leg == "postgres":
-                server = start_postgres()
-                leg_env["DATABASE_URL"] = postgres_url(server)
-                print(f"PostgreSQL is running on 127.0.0.1:{server.port}", flush=True)
-            elif leg == "sqlite":
-                leg_env["DATABASE_URL"] = "sqlite:///var/test-run.sqlite3"
-            else:
-                print(f"Unknown database leg {leg!r}; use sqlite and/or postgres.")
-                failures.append(f"unknown leg {leg}")
-                continue
-            code = run([PYTHON, "-m", "pytest", "-p", "no:cacheprovider", *pytest_args], leg_env)
-        except ServerError as error:
-            print(f"Could not start the {leg} server: {error}", flush=True)
-            code = 1
-        finally:
-            if server is not None:
-                server.stop()
-        print(f"pytest on {leg}: exit code {code} in {time.monotonic() - started:.0f} s")
-        if code == 5:
-            print("pytest collected no tests; that is a failure.")
-        if code != 0:
-            failures.append(f"pytest on {leg}")
+    legs = [n.strip() for n in os.environ.get("HACS_TEST_DATABASES", LEGS).split(",") if n.strip()]
+    unknown = [leg for leg in legs if leg not in LEG_NAMES]
+    if unknown:
+        print(f"Unknown database leg(s) {', '.join(unknown)}; use sqlite and/or postgres.")
+        return 1
+    failures += run_legs(legs, env, pytest_args)
 
     banner("summary")
     if failures:
         print("FAILED: " + ", ".join(failures))
         return 1
-    print("All checks and both database legs passed.")
+    ran = " and ".join(legs)
+    print(f"All checks passed, and the test suite on {ran}.")
     return 0
+
+
+LEGS = "sqlite,postgres"
+LEG_NAMES = LEGS.split(",")
+# The pure packages' tests use no database: they run in the first leg only.
+PURE_TESTS = ["tests/hacs", "tests/hacs_demo"]
+
+
+def run_legs(legs: list[str], env: dict[str, str], pytest_args: list[str]) -> list[str]:
+    """Run pytest once per database, the legs at the same time (each leg waits on servers,
+    workers and browsers for much of its time, so two share two cores well); returns the legs
+    that failed. Each leg writes to its own log, printed whole once it ends, and has its own
+    HACS_VAR_DIR, so that nothing one leg writes there is seen by the other."""
+    banner(f"pytest on {' and '.join(legs)}, at the same time")
+    servers = []
+    running: list[tuple[str, subprocess.Popen[bytes], Path, float]] = []
+    failures: list[str] = []
+    try:
+        for n, leg in enumerate(legs):
+            var = ROOT / "var" / f"test-{leg}"
+            var.mkdir(mode=0o700, parents=True, exist_ok=True)
+            leg_env = dict(env, HACS_VAR_DIR=str(var))
+            if leg == "postgres":
+                try:
+                    server = start_postgres()
+                except ServerError as error:
+                    print(f"Could not start the PostgreSQL server: {error}", flush=True)
+                    failures.append("pytest on postgres")
+                    continue
+                servers.append(server)
+                leg_env["DATABASE_URL"] = postgres_url(server)
+                print(f"PostgreSQL is running on 127.0.0.1:{server.port}", flush=True)
+            else:
+                leg_env["DATABASE_URL"] = f"sqlite:///{var / 'test-run.sqlite3'}"
+            skip = [f"--ignore={path}" for path in PURE_TESTS] if n > 0 else []
+            log = var / "pytest.log"
+            # The slowest tests of each leg are listed, so that CI's time can be watched.
+            args = ["-p", "no:cacheprovider", "--durations=15", *skip, *pytest_args]
+            with open(log, "wb") as out:
+                process = subprocess.Popen(
+                    [PYTHON, "-m", "pytest", *args],
+                    cwd=ROOT, env=leg_env, stdout=out, stderr=subprocess.STDOUT,
+                )  # fmt: skip
+            running.append((leg, process, log, time.monotonic()))
+            print(f"pytest on {leg} started (log: {log.relative_to(ROOT)})", flush=True)
+        for leg, process, log, started in running:
+            code = process.wait()
+            banner(f"pytest on {leg}")
+            sys.stdout.write(log.read_text(encoding="utf-8", errors="replace"))
+            print(f"pytest on {leg}: exit code {code} in {time.monotonic() - started:.0f} s")
+            if code == 5:
+                print("pytest collected no tests; that is a failure.")
+            if code != 0:
+                failures.append(f"pytest on {leg}")
+    finally:
+        for _leg, process, _log, _started in running:
+            if process.poll() is None:
+                process.terminate()
+        for server in servers:
+            server.stop()
+    return failures
 
 
 if __name__ == "__main__":
