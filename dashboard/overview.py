@@ -13,8 +13,8 @@ from hacs.clock import reference_instant, to_days
 from hacs.estimators import exposure_threshold
 from hacs_site.clock import today
 from scheduling.cells import interval_text
-from scheduling.estimates import estimate_probabilities, exposure_expression
-from scheduling.models import DEFAULT_METHOD, Estimate, Level, Method
+from scheduling.estimates import exposure_expression
+from scheduling.models import DEFAULT_METHOD, Estimate, Level, Method, estimate_probabilities
 
 
 @dataclass(frozen=True)

@@ -41,12 +41,8 @@ from hacs.updates import is_window_update, timeline_order
 from hacs_demo.files import LOCAL_WARC_NAME
 from scheduling import cells
 from scheduling.cells import Moment, interval_text
-from scheduling.estimates import (
-    estimate_probabilities,
-    estimate_probability_curve,
-    exposure_expression,
-)
-from scheduling.models import DEFAULT_METHOD, Estimate, Level, Method
+from scheduling.estimates import exposure_expression
+from scheduling.models import DEFAULT_METHOD, Estimate, Level, Method, estimate_probabilities
 
 # --- The Sites table --------------------------------------------------------------------------
 
@@ -566,7 +562,7 @@ def site_estimates(
             if estimate is not None and estimate.rate is not None:
                 tau = estimate.tau_days
                 if tau is not None and math.isfinite(tau):
-                    values = estimate_probability_curve(estimate, t_days=t, e_days=e_days)
+                    values = estimate.change_probability(t_days=t, e_days=e_days)
                     probability = float(values[0])
                     name = f"{level_label.split(' (')[0]} · {method_label.lower()}"
                     curves.append(charts.Curve(name, [float(v) for v in values]))

@@ -42,7 +42,7 @@ from scheduling.cells import (
     rate_cell,
     tau_cell,
 )
-from scheduling.estimates import estimate_probabilities, estimates_for_window
+from scheduling.estimates import estimates_for_window
 from scheduling.learning import learned_scorer_latest, learned_scores
 from scheduling.models import (
     DEFAULT_METHOD,
@@ -52,6 +52,7 @@ from scheduling.models import (
     Learned,
     LearnedScorer,
     Level,
+    estimate_probabilities,
 )
 
 # The design's seven columns, then the evidence behind each probability (issue of thin history):
@@ -290,18 +291,6 @@ def _same_entries(stored: CrawlList, eligible: int, entries: list[CrawlListEntry
     rows = stored.entries.order_by("rank").values_list(*ENTRY_FIELDS)
     fresh = ([getattr(entry, name) for name in ENTRY_FIELDS] for entry in entries)
     return all(list(row) == values for row, values in zip(rows.iterator(2000), fresh, strict=True))
-
-
-def crawl_list_build(
-    *,
-    day: date,
-    options: CrawlListOptions,
-    user: Any = None,
-    source: str = CrawlList.Source.DAILY_JOB,
-) -> CrawlList:
-    """The list for ``day``, stored, or the identical one stored before it
-    (:func:`crawl_list_store`)."""
-    return crawl_list_store(day=day, options=options, user=user, source=source).crawl_list
 
 
 def crawl_list_rows(crawl_list: CrawlList) -> Iterator[list[str]]:

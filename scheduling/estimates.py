@@ -30,7 +30,6 @@ from hacs.bayes import (
 )
 from hacs.clock import day_end, day_start, from_days
 from hacs.estimators import estimate_many
-from hacs.ranking import crawl_probabilities, posterior_probabilities
 from hacs.updates import timeline_order, window_update_flags
 from hacs.website import fit_page_prior, page_links, website_posterior
 from scheduling.models import Estimate, Level, Method, RatePrior
@@ -332,30 +331,3 @@ def exposure_expression(
         F(f"{prefix}rate") * (Value(t_days + e_days) - F(f"{prefix}tau_days")),
         output_field=FloatField(),
     )
-
-
-def estimate_probabilities(
-    estimates: Sequence[Estimate], *, t_days: float | FloatArray, e_days: float
-) -> FloatArray:
-    """Each stored estimate's probability of change by t + e, read as its method says: the
-    posterior's since the newest copy, the paper's g since τ; 0 for insufficient history."""
-
-    def column(name: str) -> FloatArray:
-        return np.array([np.nan if getattr(e, name) is None else getattr(e, name)
-                         for e in estimates], dtype=np.float64)  # fmt: skip
-
-    posterior_rows = np.array([e.method == Method.POSTERIOR for e in estimates], dtype=bool)
-    t = np.broadcast_to(np.asarray(t_days, dtype=np.float64), posterior_rows.shape)
-    paper = crawl_probabilities(column("rate"), column("tau_days"), t, e_days)
-    bayes = posterior_probabilities(
-        column("posterior_shape"), column("posterior_rate"), column("last_copy_days"), t, e_days
-    )
-    result: FloatArray = np.where(posterior_rows, bayes, paper)
-    return result
-
-
-def estimate_probability_curve(
-    estimate: Estimate, *, t_days: FloatArray, e_days: float
-) -> FloatArray:
-    """One stored estimate's probability of change by t + e for each t (a site page's curve)."""
-    return estimate_probabilities([estimate] * len(t_days), t_days=t_days, e_days=e_days)

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
 from django.conf import settings
 from django.db import models
+from numpy.typing import ArrayLike, NDArray
+
+from hacs.ranking import crawl_probabilities, posterior_probabilities
 
 
 class Level(models.TextChoices):
@@ -89,6 +95,34 @@ class Estimate(models.Model):
         if self.rate is None or self.rate <= 0:
             return None
         return 1.0 / self.rate
+
+    def change_probability(self, *, t_days: ArrayLike, e_days: float) -> NDArray[np.float64]:
+        """The probability that the site changes by t + e, for each t (days since 1970), read as
+        the estimate's method says (:func:`estimate_probabilities`)."""
+        t = np.atleast_1d(np.asarray(t_days, dtype=np.float64))
+        return estimate_probabilities([self] * t.size, t_days=t, e_days=e_days)
+
+
+def estimate_probabilities(
+    estimates: Sequence[Estimate], *, t_days: ArrayLike, e_days: float
+) -> NDArray[np.float64]:
+    """Each stored estimate's probability of change by t + e (DESIGN rule 7, or the posterior's
+    reading): the posterior's since the newest copy, the paper's g since τ; 0 for insufficient
+    history. Vectorised over many estimates (a crawl list, the Sites table); the SQL twin that
+    sorts thousands of sites in the database is ``scheduling.estimates.exposure_expression``."""
+
+    def column(name: str) -> NDArray[np.float64]:
+        return np.array([np.nan if getattr(e, name) is None else getattr(e, name)
+                         for e in estimates], dtype=np.float64)  # fmt: skip
+
+    posterior_rows = np.array([e.method == Method.POSTERIOR for e in estimates], dtype=bool)
+    t = np.broadcast_to(np.asarray(t_days, dtype=np.float64), posterior_rows.shape)
+    paper = crawl_probabilities(column("rate"), column("tau_days"), t, e_days)
+    bayes = posterior_probabilities(
+        column("posterior_shape"), column("posterior_rate"), column("last_copy_days"), t, e_days
+    )
+    result: NDArray[np.float64] = np.where(posterior_rows, bayes, paper)
+    return result
 
 
 class RatePrior(models.Model):

@@ -29,13 +29,9 @@ from hacs.bayes import posterior_exposure
 from hacs.clock import reference_instant, to_days
 from hacs.estimators import change_exposure, change_probability, exposure_threshold
 from scheduling.crawl_lists import CrawlListOptions, crawl_list_rank
-from scheduling.estimates import (
-    estimate_probabilities,
-    estimates_recompute,
-    exposure_expression,
-)
+from scheduling.estimates import estimates_recompute, exposure_expression
 from scheduling.jobs import daily_crawl_list
-from scheduling.models import DEFAULT_METHOD, CrawlList, Estimate
+from scheduling.models import DEFAULT_METHOD, CrawlList, Estimate, estimate_probabilities
 from tests.factories import add_observations, make_estimate, make_site
 
 pytestmark = pytest.mark.django_db
@@ -80,6 +76,11 @@ def test_one_site_shows_one_p_on_home_sites_site_page_and_the_crawl_list(
     at_start_of_day = float(estimate_probabilities([stored], t_days=t - 1, e_days=e_days)[0])
     assert settings.HACS_THETA <= p < 0.99
     assert f"{p:.2f}" != f"{at_start_of_day:.2f}"
+    # The model answers the same for itself, at any number of instants.
+    assert stored.change_probability(t_days=[t, t - 1], e_days=e_days).tolist() == [
+        p,
+        at_start_of_day,
+    ]
 
     # The Overview: the sites due today.
     home = logged_in_client.get(reverse("home"))
