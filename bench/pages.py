@@ -26,7 +26,7 @@ def build(sites: int) -> int:
     from django.db import connection
 
     from archive.models import Capture, Site, Tag
-    from scheduling.crawl_lists import CrawlListOptions, crawl_list_build
+    from scheduling.crawl_lists import CrawlListOptions, crawl_list_store
     from scheduling.estimates import estimates_recompute
 
     rng = np.random.default_rng(7)
@@ -73,7 +73,7 @@ def build(sites: int) -> int:
         f"recompute of all estimates (2 levels × 3 methods): {time.perf_counter() - started:.1f} s"
     )
     started = time.perf_counter()
-    crawl_list_build(day=date(2018, 6, 1), options=CrawlListOptions(theta=0.0))
+    crawl_list_store(day=date(2018, 6, 1), options=CrawlListOptions(theta=0.0))
     print(f"building a crawl list of every site: {time.perf_counter() - started:.2f} s")
     busiest = (
         Capture.objects.values("site_id")

@@ -10,22 +10,19 @@ Jobs page). It never raises for a failed hand-off, so one failing crawler never 
 from __future__ import annotations
 
 import logging
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from django.db import transaction
 from django.db.models import OuterRef, Subquery
-from django.utils import timezone
 
 from handoff.browsertrix import browsertrix_deliver
 from handoff.delivery import Delivery, HandOffFailed
 from handoff.heritrix import heritrix_deliver
 from handoff.models import HandOff, HandOffRun
 from jobs.models import JobRecord
-from jobs.services import job_heartbeat, job_record_create
+from jobs.runner import JobRun
 from scheduling.models import CrawlList
 
 logger = logging.getLogger(__name__)
@@ -94,33 +91,23 @@ def hand_off_run(
     """
     urls = hand_off_urls(hand_off=hand_off, crawl_list=crawl_list)
     tag = f" (tag {hand_off.tag})" if hand_off.tag_id else ""
-    record = job_record_create(
-        kind=JobRecord.Kind.HAND_OFF, user=user, total=1, queue=queue,
-        label=f"{hand_off.name}{tag}: list {crawl_list.pk} for {crawl_list.date} "
-        f"to {hand_off.target}",
-    )  # fmt: skip
-    now = timezone.now()
-    JobRecord.objects.filter(pk=record.pk).update(
-        status=JobRecord.Status.RUNNING, started_at=now, heartbeat_at=now,
-        worker=socket.gethostname(),
-    )  # fmt: skip
-    if started is not None:
-        started(record)
-    with job_heartbeat(record.pk, thread=True):  # in a worker, a request or a terminal alike
+    label = f"{hand_off.name}{tag}: list {crawl_list.pk} for {crawl_list.date} to {hand_off.target}"
+    # The lease is kept while the crawler is being reached (in a worker, a request or a terminal).
+    with JobRun.start(kind=JobRecord.Kind.HAND_OFF, label=label, queue=queue, total=1,
+                      user=user) as job:  # fmt: skip
+        if started is not None:
+            started(job.record)
         status, sent, steps, message = _hand_off_send(hand_off, crawl_list, urls)
-    failed = status == HandOffRun.Status.FAILED
-    with transaction.atomic():  # the outcome is recorded whole: a finished job has its run
-        JobRecord.objects.filter(pk=record.pk).update(
-            status=JobRecord.Status.FAILED if failed else JobRecord.Status.FINISHED,
-            done=0 if failed else 1, counts={"sites": sent, "steps": len(steps)},
-            error=message[:5000] if failed else "", finished_at=timezone.now(),
-            heartbeat_at=timezone.now(),
-        )  # fmt: skip
-        return HandOffRun.objects.create(
-            hand_off=hand_off, crawl_list=crawl_list, job=record, status=status, sites=sent,
-            steps=steps, message=message,
-            created_by=user if getattr(user, "is_authenticated", False) else None,
-        )  # fmt: skip
+        failed = status == HandOffRun.Status.FAILED
+        job.advance(0 if failed else 1, sites=sent, steps=len(steps))
+        # The outcome is recorded whole: a finished job has its run.
+        with job.ending(error=message if failed else ""):
+            run = HandOffRun.objects.create(
+                hand_off=hand_off, crawl_list=crawl_list, job=job.record, status=status,
+                sites=sent, steps=steps, message=message,
+                created_by=user if getattr(user, "is_authenticated", False) else None,
+            )  # fmt: skip
+    return run
 
 
 def _hand_off_send(

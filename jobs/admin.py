@@ -17,4 +17,8 @@ class JobRecordAdmin(admin.ModelAdmin):
     ]
     list_filter = ["kind", "status"]
     search_fields = ["label", "rq_id"]
-    readonly_fields = ["rq_id", "counts", "failures", "error"]
+    # What the job's runner writes (jobs.runner) is shown, not edited.
+    readonly_fields = [
+        "rq_id", "status", "done", "total", "counts", "failures", "error", "worker", "items",
+        "heartbeat_at", "started_at", "finished_at",
+    ]  # fmt: skip

@@ -1,14 +1,8 @@
-"""Enqueueing background jobs and recording their progress for the Jobs page.
+"""Enqueueing background jobs, and the queues and workers that run them.
 
-Every job HACS runs goes through ``job_enqueue`` so that it has a ``JobRecord`` the dashboard can
-show, and every job function reports through ``JobProgress`` so that the record and RQ's
-``job.meta`` agree.
-
-Work carries a lease: whoever runs a job writes ``heartbeat_at`` every
-``HACS_JOB_HEARTBEAT_SECONDS`` (a thread beside the job). A running job whose heartbeat is older
-than ``HACS_JOB_LEASE_SECONDS`` and of which nothing waits in a queue has lost its worker, Redis
-or terminal: ``job_records_sweep`` marks it interrupted, whether or not RQ noticed (RQ cannot
-notice anything while Redis is down, and a SIGKILLed worker's work-horse may still be running).
+Every job HACS queues goes through ``job_enqueue`` so that it has a ``JobRecord`` the dashboard
+can show; the job then runs inside a ``jobs.runner.JobRun``, which owns the record's status,
+heartbeat and progress.
 
 Whoever can write to Redis can queue a job, so the queues store jobs as JSON, which cannot run
 code when read (RQ's default, pickle, can), and a worker runs only the functions of
@@ -20,26 +14,18 @@ from __future__ import annotations
 import importlib
 import inspect
 import logging
-import socket
-import threading
-import traceback
 import uuid
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from datetime import timedelta
-from types import TracebackType
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import django_rq
 import redis
 from django.conf import settings
 from django.core.management.base import CommandError
-from django.db import DatabaseError, OperationalError, connections, transaction
-from django.utils import timezone
+from django.db import transaction
 from django_rq.queues import DjangoRQ
 from rq import Callback, Worker
-from rq.exceptions import AbandonedJobError
-from rq.job import Job, JobStatus
+from rq.job import Job
 from rq.registry import DeferredJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 from rq.serializers import JSONSerializer
 
@@ -58,10 +44,6 @@ QUEUE_FOR_KIND = {
 # (health checks, crawl lists and recomputes, evaluations) before imports, which can take hours.
 QUEUE_PRIORITY = ["default", "estimation", "evaluation", "import"]
 LIST_QUEUES = QUEUE_PRIORITY[:-1]
-
-INTERRUPTED_REASON = (
-    "Interrupted: its worker, Redis or terminal stopped before it finished; retry it."
-)
 
 
 class QueueUnavailable(CommandError):
@@ -200,8 +182,8 @@ def job_enqueue(
     The job's first argument is always the ``JobRecord`` id, so the job can report progress;
     ``args`` must be JSON-able (ids, ISO dates, option dicts), as the job is stored as JSON.
     Raises ``QueueUnavailable`` (and records nothing) when Redis cannot be reached.
-    ``on_failure``, when given, is RQ's failure callback instead of :func:`job_record_failure`,
-    which it calls first.
+    ``on_failure``, when given, is RQ's failure callback instead of :func:`job_record_failure`;
+    it marks the record through ``jobs.runner.job_rq_failed`` as that one does.
     """
     problem = queue_problem()
     if problem:
@@ -235,7 +217,7 @@ def job_enqueue(
 def job_record_create(
     *, kind: str, label: str = "", user: Any = None, total: int = 0, queue: str | None = None
 ) -> JobRecord:
-    """The record of a job that RQ runs without ``job_enqueue`` (a cron job runs in place)."""
+    """A queued job's record (``job_enqueue``'s; ``JobRun.start`` makes one to run at once)."""
     return JobRecord.objects.create(
         rq_id=uuid.uuid4().hex,
         kind=kind,
@@ -249,326 +231,25 @@ def job_record_create(
 def job_record_failure(
     job: Job, connection: Any, exc_type: type, exc: BaseException, tb: Any
 ) -> None:
-    """RQ failure callback: mark the job's record failed with the reason.
+    """RQ failure callback of every queued job: its record is marked failed with the reason, or
+    interrupted when RQ found the job abandoned (``jobs.runner.job_rq_failed``).
 
-    RQ calls it with ``AbandonedJobError`` when the worker running the job stopped sending
-    heartbeats (killed): the record is then interrupted, unless its own heartbeat shows that the
-    job is still running (a SIGKILLed worker's work-horse goes on).
+    Queued jobs name it by this dotted path, which a worker checks against ``HACS_JOB_MODULES``.
     """
-    records = JobRecord.objects.filter(rq_id=job.id).exclude(status__in=JobRecord.ENDED)
-    if issubclass(exc_type, AbandonedJobError):
-        records.filter(_stale()).update(
-            status=JobRecord.Status.INTERRUPTED, error=INTERRUPTED_REASON
-        )
-        return
-    # An interrupted job keeps its more telling reason (the exception is then Redis's).
-    records = records.exclude(status=JobRecord.Status.INTERRUPTED)
-    message = "".join(traceback.format_exception_only(exc_type, exc)).strip()
-    records.update(status=JobRecord.Status.FAILED, error=message[:5000], finished_at=timezone.now())
+    # Imported here: the runner is built on this module's queues.
+    from jobs.runner import job_rq_failed
+
+    job_rq_failed(job.id, exc_type, exc)
 
 
 # Jobs queued before the callback was renamed name it by its old dotted path.
 _record_failure = job_record_failure
 
 
-# --- Heartbeats ---------------------------------------------------------------------------------
+# --- What waits in Redis -------------------------------------------------------------------------
 
 
-def job_heartbeat_beat(record_id: int) -> None:
-    JobRecord.objects.filter(pk=record_id).update(heartbeat_at=timezone.now())
-
-
-def _database_locked(error: DatabaseError) -> bool:
-    """SQLite's "database is locked": another connection held its one write lock past the busy
-    timeout (a long import's transaction, in this process or another)."""
-    return isinstance(error, OperationalError) and "locked" in str(error)
-
-
-def _heartbeat_beat_waiting(record_id: int, stop: threading.Event) -> None:
-    """One beat of the heartbeat thread.
-
-    SQLite lets one connection write at a time and a long import holds the lock for a while:
-    the beat waits for it, retrying with a short backoff until it lands or the job ends, and
-    says so in one line, once. Any other database error skips the beat, in one line: the lease
-    outlasts two beats.
-    """
-    delay = 0.05
-    waiting = False
-    while True:
-        try:
-            job_heartbeat_beat(record_id)
-            return
-        except DatabaseError as error:
-            if not _database_locked(error):
-                logger.warning("Job record %s: heartbeat skipped (%s)", record_id, error)
-                connections.close_all()  # the next beat connects afresh
-                return
-            if not waiting:
-                logger.warning(
-                    "Job record %s: heartbeat waiting for the database, which another writer "
-                    "holds locked",
-                    record_id,
-                )
-                waiting = True
-        if stop.wait(delay):
-            return
-        delay = min(2 * delay, settings.HACS_JOB_HEARTBEAT_SECONDS)
-
-
-@contextmanager
-def job_heartbeat(record_id: int, *, thread: bool | None = None) -> Iterator[None]:
-    """Keep the record's lease while the block runs: a heartbeat now and then every
-    ``HACS_JOB_HEARTBEAT_SECONDS`` from a thread, which dies with the process.
-
-    The thread runs inside RQ workers (and when asked, for a command in the foreground); a job
-    function called directly, in a test's transaction, gets the first beat only.
-    """
-    from rq import get_current_job
-
-    job_heartbeat_beat(record_id)
-    if thread is None:
-        thread = get_current_job() is not None
-    if not thread:
-        yield
-        return
-    stop = threading.Event()
-
-    def beat() -> None:
-        try:
-            while not stop.wait(settings.HACS_JOB_HEARTBEAT_SECONDS):
-                _heartbeat_beat_waiting(record_id, stop)
-        finally:
-            connections.close_all()  # this thread's own connections
-
-    beater = threading.Thread(target=beat, name=f"hacs-heartbeat-{record_id}", daemon=True)
-    beater.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        beater.join(timeout=5)
-
-
-def _stale() -> Any:
-    """Records whose lease ran out: no heartbeat (or start) within ``HACS_JOB_LEASE_SECONDS``."""
-    from django.db.models import Q
-
-    limit = timezone.now() - timedelta(seconds=settings.HACS_JOB_LEASE_SECONDS)
-    return Q(heartbeat_at__lt=limit) | Q(heartbeat_at__isnull=True, created_at__lt=limit)
-
-
-# --- Progress -----------------------------------------------------------------------------------
-
-
-def _ended_status(record: JobRecord) -> None:
-    """Finish a record: finished, partial (some items failed) or failed (all of them did)."""
-    failed = int(record.counts.get("failed", 0))
-    record.finished_at = timezone.now()
-    record.heartbeat_at = record.finished_at
-    if failed and failed >= record.done:
-        record.status = JobRecord.Status.FAILED
-        record.error = record.error or f"All {failed} failed; the reasons are listed below."
-    elif failed:
-        record.status = JobRecord.Status.PARTIAL
-        record.error = ""
-    else:
-        record.status = JobRecord.Status.FINISHED
-        record.error = ""
-
-
-class JobProgress:
-    """Context manager a job function uses to report progress.
-
-    Entering marks the record running and starts its heartbeat; ``advance`` and ``set_total``
-    update its counts (and RQ's ``job.meta``); leaving marks it finished (partial or failed when
-    items failed), failed with the exception's message, or interrupted on Ctrl-C or a stop.
-    """
-
-    def __init__(self, record_id: int, *, heartbeat_thread: bool | None = None) -> None:
-        self.record = JobRecord.objects.get(pk=record_id)
-        self._heartbeat = job_heartbeat(record_id, thread=heartbeat_thread)
-
-    def __enter__(self) -> JobProgress:
-        self.record.status = JobRecord.Status.RUNNING
-        self.record.started_at = self.record.started_at or timezone.now()
-        self.record.worker = socket.gethostname()
-        self.record.error = ""
-        self.record.save(update_fields=["status", "started_at", "worker", "error"])
-        self._heartbeat.__enter__()
-        return self
-
-    def set_total(self, total: int) -> None:
-        self.record.total = total
-        self._save(["total"])
-
-    def add_items(self, ids: Iterable[int]) -> None:
-        """Name more items (sites) the job works on, so that they are found if it stops."""
-        known = set(self.record.items)
-        new = [i for i in ids if i not in known]
-        if new:
-            self.record.items = [*self.record.items, *new]
-            self.record.save(update_fields=["items"])
-
-    def advance(self, done: int = 1, **counts: int) -> None:
-        self.record.done += done
-        for name, value in counts.items():
-            self.record.counts[name] = self.record.counts.get(name, 0) + value
-        self._save(["done", "counts"])
-
-    def fail_item(self, item: str, reason: str) -> None:
-        self.record.failures = [*self.record.failures, {"item": item, "reason": reason}][-500:]
-        self.record.counts["failed"] = self.record.counts.get("failed", 0) + 1
-        self._save(["failures", "counts"])
-
-    def _save(self, fields: list[str]) -> None:
-        self.record.save(update_fields=fields)
-        _publish_meta(self.record)
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._heartbeat.__exit__(exc_type, exc, tb)
-        if exc is None:
-            _ended_status(self.record)
-        elif isinstance(exc, KeyboardInterrupt | SystemExit):
-            self.record.status = JobRecord.Status.INTERRUPTED
-            self.record.error = INTERRUPTED_REASON
-            self.record.heartbeat_at = timezone.now()
-        else:
-            self.record.finished_at = timezone.now()
-            self.record.status = JobRecord.Status.FAILED
-            self.record.error = "".join(traceback.format_exception_only(exc_type, exc)).strip()
-        self.record.save(update_fields=["status", "finished_at", "error", "heartbeat_at"])
-
-
-def job_item_done(
-    record_id: int, *, item: str, failure: str = "", counts: dict[str, int] | None = None
-) -> None:
-    """One item of a fanned-out job is done: count it, and finish the record with the last one.
-
-    Several workers report to the same record at once, so the counters are updated inside a
-    row lock rather than read-modified-written. An item marked interrupted earlier (its worker
-    seemed dead) that reports after all loses that mark, and an interrupted record runs again.
-    """
-    with transaction.atomic():
-        record = JobRecord.objects.select_for_update().get(pk=record_id)
-        record.failures = [
-            f for f in record.failures if not (f.get("item") == item and f.get("interrupted"))
-        ]
-        record.done += 1
-        for name, value in (counts or {}).items():
-            record.counts[name] = record.counts.get(name, 0) + value
-        if failure:
-            record.failures = [*record.failures, {"item": item, "reason": failure}][-500:]
-            record.counts["failed"] = record.counts.get("failed", 0) + 1
-        record.started_at = record.started_at or timezone.now()
-        record.heartbeat_at = timezone.now()
-        if record.done >= record.total:
-            _ended_status(record)
-        elif record.status in (JobRecord.Status.QUEUED, JobRecord.Status.INTERRUPTED):
-            record.status = JobRecord.Status.RUNNING
-            record.error = ""
-        record.save()
-    _publish_meta(record)
-
-
-def job_item_interrupted(record_id: int, *, item: str, reason: str = INTERRUPTED_REASON) -> None:
-    """An item's worker died: list the item among the failures (not counted as done), so that
-    "Retry these sites" covers it; it is removed again if the item reports after all."""
-    with transaction.atomic():
-        record = JobRecord.objects.select_for_update().get(pk=record_id)
-        if any(f.get("item") == item for f in record.failures):
-            return
-        entry = {"item": item, "reason": reason, "interrupted": True}
-        record.failures = [*record.failures, entry][-500:]
-        record.save(update_fields=["failures"])
-
-
-def _publish_meta(record: JobRecord) -> None:
-    """Copy the record's progress into the running RQ job's ``meta`` (seen in RQ's own tools)."""
-    from rq import get_current_job
-
-    job = get_current_job()
-    if job is not None:
-        job.meta.update({"done": record.done, "total": record.total, **record.counts})
-        job.save_meta()
-
-
-# --- Finding what stopped -----------------------------------------------------------------------
-
-
-def job_records_sync_with_rq(records: Iterable[JobRecord]) -> bool:
-    """Mark records failed whose RQ job failed, or vanished from Redis while running, without
-    the job reporting back.
-
-    Returns False (and changes nothing) when Redis cannot be reached.
-    """
-    pending = [r for r in records if r.status in JobRecord.ACTIVE]
-    if not pending:
-        return True
-    connection = django_rq.get_connection("default")
-    try:
-        jobs = QueuedJob.fetch_many(
-            [r.rq_id for r in pending], connection=connection, serializer=JSONSerializer
-        )
-    except redis.RedisError:
-        return False
-    for record, job in zip(pending, jobs, strict=True):
-        failed = job is not None and job.get_status(refresh=False) == JobStatus.FAILED
-        # A running job that Redis no longer knows (Redis lost its data): it cannot report.
-        # Not a fanned-out job, whose first job ends long before its items, nor a terminal's.
-        lost = (
-            job is None
-            and record.status == JobRecord.Status.RUNNING
-            and not record.items
-            and record.queue in settings.RQ_QUEUES
-        )
-        if failed or lost:
-            record.status = JobRecord.Status.FAILED
-            record.error = record.error or "The worker stopped before the job finished."
-            record.finished_at = record.finished_at or timezone.now()
-            record.save(update_fields=["status", "error", "finished_at"])
-    return True
-
-
-def job_records_sweep(*, rq_cleanup: bool = True) -> list[JobRecord]:
-    """Mark interrupted every active record whose lease ran out and of which nothing waits in a
-    queue; returns them (the caller marks their items).
-
-    First lets RQ find its abandoned jobs (workers that stopped sending heartbeats), which
-    calls their failure callbacks. With Redis down nothing can wait or run, so a stale record
-    is interrupted; if Redis comes back with the job, the job's next report revives it.
-    """
-    candidates = list(
-        JobRecord.objects.filter(status__in=JobRecord.ACTIVE).filter(_stale()).order_by("pk")
-    )
-    if not candidates and not rq_cleanup:
-        return []
-    found = _waiting_job_ids()
-    interrupted = []
-    for record in candidates:
-        if record.status == JobRecord.Status.QUEUED and found is None:
-            continue  # never started: it may still be in Redis when Redis is back
-        waiting, started = found or (set(), set())
-        # A queued record's job may have just started; a running one has its own heartbeat.
-        ids = waiting | started if record.status == JobRecord.Status.QUEUED else waiting
-        if record.rq_id in ids or any(i.startswith(f"{record.rq_id}-") for i in ids):
-            continue
-        changed = (
-            JobRecord.objects.filter(pk=record.pk, status__in=JobRecord.ACTIVE)
-            .filter(_stale())
-            .update(status=JobRecord.Status.INTERRUPTED, error=INTERRUPTED_REASON)
-        )
-        if changed:
-            record.refresh_from_db()
-            interrupted.append(record)
-    return interrupted
-
-
-def _waiting_job_ids() -> tuple[set[str], set[str]] | None:
+def job_ids_in_redis() -> tuple[set[str], set[str]] | None:
     """Ids of jobs waiting in any queue or registry, and of jobs started (None when Redis cannot
     be reached); RQ's abandoned jobs are cleaned up first so that their callbacks run."""
     connection = django_rq.get_connection("default")

@@ -23,9 +23,13 @@ from django.utils import timezone
 from hacs import clock
 from hacs_site.clock import today
 from handoff.services import hand_offs_run_daily
-from scheduling.daily import daily_run_claim, daily_run_finish, daily_run_follow, daily_run_open
-from scheduling.jobs import daily_crawl_list
-from scheduling.models import CrawlList
+from scheduling.daily import (
+    daily_list_build,
+    daily_run_claim,
+    daily_run_finish,
+    daily_run_follow,
+    daily_run_open,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -37,8 +41,7 @@ def daily_crawl_list_and_hand_offs() -> int | None:
     if run is None:
         return None
     try:
-        list_id = daily_crawl_list(run=run)
-        crawl_list = CrawlList.objects.get(pk=list_id)
+        crawl_list = daily_list_build(run=run)
         # Each hand-off records its own outcome (a failed one can be repeated from the Crawl
         # list page); the run follows them, so that one stopped half-way is taken over.
         hand_offs_run_daily(
@@ -48,7 +51,7 @@ def daily_crawl_list_and_hand_offs() -> int | None:
         daily_run_finish(run=run, error=f"{type(error).__name__}: {error}")
         raise
     daily_run_finish(run=run, crawl_list=crawl_list)
-    return list_id
+    return crawl_list.pk
 
 
 def _schedule_time(moment: datetime) -> datetime:

@@ -20,7 +20,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from hacs_site.clock import today
 from jobs.models import JobRecord
+from jobs.runner import JobRun
+from scheduling.crawl_lists import CrawlListOptions, crawl_list_store
 from scheduling.models import CrawlList, DailyRun
 
 DAILY_ATTEMPTS = 3
@@ -72,6 +75,20 @@ def daily_run_claim(*, day: date, now: datetime | None = None) -> DailyRun | Non
 def daily_run_follow(*, run: DailyRun, job: JobRecord) -> None:
     """The run's current job is now ``job``: the run lives as long as it does."""
     DailyRun.objects.filter(pk=run.pk).update(job=job)
+
+
+def daily_list_build(*, run: DailyRun | None = None) -> CrawlList:
+    """The list of the run's date (today's without a run) with the configured defaults, stored
+    (or the identical one stored before it), built as a job of its own, which the run follows."""
+    day = run.date if run is not None else today()
+    with JobRun.start(
+        kind=JobRecord.Kind.CRAWL_LIST, label=f"Daily crawl list {day}", queue="daily", total=1
+    ) as job:
+        if run is not None:
+            daily_run_follow(run=run, job=job.record)
+        crawl_list = crawl_list_store(day=day, options=CrawlListOptions.from_settings()).crawl_list
+        job.advance(1, sites=crawl_list.entries.count())
+    return crawl_list
 
 
 def daily_run_finish(

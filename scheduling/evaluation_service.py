@@ -52,7 +52,7 @@ from hacs.evaluation import (
     interval_distribution,
 )
 from jobs.models import JobRecord
-from jobs.services import job_records_sync_with_rq
+from jobs.runner import job_records_sync_with_rq
 from scheduling.learning import learned_for_evaluation, period_from_json
 from scheduling.models import EvaluationRun, Level
 from scheduling.observations import EvaluationTables, evaluation_tables_load

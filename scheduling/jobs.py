@@ -1,6 +1,7 @@
 """Background jobs of the scheduling app: evaluation runs, learned schedulers and crawl lists.
 
-Each takes its JobRecord id first and reports through ``jobs.services.JobProgress``.
+Each takes its JobRecord id first and runs inside ``jobs.runner.JobRun``; its arguments are
+JSON-able (ids, ISO dates, option dicts).
 """
 
 from __future__ import annotations
@@ -8,15 +9,15 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from hacs_site.clock import today
 from jobs.models import JobRecord
-from jobs.services import JobProgress, job_enqueue, job_record_create
-from scheduling.crawl_lists import CrawlListOptions, crawl_list_build
-from scheduling.daily import daily_run_follow
+from jobs.runner import JobRun
+from jobs.services import job_enqueue
+from scheduling.crawl_lists import CrawlListOptions, crawl_list_store
+from scheduling.daily import daily_list_build
 from scheduling.estimates import RecomputeOptions, estimates_recompute
 from scheduling.evaluation_service import evaluation_run
 from scheduling.learning import learned_scorer_run
-from scheduling.models import DailyRun, EvaluationRun, LearnedScorer
+from scheduling.models import EvaluationRun, LearnedScorer
 
 PROGRESS_STEPS = 100  # the Jobs page shows an evaluation's progress in percent
 
@@ -24,15 +25,9 @@ PROGRESS_STEPS = 100  # the Jobs page shows an evaluation's progress in percent
 def run_evaluation(record_id: int, run_id: int) -> None:
     """Run a stored evaluation; its record and ``EvaluationRun.progress`` follow the engine."""
     run = EvaluationRun.objects.get(pk=run_id)
-    with JobProgress(record_id) as job:
+    with JobRun.resume(record_id) as job:
         job.set_total(PROGRESS_STEPS)
-
-        def progress(fraction: float) -> None:
-            done = int(fraction * PROGRESS_STEPS) - job.record.done
-            if done > 0:
-                job.advance(done)
-
-        evaluation_run(run=run, progress=progress)
+        evaluation_run(run=run, progress=job.fraction)
 
 
 def enqueue_evaluation(run: EvaluationRun, *, user: Any = None) -> JobRecord:
@@ -54,15 +49,9 @@ def enqueue_evaluation(run: EvaluationRun, *, user: Any = None) -> JobRecord:
 def run_learning(record_id: int, scorer_id: int) -> None:
     """Learn a stored scheduler; its record and ``LearnedScorer.progress`` follow the learning."""
     scorer = LearnedScorer.objects.get(pk=scorer_id)
-    with JobProgress(record_id) as job:
+    with JobRun.resume(record_id) as job:
         job.set_total(PROGRESS_STEPS)
-
-        def progress(fraction: float, line: str) -> None:
-            done = int(fraction * PROGRESS_STEPS) - job.record.done
-            if done > 0:
-                job.advance(done)
-
-        learned_scorer_run(scorer=scorer, progress=progress)
+        learned_scorer_run(scorer=scorer, progress=lambda fraction, _line: job.fraction(fraction))
 
 
 def enqueue_learning(scorer: LearnedScorer, *, user: Any = None) -> JobRecord:
@@ -81,32 +70,30 @@ def enqueue_learning(scorer: LearnedScorer, *, user: Any = None) -> JobRecord:
 
 
 def build_crawl_list(record_id: int, day: str, options: dict[str, Any]) -> int:
-    """Build and store one crawl list; returns its id."""
-    with JobProgress(record_id) as progress:
-        progress.set_total(1)
-        crawl_list = crawl_list_build(
+    """Build and store one crawl list; returns its id. (Nothing queues it now; kept for a job
+    an earlier version queued.)"""
+    with JobRun.resume(record_id) as job:
+        job.set_total(1)
+        stored = crawl_list_store(
             day=date.fromisoformat(day), options=CrawlListOptions.from_json(options)
         )
-        progress.advance(1, sites=crawl_list.entries.count())
-    return crawl_list.pk
+        job.advance(1, sites=stored.crawl_list.entries.count())
+    return stored.crawl_list.pk
 
 
-def daily_crawl_list(*, run: DailyRun | None = None) -> int:
-    """Today's list with the configured defaults, run every morning by the RQ cron scheduler;
-    its job record is tied to the day's ``run`` when given (``scheduling.daily``)."""
-    day = today()
-    record = job_record_create(kind=JobRecord.Kind.CRAWL_LIST, label=f"Daily crawl list {day}")
-    if run is not None:
-        daily_run_follow(run=run, job=record)
-    return build_crawl_list(record.pk, day.isoformat(), CrawlListOptions.from_settings().to_json())
+def daily_crawl_list() -> int:
+    """Today's list with the configured defaults, as a job of its own; returns its id. The
+    daily run calls ``daily_list_build`` in place; this is the job an earlier version's cron
+    queued, and RQ keeps a job's result as JSON (an id, not a list)."""
+    return daily_list_build().pk
 
 
 def recompute_estimates(record_id: int, options: dict[str, Any] | None = None) -> None:
     """Recompute stored estimates with the ``recompute_estimates`` command's options."""
-    with JobProgress(record_id) as progress:
-        progress.set_total(1)
+    with JobRun.resume(record_id) as job:
+        job.set_total(1)
         written = estimates_recompute(**RecomputeOptions.from_json(options or {}).as_kwargs())
-        progress.advance(1, estimates=written)
+        job.advance(1, estimates=written)
 
 
 def enqueue_recompute(options: RecomputeOptions, *, user: Any = None) -> JobRecord:

@@ -21,7 +21,6 @@ from scheduling.crawl_lists import (
     CrawlListOptions,
     RankedSite,
     StoredList,
-    crawl_list_build,
     crawl_list_csv,
     crawl_list_lock,
     crawl_list_rank,
@@ -111,7 +110,9 @@ def test_the_csv_has_the_documented_columns_and_neutralised_cells(
     three_sites: list[Site],
 ) -> None:
     Site.objects.filter(author="Busy").update(author='=HYPERLINK("http://evil")')
-    crawl = crawl_list_build(day=DAY, options=CrawlListOptions(theta=0.0, history_days=1000))
+    crawl = crawl_list_store(
+        day=DAY, options=CrawlListOptions(theta=0.0, history_days=1000)
+    ).crawl_list
     out, err = io.StringIO(), io.StringIO()
     call_command("crawl_list", "--date", "2018-06-01", "--theta", "0", "--history-days", "1000",
                  stdout=out, stderr=err)  # fmt: skip
@@ -157,7 +158,9 @@ def test_the_cron_configuration_registers_the_daily_list_and_the_fetch_retry() -
 
 # --- the page ----------------------------------------------------------------------------------
 def test_a_viewer_can_read_and_download_but_not_build(client: Any, three_sites: list[Site]) -> None:
-    crawl = crawl_list_build(day=DAY, options=CrawlListOptions(theta=0.0, history_days=1000))
+    crawl = crawl_list_store(
+        day=DAY, options=CrawlListOptions(theta=0.0, history_days=1000)
+    ).crawl_list
     client.force_login(make_user("reader", role="viewer"))
     page = client.get("/crawl-list/")
     assert page.status_code == 200 and b"Busy" in page.content
@@ -271,9 +274,9 @@ def test_thin_history_never_reaches_certainty_soon_after_a_copy() -> None:
 
 
 def test_the_csv_shows_the_evidence_behind_each_probability(three_sites: list[Site]) -> None:
-    crawl = crawl_list_build(
+    crawl = crawl_list_store(
         day=DAY, options=CrawlListOptions(method=Method.POSTERIOR, theta=0.0, history_days=1000)
-    )
+    ).crawl_list
     out = io.StringIO()
     for chunk in crawl_list_csv(crawl):
         out.write(chunk)

@@ -160,12 +160,12 @@ def test_a_list_built_on_the_page_does_not_stand_for_the_daily_run(
 ) -> None:
     """A librarian's identical list earlier in the day is reused, but still handed off once by
     the daily run, which the page's own build does not do."""
-    from scheduling.crawl_lists import CrawlListOptions, crawl_list_build
+    from scheduling.crawl_lists import CrawlListOptions, crawl_list_store
 
     settings.HACS_THETA = 0.0
-    built = crawl_list_build(
+    built = crawl_list_store(
         day=today(), options=CrawlListOptions.from_settings(), source=CrawlList.Source.PAGE
-    )
+    ).crawl_list
     assert not HandOffRun.objects.exists()
 
     assert daily_crawl_list_and_hand_offs() == built.pk
@@ -204,7 +204,7 @@ def test_a_run_whose_worker_stopped_while_handing_off_is_finished_by_the_catch_u
     interrupted, and the next catch-up sends that hand-off, not the first one again, and
     stores no second list."""
     import handoff.services
-    from jobs.services import job_records_sweep
+    from jobs.runner import JobRun, job_records_sweep
 
     settings.HACS_THETA = 0.0
     settings.HACS_DAILY_CRAWL_LIST_CRON = "0 5 * * *"
@@ -220,6 +220,10 @@ def test_a_run_whose_worker_stopped_while_handing_off_is_finished_by_the_catch_u
         return deliver(hand_off=hand_off, **kwargs)
 
     monkeypatch.setattr(handoff.services, "hand_off_deliver", stop_at_the_second)
+    # A worker killed mid-delivery runs nothing on its way out (Ctrl-C would mark the
+    # hand-off interrupted at once): its job is found by its silent heartbeat.
+    stop = JobRun._stop
+    monkeypatch.setattr(JobRun, "_stop", lambda run, error: None)
     with pytest.raises(KeyboardInterrupt):
         daily_catch_up(now=at(time(5, 5), settings))
     run = DailyRun.objects.get()
@@ -229,6 +233,7 @@ def test_a_run_whose_worker_stopped_while_handing_off_is_finished_by_the_catch_u
     assert daily_catch_up(now=at(time(5, 15), settings)) is None  # its job still holds a lease
 
     monkeypatch.setattr(handoff.services, "hand_off_deliver", deliver)
+    monkeypatch.setattr(JobRun, "_stop", stop)
     lease = timedelta(seconds=settings.HACS_JOB_LEASE_SECONDS)
     JobRecord.objects.filter(pk=stopped.pk).update(heartbeat_at=timezone.now() - 2 * lease)
     assert [r.pk for r in job_records_sweep(rq_cleanup=False)] == [stopped.pk]

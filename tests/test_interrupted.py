@@ -30,7 +30,8 @@ from archive.models import Capture, LinkSnapshot, Site
 from archive.pipeline import WARC_BATCH
 from hacs_demo import DemoArchive, build_demo_archive
 from jobs.models import JobRecord
-from jobs.services import INTERRUPTED_REASON, JobQueue, job_heartbeat_beat
+from jobs.runner import INTERRUPTED_REASON, job_heartbeat_beat
+from jobs.services import JobQueue
 from operations.jobs import enqueue_files, enqueue_import, import_sites, sweep_interrupted
 from scheduling.models import Estimate
 from scripts.localservers import free_port, start_redis
@@ -320,10 +321,12 @@ def test_a_closed_terminal_is_found_by_its_silent_heartbeat(
         import django
         django.setup()
         from archive.pipeline import FromArchive
-        from operations.jobs import import_in_foreground
+        from jobs.runner import JobRun
+        from operations.jobs import sites_interrupt
         from operations.refresh import archive_client, sites_refresh
-        with import_in_foreground([{site.pk}], label="from a terminal") as report:
-            sites_refresh(FromArchive([{site.pk}]), client=archive_client(), progress=report)
+        with JobRun.start(kind="import", label="from a terminal", queue="terminal",
+                          total=1, items=[{site.pk}], on_stop=sites_interrupt) as run:
+            sites_refresh(FromArchive([{site.pk}]), client=archive_client(), progress=run.item)
         """
     )
     command = subprocess.Popen(

@@ -13,14 +13,8 @@ from django.db import connection
 from rq.job import JobStatus
 
 from jobs.models import JobRecord
-from jobs.services import (
-    QUEUE_PRIORITY,
-    JobQueue,
-    job_enqueue,
-    job_item_done,
-    job_item_interrupted,
-    job_records_sync_with_rq,
-)
+from jobs.runner import job_item_done, job_item_interrupted, job_records_sync_with_rq
+from jobs.services import QUEUE_PRIORITY, JobQueue, job_enqueue
 from operations.jobs import enqueue_import, import_sites
 from scheduling.estimates import estimates_for_window
 from scheduling.evaluation_service import evaluation_run_create, evaluation_run_refresh

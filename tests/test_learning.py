@@ -16,7 +16,7 @@ from hacs.learning.gp4c import ScoreFunction, learn_gp4c
 from hacs.learning.lws import LwsModel, lws_scores
 from jobs.models import JobRecord
 from jobs.services import job_record_create
-from scheduling.crawl_lists import CrawlListOptions, crawl_list_build
+from scheduling.crawl_lists import CrawlListOptions, crawl_list_store
 from scheduling.estimates import estimates_recompute, timelines_load
 from scheduling.evaluation_service import evaluation_tables_load
 from scheduling.jobs import run_learning
@@ -90,9 +90,9 @@ def test_learn_scorer_stores_the_function_the_pure_core_learns(collection: list[
 def test_a_gp4c_crawl_list_ranks_by_the_stored_function(collection: list[int]) -> None:
     learn(*GP_ARGS)
     scorer = learned_scorer_latest("gp4c", "homepage")
-    crawl = crawl_list_build(
+    crawl = crawl_list_store(
         day=LIST_DAY, options=CrawlListOptions(method="gp4c", budget=30, history_days=400)
-    )
+    ).crawl_list
     assert crawl.scorer == scorer and crawl.method == "gp4c"
     entries = list(crawl.entries.order_by("rank"))
     # What the stored function gives each site with an observation in its window.
@@ -129,9 +129,9 @@ def test_lws_learns_and_ranks_by_the_updates_expected_since_the_copy(
     model = LwsModel.from_dict(scorer.model)
     assert model.samples > 0 and f"{model.samples:,} samples" in text
     assert "log_since_update" in text
-    crawl = crawl_list_build(
+    crawl = crawl_list_store(
         day=LIST_DAY, options=CrawlListOptions(method="lws", budget=30, history_days=400)
-    )
+    ).crawl_list
     t = reference_instant(LIST_DAY)
     timelines = timelines_load(level="homepage", end=t - timedelta(microseconds=1))
     last = timelines.times[timelines.offsets[1:] - 1]
@@ -258,9 +258,9 @@ def test_the_crawl_list_page_shows_a_learned_lists_scores_and_scheduler(
     from tests.factories import make_user
 
     learn(*GP_ARGS)
-    crawl = crawl_list_build(
+    crawl = crawl_list_store(
         day=LIST_DAY, options=CrawlListOptions(method="gp4c", budget=5, history_days=400)
-    )
+    ).crawl_list
     client.force_login(make_user("viewer", role="viewer"))  # type: ignore[attr-defined]
     page = client.get(f"/crawl-list/?list={crawl.pk}").content.decode()  # type: ignore[attr-defined]
     scorer = LearnedScorer.objects.get()

@@ -30,7 +30,8 @@ from django.utils import timezone
 from rq.job import Job, JobStatus
 
 from jobs.models import JobRecord
-from jobs.services import JobQueue, JobRefused, job_function, job_heartbeat, queue_problem
+from jobs.runner import job_heartbeat
+from jobs.services import JobQueue, JobRefused, job_function, queue_problem
 from scripts.localservers import start_redis
 
 pytestmark = pytest.mark.integration

@@ -17,7 +17,8 @@ from django.views.decorators.http import require_POST
 from archive.models import Site
 from dashboard.roles import librarian_required
 from jobs.models import JobRecord
-from jobs.services import QueueUnavailable, job_enqueue, job_records_sync_with_rq, jobs_waiting
+from jobs.runner import job_records_sync_with_rq
+from jobs.services import QueueUnavailable, job_enqueue, jobs_waiting
 from operations.jobs import enqueue_import, health_check, sweep_interrupted
 
 JOBS_SHOWN = 50

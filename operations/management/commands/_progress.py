@@ -1,5 +1,6 @@
-"""Helpers shared by the import commands: progress bars (quiet when not on a terminal), file
-imports in the foreground, and handing file imports to a worker."""
+"""Helpers shared by the import commands: file imports in the foreground (kept as jobs, drawn
+as a bar on a terminal), handing file imports to a worker, and a bar for work that reports no
+progress of its own."""
 
 import sys
 import threading
@@ -12,19 +13,10 @@ from typing import Any
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from archive.pipeline import ImportReport, Step
-from operations.jobs import enqueue_files, file_import_run, files_import_in_foreground
-
-
-def progress(total: int, unit: str, desc: str) -> Any:
-    return tqdm(total=total, unit=unit, desc=desc, disable=not sys.stderr.isatty(), leave=False)
-
-
-def bytes_progress(paths: list[Path], desc: str) -> Any:
-    """A bar over the files' bytes, which moves inside each file as its records are stored."""
-    total = sum(path.stat().st_size for path in paths if path.is_file())
-    return tqdm(total=total, unit="B", unit_scale=True, desc=desc,
-                disable=not sys.stderr.isatty(), leave=False)  # fmt: skip
+from archive.pipeline import ImportReport
+from jobs.models import JobRecord
+from jobs.runner import JobRun
+from operations.jobs import enqueue_files, file_import_run, sites_interrupt
 
 
 @contextmanager
@@ -66,24 +58,20 @@ def files_written_progress(files: Sequence[tuple[Path, str]], desc: str) -> Iter
 
 
 def file_import(kind: str, files: list[Path], *, fetch: bool = True) -> ImportReport:
-    """Import ``files`` in the foreground, kept as a job (the Jobs page shows it) with a bar
-    over the bytes read, then the sites fetched; an interrupted import leaves the sites it
-    started failed."""
+    """Import ``files`` in the foreground, kept as a job: the Jobs page shows its progress inside
+    each file, the terminal a bar over the bytes read, then the sites fetched (the pages'
+    links); Ctrl-C, a stop signal, an error or a closed terminal leaves the sites it started
+    failed with the reason."""
     label = f"{len(files)} {kind.upper()} file{'s' * (len(files) != 1)} from the terminal"
     with (
-        files_import_in_foreground(files, label=label) as job,
-        bytes_progress(files, "Importing") as bar,
-    ):
-        fetched = 0
-
-        def step(event: Step) -> None:
-            nonlocal fetched
-            bar.update(event.counts.get("bytes read", 0))
-            if "sites fetched" in event.counts:  # after the files: the pages' links
-                fetched += event.counts["sites fetched"]
-                bar.set_postfix_str(f"{fetched} sites fetched")
-
-        return file_import_run(job, kind, files, fetch=fetch, step=step)
+        JobRun.start(
+            kind=JobRecord.Kind.IMPORT, label=label, queue="terminal", total=len(files),
+            on_stop=sites_interrupt,
+        ) as run,
+        run.bar("Importing", unit="B", count="bytes read", of="bytes in files",
+                postfix="sites fetched"),
+    ):  # fmt: skip
+        return file_import_run(run, kind, files, fetch=fetch)
 
 
 def enqueue_file_import(kind: str, files: list[Path]) -> str:

@@ -4,8 +4,9 @@ from django.db.models import Q
 from archive.models import Site
 from archive.pipeline import FromArchive
 from hacs.formats.canon import seed_key
-from operations.jobs import enqueue_import, import_in_foreground
-from operations.management.commands._progress import progress
+from jobs.models import JobRecord
+from jobs.runner import JobRun
+from operations.jobs import enqueue_import, sites_interrupt
 from operations.refresh import archive_client, sites_refresh, sites_with_failed_fetches
 
 SHOWN_FAILURES = 50  # failed sites listed one a line; the rest are counted
@@ -55,23 +56,19 @@ class Command(BaseCommand):
             self.stdout.write(f"Import of {len(ids)} sites queued as job {record.pk}.")
             return
         client = archive_client()
-        failed: list[str] = []
         # Kept as a job: the Jobs page shows it, and Ctrl-C or a closed terminal leaves its
         # unfinished sites failed as interrupted, for --failed to find.
         label = f"{len(ids)} site{'s' * (len(ids) != 1)} from the terminal"
         with (
-            import_in_foreground(ids, label=label) as job_report,
-            progress(len(ids), "site", "Importing") as bar,
-        ):
-
-            def report(item: str, failure: str = "", counts: dict[str, int] | None = None) -> None:
-                job_report(item, failure, counts)
-                if failure:
-                    failed.append(f"{item}: {failure}")
-                bar.update(1)
-
+            JobRun.start(
+                kind=JobRecord.Kind.IMPORT, label=label, queue="terminal", total=len(ids),
+                items=ids, on_stop=sites_interrupt,
+            ) as run,
+            run.bar("Importing", unit="site"),
+        ):  # fmt: skip
             source = FromArchive(ids, full=bool(options["full"]))
-            result = sites_refresh(source, client=client, progress=report)
+            result = sites_refresh(source, client=client, progress=run.item)
+        failed = [f"{item}: {failure}" for item, failure in run.failures]
         if not result.stopped:  # when the archive is unreachable, one sentence says it all
             for line in failed[:SHOWN_FAILURES]:
                 self.stderr.write(f"failed: {line}")

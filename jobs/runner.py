@@ -1,0 +1,673 @@
+"""Running a job: the one module that writes a job's status.
+
+A :class:`JobRun` owns one job's record while the job runs. Entering marks the record running
+and starts its heartbeat (the lease); the job body reports progress through it and returns or
+raises; leaving marks the record finished, finished with failures or failed (every item failed),
+failed with the exception's sentence, or interrupted on Ctrl-C or a stop signal, and then calls
+the caller's ``on_stop`` hook with the record and the reason (an import marks its unfinished
+sites failed with it; this app, the lowest layer, knows no sites).
+
+* ``JobRun.resume(record_id)`` runs an RQ job, whose record ``job_enqueue`` made.
+* ``JobRun.start(kind=…, queue=…)`` makes the record of work run in place: a command in a
+  terminal ("terminal"), a hand-off from a page ("web"), the daily run ("daily").
+
+Its progress is one type for every reader: ``set_total``, ``advance``, ``fail_item``,
+``add_items``, ``fraction`` for work measured in percent, and the archive pipeline's two
+callbacks, ``item`` and ``step``. The Jobs page reads it from the record (done of total, as a
+percentage); a terminal draws it as a bar (:meth:`JobRun.bar`).
+
+A fanned-out job (one RQ job per item, every one reporting to the same record) is finished by
+its last item (:func:`job_item_done`). What finds stopped work is here too — RQ's failure
+callback (:func:`job_rq_failed`), the sweep of expired leases (:func:`job_records_sweep`), the
+check against Redis (:func:`job_records_sync_with_rq`) — so that no other module writes a status.
+Several processes write to one record (a fan-out's workers, the sweep, the heartbeat), so every
+change is made under the record's row lock.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import sys
+import threading
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import timedelta
+from types import TracebackType
+from typing import Any, Protocol
+
+import django_rq
+import redis
+from django.conf import settings
+from django.db import DatabaseError, OperationalError, connections, transaction
+from django.db.models import Q
+from django.utils import timezone
+from rq.exceptions import AbandonedJobError
+from rq.job import JobStatus
+from rq.serializers import JSONSerializer
+from tqdm import tqdm
+
+from jobs.models import JobRecord
+from jobs.services import QueuedJob, job_ids_in_redis, job_record_create
+
+logger = logging.getLogger(__name__)
+
+INTERRUPTED_REASON = (
+    "Interrupted: its worker, Redis or terminal stopped before it finished; retry it."
+)
+FAILURES_KEPT = 500  # the record lists the last ones; the counts count them all
+
+StopHook = Callable[[JobRecord, str], object]
+Listener = Callable[[JobRecord], object]
+
+
+class Step(Protocol):
+    """Work done inside a unit (``archive.pipeline.Step``): sites started, counts to add up."""
+
+    @property
+    def started(self) -> Sequence[int]: ...
+
+    @property
+    def counts(self) -> Mapping[str, int]: ...
+
+
+def exception_sentence(error: BaseException) -> str:
+    """What a failed job's record says: the exception as Python prints its last line."""
+    return "".join(traceback.format_exception_only(type(error), error)).strip()
+
+
+# --- One job's run --------------------------------------------------------------------------------
+
+
+class JobRun:
+    """Context manager owning one job's record while the job runs (see the module docstring).
+
+    ``on_stop(record, reason)`` runs once the record is marked failed or interrupted.
+    """
+
+    record: JobRecord
+
+    def __init__(
+        self,
+        record_id: int | None = None,
+        *,
+        new: dict[str, Any] | None = None,
+        items: Sequence[int] = (),
+        on_stop: StopHook | None = None,
+        thread: bool,
+    ) -> None:
+        self._record_id = record_id
+        self._new = new
+        self._items = list(items)
+        self._on_stop = on_stop
+        self._thread = thread
+        self._beat: _Beat | None = None
+        self._listeners: list[Listener] = []
+        self._fanned_out = False
+        self._ended = False
+        # Every failure reported by this run, in order; the record keeps the last FAILURES_KEPT.
+        self.failures: list[tuple[str, str]] = []
+
+    @classmethod
+    def resume(cls, record_id: int, *, on_stop: StopHook | None = None) -> JobRun:
+        """The run of an RQ job. Its heartbeat thread runs inside a worker; a job function
+        called directly (a test's transaction) gets the first beat only."""
+        from rq import get_current_job
+
+        return cls(record_id, on_stop=on_stop, thread=get_current_job() is not None)
+
+    @classmethod
+    def start(
+        cls,
+        *,
+        kind: str,
+        label: str,
+        queue: str,
+        total: int = 0,
+        items: Sequence[int] = (),
+        user: Any = None,
+        on_stop: StopHook | None = None,
+    ) -> JobRun:
+        """The run of work done in place, with a new record: ``queue`` says where it runs
+        ("terminal", "web", "daily"; none is an RQ queue); ``items`` are the sites it works
+        on, found and marked if it stops."""
+        new = {"kind": kind, "label": label, "queue": queue, "total": total, "user": user}
+        return cls(new=new, items=items, on_stop=on_stop, thread=True)
+
+    # The way in and out.
+
+    def __enter__(self) -> JobRun:
+        if self._new is not None:
+            self._record_id = job_record_create(**self._new).pk
+        items = self._items
+
+        def running(record: JobRecord) -> None:
+            now = timezone.now()
+            record.status = JobRecord.Status.RUNNING
+            record.started_at = record.started_at or now
+            record.heartbeat_at = now
+            record.worker = _worker_name(record.queue)
+            record.error = ""
+            if items:
+                record.items = items
+
+        assert self._record_id is not None
+        self.record = _record_change(self._record_id, running)
+        if self._thread:
+            self._beat = _Beat(self.record.pk)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._beat_stop()
+        if self._ended:
+            return
+        if exc is not None:
+            self._stop(exc)
+        elif not (self._fanned_out and self.record.total):
+            with self.ending():
+                pass
+
+    def _stop(self, error: BaseException) -> None:
+        """The body raised: interrupted on Ctrl-C or a stop signal, else failed with the
+        exception's sentence; then the ``on_stop`` hook."""
+        if isinstance(error, KeyboardInterrupt | SystemExit):
+            self.interrupt()
+        else:
+            with self.ending(error=exception_sentence(error)):
+                pass
+
+    @contextmanager
+    def ending(self, *, error: str = "") -> Iterator[None]:
+        """End the run now, in one transaction with what the block writes (a hand-off records
+        its outcome whole): failed with ``error`` when given, else finished, finished with
+        failures or failed by the counts. If the block raises, nothing of it is kept and the
+        run ends failed with that exception instead."""
+        self._beat_stop()  # first: on SQLite the transaction below holds the write lock
+
+        def ended(record: JobRecord) -> None:
+            if error:
+                record.status = JobRecord.Status.FAILED
+                record.error = error[:5000]
+                record.finished_at = record.heartbeat_at = timezone.now()
+            else:
+                _ended_status(record)
+
+        with transaction.atomic():
+            self._change(ended)
+            yield
+        self._ended = True
+        if error:
+            self._stopped()
+
+    def interrupt(self, reason: str = INTERRUPTED_REASON) -> None:
+        """End the run interrupted now, with ``reason``; then the ``on_stop`` hook."""
+        self._beat_stop()
+
+        def interrupted(record: JobRecord) -> None:
+            record.status = JobRecord.Status.INTERRUPTED
+            record.error = reason[:5000]
+            record.heartbeat_at = timezone.now()
+            record.finished_at = None
+
+        self._change(interrupted)
+        self._ended = True
+        self._stopped()
+
+    def _stopped(self) -> None:
+        if self._on_stop is not None:
+            self._on_stop(self.record, self.record.error or INTERRUPTED_REASON)
+
+    def _beat_stop(self) -> None:
+        if self._beat is not None:
+            self._beat.stop()
+            self._beat = None
+
+    # Progress.
+
+    def set_total(self, total: int) -> None:
+        def change(record: JobRecord) -> None:
+            record.total = total
+
+        self._report(change)
+
+    def add_items(self, ids: Iterable[int]) -> None:
+        """Name more items (sites) the job works on, so that they are found if it stops."""
+        known = set(self.record.items)
+        new = [i for i in ids if i not in known]
+        if not new:
+            return
+
+        def change(record: JobRecord) -> None:
+            present = set(record.items)
+            record.items = [*record.items, *(i for i in new if i not in present)]
+
+        self._report(change)
+
+    def advance(self, done: int = 1, **counts: int) -> None:
+        """``done`` more units of the total, and counts to add up."""
+
+        def change(record: JobRecord) -> None:
+            record.done += done
+            _count(record, counts)
+
+        self._report(change)
+
+    def fail_item(self, item: str, reason: str) -> None:
+        """A failure to list (and count), not a unit done."""
+        self.failures.append((item, reason))
+        self._report(lambda record: _failure(record, item, reason))
+
+    def note(self, **values: object) -> None:
+        """Values shown beside the counts as they are (not added up)."""
+
+        def change(record: JobRecord) -> None:
+            record.counts.update(values)
+
+        self._report(change)
+
+    def fraction(self, done: float) -> None:
+        """Work measured in percent (evaluations, learning): ``done`` (0 … 1) of the total,
+        written only when it moved a whole step."""
+        steps = int(done * self.record.total) - self.record.done
+        if steps > 0:
+            self.advance(steps)
+
+    def item(self, item: str, failure: str = "", counts: dict[str, int] | None = None) -> None:
+        """One unit ended (a site, a file), failed when ``failure`` says why: the archive
+        pipeline's ``progress`` callback."""
+        if failure:
+            self.failures.append((item, failure))
+        self._report(lambda record: _item_counted(record, item, failure, counts or {}))
+
+    def step(self, step: Step) -> None:
+        """Work inside a unit: the sites it started become items, its counts add up (the
+        archive pipeline's ``step`` callback)."""
+        known = set(self.record.items)
+        started = [i for i in step.started if i not in known]
+        if not started and not step.counts:
+            return
+
+        def change(record: JobRecord) -> None:
+            present = set(record.items)
+            record.items = [*record.items, *(i for i in started if i not in present)]
+            _count(record, step.counts)
+
+        self._report(change)
+
+    def fan_out(self, items: Sequence[int]) -> None:
+        """The items will run as jobs of their own, each reporting with :func:`job_item_done`:
+        the last one finishes the record, so leaving the block leaves it running (unless there
+        is no item)."""
+
+        def change(record: JobRecord) -> None:
+            record.total = len(items)
+            record.items = list(items)
+
+        self._report(change)
+        self._fanned_out = True
+
+    @contextmanager
+    def bar(
+        self, desc: str, *, unit: str = "it", count: str = "", of: str = "", postfix: str = ""
+    ) -> Iterator[None]:
+        """Draw the progress on the terminal as a tqdm bar while the block runs (nothing when
+        stderr is not a terminal): done of the total, or the count ``count`` of the count
+        ``of`` (bytes read of bytes in files); ``postfix`` names a count shown beside it."""
+        shown = tqdm(desc=desc, unit=unit, unit_scale=unit == "B", leave=False,
+                     disable=not sys.stderr.isatty())  # fmt: skip
+
+        def draw(record: JobRecord) -> None:
+            total = record.counts.get(of, 0) if of else record.total
+            if total:
+                shown.total = total
+            position = record.counts.get(count, 0) if count else record.done
+            moved = position - shown.n
+            if postfix in record.counts:
+                shown.set_postfix_str(f"{record.counts[postfix]} {postfix}", refresh=not moved)
+            if moved > 0:
+                shown.update(moved)
+
+        draw(self.record)
+        self._listeners.append(draw)
+        try:
+            yield
+        finally:
+            self._listeners.remove(draw)
+            shown.close()
+
+    def _report(self, change: Callable[[JobRecord], object]) -> None:
+        """A progress report: the change, and a sign of life (see :func:`_alive`)."""
+
+        def reported(record: JobRecord) -> None:
+            change(record)
+            _alive(record)
+
+        self._change(reported)
+
+    def _change(self, change: Callable[[JobRecord], object]) -> None:
+        self.record = _record_change(self.record.pk, change)
+        for listener in self._listeners:
+            listener(self.record)
+
+
+def _worker_name(queue: str) -> str:
+    if queue == "terminal":
+        return f"{socket.gethostname()} (terminal, pid {os.getpid()})"
+    return socket.gethostname()
+
+
+# --- Changing a record ----------------------------------------------------------------------------
+
+
+def _record_change(record_id: int, change: Callable[[JobRecord], object]) -> JobRecord:
+    """Change the record under its row lock and save it: several processes write to one record,
+    so none reads, modifies and writes it unlocked. Its progress goes to RQ's ``job.meta`` too."""
+    with transaction.atomic():
+        record = JobRecord.objects.select_for_update().get(pk=record_id)
+        change(record)
+        record.save()
+    _publish_meta(record)
+    return record
+
+
+def _count(record: JobRecord, counts: Mapping[str, int]) -> None:
+    for name, value in counts.items():
+        record.counts[name] = record.counts.get(name, 0) + value
+
+
+def _failure(record: JobRecord, item: str, reason: str) -> None:
+    record.failures = [*record.failures, {"item": item, "reason": reason}][-FAILURES_KEPT:]
+    record.counts["failed"] = record.counts.get("failed", 0) + 1
+
+
+def _item_counted(record: JobRecord, item: str, failure: str, counts: Mapping[str, int]) -> None:
+    """One item done. An item marked interrupted earlier (its worker seemed dead) that reports
+    after all loses that mark."""
+    record.failures = [
+        f for f in record.failures if not (f.get("item") == item and f.get("interrupted"))
+    ]
+    record.done += 1
+    _count(record, counts)
+    if failure:
+        _failure(record, item, failure)
+
+
+def _alive(record: JobRecord) -> None:
+    """A report is a sign of life: it renews the lease, and a record marked interrupted (or
+    still queued) whose work reports after all runs again."""
+    now = timezone.now()
+    record.started_at = record.started_at or now
+    record.heartbeat_at = now
+    if record.status in (JobRecord.Status.QUEUED, JobRecord.Status.INTERRUPTED):
+        record.status = JobRecord.Status.RUNNING
+        record.error = ""
+
+
+def _ended_status(record: JobRecord) -> None:
+    """Finish a record: finished, partial (some items failed) or failed (all of them did)."""
+    failed = int(record.counts.get("failed", 0))
+    record.finished_at = timezone.now()
+    record.heartbeat_at = record.finished_at
+    if failed and failed >= record.done:
+        record.status = JobRecord.Status.FAILED
+        record.error = record.error or f"All {failed} failed; the reasons are listed below."
+    elif failed:
+        record.status = JobRecord.Status.PARTIAL
+        record.error = ""
+    else:
+        record.status = JobRecord.Status.FINISHED
+        record.error = ""
+
+
+def _publish_meta(record: JobRecord) -> None:
+    """Copy the record's progress into the running RQ job's ``meta`` (seen in RQ's own tools)."""
+    from rq import get_current_job
+
+    job = get_current_job()
+    if job is not None:
+        job.meta.update({"done": record.done, "total": record.total, **record.counts})
+        job.save_meta()
+
+
+# --- Fanned-out jobs ------------------------------------------------------------------------------
+
+
+def job_item_done(
+    record_id: int, *, item: str, failure: str = "", counts: dict[str, int] | None = None
+) -> None:
+    """One item of a fanned-out job is done: count it, and finish the record with the last one
+    (an interrupted record runs again until then)."""
+
+    def change(record: JobRecord) -> None:
+        _item_counted(record, item, failure, counts or {})
+        if record.done >= record.total:
+            _ended_status(record)
+        else:
+            _alive(record)
+
+    _record_change(record_id, change)
+
+
+def job_item_interrupted(record_id: int, *, item: str, reason: str = INTERRUPTED_REASON) -> None:
+    """An item's worker died: list the item among the failures (not counted as done), so that
+    "Retry these sites" covers it; it is removed again if the item reports after all."""
+
+    def change(record: JobRecord) -> None:
+        if not any(f.get("item") == item for f in record.failures):
+            entry = {"item": item, "reason": reason, "interrupted": True}
+            record.failures = [*record.failures, entry][-FAILURES_KEPT:]
+
+    _record_change(record_id, change)
+
+
+@contextmanager
+def job_item_run(record_id: int) -> Iterator[Callable[..., None]]:
+    """The RQ job of one item of a fanned-out job: it keeps the shared record's lease while it
+    runs and yields the pipeline's ``progress`` callback, which counts the item done. A failure
+    it does not catch is counted by its RQ failure callback."""
+
+    def report(item: str, failure: str = "", counts: dict[str, int] | None = None) -> None:
+        job_item_done(record_id, item=item, failure=failure, counts=counts)
+
+    with job_heartbeat(record_id):
+        yield report
+
+
+# --- Heartbeats -----------------------------------------------------------------------------------
+
+
+def job_heartbeat_beat(record_id: int) -> None:
+    JobRecord.objects.filter(pk=record_id).update(heartbeat_at=timezone.now())
+
+
+def _database_locked(error: DatabaseError) -> bool:
+    """SQLite's "database is locked": another connection held its one write lock past the busy
+    timeout (a long import's transaction, in this process or another)."""
+    return isinstance(error, OperationalError) and "locked" in str(error)
+
+
+def _heartbeat_beat_waiting(record_id: int, stop: threading.Event) -> None:
+    """One beat of the heartbeat thread.
+
+    SQLite lets one connection write at a time and a long import holds the lock for a while:
+    the beat waits for it, retrying with a short backoff until it lands or the job ends, and
+    says so in one line, once. Any other database error skips the beat, in one line: the lease
+    outlasts two beats.
+    """
+    delay = 0.05
+    waiting = False
+    while True:
+        try:
+            job_heartbeat_beat(record_id)
+            return
+        except DatabaseError as error:
+            if not _database_locked(error):
+                logger.warning("Job record %s: heartbeat skipped (%s)", record_id, error)
+                connections.close_all()  # the next beat connects afresh
+                return
+            if not waiting:
+                logger.warning(
+                    "Job record %s: heartbeat waiting for the database, which another writer "
+                    "holds locked",
+                    record_id,
+                )
+                waiting = True
+        if stop.wait(delay):
+            return
+        delay = min(2 * delay, settings.HACS_JOB_HEARTBEAT_SECONDS)
+
+
+class _Beat:
+    """A thread writing the record's heartbeat every ``HACS_JOB_HEARTBEAT_SECONDS`` until
+    stopped; it dies with the process."""
+
+    def __init__(self, record_id: int) -> None:
+        self._stop = threading.Event()
+
+        def beat() -> None:
+            try:
+                while not self._stop.wait(settings.HACS_JOB_HEARTBEAT_SECONDS):
+                    _heartbeat_beat_waiting(record_id, self._stop)
+            finally:
+                connections.close_all()  # this thread's own connections
+
+        self._thread = threading.Thread(
+            target=beat, name=f"hacs-heartbeat-{record_id}", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+
+@contextmanager
+def job_heartbeat(record_id: int, *, thread: bool | None = None) -> Iterator[None]:
+    """Keep the record's lease while the block runs: a heartbeat now and then every
+    ``HACS_JOB_HEARTBEAT_SECONDS`` from a thread (inside RQ workers, or when asked)."""
+    from rq import get_current_job
+
+    job_heartbeat_beat(record_id)
+    if thread is None:
+        thread = get_current_job() is not None
+    beat = _Beat(record_id) if thread else None
+    try:
+        yield
+    finally:
+        if beat is not None:
+            beat.stop()
+
+
+# --- Finding what stopped -------------------------------------------------------------------------
+
+
+def _stale() -> Q:
+    """Records whose lease ran out: no heartbeat (or start) within ``HACS_JOB_LEASE_SECONDS``."""
+    limit = timezone.now() - timedelta(seconds=settings.HACS_JOB_LEASE_SECONDS)
+    return Q(heartbeat_at__lt=limit) | Q(heartbeat_at__isnull=True, created_at__lt=limit)
+
+
+def job_rq_failed(
+    rq_id: str, exc_type: type, exc: BaseException, *, on_stop: StopHook | None = None
+) -> None:
+    """RQ says the job ``rq_id`` failed (its failure callback): mark its record failed with the
+    reason, then call ``on_stop`` if the record ended failed or interrupted.
+
+    RQ says so with ``AbandonedJobError`` when the worker running the job stopped sending
+    heartbeats (killed): the record is then interrupted, unless its own heartbeat shows that the
+    job is still running (a SIGKILLed worker's work-horse goes on).
+    """
+    records = JobRecord.objects.filter(rq_id=rq_id).exclude(status__in=JobRecord.ENDED)
+    if issubclass(exc_type, AbandonedJobError):
+        records.filter(_stale()).update(
+            status=JobRecord.Status.INTERRUPTED, error=INTERRUPTED_REASON
+        )
+    else:
+        # An interrupted job keeps its more telling reason (the exception is then Redis's).
+        records = records.exclude(status=JobRecord.Status.INTERRUPTED)
+        message = "".join(traceback.format_exception_only(exc_type, exc)).strip()
+        records.update(
+            status=JobRecord.Status.FAILED, error=message[:5000], finished_at=timezone.now()
+        )
+    if on_stop is None:
+        return
+    record = JobRecord.objects.filter(rq_id=rq_id).first()
+    stopped = (JobRecord.Status.INTERRUPTED, JobRecord.Status.FAILED)
+    if record is not None and record.status in stopped:
+        on_stop(record, record.error or INTERRUPTED_REASON)
+
+
+def job_records_sweep(*, rq_cleanup: bool = True) -> list[JobRecord]:
+    """Mark interrupted every active record whose lease ran out and of which nothing waits in a
+    queue; returns them (the caller marks their items).
+
+    First lets RQ find its abandoned jobs (workers that stopped sending heartbeats), which
+    calls their failure callbacks. With Redis down nothing can wait or run, so a stale record
+    is interrupted; if Redis comes back with the job, the job's next report revives it.
+    """
+    candidates = list(
+        JobRecord.objects.filter(status__in=JobRecord.ACTIVE).filter(_stale()).order_by("pk")
+    )
+    if not candidates and not rq_cleanup:
+        return []
+    found = job_ids_in_redis()
+    interrupted = []
+    for record in candidates:
+        if record.status == JobRecord.Status.QUEUED and found is None:
+            continue  # never started: it may still be in Redis when Redis is back
+        waiting, started = found or (set(), set())
+        # A queued record's job may have just started; a running one has its own heartbeat.
+        ids = waiting | started if record.status == JobRecord.Status.QUEUED else waiting
+        if record.rq_id in ids or any(i.startswith(f"{record.rq_id}-") for i in ids):
+            continue
+        changed = (
+            JobRecord.objects.filter(pk=record.pk, status__in=JobRecord.ACTIVE)
+            .filter(_stale())
+            .update(status=JobRecord.Status.INTERRUPTED, error=INTERRUPTED_REASON)
+        )
+        if changed:
+            record.refresh_from_db()
+            interrupted.append(record)
+    return interrupted
+
+
+def job_records_sync_with_rq(records: Iterable[JobRecord]) -> bool:
+    """Mark records failed whose RQ job failed, or vanished from Redis while running, without
+    the job reporting back.
+
+    Returns False (and changes nothing) when Redis cannot be reached.
+    """
+    pending = [r for r in records if r.status in JobRecord.ACTIVE]
+    if not pending:
+        return True
+    connection = django_rq.get_connection("default")
+    try:
+        jobs = QueuedJob.fetch_many(
+            [r.rq_id for r in pending], connection=connection, serializer=JSONSerializer
+        )
+    except redis.RedisError:
+        return False
+    for record, job in zip(pending, jobs, strict=True):
+        failed = job is not None and job.get_status(refresh=False) == JobStatus.FAILED
+        # A running job that Redis no longer knows (Redis lost its data): it cannot report.
+        # Not a fanned-out job, whose first job ends long before its items, nor work run in
+        # place (a terminal's, a page's, the daily run's), which has no RQ job.
+        lost = (
+            job is None
+            and record.status == JobRecord.Status.RUNNING
+            and not record.items
+            and record.queue in settings.RQ_QUEUES
+        )
+        if failed or lost:
+            record.status = JobRecord.Status.FAILED
+            record.error = record.error or "The worker stopped before the job finished."
+            record.finished_at = record.finished_at or timezone.now()
+            record.save(update_fields=["status", "error", "finished_at"])
+    return True
