@@ -58,6 +58,7 @@ from handoff.trust import (
     credential_variable_problem,
     host_is_listed,
 )
+from scheduling.crawl_lists import seed_list_lines
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +102,7 @@ def browsertrix_deliver(
             "start the workflow"
         )
         return Delivery(f'Hand-off "{hand_off.name}" would {plan}.', [f"would {plan}"])
-    body = ("\n".join(urls) + "\n").encode("utf-8")
+    body = "".join(seed_list_lines(urls)).encode("utf-8")
     org = f"/api/orgs/{hand_off.org_id}"
     workflow = f"{org}/crawlconfigs/{hand_off.workflow_id}"
     step = "uploading the seed file"

@@ -38,6 +38,7 @@ from django.utils.text import slugify
 from handoff.delivery import Delivery, HandOffFailed
 from handoff.models import HandOff
 from handoff.trust import heritrix_root, job_dir_problem
+from scheduling.crawl_lists import seed_list_lines
 
 FILE_MODE = 0o640  # the owner writes, HACS's group (Heritrix) reads, nobody else
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -48,13 +49,6 @@ def action_file_name(hand_off: HandOff, day: date) -> str:
     lists, or two hand-offs into the same job, never overwrite each other."""
     slug = slugify(hand_off.name) or f"hand-off-{hand_off.pk}"
     return f"hacs-{day.isoformat()}-{slug}.seeds"
-
-
-def seeds_text(urls: Sequence[str], header: Sequence[str]) -> str:
-    """One URL a line, after ``#`` comment lines saying where the list comes from."""
-    lines = [f"# {line}" for line in header]
-    lines.extend(urls)
-    return "\n".join(lines) + "\n"
 
 
 def heritrix_deliver(
@@ -97,7 +91,7 @@ def heritrix_deliver(
     if dry_run:
         return Delivery(f'Hand-off "{hand_off.name}" would write {what}.', [f"would write {what}"])
     stamp = timezone.now().strftime("%Y-%m-%dT%H:%M:%SZ")
-    text = seeds_text(urls, [*header, f"written by HACS at {stamp}"])
+    text = "".join(seed_list_lines(urls, [*header, f"written by HACS at {stamp}"]))
     try:
         write_atomically(text, root=heritrix_root(), job_dir=str(real), subdir=subdir, name=name)
     except OSError as error:

@@ -23,17 +23,15 @@ from handoff.heritrix import heritrix_deliver
 from handoff.models import HandOff, HandOffRun
 from jobs.models import JobRecord
 from jobs.runner import JobRun
+from scheduling.crawl_lists import crawl_list_seed_urls
 from scheduling.models import CrawlList
 
 logger = logging.getLogger(__name__)
 
 
 def hand_off_urls(*, hand_off: HandOff, crawl_list: CrawlList) -> list[str]:
-    """The list's seed URLs in rank order; with a tag, only the sites carrying it."""
-    entries = crawl_list.entries.order_by("rank")
-    if hand_off.tag_id is not None:
-        entries = entries.filter(site__tags=hand_off.tag_id)
-    return list(entries.values_list("site__seed_url", flat=True))
+    """The list's seed URLs in rank order; with the hand-off's tag, only the sites carrying it."""
+    return list(crawl_list_seed_urls(crawl_list, tag_id=hand_off.tag_id))
 
 
 def hand_off_list_for_day(*, hand_off: HandOff, day: date) -> CrawlList | None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -335,8 +335,23 @@ def crawl_list_csv(crawl_list: CrawlList, *, excel: bool = False) -> Iterator[st
     yield buffer.getvalue()
 
 
-def crawl_list_urls(crawl_list: CrawlList) -> Iterable[str]:
-    """One seed URL a line, in rank order: what Heritrix, Browsertrix and Archive-It take."""
-    urls = crawl_list.entries.order_by("rank").values_list("site__seed_url", flat=True)
-    for url in urls.iterator(chunk_size=5000):
+def crawl_list_seed_urls(crawl_list: CrawlList, *, tag_id: int | None = None) -> Iterator[str]:
+    """The list's seed URLs in rank order; with a tag, only the sites carrying it."""
+    entries = crawl_list.entries.order_by("rank")
+    if tag_id is not None:
+        entries = entries.filter(site__tags=tag_id)
+    yield from entries.values_list("site__seed_url", flat=True).iterator(chunk_size=5000)
+
+
+def seed_list_lines(urls: Iterable[str], header: Sequence[str] = ()) -> Iterator[str]:
+    """A seed list as crawlers take it (Heritrix, Browsertrix, Archive-It): ``#`` comment lines
+    saying where it comes from, then one URL a line."""
+    for line in header:
+        yield f"# {line}\n"
+    for url in urls:
         yield url + "\n"
+
+
+def crawl_list_urls(crawl_list: CrawlList) -> Iterator[str]:
+    """The list's seed list, one URL a line in rank order (the download and ``crawl_list``)."""
+    return seed_list_lines(crawl_list_seed_urls(crawl_list))
