@@ -640,81 +640,145 @@ def _eq5_root_many(
     evaluated again.
     """
     m = counts.astype(np.float64)
-    lo = np.log(0.5 * m / (unchanged_sum + 0.5 * changed_sum))
-    hi = np.log(2.0 * m / unchanged_sum)
-    # Start from the root of Eq. 5 with each term expanded to second order in λt,
-    # t/(e^{λt} − 1) ≈ 1/λ − t/2 + λt²/12: the smaller root of (Q/12) λ² − B λ + m = 0 with
-    # B = S + C/2 and Q = Σ t_c², written without cancellation; past the expansion's reach
-    # (negative discriminant) the vertex 2m/B, still inside the bracket.
-    b = unchanged_sum + 0.5 * changed_sum
-    q = np.add.reduceat(tc * tc, np.cumsum(counts) - counts)
-    u = np.log(2.0 * m / (b + np.sqrt(np.maximum(b * b - m * q / 3.0, 0.0))))
-    log_s = np.log(unchanged_sum)
     result = np.full(m.size, np.nan)
-    sites = np.arange(m.size)  # the unconverged sites, as indices into `result`
-    owner = np.repeat(sites, counts)  # each interval's position in `sites`
-    starts = np.cumsum(counts) - counts
-    live = np.ones(sites.size, dtype=np.bool_)  # not yet converged
+    left = _Unsolved(
+        tc=tc,
+        counts=counts,
+        sites=np.arange(m.size),
+        owner=np.repeat(np.arange(m.size), counts),
+        starts=np.cumsum(counts) - counts,
+        lo=np.log(0.5 * m / (unchanged_sum + 0.5 * changed_sum)),
+        hi=np.log(2.0 * m / unchanged_sum),
+        log_s=np.log(unchanged_sum),
+        unchanged_sum=unchanged_sum,
+        live=np.ones(m.size, dtype=np.bool_),
+    )
+    u = _eq5_start(tc, counts, m, changed_sum, unchanged_sum)
     # Work buffers allocated once and used through views: fresh arrays of this size each
     # iteration would cost as much in page faults as the arithmetic does.
     buffers = np.empty((3, tc.size))
 
     for _ in range(_SOLVER_MAX_ITER):
-        lam = np.exp(u)
-        term, plus, twice = buffers[:, : tc.size]
-        np.take(lam, owner, out=term)
-        term *= tc
-        with np.errstate(over="ignore"):  # e^x overflowing makes its term 0, which is right
-            np.expm1(term, out=term)
-        np.divide(tc, term, out=term)  # t/(e^x − 1)
-        np.add(term, tc, out=plus)  # t e^x/(e^x − 1)
-        np.add(term, plus, out=twice)  # t (e^x + 1)/(e^x − 1)
-        a = np.add.reduceat(term, starts)  # A
-        plus *= term
-        s1 = np.add.reduceat(plus, starts)  # −A' = Σ t² e^x/(e^x − 1)²
-        plus *= twice
-        s2 = np.add.reduceat(plus, starts)  # A'' = Σ t³ e^x (e^x + 1)/(e^x − 1)³
-        with np.errstate(divide="ignore", invalid="ignore"):  # A = 0 gives NaN: bisect
-            h = np.log(a) - log_s
-            r1 = lam * s1 / a  # −h'
-            h2 = lam * lam * s2 / a - r1 - r1 * r1  # h''
-            step = 2 * h * r1 / (2 * r1 * r1 - h * h2)  # Halley: −2 h h' / (2 h'² − h h'')
-        lo = np.where(h > 0, u, lo)
-        hi = np.where(h < 0, u, hi)
-
-        # A step below the tolerance is taken as is: it may round onto the bracket end just
-        # set, which the bracket test below would otherwise mistake for leaving the bracket.
-        converged = (np.abs(step) < _SOLVER_STEP_TOL) | (h == 0)
-        new_u = np.where(h == 0, u, u + step)
-        outside = ~((new_u >= lo) & (new_u <= hi)) & ~converged  # also catches NaN steps
-        new_u = np.where(outside, 0.5 * (lo + hi), new_u)
-        done = (converged | (hi - lo < _BISECTION_TOL)) & live
+        h, r1, h2 = _eq5_slopes(left, u, buffers)
+        new_u, converged = _halley_step(left, u, h, r1, h2)
+        done = (converged | (left.hi - left.lo < _BISECTION_TOL)) & left.live
 
         if done.any():
-            result[sites[done]] = np.exp(new_u[done])
-            live &= ~done
-            if not live.any():
+            result[left.sites[done]] = np.exp(new_u[done])
+            left.live &= ~done
+            if not left.live.any():
                 return result
             # Drop the converged sites once that saves real work; until then they ride along
             # (computed but never stored again), which is cheaper than copying everything.
-            if np.dot(counts, live) < _COMPACT_BELOW * tc.size:
-                tc = tc[np.repeat(live, counts)]
-                counts, sites, new_u, lo, hi, log_s, unchanged_sum = (
-                    counts[live],
-                    sites[live],
-                    new_u[live],
-                    lo[live],
-                    hi[live],
-                    log_s[live],
-                    unchanged_sum[live],
-                )
-                live = np.ones(sites.size, dtype=np.bool_)
-                owner = np.repeat(np.arange(sites.size), counts)
-                starts = np.cumsum(counts) - counts
+            if np.dot(left.counts, left.live) < _COMPACT_BELOW * left.tc.size:
+                new_u = left.compact(new_u)
         u = new_u
 
     # Unreachable in practice (bisection alone converges in < 80 steps); fall back to Brent.
-    ends = np.cumsum(counts)
-    for i in np.flatnonzero(live).tolist():
-        result[sites[i]] = _eq5_root(tc[ends[i] - counts[i] : ends[i]], float(unchanged_sum[i]))
+    ends = np.cumsum(left.counts)
+    for i in np.flatnonzero(left.live).tolist():
+        result[left.sites[i]] = _eq5_root(
+            left.tc[ends[i] - left.counts[i] : ends[i]], float(left.unchanged_sum[i])
+        )
     return result
+
+
+@dataclass(eq=False)
+class _Unsolved:
+    """The sites :func:`_eq5_root_many` is solving: their changed intervals back to back
+    (``counts[j]`` of them for site j, from ``starts[j]``; ``owner`` is each interval's j),
+    their entries in the result (``sites``), brackets on u = log λ, log S and S, and whether
+    each is still unconverged (``live``)."""
+
+    tc: FloatArray
+    counts: IntArray
+    sites: IntArray
+    owner: IntArray
+    starts: IntArray
+    lo: FloatArray
+    hi: FloatArray
+    log_s: FloatArray
+    unchanged_sum: FloatArray
+    live: BoolArray
+
+    def compact(self, u: FloatArray) -> FloatArray:
+        """Keep only the live sites (and their intervals); returns their entries of ``u``."""
+        live = self.live
+        self.tc = self.tc[np.repeat(live, self.counts)]
+        self.counts, self.sites, self.lo, self.hi = (
+            self.counts[live], self.sites[live], self.lo[live], self.hi[live]
+        )  # fmt: skip
+        self.log_s, self.unchanged_sum = self.log_s[live], self.unchanged_sum[live]
+        self.live = np.ones(self.sites.size, dtype=np.bool_)
+        self.owner = np.repeat(np.arange(self.sites.size), self.counts)
+        self.starts = np.cumsum(self.counts) - self.counts
+        kept: FloatArray = u[live]
+        return kept
+
+
+def _eq5_start(
+    tc: FloatArray,
+    counts: IntArray,
+    m: FloatArray,
+    changed_sum: FloatArray,
+    unchanged_sum: FloatArray,
+) -> FloatArray:
+    """Each site's first u = log λ for Halley's method on Eq. 5 (HACS paper, Eq. 5).
+
+    The root of Eq. 5 with each term expanded to second order in λt,
+    t/(e^{λt} − 1) ≈ 1/λ − t/2 + λt²/12: the smaller root of (Q/12) λ² − B λ + m = 0 with
+    B = S + C/2 and Q = Σ t_c², written without cancellation; past the expansion's reach
+    (negative discriminant) the vertex 2m/B, still inside the bracket of :func:`_eq5_bracket`.
+    """
+    b = unchanged_sum + 0.5 * changed_sum
+    q = np.add.reduceat(tc * tc, np.cumsum(counts) - counts)
+    u: FloatArray = np.log(2.0 * m / (b + np.sqrt(np.maximum(b * b - m * q / 3.0, 0.0))))
+    return u
+
+
+def _eq5_slopes(
+    left: _Unsolved, u: FloatArray, buffers: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """h(u) = log A(λ) − log S and its slopes, −h'(u) and h''(u), at each site's u (HACS paper,
+    Eq. 5, as :func:`_eq5_root_many` writes it), with A, −A' and A'' summed over each site's
+    changed intervals in the ``buffers`` (three rows at least as long as ``left.tc``)."""
+    tc = left.tc
+    lam = np.exp(u)
+    term, plus, twice = buffers[:, : tc.size]
+    np.take(lam, left.owner, out=term)
+    term *= tc
+    with np.errstate(over="ignore"):  # e^x overflowing makes its term 0, which is right
+        np.expm1(term, out=term)
+    np.divide(tc, term, out=term)  # t/(e^x − 1)
+    np.add(term, tc, out=plus)  # t e^x/(e^x − 1)
+    np.add(term, plus, out=twice)  # t (e^x + 1)/(e^x − 1)
+    a = np.add.reduceat(term, left.starts)  # A
+    plus *= term
+    s1 = np.add.reduceat(plus, left.starts)  # −A' = Σ t² e^x/(e^x − 1)²
+    plus *= twice
+    s2 = np.add.reduceat(plus, left.starts)  # A'' = Σ t³ e^x (e^x + 1)/(e^x − 1)³
+    with np.errstate(divide="ignore", invalid="ignore"):  # A = 0 gives NaN: bisect
+        h = np.log(a) - left.log_s
+        r1 = lam * s1 / a  # −h'
+        h2 = lam * lam * s2 / a - r1 - r1 * r1  # h''
+    return h, r1, h2
+
+
+def _halley_step(
+    left: _Unsolved, u: FloatArray, h: FloatArray, r1: FloatArray, h2: FloatArray
+) -> tuple[FloatArray, BoolArray]:
+    """Each site's next u and whether it has converged (HACS paper, Eq. 5; DESIGN rule 5's
+    1e-9): Halley's step −2 h h' / (2 h'² − h h''), or a bisection of the site's bracket
+    (narrowed here by the sign of h) when the step would leave it."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = 2 * h * r1 / (2 * r1 * r1 - h * h2)  # Halley: −2 h h' / (2 h'² − h h'')
+    left.lo = np.where(h > 0, u, left.lo)
+    left.hi = np.where(h < 0, u, left.hi)
+
+    # A step below the tolerance is taken as is: it may round onto the bracket end just
+    # set, which the bracket test below would otherwise mistake for leaving the bracket.
+    converged = (np.abs(step) < _SOLVER_STEP_TOL) | (h == 0)
+    new_u = np.where(h == 0, u, u + step)
+    outside = ~((new_u >= left.lo) & (new_u <= left.hi)) & ~converged  # also catches NaN steps
+    new_u = np.where(outside, 0.5 * (left.lo + left.hi), new_u)
+    return new_u, converged

@@ -16,7 +16,7 @@ each positive's rank, found with one partial sort per window for all models at o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,7 +24,7 @@ import numpy as np
 
 from hacs.bayes import GammaPrior
 from hacs.estimators import METHODS
-from hacs.evaluation.grid import _finite, _make_grid, _prepare, reference_points
+from hacs.evaluation.grid import _finite, _Grid, _make_grid, _prepare, reference_points
 from hacs.evaluation.metrics import _clean, _PointCounts, _selection_counts, _selection_rows
 from hacs.evaluation.pages import _page_copies, _PageCopies
 from hacs.evaluation.ranking import (
@@ -315,6 +315,98 @@ def evaluate(
     ``thetas`` are sorted and duplicates dropped; ``w_weeks`` likewise. ``progress`` is called
     with the finished fraction (0 … 1) after each (level, w), from the calling thread.
     """
+    options = _check_options(
+        tables,
+        start=start,
+        end=end,
+        step_days=step_days,
+        e_days=e_days,
+        w_weeks=w_weeks,
+        thetas=thetas,
+        method=method,
+        budget_fraction=budget_fraction,
+        prior_weeks=prior_weeks,
+        prior_every=prior_every,
+        scorers=scorers,
+    )
+    result: dict[str, Any] = {
+        "parameters": options.parameters(start=start, end=end, step_days=step_days),
+        "levels": {},
+        "curves": [],
+        "table": [],
+        "pak": [],
+        "budget": [],
+    }
+    if details:
+        result["points"] = []
+    grid = options.grid()
+    steps, done = len(tables) * len(options.ws), 0
+    for level_name, table in tables.items():
+        result["levels"][level_name] = {"sites": table.site_count, "observations": table.size}
+        for rows in _level_rows(level_name, table, grid, options, details):
+            for key, values in rows.items():
+                result[key].extend(values)
+            done += 1
+            if progress is not None:
+                progress(done / steps)
+    return result
+
+
+@dataclass(frozen=True, eq=False)
+class _Options:
+    """The arguments of :func:`evaluate`, checked (:func:`_check_options`)."""
+
+    ts: FloatArray
+    e: float
+    ws: tuple[int, ...]
+    thetas: FloatArray
+    method: str
+    fraction: float
+    prior_w: int | None
+    every: int
+    scorers: Mapping[str, Mapping[str, ExtraScorer]]
+
+    def grid(self) -> _Grid:
+        """The grid of every window boundary: the evaluated w and the prior's (DESIGN rule 9)."""
+        windows = self.ws if self.prior_w is None else sorted({*self.ws, self.prior_w})
+        return _make_grid(self.ts, windows, self.e)
+
+    def parameters(self, *, start: float, end: float, step_days: float) -> dict[str, Any]:
+        """The ``parameters`` of :func:`evaluate`'s result: the arguments as used."""
+        return {
+            "start": float(start),
+            "end": float(end),
+            "step_days": float(step_days),
+            "e_days": self.e,
+            "w_weeks": list(self.ws),
+            "thetas": self.thetas.tolist(),
+            "method": self.method,
+            "budget_fraction": self.fraction,
+            "prior_weeks": self.prior_w,
+            "prior_every": self.every,
+            "reference_points": int(self.ts.size),
+        }
+
+
+def _check_options(
+    tables: Mapping[str, ObservationTable],
+    *,
+    start: float,
+    end: float,
+    step_days: float,
+    e_days: float,
+    w_weeks: Iterable[int],
+    thetas: Iterable[float],
+    method: str,
+    budget_fraction: float,
+    prior_weeks: int | None,
+    prior_every: int,
+    scorers: Mapping[str, Mapping[str, ExtraScorer]] | None,
+) -> _Options:
+    """:func:`evaluate`'s arguments checked in turn, each ``ValueError`` naming the argument:
+    the reference points (HACS paper, Section III-A; DESIGN rule 9), e, w, θ, the estimators'
+    method, the crawl budget's fraction (GP4C paper, Section 5.2), the posterior's prior window
+    and refit interval, and the further scorers."""
     if not isinstance(tables, Mapping) or not tables:
         raise ValueError("tables must map at least one level name to an ObservationTable")
     for name, table in tables.items():
@@ -336,62 +428,45 @@ def evaluate(
         )
     if prior_every < 1:
         raise ValueError(f"prior_every must be at least 1; got {prior_every}")
+    return _Options(ts, e, ws, theta_values, method, fraction, prior_w, int(prior_every), extra)
 
-    grid = _make_grid(ts, ws if prior_w is None else sorted({*ws, prior_w}), e)
-    result: dict[str, Any] = {
-        "parameters": {
-            "start": float(start),
-            "end": float(end),
-            "step_days": float(step_days),
-            "e_days": e,
-            "w_weeks": list(ws),
-            "thetas": theta_values.tolist(),
-            "method": method,
-            "budget_fraction": fraction,
-            "prior_weeks": prior_w,
-            "prior_every": int(prior_every),
-            "reference_points": int(ts.size),
-        },
-        "levels": {},
-        "curves": [],
-        "table": [],
-        "pak": [],
-        "budget": [],
-    }
-    if details:
-        result["points"] = []
-    steps, done = len(tables) * len(ws), 0
-    for level_name, table in tables.items():
-        level, pages = _prepare(table, grid), _website_pages(table, level_name == "website")
-        result["levels"][level_name] = {"sites": table.site_count, "observations": table.size}
-        size = max(table.site_count, 1)
-        k_tables = _k_tables(size)
-        every = int(prior_every)
-        priors = None if prior_w is None else _prior_table(level, grid, prior_w, every, pages)
-        level_scorers = extra.get(level_name, {})
-        models = (*RANKING_MODELS, *level_scorers)
-        for w in ws:
-            batch = _window_batch(level, grid, w, method, priors, every, pages)
-            if level_scorers:
-                batch = _with_scorers(batch, ts, e, level_scorers)
-            counts = _selection_counts(batch, theta_values, ts.size)
-            curves, table_rows = _selection_rows(level_name, w, theta_values, counts)
-            budget = crawl_budget(counts.eligible, fraction)
-            metrics = _rank_metrics(batch, counts, budget, k_tables)
-            pak, budget_rows = _ranking_rows(level_name, w, counts, budget, metrics, models)
-            result["curves"].extend(curves)
-            result["table"].extend(table_rows)
-            result["pak"].extend(pak)
-            result["budget"].extend(budget_rows)
-            if details:
-                result["points"].extend(
-                    _point_rows(level_name, w, ts, counts, budget, metrics, batch.priors, models)
-                )
-            del batch
-            done += 1
-            if progress is not None:
-                progress(done / steps)
-    return result
+
+def _level_rows(
+    level_name: str,
+    table: ObservationTable,
+    grid: _Grid,
+    options: _Options,
+    details: bool,
+) -> Iterator[dict[str, list[dict[str, Any]]]]:
+    """The result rows of one level, one dict of row lists (by result key) per w in turn.
+
+    Per w: the windows of every reference point (DESIGN rules 3-7; the posterior's prior from
+    the level's prior table), the further scorers' rows, then Evaluation 1 (HACS paper, Section
+    III-B: selection counts, curves and Table I), Evaluation 2 (Section III-C: weighted P@K)
+    and the crawl-budget metrics (GP4C paper, Eqs. 1-3), and with ``details`` the per-point rows.
+    """
+    o = options
+    level, pages = _prepare(table, grid), _website_pages(table, level_name == "website")
+    k_tables = _k_tables(max(table.site_count, 1))
+    priors = None if o.prior_w is None else _prior_table(level, grid, o.prior_w, o.every, pages)
+    level_scorers = o.scorers.get(level_name, {})
+    models = (*RANKING_MODELS, *level_scorers)
+    for w in o.ws:
+        batch = _window_batch(level, grid, w, o.method, priors, o.every, pages)
+        if level_scorers:
+            batch = _with_scorers(batch, o.ts, o.e, level_scorers)
+        counts = _selection_counts(batch, o.thetas, o.ts.size)
+        curves, table_rows = _selection_rows(level_name, w, o.thetas, counts)
+        budget = crawl_budget(counts.eligible, o.fraction)
+        metrics = _rank_metrics(batch, counts, budget, k_tables)
+        pak, budget_rows = _ranking_rows(level_name, w, counts, budget, metrics, models)
+        rows = {"curves": curves, "table": table_rows, "pak": pak, "budget": budget_rows}
+        if details:
+            rows["points"] = _point_rows(
+                level_name, w, o.ts, counts, budget, metrics, batch.priors, models
+            )
+        del batch
+        yield rows
 
 
 def _website_pages(table: ObservationTable, website: bool) -> _PageCopies | None:

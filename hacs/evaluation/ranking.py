@@ -13,9 +13,10 @@ GP4C paper, Sections 4.2.2 and 5.2 (rule 11).
   normalised to sum 1; weighted P@K is averaged over the t with |Pos| ≥ 1. Random:
   E|top-K(random) ∩ S| = K·K/|U|.
 * **Ties** (our reading). Every ranking breaks ties deterministically: HACS by p descending, then
-  older τ first (as the crawl list does, DESIGN.md rule 8), then site index; every other model by
-  score descending, then site index; the expected ranking by first-update time, then site index.
-  Callers that number sites in URL order get rule 8's final tie-break too.
+  older τ first, then site index (as the crawl list does: DESIGN.md rule 8,
+  :func:`hacs.ranking.rank_order`); every other model by score descending, then site index; the
+  expected ranking by first-update time, then site index. Callers that number sites in URL order
+  get rule 8's final tie-break too.
 * **Crawl budget** (GP4C, Section 5.2). k = max(1, round(budget_fraction · |U|)) (half up),
   at most |U|. ChangeRate@k (Eq. 1) = positives among the model's top k, divided by k, averaged
   over the t with |U| ≥ 1. NDCG@k (Eqs. 2-3) = DCG@k / IDCG@k, averaged over the t with
@@ -24,7 +25,8 @@ GP4C paper, Sections 4.2.2 and 5.2 (rule 11).
   i ≥ b by log_b(i) and leaves ranks below the base b undiscounted, so with b = e the discount is
   1 for i = 1, 2 and 1/ln(i) from i = 3 on. IDCG@k puts every positive first. Each budget row also
   carries the P/R/F1 of the top-k selection (micro and macro, as in Evaluation 1).
-  Brute Force does not rank, so it has no P@K or budget rows.
+  Brute Force does not rank, so it has no P@K or budget rows. :func:`budget_metrics` gives one
+  model's NDCG@k and ChangeRate@k the same way (GP4C's fitness, ``hacs.learning.gp4c``).
 
 These metrics need only each positive's rank, found with one partial sort per window for all
 models at once.
@@ -32,19 +34,23 @@ models at once.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from hacs.evaluation.metrics import _clean, _macro, _micro, _PointCounts
 from hacs.evaluation.scores import _HACS_ROW, RANKING_MODELS
-from hacs.evaluation.table import FloatArray, IntArray
+from hacs.evaluation.table import BoolArray, FloatArray, IntArray
 from hacs.evaluation.windows import _Batch
+from hacs.ranking import rank_order
 
-__all__ = ["crawl_budget", "ndcg_discounts"]
+__all__ = ["budget_metrics", "crawl_budget"]
 
 _NEVER = np.iinfo(np.int64).max // 4  # a rank beyond every window
 
@@ -59,42 +65,101 @@ def crawl_budget(eligible: IntArray, fraction: float) -> IntArray:
     return result
 
 
-def _positive_ranks(batch: _Batch, positives: IntArray, budget: IntArray) -> IntArray:
-    """Each model's rank of each positive pair (column), or _NEVER beyond max(|Pos|, k).
+def budget_metrics(
+    scores: ArrayLike, offsets: ArrayLike, positive: ArrayLike, fraction: float
+) -> tuple[FloatArray, FloatArray]:
+    """NDCG@k and ChangeRate@k per reference point (NaN where undefined) of one model that
+    ranks each window's sites by ``scores``, ties in pair order, exactly as :func:`evaluate`
+    computes them for its models (GP4C paper, Eqs. 1-3; DESIGN.md rule 11).
 
-    HACS paper, Section III-C (the models' rankings), with the tie rule of the module docstring.
-
-    Per window, one partial sort finds every model's top depth = max(|Pos|, k) at once; ties at
-    the cut are settled by the tie rule (site order; HACS: older τ, then site), and only those
-    depth entries per model are then sorted.
+    The pairs of reference point r are ``offsets[r]:offsets[r + 1]`` (in site order, as
+    :func:`hacs.evaluation.learning_windows` gives them); ``positive`` flags the pairs with an
+    update in (t, t + e]; k is :func:`crawl_budget` of each window at ``fraction``.
     """
-    positive = batch.positive
-    pos_pairs = np.flatnonzero(positive)
-    column = np.full(batch.r.size, -1, dtype=np.int64)
-    column[pos_pairs] = np.arange(pos_pairs.size)
-    n_models = batch.scores.shape[0]
-    ranks = np.full((n_models, pos_pairs.size), _NEVER, dtype=np.int64)
+    s = np.asarray(scores, dtype=np.float64)
+    off = np.asarray(offsets, dtype=np.int64)
+    pos = np.asarray(positive, dtype=np.bool_)
+    eligible = np.diff(off)
+    budget = crawl_budget(eligible, fraction)
+    positives = np.array(
+        [np.count_nonzero(pos[a:b]) for a, b in pairwise(off.tolist())], dtype=np.int64
+    )
+    # Only the positives in a top k count. Summed in site order, they give the sums of the
+    # evaluation's pass over all of a window's positives (where the others add exact zeros):
+    # the same figures to the last bit.
+    hit_r: list[IntArray] = []
+    hit_rank: list[IntArray] = []
+    for r, lo, top in _tops(s[np.newaxis], None, off, budget, positives):
+        place = np.flatnonzero(pos[lo + top[0]])
+        in_site_order = np.argsort(top[0, place])
+        hit_r.append(np.full(place.size, r, dtype=np.int64))
+        hit_rank.append(place[in_site_order] + 1)
+    ranks = np.concatenate(hit_rank) if hit_rank else np.zeros(0, dtype=np.int64)
+    pos_r = np.concatenate(hit_r) if hit_r else np.zeros(0, dtype=np.int64)
+    tables = _k_tables(max(int(eligible.max(initial=0)), 1))
+    ndcg, change_rate, _ = _ndcg_change_rate(ranks, pos_r, eligible, positives, budget, tables)
+    return ndcg, change_rate
+
+
+def _tops(
+    scores: FloatArray,
+    tau: FloatArray | None,
+    offsets: IntArray,
+    depth: IntArray,
+    positives: IntArray,
+) -> Iterator[tuple[int, int, IntArray]]:
+    """For each reference point r with a positive: r, the window's first pair ``lo``, and each
+    model's (row's) top ``depth[r]`` pairs in its ranking (offsets from ``lo``, best first).
+
+    HACS paper, Section III-C (the models' rankings), with the tie rule of the module docstring:
+    with ``tau``, row _HACS_ROW by DESIGN.md rule 8 (:func:`hacs.ranking.rank_order`: older τ,
+    then site); every other row, and every row without ``tau``, by site order.
+
+    Per window, one partial sort finds every model's top depth at once (1 ≤ depth ≤ |U|); ties
+    at the cut are settled by the tie rule, and only those depth entries per model are sorted.
+    """
+    n_models = scores.shape[0]
+    rows = np.arange(n_models)[:, np.newaxis]
     for r in np.flatnonzero(positives).tolist():
-        lo, hi = int(batch.offsets[r]), int(batch.offsets[r + 1])
-        depth = max(int(positives[r]), int(budget[r]))  # 1 ≤ depth ≤ |U|
-        block = batch.scores[:, lo:hi]
-        tau = batch.tau[lo:hi]
-        cut = (hi - lo) - depth  # after partitioning, entries from `cut` on are the top depth
+        lo, hi = int(offsets[r]), int(offsets[r + 1])
+        top_depth = int(depth[r])
+        block = scores[:, lo:hi]
+        cut = (hi - lo) - top_depth  # after partitioning, entries from `cut` on are the top
         threshold = np.partition(block, cut, axis=1)[:, cut : cut + 1]
         chosen = block >= threshold
-        surplus = chosen.sum(axis=1) - depth
+        surplus = chosen.sum(axis=1) - top_depth
         for row in np.flatnonzero(surplus).tolist():  # ties at the cut: the tie rule decides
             tied = np.flatnonzero(block[row] == threshold[row])
-            if row == _HACS_ROW:
-                tied = tied[np.lexsort((tied, tau[tied]))]  # older τ first, then site
+            if tau is not None and row == _HACS_ROW:
+                tied = tied[rank_order(block[row, tied], tau[lo:hi][tied], tied)]
             chosen[row, tied[tied.size - surplus[row] :]] = False
-        top = np.nonzero(chosen)[1].reshape(n_models, depth)  # each row in site order
-        order = np.argsort(-np.take_along_axis(block, top, axis=1), axis=1, kind="stable")
-        top = np.take_along_axis(top, order, axis=1)  # score descending, ties in site order
-        hacs = top[_HACS_ROW]
-        top[_HACS_ROW] = hacs[np.lexsort((hacs, tau[hacs], -block[_HACS_ROW, hacs]))]
-        model, place = np.nonzero(positive[lo + top])
-        ranks[model, column[lo + top[model, place]]] = place + 1
+        width = hi - lo  # `chosen` is C-ordered: entry (row, i) is flat index row · width + i
+        top = np.flatnonzero(chosen).reshape(n_models, top_depth) - rows * width  # in site order
+        order = np.argsort(-block[rows, top], axis=1, kind="stable")
+        top = top[rows, order]  # score descending, ties in site order
+        if tau is not None:
+            hacs = top[_HACS_ROW]
+            top[_HACS_ROW] = hacs[rank_order(block[_HACS_ROW, hacs], tau[lo:hi][hacs], hacs)]
+        yield r, lo, top
+
+
+def _positive_ranks(
+    scores: FloatArray,
+    tau: FloatArray | None,
+    offsets: IntArray,
+    positive: BoolArray,
+    positives: IntArray,
+    depth: IntArray,
+) -> IntArray:
+    """Each model's (row's) rank of each positive pair (column), or _NEVER beyond ``depth[r]``
+    in the window of reference point r, which holds ``positives[r]`` positives (:func:`_tops`).
+    """
+    pos_pairs = np.flatnonzero(positive)  # a positive's column is its index here
+    ranks = np.full((scores.shape[0], pos_pairs.size), _NEVER, dtype=np.int64)
+    for r, lo, top in _tops(scores, tau, offsets, depth, positives):
+        hit = np.flatnonzero(positive[lo + top])  # (model, place) as model · depth + place
+        model, place = np.divmod(hit, int(depth[r]))
+        ranks[model, np.searchsorted(pos_pairs, lo + top.ravel()[hit])] = place + 1
     return ranks
 
 
@@ -126,12 +191,7 @@ class _Tables:
     discount_sum: FloatArray  # IDCG(j) = Σ_{i ≤ j} d(i)
 
 
-def ndcg_discounts(size: int) -> FloatArray:
-    """NDCG's discount d(i) for ranks i = 1 … size at index i (index 0 unused): 1 for i < e,
-    then 1/ln(i) (the module docstring's reading of GP4C Eq. 2)."""
-    return _k_tables(size).discount
-
-
+@functools.lru_cache(maxsize=8)  # GP4C's fitness asks for the same tables thousands of times
 def _k_tables(size: int) -> _Tables:
     """The :class:`_Tables` for K = 1 … size (HACS paper, Section III-C; GP4C paper, Eqs. 2-3)."""
     k = np.arange(1, size + 1, dtype=np.float64)
@@ -170,7 +230,10 @@ def _rank_metrics(
     """
     n_refs = counts.eligible.size
     eligible, positives = counts.eligible, counts.positives
-    ranks = _positive_ranks(batch, positives, budget)
+    depth = np.maximum(positives, budget)  # P@K needs the top |Pos|, the budget the top k
+    ranks = _positive_ranks(
+        batch.scores, batch.tau, batch.offsets, batch.positive, positives, depth
+    )
     expected = _expected_ranks(batch)
     pos_r = batch.r[batch.positive]
     n_models = ranks.shape[0]
@@ -182,7 +245,6 @@ def _rank_metrics(
     has_u = eligible > 0
     z = tables.weight_sum[positives]
     idcg = tables.discount_sum[np.minimum(budget, positives)]
-    k_of = budget[pos_r]
     p_of = positives[pos_r]
     for row in range(n_models):
         # Σ_K w_K |top-K ∩ top-K(expected)|/K = Σ_x Σ_{K ≥ max(rank_x, expected_x)} w_K/K.
@@ -194,18 +256,11 @@ def _rank_metrics(
             0.0,
         )
         summed = np.bincount(pos_r, weights=gain, minlength=n_refs)
-        in_budget = ranks[row] <= k_of
-        found = np.bincount(pos_r, weights=in_budget, minlength=n_refs)
-        dcg = np.bincount(
-            pos_r,
-            weights=np.where(in_budget, tables.discount[np.where(in_budget, ranks[row], 0)], 0.0),
-            minlength=n_refs,
-        )
         with np.errstate(divide="ignore", invalid="ignore"):
             p_at_k[row] = np.where(has_pos, summed / z, np.nan)
-            ndcg[row] = np.where(has_pos, dcg / idcg, np.nan)
-            change_rate[row] = np.where(has_u, found / budget, np.nan)
-        hits[row] = found
+        ndcg[row], change_rate[row], hits[row] = _ndcg_change_rate(
+            ranks[row], pos_r, eligible, positives, budget, tables
+        )
     # Random, exactly: E|top-K ∩ S| = K²/|U|, each top-k site positive w.p. |Pos|/|U|.
     with np.errstate(divide="ignore", invalid="ignore"):
         share = np.where(has_u, positives / eligible, 0.0)
@@ -216,6 +271,37 @@ def _rank_metrics(
         change_rate[n_models] = np.where(has_u, share, np.nan)
     hits[n_models] = budget * share
     return _RankMetrics(p_at_k, ndcg, change_rate, hits)
+
+
+def _ndcg_change_rate(
+    ranks: IntArray,
+    pos_r: IntArray,
+    eligible: IntArray,
+    positives: IntArray,
+    budget: IntArray,
+    tables: _Tables,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """One model's NDCG@k and ChangeRate@k per reference point (NaN where undefined) and its
+    hits, the positives in its top k, from its ``ranks`` of positive pairs: every pair in a top
+    k, in site order within each reference point (``pos_r``); pairs ranked beyond k add nothing.
+
+    GP4C paper, Eq. 1 (ChangeRate@k = hits / k, defined where |U| ≥ 1) and Eqs. 2-3 (NDCG@k =
+    DCG@k / IDCG@k, defined where |Pos| ≥ 1; discounts as in the module docstring); DESIGN.md
+    rule 11.
+    """
+    n_refs = eligible.size
+    in_budget = ranks <= budget[pos_r]
+    found = np.bincount(pos_r, weights=in_budget, minlength=n_refs)
+    dcg = np.bincount(
+        pos_r,
+        weights=np.where(in_budget, tables.discount[np.where(in_budget, ranks, 0)], 0.0),
+        minlength=n_refs,
+    )
+    idcg = tables.discount_sum[np.minimum(budget, positives)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ndcg: FloatArray = np.where(positives > 0, dcg / idcg, np.nan)
+        change_rate: FloatArray = np.where(eligible > 0, found / budget, np.nan)
+    return ndcg, change_rate, np.asarray(found, dtype=np.float64)  # no copy: already floats
 
 
 def _mean(values: FloatArray) -> float | None:

@@ -14,8 +14,8 @@ observation ``link_floor`` of the page lies before s, and j < page_index iff obs
 time of its observation ``page_index − 1``. Only the observations with A_i < B_i can ever be
 updates, and for one w each is one for a contiguous run of reference points.
 :class:`ObservationTable` derives (A, B] once, while it checks the page structure;
-``tests/hacs/test_evaluation.py`` holds this reading and ``is_window_update`` equal on random
-tables and windows.
+``tests/hacs/evaluation/test_table.py`` holds this reading and ``is_window_update`` equal
+on random tables and windows.
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def _page_structure(
     DESIGN.md rule 3 (the HACS paper's l*(m_i) > 0, Section II-B, made window-relative): this is
     the predicate of :func:`hacs.updates.is_window_update` read as an interval of window start
     times (the module docstring): observation i is an update in every window whose start s has
-    A_i < s ≤ B_i, and in no other. ``tests/hacs/test_evaluation.py`` holds the two readings
+    A_i < s ≤ B_i, and in no other. ``tests/hacs/evaluation/test_table.py`` holds the two readings
     equal on random tables and windows.
 
     Places every observation in a page-major array by its page index (a counting placement, no

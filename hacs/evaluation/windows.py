@@ -35,7 +35,7 @@ and the same update instants and their predecessors: the same λ and τ to round
 interpolated. One ``estimate_many`` call covers every reference point of a (level, w). The
 posterior's evidence is the same: the short timeline keeps every changed interval and the total
 of the unchanged ones; a window without updates is its span unchanged, and is not handed to
-``interval_evidence`` at all (``tests/hacs/test_evaluation.py`` holds both equal to
+``interval_evidence`` at all (``tests/hacs/evaluation/test_windows.py`` holds both equal to
 ``interval_evidence`` on the full timelines).
 """
 

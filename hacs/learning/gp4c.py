@@ -11,9 +11,9 @@ evaluation builds (:func:`hacs.evaluation.learning_windows`).
   (a zero divisor, a non-positive logarithm); pow and exp give 0 where the result is not a
   finite number, so every tree scores every site.
 * **Fitness** (Section 4.2.2): NDCG@k or ChangeRate@k at the crawl budget k (a fraction of the
-  eligible sites), averaged over the reference points of the training period, exactly as
-  Evaluation 2 computes them (:mod:`hacs.evaluation.ranking`: the same budget, discount and tie
-  rule — score descending, then site index).
+  eligible sites), averaged over the reference points of the training period, by Evaluation 2's
+  own function (:func:`hacs.evaluation.ranking.budget_metrics`: the same budget, discount and
+  tie rule — score descending, then site index — and the same sums, so the same figures).
 * **Evolution** with DEAP: a first generation of each terminal alone (so the search starts
   from the paper's scorers and HACS's p) and ramped half-and-half trees, tournaments of two,
   crossover, reproduction, replacement mutation (DEAP's ``mutUniform``) and swap mutation
@@ -59,7 +59,7 @@ from hacs.evaluation import (
     learning_windows,
     window_scores,
 )
-from hacs.evaluation.ranking import crawl_budget, ndcg_discounts
+from hacs.evaluation.ranking import budget_metrics
 from hacs.replay import Policy, ReplayState
 
 __all__ = [
@@ -351,43 +351,19 @@ def budget_fitness(
 ) -> tuple[float, float]:
     """(NDCG@k, ChangeRate@k) of ranking each reference point's sites by ``scores``.
 
-    GP4C paper, Eqs. 1-3, exactly as Evaluation 2 computes them (``hacs.evaluation.ranking``):
-    k = the crawl budget of the eligible sites; ties by site index; NDCG averaged over the
-    reference points with a positive, ChangeRate over those with an eligible site (NaN when
-    there are none).
+    GP4C paper, Eqs. 1-3, computed by Evaluation 2's own function
+    (:func:`hacs.evaluation.ranking.budget_metrics`): k = the crawl budget of the eligible
+    sites; ties by site index; NDCG averaged over the reference points with a positive,
+    ChangeRate over those with an eligible site (NaN when there are none).
     """
-    offsets = windows.offsets
-    eligible = np.diff(offsets)
-    budget = crawl_budget(eligible, fraction)
-    positive = windows.positive
-    discount = ndcg_discounts(max(int(eligible.max(initial=0)), 1))
-    ideal = np.concatenate(([0.0], np.cumsum(discount[1:])))
-    ndcg: list[float] = []
-    change_rate: list[float] = []
-    for r in range(eligible.size):
-        n, k = int(eligible[r]), int(budget[r])
-        if n == 0:
-            continue
-        lo = int(offsets[r])
-        s = scores[lo : lo + n]
-        pos = positive[lo : lo + n]
-        if k < n:
-            threshold = np.partition(s, n - k)[n - k]
-            above = np.flatnonzero(s > threshold)
-            tied = np.flatnonzero(s == threshold)[: k - above.size]
-            top = np.concatenate((above, tied))
-        else:
-            top = np.arange(n)
-        top = top[np.lexsort((top, -s[top]))]
-        hits = np.flatnonzero(pos[top])
-        change_rate.append(hits.size / k)
-        positives = int(np.count_nonzero(pos))
-        if positives:
-            ndcg.append(float(discount[hits + 1].sum()) / float(ideal[min(k, positives)]))
-    return (
-        float(np.mean(ndcg)) if ndcg else math.nan,
-        float(np.mean(change_rate)) if change_rate else math.nan,
-    )
+    ndcg, change_rate = budget_metrics(scores, windows.offsets, windows.positive, fraction)
+    return _defined_mean(ndcg), _defined_mean(change_rate)
+
+
+def _defined_mean(values: FloatArray) -> float:
+    """The mean over the reference points where a metric is defined (not NaN); NaN if none."""
+    defined = values[~np.isnan(values)]
+    return float(np.mean(defined)) if defined.size else math.nan
 
 
 @dataclass(frozen=True)
@@ -521,11 +497,138 @@ def evolve(
             f"{population}"
         )
     which = 0 if fitness == "ndcg" else 1
-    valid_columns = validation.columns()
-    cache: dict[str, float] = {}
     scoring = _Measurer(training, budget_fraction, which, processes)
+    search = _Search(scoring)
+    saved = random.getstate()
+    random.seed(seed)
+    try:
+        current = search.first_generation(population)
+        kept = tools.HallOfFame(KEPT)
+        kept.update(current)
+        best: list[float] = []
+        mean: list[float] = []
+        for generation in range(generations + 1):
+            if generation:
+                current = search.next_generation(list(kept) + current, population)
+                kept.update(current)
+            best.append(float(kept[0].fitness.values[0]))
+            mean.append(float(np.mean([one.fitness.values[0] for one in current])))
+            if progress is not None:
+                progress(generation, best[-1])
+        finalists = search.finalists(kept, validation, budget_fraction, which)
+    finally:
+        random.setstate(saved)
+        scoring.close()
+    valid_value, train_value, _, expression = finalists[0]
+    return Evolution(
+        function=ScoreFunction(expression),
+        fitness=fitness,
+        training_fitness=train_value,
+        validation_fitness=valid_value,
+        best_per_generation=tuple(best),
+        mean_per_generation=tuple(mean),
+        evaluations=search.evaluations,
+        seed=seed,
+        finalists=tuple((expr, train, valid) for valid, train, _, expr in finalists),
+    )
 
-    pset = _primitive_set()
+
+class _Search:
+    """One run of :func:`evolve`'s search: DEAP's toolbox over the paper's primitive set, and
+    the training fitness of every expression met so far (each scored once)."""
+
+    def __init__(self, scoring: _Measurer) -> None:
+        self._scoring = scoring
+        self._cache: dict[str, float] = {}
+        self._pset = _primitive_set()
+        self._toolbox = _toolbox(self._pset)
+        self._fitness = type("GP4CFitness", (base.Fitness,), {"weights": (1.0,)})
+
+    @property
+    def evaluations(self) -> int:
+        """How many distinct expressions were scored on the training windows."""
+        return len(self._cache)
+
+    def individual(self, tree: Any) -> Any:
+        """A DEAP individual of ``tree`` (a list of primitives and terminals), unassessed."""
+        created = gp.PrimitiveTree(tree)
+        created.fitness = self._fitness()
+        return created
+
+    def assess(self, individuals: Sequence[Any]) -> None:
+        """The training fitness of each individual without one (GP4C paper, Section 4.2.2),
+        scoring only the expressions not met before."""
+        waiting = [one for one in individuals if not one.fitness.valid]
+        expressions = [_tree_of(one) for one in waiting]
+        new = [e for e in dict.fromkeys(expressions) if e not in self._cache]
+        self._cache.update(zip(new, self._scoring.measure(new), strict=True))
+        for one, expression in zip(waiting, expressions, strict=True):
+            one.fitness.values = (self._cache[expression],)
+
+    def first_generation(self, population: int) -> list[Any]:
+        """Each terminal alone (GP4C's estimators are scorers in their own right), then ramped
+        half-and-half trees (GP4C paper, Section 5.1.1), assessed."""
+        seeds = [self.individual([self._pset.mapping[name]]) for name in TERMINALS][:population]
+        toolbox = self._toolbox
+        current = seeds + [self.individual(toolbox.expr()) for _ in range(population - len(seeds))]
+        self.assess(current)
+        return current
+
+    def next_generation(self, pool: Sequence[Any], population: int) -> list[Any]:
+        """``population`` children bred from ``pool`` (the kept best and the current
+        generation): each by crossover, reproduction, replacement or swap mutation, drawn at the
+        paper's rates (``RATES``, Section 5.1.1), parents by tournaments of two; assessed."""
+        toolbox = self._toolbox
+        children: list[Any] = []
+        while len(children) < population:
+            (choice,) = random.choices(_OPERATIONS, weights=RATES)
+            if choice == "mate":
+                a, b = (toolbox.clone(one) for one in tools.selTournament(pool, 2, 2))
+                a, b = toolbox.mate(a, b)
+                del a.fitness.values, b.fitness.values
+                children.extend((a, b))
+                continue
+            (one,) = (toolbox.clone(x) for x in tools.selTournament(pool, 1, 2))
+            if choice != "reproduce":
+                (one,) = getattr(toolbox, choice)(one)
+                del one.fitness.values
+            children.append(one)
+        current = children[:population]
+        self.assess(current)
+        return current
+
+    def finalists(
+        self, kept: Sequence[Any], validation: LearningWindows, fraction: float, which: int
+    ) -> list[tuple[float, float, int, str]]:
+        """GP4C_Best's candidates (Section 4.2.3), best first: the kept individuals and each
+        terminal alone (a complex tree must beat the plain scorers on the validation period to
+        be chosen), as (validation fitness, training fitness, −size, expression), ordered by
+        validation fitness, then training fitness, then the smaller tree."""
+        columns = validation.columns()
+        finalists = []
+        for expression in dict.fromkeys([*(_tree_of(one) for one in kept), *TERMINALS]):
+            finalists.append(
+                (
+                    _measure_one(expression, columns, validation, fraction, which),
+                    self._cache[expression]
+                    if expression in self._cache
+                    else self._scoring.measure([expression])[0],
+                    -ScoreFunction(expression).size,
+                    expression,
+                )
+            )
+        finalists.sort(key=lambda item: (item[0], item[1], item[2]), reverse=True)
+        return finalists
+
+
+#: The four ways to breed a child, in the order of ``RATES``.
+_OPERATIONS = ("mate", "reproduce", "replace", "swap")
+
+
+def _toolbox(pset: Any) -> Any:
+    """DEAP's toolbox for the search (GP4C paper, Section 5.1.1): ramped half-and-half trees
+    1-4 deep, one-point crossover, replacement mutation by a full subtree 0-2 deep (DEAP's
+    ``mutUniform``), swap mutation (``mutNodeReplacement``), none deeper than ``MAX_DEPTH``."""
     toolbox = base.Toolbox()
     toolbox.register("expr", gp.genHalfAndHalf, pset=pset, min_=1, max_=4)
     toolbox.register("mutant", gp.genFull, min_=0, max_=2)
@@ -535,93 +638,7 @@ def evolve(
     limit = gp.staticLimit(key=operator.attrgetter("height"), max_value=MAX_DEPTH)
     for name in ("mate", "replace", "swap"):
         toolbox.decorate(name, limit)
-
-    fitness_class = type("GP4CFitness", (base.Fitness,), {"weights": (1.0,)})
-
-    def individual(tree: Any) -> Any:
-        created = gp.PrimitiveTree(tree)
-        created.fitness = fitness_class()
-        return created
-
-    def assess(individuals: Sequence[Any]) -> None:
-        waiting = [one for one in individuals if not one.fitness.valid]
-        expressions = [_tree_of(one) for one in waiting]
-        new = [e for e in dict.fromkeys(expressions) if e not in cache]
-        cache.update(zip(new, scoring.measure(new), strict=True))
-        for one, expression in zip(waiting, expressions, strict=True):
-            one.fitness.values = (cache[expression],)
-
-    saved = random.getstate()
-    random.seed(seed)
-    try:
-        # The first generation holds each terminal alone (GP4C's estimators are scorers in
-        # their own right), then random trees.
-        seeds = [individual([pset.mapping[name]]) for name in TERMINALS][:population]
-        current = seeds + [individual(toolbox.expr()) for _ in range(population - len(seeds))]
-        assess(current)
-        kept = tools.HallOfFame(KEPT)
-        kept.update(current)
-        best: list[float] = []
-        mean: list[float] = []
-
-        def record(generation: int) -> None:
-            values = [one.fitness.values[0] for one in current]
-            best.append(float(kept[0].fitness.values[0]))
-            mean.append(float(np.mean(values)))
-            if progress is not None:
-                progress(generation, best[-1])
-
-        record(0)
-        operations = ("mate", "reproduce", "replace", "swap")
-        for generation in range(1, generations + 1):
-            pool = list(kept) + current
-            children: list[Any] = []
-            while len(children) < population:
-                (choice,) = random.choices(operations, weights=RATES)
-                if choice == "mate":
-                    a, b = (toolbox.clone(one) for one in tools.selTournament(pool, 2, 2))
-                    a, b = toolbox.mate(a, b)
-                    del a.fitness.values, b.fitness.values
-                    children.extend((a, b))
-                    continue
-                (one,) = (toolbox.clone(x) for x in tools.selTournament(pool, 1, 2))
-                if choice != "reproduce":
-                    (one,) = getattr(toolbox, choice)(one)
-                    del one.fitness.values
-                children.append(one)
-            current = children[:population]
-            assess(current)
-            kept.update(current)
-            record(generation)
-
-        # The kept individuals and each terminal alone (a complex tree must beat the plain
-        # scorers on the validation period to be chosen).
-        finalists = []
-        for expression in dict.fromkeys([*(_tree_of(one) for one in kept), *TERMINALS]):
-            finalists.append(
-                (
-                    _measure_one(expression, valid_columns, validation, budget_fraction, which),
-                    cache[expression] if expression in cache else scoring.measure([expression])[0],
-                    -ScoreFunction(expression).size,
-                    expression,
-                )
-            )
-    finally:
-        random.setstate(saved)
-        scoring.close()
-    finalists.sort(key=lambda item: (item[0], item[1], item[2]), reverse=True)
-    valid_value, train_value, _, expression = finalists[0]
-    return Evolution(
-        function=ScoreFunction(expression),
-        fitness=fitness,
-        training_fitness=train_value,
-        validation_fitness=valid_value,
-        best_per_generation=tuple(best),
-        mean_per_generation=tuple(mean),
-        evaluations=len(cache),
-        seed=seed,
-        finalists=tuple((expr, train, valid) for valid, train, _, expr in finalists),
-    )
+    return toolbox
 
 
 def training_periods(

@@ -37,6 +37,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.linear_model import HuberRegressor
 
+from hacs.estimators import _check_offsets  # the estimators' timelines, read the same way
 from hacs.evaluation import ExtraScorer, ObservationTable
 from hacs.replay import Policy, ReplayState
 from hacs.updates import timeline_order, window_update_flags
@@ -703,25 +704,6 @@ def _check_flags(values: ArrayLike, size: int) -> BoolArray:
         if f.dtype.kind not in "iuf" or not np.all((f == 0) | (f == 1)):
             raise ValueError("flags must hold booleans (True/False or 0/1)")
     return f.astype(np.bool_)
-
-
-def _check_offsets(values: ArrayLike, size: int) -> IntArray:
-    off = np.asarray(values)
-    if off.ndim != 1 or off.size == 0 or off.dtype.kind not in "iu":
-        raise ValueError("offsets must be a one-dimensional integer array of n_sites + 1 entries")
-    off = off.astype(np.int64)
-    if off[0] != 0 or off[-1] != size:
-        raise ValueError(
-            f"offsets must run from 0 to len(times) = {size}; got {int(off[0])} … {int(off[-1])}"
-        )
-    backwards = np.diff(off) < 0
-    if backwards.any():
-        i = int(np.argmax(backwards)) + 1
-        raise ValueError(
-            f"offsets must be non-decreasing; offsets[{i}] = {int(off[i])} < "
-            f"offsets[{i - 1}] = {int(off[i - 1])}"
-        )
-    return off
 
 
 def _check_counts(values: ArrayLike, size: int, name: str) -> FloatArray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hacs.replay import CRAWL_HOUR, replay
+from hacs.replay import CRAWL_HOUR, POLICIES, ReplayState, replay
 
 
 def history(*sites: list[tuple[float, bool]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -32,12 +32,25 @@ def test_a_crawl_finds_a_change_made_since_the_newest_copy() -> None:
 
 
 def test_round_robin_crawls_the_oldest_copy_first_and_cycles() -> None:
-    sites = [[(float(i), False)] for i in range(6)]
+    # Site i's newest copy is from day copies[i]; site 6 has never been copied.
+    copies = [3.0, 0.0, 5.0, 1.0, 4.0, 2.0]
+    sites = [*([(day, False)] for day in copies), []]
+    seen: list[ReplayState] = []
+
+    def round_robin(state: ReplayState) -> np.ndarray:
+        seen.append(state)  # one state, updated day by day: it ends holding every crawl
+        return POLICIES["round_robin"](state)
+
     (result,) = replay(
         history=history(*sites), changes=[[] for _ in sites], start=10.0, days=6, budget=2,
-        policies=["round_robin"],
+        policies=[], extra={"round_robin": round_robin},
     )  # fmt: skip
-    assert result.most_days_listed == 2  # each of the six sites twice in six days
+    crawls = [(t, site) for site, times in enumerate(seen[-1].times) for t in times if t > 10]
+    days = [sorted(site for t, site in crawls if t == 10 + day + CRAWL_HOUR) for day in range(6)]
+    # Never copied first, then the oldest copies; day 3 reaches the copies made on day 0,
+    # equally old (site 1 before 6, by index), and day 4 the older of those of days 0 and 1.
+    assert days == [[1, 6], [3, 5], [0, 4], [1, 2], [3, 6], [0, 5]]
+    assert result.most_days_listed == 2  # every site at most twice in six days
     assert result.found == 0 and result.changes == 0 and result.coverage == 0.0
 
 

@@ -411,7 +411,7 @@ def test_bad_training_input_raises_naming_the_argument() -> None:
 
 def test_table_timelines_follow_rules_3_and_4_per_site() -> None:
     from hacs.updates import link_floors
-    from tests.hacs.test_evaluation import random_history, table_of
+    from tests.hacs.evaluation._helpers import random_history, table_of
 
     observations = random_history(np.random.default_rng(2), 12, 100.0, max_pages=3, max_obs=9)
     table = table_of(observations, 14)  # two sites without any observation
