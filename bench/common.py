@@ -26,8 +26,9 @@ from hacs.defaults import E_DAYS
 from hacs.estimators import estimate_many
 from hacs.evaluation import ObservationTable, evaluate
 from hacs.replay import ReplayState, replay
-from hacs.updates import link_floors, timeline_order
+from hacs.updates import timeline_order
 from hacs_demo import DemoArchive, build_demo_archive
+from tests.support.demo_tables import truth_tables
 
 FloatArray = NDArray[np.float64]
 #: Each site's observations (days since START, update flags), in timeline order.
@@ -138,56 +139,9 @@ def before(observed: Observed, start: float) -> tuple[np.ndarray, np.ndarray, np
 
 
 def demo_tables(demo: DemoArchive) -> dict[str, ObservationTable]:
-    """Both levels of a demo archive as the database would hold them, times in days since 1970.
-
-    Reads ``truth.json``: each site's observations (DESIGN rule 1) of the homepage (depth 0) or
-    of every page at depth ≤ 2, each page's observations in time order (ties in CDX-line order),
-    their link sets, and from them the link floors (``hacs.updates.link_floors``). Checks that
-    rule 3 over each page's full history gives the truth's own update flags.
-    """
-    truth = read_truth(demo)
-    names = ("site", "page", "time", "page_index", "link_floor", "new_links")
-    columns: dict[str, dict[str, list[Any]]] = {
-        level: {name: [] for name in names} for level in ("homepage", "website")
-    }
-    mismatched = 0
-    page_ids: dict[tuple[int, str], int] = {}
-    for site in truth["sites"]:
-        index = int(site["index"])
-        captures = sorted(
-            (c for c in site["captures"] if c["observation"] and c["depth"] <= 2),
-            key=lambda c: (c["timestamp"], c["cdx_line"]),
-        )
-        by_page: dict[str, list[dict[str, Any]]] = {}
-        for capture in captures:
-            by_page.setdefault(capture["page"], []).append(capture)
-        for page, rows in by_page.items():
-            page_id = page_ids.setdefault((index, page), len(page_ids))
-            links = [frozenset(site["link_sets"][c["digest"]]) for c in rows]
-            floors = link_floors(links)
-            held: set[str] = set()
-            fresh = []
-            for held_now in links:  # links no earlier copy of the page held (``new_links``)
-                fresh.append(len(held_now - held))
-                held |= held_now
-            for i, (capture, floor) in enumerate(zip(rows, floors.tolist(), strict=True)):
-                mismatched += (i > 0 and floor == -1) != bool(capture["update"])
-                moment = calendar.timegm(time.strptime(capture["timestamp"], "%Y%m%d%H%M%S"))
-                levels = ("homepage", "website") if capture["depth"] == 0 else ("website",)
-                for level in levels:
-                    column = columns[level]
-                    column["site"].append(index)
-                    column["page"].append(page_id)
-                    column["time"].append(moment / 86400.0)
-                    column["page_index"].append(i)
-                    column["link_floor"].append(floor)
-                    column["new_links"].append(fresh[i])
-    if mismatched:
-        raise SystemExit(f"{mismatched} observations disagree with truth.json's update flags")
-    return {
-        level: ObservationTable(**{k: np.asarray(v) for k, v in column.items()}, n_sites=demo.sites)
-        for level, column in columns.items()
-    }
+    """Both levels of a demo archive as the database would hold them, times in days since 1970
+    (``tests.support.demo_tables``, which the test suite checks against the database)."""
+    return truth_tables(read_truth(demo), n_sites=demo.sites)
 
 
 # Evaluation 2 with extra models -------------------------------------------------------------
