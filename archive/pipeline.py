@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -276,7 +276,10 @@ def _captures_from_archive(
         result = cdx.parse_cdx(text)
         return result, result.resume_key
 
-    for page in client.cdx_pages(scope.cdx_query_url(), parse, since=since):
+    def row_keys(page: cdx.CdxParseResult) -> Iterator[tuple[str, datetime]]:
+        return ((r.urlkey, r.timestamp) for r in page.records)
+
+    for page in client.cdx_pages(scope.cdx_query_url(), parse, since=since, row_keys=row_keys):
         records.extend(page.records)
         bad_lines += page.skipped
     index = ScopeIndex([(site.pk, site.seed_url)])

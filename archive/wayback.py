@@ -28,7 +28,7 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -261,8 +261,13 @@ class ArchiveClient:
         parse: Callable[[str], tuple[Any, str | None]],
         *,
         since: str | None = None,
+        row_keys: Callable[[Any], Iterable[Hashable]] | None = None,
     ) -> Iterator[Any]:
         """Every page of a prefix query, following resume keys; ``parse`` returns (page, key).
+
+        ``row_keys`` names a page's rows: a page asked for with a resume key that brings no
+        row not seen before ends the query at once with an ``ArchiveError`` (an archive that
+        answers every key with the same rows would otherwise be asked ``max_cdx_pages`` times).
 
         A page that does not parse (``ValueError``, as ``CdxError`` is) is asked for again: a
         body cut where HTTP cannot tell (no length, no chunking) arrives as broken JSON. The
@@ -273,6 +278,7 @@ class ArchiveClient:
         host = _host(self.config.cdx_url)
         resume_key: str | None = None
         seen: set[str] = set()
+        rows_seen: set[Hashable] = set()
         budget = self.config.max_cdx_bytes
         for _ in range(self.config.max_cdx_pages):
             for attempt in range(self.config.retries + 1):
@@ -293,6 +299,15 @@ class ArchiveClient:
                     ) from None
                 self._back_off(f"CDX answer for {prefix} unreadable ({reason})", attempt)
             budget -= size
+            if row_keys is not None:
+                keys = set(row_keys(page))
+                if resume_key is not None and not keys - rows_seen:
+                    raise ArchiveError(
+                        f"The CDX server at {host} answered resume key {resume_key!r} for "
+                        f"{prefix} with no capture it had not sent already, so its paging would "
+                        "not end: try again later with import_archive --failed."
+                    )
+                rows_seen |= keys
             yield page
             if not next_key or self.config.dialect == "pywb":
                 return
@@ -389,6 +404,7 @@ class ArchiveClient:
         archive_host = _host(url)
         limiter = self._limiters[kind]
         attempt = 0
+        overruns = 0  # attempts that ran out of the whole-request deadline
         while True:
             self.stats.waited_seconds += limiter.acquire()
             self.stats.requests += 1
@@ -434,7 +450,11 @@ class ArchiveClient:
                 # Whatever broke last (a read timeout shortened to the time left, headers cut
                 # at the deadline), the answer did not come in time.
                 reason = f"no complete answer within {self.config.deadline:g} s"
-            if attempt >= self.config.retries:
+            if reason.startswith("no complete answer within"):
+                overruns += 1
+            # An archive that trickled one whole answer past the deadline is tried once more;
+            # every further try would hold the site (and the archive's budget) a deadline long.
+            if attempt >= self.config.retries or overruns >= 2:
                 raise ArchiveError(
                     f"{what} at {archive_host} failed after {attempt + 1} attempts ({reason}); "
                     "try again later with import_archive --failed."

@@ -455,6 +455,39 @@ def test_a_site_whose_answer_is_cut_fails_and_the_next_ones_are_imported(
     assert Capture.objects.filter(site=first).count() == 0  # nothing half-written
 
 
+def test_a_resume_key_answered_with_rows_already_sent_ends_the_sites_query_at_once(
+    redis_url: str,
+) -> None:
+    """An archive answering every resume key with the same rows: the second page brings nothing
+    new, so the site fails with a sentence after two requests, not after HACS_CDX_MAX_PAGES,
+    and the next sites are imported."""
+    sites, data = three_sites()
+    with IAArchive(data) as archive:
+        archive.state.endless_prefixes.add("example.edu/~a/")
+        client = archive_client(archive, redis_url, max_cdx_pages=50)
+        report = sites_import(FromArchive([s.pk for s in sites]), client=client)
+        first_site = [e for e in archive.requests_to("cdx") if "~a" in e.query["url"]]
+    first, *others = [Site.objects.get(pk=s.pk) for s in sites]
+    assert len(first_site) == 2
+    assert first.import_status == "failed" and list(report.failed) == [first.pk]
+    assert "with no capture it had not sent already" in first.import_error
+    assert "import_archive --failed" in first.import_error
+    assert [o.import_status for o in others] == ["done", "done"]
+
+
+def test_an_answer_past_the_deadline_twice_is_not_asked_for_a_third_time(redis_url: str) -> None:
+    """A whole-request deadline overrun is one failed attempt, retried once: with five retries
+    allowed, a trickling archive is still asked only twice."""
+    with IAArchive(rows(40)) as archive:
+        archive.state.faults.extend([Fault("trickle", on="cdx", interval=0.2)] * 5)
+        client = archive_client(archive, redis_url, retries=5, deadline=0.5, timeout=30.0)
+        with pytest.raises(ArchiveError) as query:
+            all_rows(client)
+        asked = len(archive.requests_to("cdx"))
+    assert asked == 2
+    assert "failed after 2 attempts (no complete answer within 0.5 s)" in str(query.value)
+
+
 def test_an_unexpected_error_in_one_site_fails_it_with_a_sentence(redis_url: str) -> None:
     sites, data = three_sites()
 
@@ -652,7 +685,9 @@ def test_a_storm_of_faults_ends_and_a_retry_pass_equals_a_clean_import(
         errors = dict(Site.objects.values_list("pk", "import_error"))
         assert set(statuses.values()) <= {"done", "failed"}
         assert all(errors[pk] for pk, status in statuses.items() if status == "failed")
-        assert statuses[endless.pk] == "failed" and "HACS_CDX_MAX_PAGES" in errors[endless.pk]
+        # Its second page repeats its first: the query ends there, not at HACS_CDX_MAX_PAGES.
+        assert statuses[endless.pk] == "failed"
+        assert "with no capture it had not sent already" in errors[endless.pk]
         faults = [e for e in archive.state.log if e.status != 200]
         assert len(faults) >= 5  # the storm really blew
         # Some imported sites still miss pages: the --failed pass takes them too.
