@@ -30,8 +30,6 @@ Readings (see also the engine's module docstring):
 
 from __future__ import annotations
 
-import time
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -210,39 +208,17 @@ def evaluation_run(
     ``progress`` (and ``run.progress`` in the database) receive the finished fraction, 0 … 1.
     On an error the run is marked failed with the message, and the error is raised again.
     """
-    began = time.perf_counter()
-    EvaluationRun.objects.filter(pk=run.pk).update(
-        status=EvaluationRun.Status.RUNNING, progress=0.0, error="", finished_at=None
-    )
-    last_saved = [-1.0]
+    with run.running(saves=["results"]) as stored:
 
-    def report(fraction: float) -> None:
-        fraction = min(max(fraction, 0.0), 1.0)
-        if fraction - last_saved[0] >= 0.01 or fraction == 1.0:
-            EvaluationRun.objects.filter(pk=run.pk).update(progress=fraction)
-            last_saved[0] = fraction
-        if progress is not None:
-            progress(fraction)
+        def report(fraction: float) -> None:
+            stored(fraction)
+            if progress is not None:
+                progress(min(max(fraction, 0.0), 1.0))
 
-    try:
-        results = _evaluate(RunParameters.from_json(run.parameters), report)
-    except Exception as error:
-        run.status = EvaluationRun.Status.FAILED
-        run.error = "".join(traceback.format_exception_only(type(error), error)).strip()
-        run.finished_at = timezone.now()
-        run.duration_seconds = time.perf_counter() - began
-        run.save(update_fields=["status", "error", "finished_at", "duration_seconds"])
-        raise
-    run.results = results
-    run.status = EvaluationRun.Status.DONE
-    run.progress = 1.0
-    run.error = ""
-    run.finished_at = timezone.now()
-    run.duration_seconds = time.perf_counter() - began
-    run.save(
-        update_fields=["results", "status", "progress", "error", "finished_at", "duration_seconds"]
-    )
-    report(1.0)
+        run.results = _evaluate(RunParameters.from_json(run.parameters), report)
+    if progress is not None:
+        progress(1.0)
+    results: dict[str, Any] = run.results
     return results
 
 

@@ -19,8 +19,6 @@ observations up to it only.
 
 from __future__ import annotations
 
-import time
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -28,7 +26,6 @@ from datetime import time as clock_time
 from typing import Any
 
 import numpy as np
-from django.utils import timezone
 from numpy.typing import NDArray
 
 from hacs import defaults
@@ -203,38 +200,21 @@ def learned_scorer_run(
     ``progress`` receives the finished fraction (0 … 1) and a line on the best fitness so far.
     On an error the run is marked failed with the message, and the error is raised again.
     """
-    began = time.perf_counter()
-    LearnedScorer.objects.filter(pk=scorer.pk).update(
-        status=LearnedScorer.Status.RUNNING, progress=0.0, error="", finished_at=None
-    )
     params = LearnParameters.from_json(scorer.parameters)
-    last_saved = [-1.0]
+    with scorer.running(saves=LEARNED_FIELDS) as stored:
 
-    def report(fraction: float, line: str) -> None:
-        if fraction - last_saved[0] >= 0.01 or fraction == 1.0:
-            LearnedScorer.objects.filter(pk=scorer.pk).update(progress=fraction)
-            last_saved[0] = fraction
-        if progress is not None:
-            progress(fraction, line)
+        def report(fraction: float, line: str) -> None:
+            stored(fraction)
+            if progress is not None:
+                progress(fraction, line)
 
-    try:
-        result = _learn(params, report)
-    except Exception as error:
-        scorer.status = LearnedScorer.Status.FAILED
-        scorer.error = "".join(traceback.format_exception_only(type(error), error)).strip()
-        scorer.finished_at = timezone.now()
-        scorer.duration_seconds = time.perf_counter() - began
-        scorer.save(update_fields=["status", "error", "finished_at", "duration_seconds"])
-        raise
-    for name, value in result.items():
-        setattr(scorer, name, value)
-    scorer.status = LearnedScorer.Status.DONE
-    scorer.progress = 1.0
-    scorer.error = ""
-    scorer.finished_at = timezone.now()
-    scorer.duration_seconds = time.perf_counter() - began
-    scorer.save()
+        for name, value in _learn(params, report).items():
+            setattr(scorer, name, value)
     return scorer
+
+
+#: What a learning run stores besides its status: the model and how well it learned.
+LEARNED_FIELDS = ("model", "curve", "training_fitness", "validation_fitness")
 
 
 def _learn(params: LearnParameters, report: Callable[[float, str], None]) -> dict[str, Any]:

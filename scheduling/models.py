@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from numpy.typing import ArrayLike, NDArray
 
 from hacs.ranking import crawl_probabilities, posterior_probabilities
@@ -262,8 +266,10 @@ class DailyRun(models.Model):
         return f"Daily run {self.date} ({self.status})"
 
 
-class EvaluationRun(models.Model):
-    """One run of the paper's Evaluations 1 and 2 over a past period."""
+class StoredRun(models.Model):
+    """What an evaluation run and a learning run share: their parameters, where they stand and
+    how long they took. :meth:`running` moves them from one status to the next, and nothing else
+    writes them."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -274,7 +280,6 @@ class EvaluationRun(models.Model):
     parameters = models.JSONField(default=dict)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0, help_text="0 to 1")
-    results = models.JSONField(null=True, blank=True)
     error = models.TextField(blank=True)
     duration_seconds = models.FloatField(null=True, blank=True)
     created_by = models.ForeignKey(
@@ -288,13 +293,54 @@ class EvaluationRun(models.Model):
     )  # fmt: skip
 
     class Meta:
+        abstract = True
         ordering = ["-created_at"]
+
+    @contextmanager
+    def running(self, *, saves: Sequence[str] = ()) -> Iterator[Callable[[float], None]]:
+        """Run the block as this run: marked running, then done (with the fields ``saves``
+        names, set on the run inside the block) or failed with the exception's message, which
+        is raised again. Yields the progress callback (0 … 1, stored at every 1 %)."""
+        began = time.perf_counter()
+        rows = type(self).objects.filter(pk=self.pk)
+        rows.update(status=self.Status.RUNNING, progress=0.0, error="", finished_at=None)
+        saved = [-1.0]
+
+        def report(fraction: float) -> None:
+            fraction = min(max(fraction, 0.0), 1.0)
+            if fraction - saved[0] >= 0.01 or fraction == 1.0:
+                rows.update(progress=fraction)
+                saved[0] = fraction
+
+        try:
+            yield report
+        except Exception as error:
+            self.status = self.Status.FAILED
+            self.error = "".join(traceback.format_exception_only(type(error), error)).strip()
+            self.finished_at = timezone.now()
+            self.duration_seconds = time.perf_counter() - began
+            self.save(update_fields=["status", "error", "finished_at", "duration_seconds"])
+            raise
+        self.status, self.progress, self.error = self.Status.DONE, 1.0, ""
+        self.finished_at = timezone.now()
+        self.duration_seconds = time.perf_counter() - began
+        fields = ["status", "progress", "error", "finished_at", "duration_seconds", *saves]
+        self.save(update_fields=fields)
+
+
+class EvaluationRun(StoredRun):
+    """One run of the paper's Evaluations 1 and 2 over a past period."""
+
+    results = models.JSONField(null=True, blank=True)
+
+    class Meta(StoredRun.Meta):
+        pass
 
     def __str__(self) -> str:
         return f"Evaluation {self.pk} ({self.status})"
 
 
-class LearnedScorer(models.Model):
+class LearnedScorer(StoredRun):
     """A scheduler learned on the collection's history over a period: a GP4C score function
     (``hacs.learning.gp4c``) or an LWS regression (``hacs.learning.lws``).
 
@@ -303,36 +349,16 @@ class LearnedScorer(models.Model):
     A crawl list of a learned method uses the newest finished one of its kind and level.
     """
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-
     kind = models.CharField(max_length=8, choices=Learned.choices)
     level = models.CharField(max_length=10, choices=Level.choices, default=Level.HOMEPAGE)
     start = models.DateField(help_text="first day of the learning period")
     end = models.DateField(help_text="last day of the learning period")
-    parameters = models.JSONField(default=dict)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
-    progress = models.FloatField(default=0.0, help_text="0 to 1")
     model = models.JSONField(null=True, blank=True)
     curve = models.JSONField(null=True, blank=True)
     training_fitness = models.FloatField(null=True, blank=True)
     validation_fitness = models.FloatField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    duration_seconds = models.FloatField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    job = models.ForeignKey(
-        "jobs.JobRecord", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
 
-    class Meta:
-        ordering = ["-created_at"]
+    class Meta(StoredRun.Meta):
         indexes = [models.Index(fields=["kind", "level", "status"])]
 
     def __str__(self) -> str:
