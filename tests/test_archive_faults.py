@@ -463,7 +463,7 @@ def test_a_resume_key_answered_with_rows_already_sent_ends_the_sites_query_at_on
     and the next sites are imported."""
     sites, data = three_sites()
     with IAArchive(data) as archive:
-        archive.state.endless_prefixes.add("example.edu/~a/")
+        archive.state.endless_prefixes.add("example.edu/~a")
         client = archive_client(archive, redis_url, max_cdx_pages=50)
         report = sites_import(FromArchive([s.pk for s in sites]), client=client)
         first_site = [e for e in archive.requests_to("cdx") if "~a" in e.query["url"]]
