@@ -109,7 +109,7 @@ class ArchiveConfig:
     wayback_url: str
     dialect: str = "ia"  # "ia" (Internet Archive CDX server) or "pywb"
     cdx_per_minute: float = 24.0
-    memento_per_minute: float = 60.0
+    memento_per_minute: float = 480.0
     timeout: float = 30.0
     retries: int = 5
     backoff_base: float = 2.0
