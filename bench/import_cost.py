@@ -3,7 +3,10 @@ pages per second, memento fetches per observation on the demo archive, and what 
 and a nightly refresh of a 2,000-site demo archive ask of the archive.
 
 Run from the project root: ``.venv/bin/python -m bench.import_cost [--lines N] [--sites N]``;
-``--refresh-only`` runs the last part alone (``--refresh-sites N`` for its size).
+``--refresh-only`` runs the last part alone (``--refresh-sites N`` for its size);
+``--paper-scale`` runs instead what today's HACS asks of the Internet Archive for a paper-scale
+synthetic collection (``bench.paper_scale``: ``--sites`` seeds, 20,000 by default, ``--sample``
+of them through HACS's commands, ``--nights`` of the archive capturing more, ``--seed``).
 It creates throw-away databases (a SQLite file in a temporary directory and a PostgreSQL
 cluster started with ``scripts.localservers``), a throw-away Redis, and a pywb serving the demo
 archive; nothing of the developer's own data is touched. Goals: >= 50,000 CDX lines/s stored on
@@ -208,11 +211,26 @@ def print_refresh_costs(runs: list[tuple[str, dict[str, float]]], sites: int) ->
 def main() -> None:
     parser = argument_parser(__doc__)
     parser.add_argument("--lines", type=int, default=200_000)
-    parser.add_argument("--sites", type=int, default=2_000)
+    parser.add_argument("--sites", type=int, help="2,000 (20,000 with --paper-scale)")
     parser.add_argument("--pages", type=int, default=1000, help="pages for link extraction")
     parser.add_argument("--refresh-sites", type=int, default=2_000, help="sites of the refresh")
     parser.add_argument("--refresh-only", action="store_true", help="only the refresh part")
+    parser.add_argument("--paper-scale", action="store_true", help="the paper-scale archive cost")
+    parser.add_argument("--sample", type=int, default=500, help="paper scale: seeds through HACS")
+    parser.add_argument("--nights", type=int, default=7, help="paper scale: nights")
+    parser.add_argument("--seed", type=int, default=0, help="paper scale: the collection's seed")
     options = parser.parse_args()
+
+    if options.paper_scale:
+        from bench import paper_scale
+
+        with tempfile.TemporaryDirectory(prefix="hacs-bench-") as name, start_redis() as redis:
+            paper_scale.run(
+                sites=options.sites or 20_000, sample=options.sample, nights=options.nights,
+                seed=options.seed, redis_url=redis.url(), tmp=Path(name),
+            )  # fmt: skip
+        return
+    options.sites = options.sites or 2_000
 
     if options.refresh_only:
         with tempfile.TemporaryDirectory(prefix="hacs-bench-") as name, start_redis() as redis:
