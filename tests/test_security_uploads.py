@@ -259,7 +259,7 @@ def test_the_upload_page_states_its_line_length_and_how_many_files_it_holds(
 ) -> None:
     response = post_file(logged_in_client, b"http://a.edu/~x/\n", "check")
     page = response.content.decode()
-    assert "each line at most 8192 characters" in page
+    assert "each line at most 8,192 characters" in page
     assert "it keeps your 5 most recently checked files" in page
 
 
