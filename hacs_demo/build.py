@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -44,14 +45,17 @@ def build_demo_archive(
     start: date = date(2015, 6, 1),
     end: date = date(2018, 6, 1),
     warc_name: str = WARC_NAME,
+    writing: Callable[[str], None] | None = None,
 ) -> DemoArchive:
     """Write ``demo.warc.gz``, ``demo.cdx``, ``seeds.csv`` and ``truth.json`` into ``outdir``.
 
     ``sites`` authors, random world drawn from ``seed``, captures between ``start`` (00:00 UTC)
     and ``end`` (00:00 UTC, exclusive). Existing files of those names are replaced. The WARC
     file is named ``warc_name`` instead when given (``load_demo`` names the demo archive HACS
-    replays itself ``LOCAL_WARC_NAME``); the CDX and the truth name it too.
+    replays itself ``LOCAL_WARC_NAME``); the CDX and the truth name it too. ``writing`` is
+    told each file's name as its writing starts (a terminal's progress bar names it).
     """
+    tell = writing or (lambda _name: None)
     _check_arguments(sites, seed, start, end)
     if not warc_name.endswith(".warc.gz") or "/" in warc_name or warc_name.startswith("."):
         raise ValueError(
@@ -65,9 +69,13 @@ def build_demo_archive(
     for site in world.sites:
         plan_captures(site)
 
+    tell(warc_name)
     captures = write_warc(world, out / warc_name)
+    tell(CDX_NAME)
     cdx_lines, dirt = write_cdx(out / CDX_NAME, seed, world.span, captures, warc_name)
+    tell(SEEDS_NAME)
     seed_rows = write_seeds(out / SEEDS_NAME, world.sites)
+    tell(TRUTH_NAME)
     write_truth(out / TRUTH_NAME, world, captures, dirt, seed_rows, warc_name)
 
     return DemoArchive(

@@ -834,3 +834,15 @@ def test_span_writes_instants_as_cdx_warc_and_http_do() -> None:
     assert span.iso(86400 + 3661) == "2015-06-02T01:01:01Z"
     assert span.http_date(0) == "Mon, 01 Jun 2015 00:00:00 GMT"
     assert payload_digest(b"") == "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"
+
+
+def test_the_builder_names_each_file_as_its_writing_starts(tmp_path: Path) -> None:
+    told: list[str] = []
+
+    def writing(name: str) -> None:
+        told.append(name)
+        # Told before the file is written: nothing of this run's file exists yet.
+        assert not (tmp_path / name).exists()
+
+    build_demo_archive(tmp_path, sites=2, seed=0, writing=writing)
+    assert told == ["demo.warc.gz", "demo.cdx", "seeds.csv", "truth.json"]

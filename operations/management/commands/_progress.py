@@ -5,7 +5,7 @@ progress of its own."""
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -20,15 +20,26 @@ from operations.jobs import enqueue_files, file_import_run, sites_interrupt
 
 
 @contextmanager
-def files_written_progress(files: Sequence[tuple[Path, str]], desc: str) -> Iterator[None]:
-    """A bar of the bytes written to ``files`` while the block runs, for work that reports no
-    progress of its own; it names the file being written (its label) and is quiet when not
-    on a terminal. Files left from an earlier run count only once rewritten."""
+def files_written_progress(
+    files: Sequence[tuple[Path, str]], desc: str
+) -> Iterator[Callable[[str], None]]:
+    """A bar of the bytes written to ``files`` while the block runs; it names the file being
+    written (its label) and is quiet when not on a terminal. Files left from an earlier run
+    count only once rewritten.
+
+    Yields the callback to tell when a file's writing starts (its path's name): the bar names
+    it at once, however fast the file is written; between calls it follows the newest file.
+    """
     bar = tqdm(unit="B", unit_scale=True, desc=desc, disable=not sys.stderr.isatty(),
                leave=False)  # fmt: skip
+    labels = {path.name: label for path, label in files}
     if bar.disable:
-        yield
+        yield lambda _name: None
         return
+
+    def writing(name: str) -> None:
+        bar.set_description_str(labels.get(name, name), refresh=True)
+
     started = time.time()
     done = threading.Event()
 
@@ -50,7 +61,7 @@ def files_written_progress(files: Sequence[tuple[Path, str]], desc: str) -> Iter
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     try:
-        yield
+        yield writing
     finally:
         done.set()
         watcher.join()

@@ -32,7 +32,7 @@ class Command(BaseCommand):
         end = today()
         names = (LOCAL_WARC_NAME, *DEMO_FILES[1:])  # DEMO_FILES starts with the WARC file
         written = [(outdir / name, f"Writing {name}") for name in names]
-        with files_written_progress(written, "Drawing the sites"):
+        with files_written_progress(written, "Drawing the sites") as writing:
             archive = build_demo_archive(
                 outdir,
                 sites=int(options["sites"]),  # type: ignore[call-overload]
@@ -42,6 +42,7 @@ class Command(BaseCommand):
                 # Its own name, by which the Site page links its captures to HACS's own replay
                 # of the demo archive (/demo-archive/…) rather than to a public archive.
                 warc_name=LOCAL_WARC_NAME,
+                writing=writing,
             )
         # The demo seed list has a few bad lines on purpose (to show how they are reported on the
         # Upload seeds page); their messages would only alarm a new user here.

@@ -42,13 +42,14 @@ class Command(BaseCommand):
         outdir = options["outdir"]
         written = [(outdir / name, f"Writing {name}") for name in DEMO_FILES]
         try:
-            with files_written_progress(written, "Drawing the sites"):
+            with files_written_progress(written, "Drawing the sites") as writing:
                 archive = build_demo_archive(
                     outdir,
                     sites=options["sites"],
                     seed=options["seed"],
                     start=options["start"],
                     end=options["end"],
+                    writing=writing,
                 )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
