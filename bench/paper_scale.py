@@ -162,20 +162,10 @@ class SampleRun:
     """The sample's seeds in a throw-away SQLite database, run through HACS's commands."""
 
     def __init__(self, tmp: Path, archive: Any, redis_url: str, seeds: list[str]) -> None:
-        from bench.import_cost import CHILD_ENV
+        from bench.import_cost import fake_archive_env
 
         self.archive = archive
-        self.env = {
-            **os.environ,
-            "DATABASE_URL": f"sqlite:///{tmp}/paper-scale.sqlite3",
-            "REDIS_URL": redis_url,
-            "HACS_CDX_URL": archive.cdx_url,
-            "HACS_CDX_DIALECT": "ia",
-            "HACS_WAYBACK_URL": archive.wayback_url,
-            "HACS_CDX_RATE_PER_MINUTE": "6000",
-            "HACS_MEMENTO_RATE_PER_MINUTE": "60000",
-            **CHILD_ENV,
-        }
+        self.env = fake_archive_env(archive, redis_url, tmp / "paper-scale.sqlite3")
         seeds_path = tmp / "sample-seeds.txt"
         seeds_path.write_text("\n".join(seeds) + "\n")
         self._run([sys.executable, "manage.py", "migrate", "--verbosity", "0"])

@@ -26,7 +26,7 @@ from django.core.management import CommandError, call_command
 
 from archive.models import Capture, LinkSnapshot, Site, Tag
 from hacs.clock import to_days
-from hacs.evaluation import ObservationTable, evaluate
+from hacs.evaluation import ObservationTable
 from hacs_demo import build_demo_archive
 from jobs.models import JobRecord
 from scheduling.evaluation_service import (
@@ -39,7 +39,7 @@ from scheduling.jobs import enqueue_evaluation
 from scheduling.models import Estimate, EvaluationRun
 from scheduling.observations import EpochMilliseconds
 from tests.conftest import make_site
-from tests.support.demo_tables import truth_tables
+from tests.support.demo_tables import evaluate_as_a_run, run_window, truth_tables
 
 # Every test may touch the database: the module fixture imports the demo into the test database,
 # and pytest-django sets that database up only for sessions with tests marked like this.
@@ -317,12 +317,7 @@ def windowed_truth_table(data: dict[str, Any]) -> ObservationTable:
     full = truth_tables(
         data["truth"], n_sites=len(data["site_urls"]), site_order=data["site_urls"]
     )["homepage"]
-    keep = (full.time >= data["start"] - 84) & (full.time <= data["end"] + 7)
-    return ObservationTable(
-        site=full.site[keep], page=full.page[keep], time=full.time[keep],
-        page_index=full.page_index[keep], link_floor=full.link_floor[keep],
-        new_links=full.new_links[keep], n_sites=full.n_sites,
-    )  # fmt: skip
+    return run_window(full, start=data["start"], end=data["end"])
 
 
 def test_the_loaded_tables_are_the_tables_read_from_the_truth(
@@ -346,11 +341,9 @@ def test_an_imported_demo_evaluates_exactly_as_the_core_does_on_its_truth_tables
 ) -> None:
     """The run's Table I and P@K are the evaluation core's on the truth's tables with the run's
     parameters (the service adds nothing and loses nothing on the way)."""
-    core = evaluate(
-        {"homepage": windowed_truth_table(demo_results)},
-        start=demo_results["start"], end=demo_results["end"], step_days=7.0, e_days=7.0,
-        w_weeks=range(1, 13), method="interpolated",
-    )  # fmt: skip
+    core = evaluate_as_a_run(
+        windowed_truth_table(demo_results), start=demo_results["start"], end=demo_results["end"]
+    )
     run = demo_results["results"]
     assert run["table"] == core["table"] and run["pak"] == core["pak"]
     assert run["curves"] == core["curves"]

@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 from hacs.clock import to_days
-from hacs.evaluation import ObservationTable, evaluate, reference_points, window_scores
+from hacs.evaluation import reference_points, window_scores
 from hacs_demo import build_demo_archive
-from tests.support.demo_tables import truth_tables
+from tests.support.demo_tables import evaluate_as_a_run, run_window, truth_tables
 
 # 1200 sites rather than the default 40 (or 400), for statistical stability at w = 1 week. HACS
 # wins at w = 1 only through the site-windows whose one week of captures reveals an update (an
@@ -45,17 +45,8 @@ def demo_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     truth = json.loads(Path(demo.truth_path).read_text(encoding="utf-8"))
     start = to_days(datetime(2015, 6, 1, tzinfo=UTC))
     end = to_days(datetime(2018, 6, 1, tzinfo=UTC))
-    full = truth_tables(truth, n_sites=DEMO_SITES)["homepage"]
-    keep = (full.time >= start - 84) & (full.time <= end + 7)  # the window a run loads
-    table = ObservationTable(
-        site=full.site[keep], page=full.page[keep], time=full.time[keep],
-        page_index=full.page_index[keep], link_floor=full.link_floor[keep],
-        new_links=full.new_links[keep], n_sites=DEMO_SITES,
-    )  # fmt: skip
-    results = evaluate(
-        {"homepage": table}, start=start, end=end, step_days=7.0, e_days=7.0,
-        w_weeks=range(1, 13), method="interpolated",
-    )  # fmt: skip
+    table = run_window(truth_tables(truth, n_sites=DEMO_SITES)["homepage"], start=start, end=end)
+    results = evaluate_as_a_run(table, start=start, end=end)
     by_index = {int(site["index"]): site["seed_url"] for site in truth["sites"]}
     return {
         "results": results,

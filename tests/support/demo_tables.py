@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from hacs.evaluation import ObservationTable
+from hacs.evaluation import ObservationTable, evaluate
 from hacs.updates import link_floors
 
 LEVELS = ("homepage", "website")
@@ -79,3 +79,24 @@ def truth_tables(
         level: ObservationTable(**{k: np.asarray(v) for k, v in column.items()}, n_sites=n_sites)
         for level, column in columns.items()
     }
+
+
+def run_window(table: ObservationTable, *, start: float, end: float) -> ObservationTable:
+    """The observations an evaluation run of [start, end] loads: from 12 weeks before the start
+    to e (7 days) after the end."""
+    keep = (table.time >= start - 84) & (table.time <= end + 7)
+    return ObservationTable(
+        site=table.site[keep], page=table.page[keep], time=table.time[keep],
+        page_index=table.page_index[keep], link_floor=table.link_floor[keep],
+        new_links=None if table.new_links is None else table.new_links[keep],
+        n_sites=table.n_sites,
+    )  # fmt: skip
+
+
+def evaluate_as_a_run(table: ObservationTable, *, start: float, end: float) -> dict[str, Any]:
+    """The evaluation core on a homepage table with an evaluation run's default parameters
+    (w = 1 … 12 weeks, e and the step 7 days, the interpolated method)."""
+    return evaluate(
+        {"homepage": table}, start=start, end=end, step_days=7.0, e_days=7.0,
+        w_weeks=range(1, 13), method="interpolated",
+    )  # fmt: skip
