@@ -100,6 +100,27 @@ def env_list(name: str, default: list[str], environ: Mapping[str, str] | None = 
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+def env_hosts(name: str, environ: Mapping[str, str] | None = None) -> list[str]:
+    """A comma-separated list of ``host`` or ``host:port`` (``[v6]:port``), lower-cased; a URL,
+    a path or a bad port stops start-up naming the variable and the entry."""
+    hosts = []
+    for entry in env_list(name, [], environ):
+        parts = urlsplit(f"//{entry}")
+        try:
+            port = parts.port
+        except ValueError:
+            port = -1
+        if not parts.hostname or port == -1 or parts.path or parts.username or "/" in entry:
+            raise ImproperlyConfigured(
+                f"{name}={_raw(name, environ)!r}: {entry!r} is not a host or host:port "
+                "(e.g. 127.0.0.1:8080 or btrix.library.example)."
+            )
+        host = parts.hostname.lower()
+        host = f"[{host}]" if ":" in host else host
+        hosts.append(f"{host}:{port}" if port is not None else host)
+    return hosts
+
+
 def env_url(
     name: str,
     default: str,

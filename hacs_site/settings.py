@@ -20,6 +20,7 @@ from hacs_site.env import (
     env_bool,
     env_float,
     env_header,
+    env_hosts,
     env_int,
     env_list,
     env_str,
@@ -298,30 +299,7 @@ HACS_USER_AGENT = env_header(
 # reached over http and at loopback or private addresses. All of one hand-off's requests end
 # within HACS_HTTP_DEADLINE together. Heritrix hand-offs write only into job directories that
 # resolve (symlinks included) inside HACS_HERITRIX_ROOT; unset, no Heritrix hand-off writes.
-
-
-def _allowed_host(entry: str) -> str:
-    """``host`` or ``host:port`` (``[v6]:port``), lower-cased; a URL or path stops start-up."""
-    from urllib.parse import urlsplit  # here, so that this block is all the hand-offs add
-
-    parts = urlsplit(f"//{entry}")
-    try:
-        port = parts.port
-    except ValueError:
-        port = -1
-    if not parts.hostname or port == -1 or parts.path or parts.username or "/" in entry:
-        raise ImproperlyConfigured(
-            f"HACS_BROWSERTRIX_ALLOWED_HOSTS has {entry!r}, which is not a host or host:port "
-            "(e.g. 127.0.0.1:8080 or btrix.library.example)."
-        )
-    host = parts.hostname.lower()
-    host = f"[{host}]" if ":" in host else host
-    return f"{host}:{port}" if port is not None else host
-
-
-HACS_BROWSERTRIX_ALLOWED_HOSTS = [
-    _allowed_host(entry) for entry in env_list("HACS_BROWSERTRIX_ALLOWED_HOSTS", [])
-]
+HACS_BROWSERTRIX_ALLOWED_HOSTS = env_hosts("HACS_BROWSERTRIX_ALLOWED_HOSTS")
 HACS_HERITRIX_ROOT = env_str("HACS_HERITRIX_ROOT", "")
 if HACS_HERITRIX_ROOT and not os.path.isabs(HACS_HERITRIX_ROOT):
     raise ImproperlyConfigured(

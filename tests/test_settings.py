@@ -121,6 +121,8 @@ def test_bad_database_urls_are_explained(url: str, message: str, tmp_path: Path)
         ("HACS_HTTPS", "maybe"),
         ("HACS_HSTS_SECONDS", "-1"),
         ("HACS_ARCHIVE_REFRESH_CRON", "nightly"),
+        ("HACS_BROWSERTRIX_ALLOWED_HOSTS", "http://btrix.example/api"),
+        ("HACS_BROWSERTRIX_ALLOWED_HOSTS", "127.0.0.1:99999"),
     ],
 )
 def test_a_bad_variable_stops_start_up_with_its_name(variable: str, value: str) -> None:
