@@ -97,8 +97,11 @@ def run_legs(legs: list[str], env: dict[str, str], pytest_args: list[str]) -> li
                 leg_env["DATABASE_URL"] = f"sqlite:///{var / 'test-run.sqlite3'}"
             skip = [f"--ignore={path}" for path in PURE_TESTS] if n > 0 else []
             log = var / "pytest.log"
-            # The slowest tests of each leg are listed, so that CI's time can be watched.
-            args = ["-p", "no:cacheprovider", "--durations=15", *skip, *pytest_args]
+            # The slowest tests of each leg are listed, so that CI's time can be watched. Each
+            # leg keeps its temporary files in its own directory: pytest's shared one drops the
+            # oldest runs' directories when new runs start, under a leg still using them.
+            args = ["-p", "no:cacheprovider", "--durations=15", f"--basetemp={var / 'tmp'}",
+                    *skip, *pytest_args]  # fmt: skip
             with open(log, "wb") as out:
                 process = subprocess.Popen(
                     [PYTHON, "-m", "pytest", *args],
