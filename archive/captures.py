@@ -65,6 +65,8 @@ class CaptureCounts:
     added: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     sites: set[int] = field(default_factory=set)
+    # New rows written per site (a row another import wrote meanwhile counts here, not in added).
+    written: Counter[int] = field(default_factory=Counter)
 
     def skipped_summary(self) -> str:
         """The skipped rows by reason, most common first (``"none"`` when nothing was skipped)."""
@@ -75,6 +77,7 @@ class CaptureCounts:
         self.added += other.added
         self.skipped.update(other.skipped)
         self.sites |= other.sites
+        self.written.update(other.written)
 
 
 def _normalised(record: cdx.CdxRecord) -> tuple[str, int | None]:
@@ -184,6 +187,7 @@ def captures_store(
             fresh.append((_stored_form(record, mimetype, status), depth, page_key))
         if not fresh:
             continue
+        counts.written[site_id] += len(fresh)
         kinds = classify([c for c, _pk, _kind in old] + [f[0] for f in fresh])
         for (_record, pk, kind), new_kind in zip(old, kinds, strict=False):
             if kind != new_kind:

@@ -157,3 +157,67 @@ class Capture(models.Model):
 
     def __str__(self) -> str:
         return f"{self.url} @ {self.timestamp:%Y-%m-%d %H:%M:%S}"
+
+
+class ArchiveCheck(models.Model):
+    """When HACS last asked an archive's CDX server about a site and had its answer.
+
+    ``newest_seen`` is the newest capture time that answer held, over all its rows (for a host
+    query, other people's pages too: a busy host's newest row is about the time of the check).
+    The next refresh asks ``from`` it less the archive's indexing lag
+    (``HACS_CDX_INDEX_LAG_DAYS``): everything captured before it had been indexed by then. The
+    nightly budget weighs how long a site has waited since ``checked_at``.
+    """
+
+    site = models.ForeignKey(Site, on_delete=models.CASCADE, related_name="archive_checks")
+    source = models.CharField(max_length=200, help_text="The CDX server, as captures name it.")
+    checked_at = models.DateTimeField(help_text="When the query that answered for the site began.")
+    newest_seen = models.DateTimeField(
+        null=True, blank=True, help_text="The newest capture time in that answer (any row)."
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["site", "source"], name="archive_check_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.site_id} at {self.source}: {self.checked_at:%Y-%m-%d %H:%M}"
+
+
+class QueryMemory(models.Model):
+    """What a refresh learned about one grouped CDX query, for the next refresh's plan.
+
+    ``key`` is the group's (``hacs.formats.queries.CdxQuery.key``, a host key and a path prefix)
+    or, for the recall audit, a host key alone. A group whose answer was too big is split next
+    time; a host where the archive's group answers missed captures an exact query found is asked
+    one seed at a time from then on.
+    """
+
+    class Kind(models.TextChoices):
+        GROUP = "group", "Grouped query"
+        HOST = "host", "Host audited"
+
+    source = models.CharField(max_length=200)
+    kind = models.CharField(max_length=5, choices=Kind.choices)
+    key = models.CharField(max_length=2000)
+    rows = models.PositiveIntegerField(default=0, help_text="Rows of the last answer.")
+    pages = models.PositiveIntegerField(default=0, help_text="CDX requests of the last answer.")
+    too_big = models.BooleanField(default=False)
+    misses = models.PositiveIntegerField(
+        default=0, help_text="Captures an exact query found that the group's answer lacked."
+    )
+    per_seed = models.BooleanField(default=False, help_text="Ask this host's seeds one at a time.")
+    blocks = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Index blocks (~3,000 lines) the group's range spans."
+    )
+    sized_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "kind", "key"], name="query_memory_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.key} at {self.source}"

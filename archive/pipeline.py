@@ -3,9 +3,10 @@
 Every command, job and page that imports goes through :func:`sites_import` with one of four
 sources:
 
-* :class:`FromArchive` — query the configured CDX server for each site, store its captures,
-  fetch the mementos of contents not seen before, compute updates (one site at a time, so one
-  site's failure never stops the others);
+* :class:`FromArchive` — query the configured CDX server, a site's whole history alone the
+  first time and afterwards by host (``archive.archive_import``: several queries in flight, one
+  site's or one group's failure never stops the others), store the captures, fetch the
+  contents not seen before newest first across the sites, compute updates;
 * :class:`FromCdxFiles` — CDX files of any dialect; then, unless told not to, fetch the touched
   sites' missing snapshots from the configured Wayback server, one site at a time (with
   ``fetch=False`` only the captures are stored, and the sites keep their status until a later
@@ -16,32 +17,31 @@ sources:
 * :class:`FetchRetry` — the later pass for sites whose memento fetches failed: fetch what is
   still missing and compute updates again.
 
-A site's import begins in :func:`sites_start` (marked running) and ends in :func:`sites_finish`,
-the one place that marks sites done (with ``imported_at``) or failed (with the reason). A file
-import starts each site when its first captures are stored, in the same transaction, and tells
-``step`` (a :class:`Step`) which sites it started and how far it has read, batch by batch: the
-layer above records them, so that an import interrupted mid-file leaves its sites to be marked
-interrupted, not waiting forever. Before marking sites done the pipeline calls ``after(site_ids)``:
-the layer above (``operations.refresh``) recomputes the sites' estimates there, so a site shown
-as imported always has estimates from its new data. Everything the pipeline writes is keyed by
-unique constraints and everything derived is recomputed from what is stored, so an interrupted
-run, run again, ends with the data of a clean run.
+A site's import begins in :func:`sites_start` (marked running) and ends in :func:`sites_finish`
+(both in ``archive.status``), the one place that marks sites done (with ``imported_at``) or
+failed (with the reason). A file import starts each site when its first captures are stored, in
+the same transaction, and tells ``step`` (a :class:`Step`) which sites it started and how far it
+has read, batch by batch: the layer above records them, so that an import interrupted mid-file
+leaves its sites to be marked interrupted, not waiting forever. Before marking sites done the
+pipeline calls ``after(site_ids)``: the layer above (``operations.refresh``) recomputes the
+sites' estimates there, so a site shown as imported always has estimates from its new data.
+Everything the pipeline writes is keyed by unique constraints and everything derived is
+recomputed from what is stored, so an interrupted run, run again, ends with the data of a clean
+run.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
 from django.db import transaction
-from django.db.models import F, Max
-from django.utils import timezone
 
+from archive.archive_import import archive_import
 from archive.captures import (
     MAX_DEPTH,
     CaptureCounts,
@@ -49,15 +49,14 @@ from archive.captures import (
     capture_limits,
     captures_store,
 )
-from archive.models import Capture, Site
+from archive.models import Site
 from archive.snapshots import snapshot_from_body, snapshots_fetch, snapshots_save, updates_compute
-from archive.wayback import ArchiveClient, ArchiveError
+from archive.status import sites_finish, sites_start
+from archive.wayback import ArchiveClient
 from hacs.formats import cdx
-from hacs.formats.canon import SeedScope
 from hacs.formats.warc import WarcCapture, WarcError, WarcStats, read_warc
 
 log = logging.getLogger(__name__)
-EARLIEST = datetime(1990, 1, 1, tzinfo=UTC)  # before any web archive
 
 __all__ = [
     "FetchRetry",
@@ -75,9 +74,10 @@ __all__ = [
 
 @dataclass(frozen=True)
 class FromArchive:
-    """Query the archive for each site. A site already holding captures from this archive is
-    asked only for captures from ``index_lag_days`` before its newest one (``from``); with
-    ``full`` its whole history is read again."""
+    """Query the archive for the sites. A site already holding captures from this archive is
+    asked, with the other such sites of its host, only for captures from ``index_lag_days``
+    before it was last checked (``from``); with ``full`` each site's whole history is read
+    again, one site a query."""
 
     site_ids: Sequence[int]
     full: bool = False
@@ -156,23 +156,7 @@ def sites_import(
     finish = after or _nothing
     if isinstance(source, FromArchive | FetchRetry):
         assert client is not None, "this source needs an archive client"
-        sites = Site.objects.filter(pk__in=list(source.site_ids)).order_by("pk")
-        found = list(sites.only("pk", "seed_url"))
-        for number, site in enumerate(found):
-            _one_site(site, source, client, report, finish, notify)
-            unreachable = client.unreachable
-            if unreachable is not None:
-                # No later site can do better: say so for each of them and stop the run.
-                report.stopped = str(unreachable)
-                rest = {later.pk: report.stopped for later in found[number + 1 :]}
-                report.failed.update(rest)
-                sites_finish(failed=rest)
-                for later in found[number + 1 :]:
-                    notify(later.seed_url, report.stopped, {})
-                break
-        for site_id in sorted(set(source.site_ids) - {site.pk for site in found}):
-            # Deleted after the work was queued: say so, so that a job's count still completes.
-            notify(f"site {site_id}", "The site was deleted before its import ran.", {})
+        _from_archive(source, client, report, finish, notify)
     elif isinstance(source, FromWarcFiles):
         run = _FileRun(ScopeIndex.for_sites(), report, step or _no_step, start=True)
         for path in source.paths:
@@ -193,110 +177,41 @@ def sites_import(
     return report
 
 
-def sites_start(site_ids: Sequence[int]) -> None:
-    """The one place that begins sites' imports: marked running, one more attempt counted."""
-    Site.objects.filter(pk__in=list(site_ids)).update(
-        import_status=Site.ImportStatus.RUNNING, import_attempts=F("import_attempts") + 1
-    )
+# --- Sites from the archive --------------------------------------------------------------------
 
 
-def sites_finish(*, done: Sequence[int] = (), failed: dict[int, str] | None = None) -> None:
-    """The one place that ends an import: sites done (stamped ``imported_at``) or failed."""
-    if done:
-        Site.objects.filter(pk__in=list(done)).update(
-            import_status=Site.ImportStatus.DONE, import_error="", imported_at=timezone.now()
-        )
-    for site_id, reason in (failed or {}).items():
-        Site.objects.filter(pk=site_id).update(
-            import_status=Site.ImportStatus.FAILED, import_error=reason[:5000]
-        )
-
-
-# --- One site from the archive ------------------------------------------------------------------
-
-
-def _one_site(
-    site: Site,
+def _from_archive(
     source: FromArchive | FetchRetry,
     client: ArchiveClient,
     report: ImportReport,
     finish: Callable[[list[int]], None],
     notify: Progress,
 ) -> None:
-    sites_start([site.pk])
-    counts: dict[str, int] = {}
-    failure = ""
-    try:
-        if isinstance(source, FromArchive):
-            added, bad_lines = _captures_from_archive(site, client, report, full=source.full)
-            counts.update({"captures added": added, "bad CDX lines": bad_lines})
-        fetched = snapshots_fetch(site_ids=[site.pk], fetch=client.fetch_memento)
-        report.fetches.update(fetched)
-        unreachable = client.unreachable
-        if unreachable is not None:
-            raise unreachable  # its fetches were recorded as failed; the run stops
-        updates_compute(site_ids=[site.pk])
-        counts.update({"fetches": fetched["fetched"], "fetch failures": fetched["fetch failed"]})
-        finish([site.pk])
-    except ArchiveError as error:
-        failure = str(error)
-    except Exception as error:  # one site's trouble, whatever it is, must not stop the others
-        log.exception("Importing %s failed", site.seed_url)
-        failure = (
-            f"Importing {site.seed_url} stopped on an unexpected error ({type(error).__name__}: "
-            f"{str(error)[:300]}); the log has the details: fix the cause, then run "
-            "import_archive --failed."
-        )
-    if failure:
-        report.failed[site.pk] = failure
-        sites_finish(failed={site.pk: failure})
-    else:
-        report.done.append(site.pk)
-        sites_finish(done=[site.pk])
-    notify(site.seed_url, failure, counts)
+    """The archive's sites: queries planned by host and run in parallel, contents newest first
+    (``archive.archive_import``); every site ends done or failed, told to ``notify``."""
+    urls = dict(Site.objects.filter(pk__in=list(source.site_ids)).values_list("pk", "seed_url"))
+    ids = sorted(urls)
+    sites_start(ids)
 
+    def told(site_id: int, failure: str, counts: dict[str, int]) -> None:
+        if failure:
+            report.failed[site_id] = failure
+        else:
+            report.done.append(site_id)
+        notify(urls[site_id], failure, counts)
 
-def _captures_from_archive(
-    site: Site, client: ArchiveClient, report: ImportReport, *, full: bool = False
-) -> tuple[int, int]:
-    """Query the archive for the site's captures and store them; (captures added, bad lines).
-
-    The site's captures are written in one transaction after every CDX page has been read, so
-    an interrupted query leaves nothing half-written. Unless ``full``, a site holding captures
-    from this archive is asked only for those from ``index_lag_days`` before the newest one:
-    the archive indexes captures late, and rows asked for twice are stored once.
-    """
-    scope = SeedScope.from_url(site.seed_url)
-    records: list[cdx.CdxRecord] = []
-    bad_lines = 0
-    source = client.config.source
-    since = None if full else _refresh_from(site.pk, source, client.config.index_lag_days)
-
-    def parse(text: str) -> tuple[cdx.CdxParseResult, str | None]:
-        result = cdx.parse_cdx(text)
-        return result, result.resume_key
-
-    def row_keys(page: cdx.CdxParseResult) -> Iterator[tuple[str, datetime]]:
-        return ((r.urlkey, r.timestamp) for r in page.records)
-
-    for page in client.cdx_pages(scope.cdx_query_url(), parse, since=since, row_keys=row_keys):
-        records.extend(page.records)
-        bad_lines += page.skipped
-    index = ScopeIndex([(site.pk, site.seed_url)])
-    counts = captures_store(records=records, source=source, index=index)
-    report.captures.merge(counts)
+    captures, fetches, bad_lines, _failed = archive_import(
+        ids, client, read_captures=isinstance(source, FromArchive),
+        full=isinstance(source, FromArchive) and source.full, finish=finish, progress=told,
+    )  # fmt: skip
+    report.captures.merge(captures)
+    report.fetches.update(fetches)
     report.bad_lines += bad_lines
-    return counts.added, bad_lines
-
-
-def _refresh_from(site_id: int, source: str, lag_days: float) -> str | None:
-    """The ``from`` timestamp of an incremental query, or None when the site holds no capture
-    from this archive yet (then its whole history is asked for)."""
-    newest = Capture.objects.filter(site_id=site_id, source=source).aggregate(Max("timestamp"))
-    moment = newest["timestamp__max"]
-    if moment is None:
-        return None
-    return cdx.format_timestamp(max(moment - timedelta(days=lag_days), EARLIEST))
+    if client.unreachable is not None:
+        report.stopped = str(client.unreachable)
+    for site_id in sorted(set(source.site_ids) - set(urls)):
+        # Deleted after the work was queued: say so, so that a job's count still completes.
+        notify(f"site {site_id}", "The site was deleted before its import ran.", {})
 
 
 # --- Files --------------------------------------------------------------------------------------

@@ -4,7 +4,11 @@ The limiter keeps, per host and kind of request, the earliest time the next requ
 (a "theoretical arrival time", as in the generic cell rate algorithm). Reserving a slot is one
 atomic Lua call that returns how long the caller must wait, so any number of workers on any
 number of machines together never exceed the configured rate. A ``Retry-After`` answer pushes the
-host's next slot forward for everybody.
+host's next slot forward for everybody. A caller with a deadline reserves nothing when the next
+slot comes after it (``SlotPastDeadline``), so a slot is never taken that no request will use.
+
+The limiter is safe to share between threads: Redis runs each reservation alone, and redis-py
+hands each thread a connection of its own from the client's pool.
 """
 
 from __future__ import annotations
@@ -14,17 +18,22 @@ from collections.abc import Callable
 
 import redis
 
-# KEYS[1]: the limiter key. ARGV[1]: interval between requests (s). ARGV[2]: extra delay (s).
-# Returns the wait (s, as a string to keep precision) before the reserved slot.
+# KEYS[1]: the limiter key. ARGV[1]: interval between requests (s). ARGV[2]: the longest wait
+# the caller accepts (s; negative: any). Returns {wait before the next slot (s, as a string to
+# keep precision), 1 if that slot was reserved or 0 if it comes too late and was left free}.
 _RESERVE = """
 local now_parts = redis.call('TIME')
 local now = tonumber(now_parts[1]) + tonumber(now_parts[2]) / 1000000
 local interval = tonumber(ARGV[1])
+local most = tonumber(ARGV[2])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tat < now then tat = now end
 local slot = tat
+if most >= 0 and slot - now > most then
+  return {tostring(slot - now), 0}
+end
 redis.call('SET', KEYS[1], tostring(slot + interval), 'EX', math.ceil(interval + 3600))
-return tostring(slot - now)
+return {tostring(slot - now), 1}
 """
 
 # Push the next free slot to at least now + ARGV[1] seconds.
@@ -42,6 +51,14 @@ return 1
 
 class RateLimitUnavailable(Exception):
     """Redis, which holds the shared rate limit, cannot be reached; the message says which."""
+
+
+class SlotPastDeadline(Exception):
+    """The next free slot comes after the caller's deadline; nothing was reserved."""
+
+    def __init__(self, wait: float) -> None:
+        super().__init__(f"the next free slot is {wait:.1f} s away")
+        self.wait = wait
 
 
 class SharedRateLimiter:
@@ -65,12 +82,20 @@ class SharedRateLimiter:
         self._pause = connection.register_script(_PAUSE)
         self._sleep = sleep
 
-    def acquire(self) -> float:
-        """Wait for this caller's slot; returns the seconds waited."""
+    def acquire(self, *, deadline: float | None = None) -> float:
+        """Wait for this caller's slot; returns the seconds waited.
+
+        ``deadline`` (a ``time.monotonic()`` time): when the slot comes after it, reserve
+        nothing and raise ``SlotPastDeadline`` at once instead of waiting.
+        """
+        most = -1.0 if deadline is None else max(deadline - time.monotonic(), 0.0)
         try:
-            wait = float(self._reserve(keys=[self.key], args=[repr(self.interval)]))
+            answer = self._reserve(keys=[self.key], args=[repr(self.interval), repr(most)])
         except (redis.ConnectionError, redis.TimeoutError) as error:
             raise self._unavailable(error) from None
+        wait, reserved = float(answer[0]), bool(int(answer[1]))
+        if not reserved:
+            raise SlotPastDeadline(wait)
         if wait > 0:
             self._sleep(wait)
         return max(wait, 0.0)

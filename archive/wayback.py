@@ -16,6 +16,21 @@ gigabytes costs at most the cap in memory (``python -m bench.decompression`` mea
 What retries cannot fix — a name that does not resolve, a refused connection, a URL or header
 that requests refuses to send — raises :class:`ArchiveUnreachableError` at once, and the client
 remembers it, so the run stops instead of spending minutes, or a traceback, per site.
+
+A CDX query asks for one URL by prefix (a seed's scope), by host (every page of a host, for
+seeds that share it) or exactly (one page), as both the Internet Archive and pywb understand
+``matchType``. Its pages, retries and waits all end by one deadline (``HACS_CDX_QUERY_DEADLINE``
+from its start, or the caller's); a memento fetch takes the caller's deadline too. No wait runs
+past such a deadline: a backoff, a ``Retry-After`` or a rate-limit slot that would end after it
+ends the query at once with :class:`DeadlineExceededError`, a sentence naming the URL.
+
+One client may be used by several threads at once (the import fetches in a thread pool): the
+counters in ``stats`` are kept under a lock, ``unreachable`` is set once, by the first thread
+to find the archive unreachable, and the threads share one session, whose connection pool holds
+``POOL_SIZE`` connections per host. Sharing is safe for what HACS sends: GETs with no redirect
+followed by requests, through urllib3's pools and a cookie jar, which lock; the headers' deadline
+is a ``ContextVar``, which each thread sets for itself; the rate limit is kept in Redis, so it
+holds across threads as it does across processes.
 """
 
 from __future__ import annotations
@@ -30,7 +45,7 @@ import time
 import zlib
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -43,7 +58,7 @@ import urllib3.connection
 import urllib3.connectionpool
 import urllib3.exceptions
 
-from archive.ratelimit import RateLimitUnavailable, SharedRateLimiter
+from archive.ratelimit import RateLimitUnavailable, SharedRateLimiter, SlotPastDeadline
 from hacs.formats.cdx import memento_url
 from hacs_site.env import http_url_problem
 
@@ -63,6 +78,12 @@ MAX_MEMENTO_BYTES = 5 * 1024 * 1024
 _READ_SIZE = 64 * 1024
 _INFLATE_STEP = 64 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
+# What a CDX query may ask for: a URL's prefix (a seed's scope), its whole host, or it alone.
+MATCH_TYPES = ("prefix", "host", "exact")
+# Connections kept open per archive host: more than the threads an import runs (4–8), so that
+# every thread's connection goes back to the pool instead of being dropped with urllib3's
+# "Connection pool is full" warning.
+POOL_SIZE = 16
 
 
 class ArchiveError(Exception):
@@ -71,6 +92,11 @@ class ArchiveError(Exception):
 
 class BlockedSiteError(ArchiveError):
     """The archive refuses to serve this site (for example the Internet Archive's exclusions)."""
+
+
+class DeadlineExceededError(ArchiveError):
+    """A CDX query or a memento was not answered by its deadline (``HACS_CDX_QUERY_DEADLINE``
+    or the caller's), retries and waits included; the message names the URL."""
 
 
 class ArchiveUnreachableError(ArchiveError):
@@ -121,6 +147,7 @@ class ArchiveConfig:
     max_cdx_pages: int = 100  # pages of one CDX query (each ``page_size`` rows)
     max_cdx_bytes: int = MAX_CDX_BYTES  # decompressed bytes of one CDX query, all pages
     index_lag_days: float = 30.0  # a re-import asks again for captures this far back
+    query_deadline: float = 600.0  # seconds for a whole CDX query: all pages, retries and waits
 
     @classmethod
     def from_settings(cls) -> ArchiveConfig:
@@ -141,6 +168,7 @@ class ArchiveConfig:
             max_cdx_pages=settings.HACS_CDX_MAX_PAGES,
             max_cdx_bytes=settings.HACS_MAX_CDX_BYTES,
             index_lag_days=settings.HACS_CDX_INDEX_LAG_DAYS,
+            query_deadline=settings.HACS_CDX_QUERY_DEADLINE,
         )
 
     @property
@@ -166,11 +194,49 @@ class Memento:
 
 @dataclass
 class RequestStats:
+    """What a client has asked of the archive; ``add`` counts, under a lock (threads share it)."""
+
     requests: int = 0  # attempts sent (each retry counts)
     retries: int = 0
     waited_seconds: float = 0.0
     cdx_queries: int = 0  # CDX pages asked for (without their retries)
     mementos: int = 0  # mementos asked for (without their retries)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(
+        self, *, requests: int = 0, retries: int = 0, waited_seconds: float = 0.0,
+        cdx_queries: int = 0, mementos: int = 0,
+    ) -> None:  # fmt: skip
+        with self._lock:
+            self.requests += requests
+            self.retries += retries
+            self.waited_seconds += waited_seconds
+            self.cdx_queries += cdx_queries
+            self.mementos += mementos
+
+
+@dataclass(frozen=True)
+class _TimeLimit:
+    """When a caller's query or fetch must have ended (a ``time.monotonic()`` time), and the
+    sentence it ends with when it has not."""
+
+    until: float
+    sentence: str
+
+    @classmethod
+    def of(cls, until: float, host: str, what: str) -> _TimeLimit:
+        seconds = round(max(until - time.monotonic(), 0.0), 1)
+        sentence = (
+            f"The archive at {host} did not answer {what} within {seconds:g} s; try again "
+            "later with import_archive --failed."
+        )
+        return cls(until, sentence)
+
+    def left(self) -> float:
+        return self.until - time.monotonic()
+
+    def error(self) -> DeadlineExceededError:
+        return DeadlineExceededError(self.sentence)
 
 
 @dataclass(frozen=True)
@@ -209,15 +275,17 @@ class ArchiveClient:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.config = config
+        # One session for every thread (the module docstring says why that is safe).
         self.session = session or requests.Session()
         self.session.headers["User-Agent"] = config.user_agent
         self.session.headers["Accept-Encoding"] = ACCEPT_ENCODING
         for scheme in ("http://", "https://"):
-            self.session.mount(scheme, _DeadlineAdapter())
+            self.session.mount(scheme, _DeadlineAdapter(pool_maxsize=POOL_SIZE))
         self.stats = RequestStats()
         # Set by the first request whose host cannot be reached; every later request to the
         # archive raises it again at once, and the import pipeline stops the run on it.
         self.unreachable: ArchiveUnreachableError | None = None
+        self._lock = threading.Lock()
         self._sleep = sleep
         self._limiters = {
             "cdx": SharedRateLimiter(
@@ -231,19 +299,25 @@ class ArchiveClient:
 
     # --- CDX -----------------------------------------------------------------------------------
     def cdx_query_params(
-        self, prefix: str, resume_key: str | None = None, since: str | None = None
-    ) -> dict[str, str]:
-        """Query parameters of a prefix query; never ``collapse``: unchanged captures are data.
+        self, url: str, resume_key: str | None = None, since: str | None = None, *,
+        match_type: str = "prefix",
+    ) -> dict[str, str]:  # fmt: skip
+        """Query parameters of a query for ``url``; never ``collapse``: unchanged captures are
+        data.
 
-        ``since`` (a 1–14 digit timestamp) asks only for captures from then on (``from``, which
-        both the Internet Archive and pywb understand): the incremental refresh.
+        ``match_type`` (``MATCH_TYPES``) is sent as ``matchType``, which both dialects
+        understand: "prefix" every URL under ``url``, "host" every URL of its host (neither
+        subdomains nor other ports), "exact" ``url`` alone. ``since`` (a 1–14 digit timestamp)
+        asks only for captures from then on (``from``, which both the Internet Archive and pywb
+        understand): the incremental refresh.
         """
+        _check_match_type(match_type)
         if self.config.dialect == "pywb":
-            params = {"url": prefix, "matchType": "prefix", "output": "json", "allowFuzzy": "0"}
+            params = {"url": url, "matchType": match_type, "output": "json", "allowFuzzy": "0"}
         else:
             params = {
-                "url": prefix,
-                "matchType": "prefix",
+                "url": url,
+                "matchType": match_type,
                 "output": "json",
                 "fl": IA_CDX_FIELDS,
                 "showResumeKey": "true",
@@ -257,13 +331,21 @@ class ArchiveClient:
 
     def cdx_pages(
         self,
-        prefix: str,
+        url: str,
         parse: Callable[[str], tuple[Any, str | None]],
         *,
         since: str | None = None,
         row_keys: Callable[[Any], Iterable[Hashable]] | None = None,
+        match_type: str = "prefix",
+        deadline: float | None = None,
     ) -> Iterator[Any]:
-        """Every page of a prefix query, following resume keys; ``parse`` returns (page, key).
+        """Every page of a query for ``url`` (``cdx_query_params``), following resume keys;
+        ``parse`` returns (page, key).
+
+        ``deadline`` (a ``time.monotonic()`` time; by default ``query_deadline`` seconds from
+        this call) bounds the whole query: its pages, retries, backoff, ``Retry-After`` and
+        rate-limit waits. Each request ends by it too; a wait that would end after it ends the
+        query at once, and so does the deadline passing: ``DeadlineExceededError``.
 
         ``row_keys`` names a page's rows: a page asked for with a resume key that brings no
         row not seen before ends the query at once with an ``ArchiveError`` (an archive that
@@ -275,14 +357,31 @@ class ArchiveClient:
         bytes or a resume key seen before: an archive sending fresh keys forever must not
         keep an import running.
         """
+        _check_match_type(match_type)  # here, not at the first page
+        name = _query_name(url, match_type)
+        until = time.monotonic() + self.config.query_deadline if deadline is None else deadline
+        time_limit = _TimeLimit.of(until, _host(self.config.cdx_url), f"the CDX query for {name}")
+        return self._cdx_query(url, match_type, parse, since, row_keys, time_limit)
+
+    def _cdx_query(
+        self,
+        url: str,
+        match_type: str,
+        parse: Callable[[str], tuple[Any, str | None]],
+        since: str | None,
+        row_keys: Callable[[Any], Iterable[Hashable]] | None,
+        time_limit: _TimeLimit,
+    ) -> Iterator[Any]:
         host = _host(self.config.cdx_url)
+        name = _query_name(url, match_type)
         resume_key: str | None = None
         seen: set[str] = set()
         rows_seen: set[Hashable] = set()
         budget = self.config.max_cdx_bytes
         for _ in range(self.config.max_cdx_pages):
             for attempt in range(self.config.retries + 1):
-                text, size = self._cdx_page(prefix, resume_key, since, budget)
+                params = self.cdx_query_params(url, resume_key, since, match_type=match_type)
+                text, size = self._cdx_page(name, params, budget, time_limit)
                 try:
                     page, next_key = parse(text)
                     break
@@ -293,18 +392,19 @@ class ArchiveClient:
                     del text
                 if attempt >= self.config.retries:
                     raise ArchiveError(
-                        f"The CDX server at {host} sent an unreadable answer for {prefix} "
+                        f"The CDX server at {host} sent an unreadable answer for {name} "
                         f"{attempt + 1} times ({reason}); it may be cutting its answers "
                         "short: try again later with import_archive --failed."
                     ) from None
-                self._back_off(f"CDX answer for {prefix} unreadable ({reason})", attempt)
+                self._back_off(f"CDX answer for {name} unreadable ({reason})", attempt,
+                               time_limit)  # fmt: skip
             budget -= size
             if row_keys is not None:
                 keys = set(row_keys(page))
                 if resume_key is not None and not keys - rows_seen:
                     raise ArchiveError(
                         f"The CDX server at {host} answered resume key {resume_key!r} for "
-                        f"{prefix} with no capture it had not sent already, so its paging would "
+                        f"{name} with no capture it had not sent already, so its paging would "
                         "not end: try again later with import_archive --failed."
                     )
                 rows_seen |= keys
@@ -313,56 +413,91 @@ class ArchiveClient:
                 return
             if next_key in seen:
                 raise ArchiveError(
-                    f"The CDX server at {host} repeated resume key {next_key!r} for {prefix}, "
+                    f"The CDX server at {host} repeated resume key {next_key!r} for {name}, "
                     "so its paging would never end: try again later with import_archive "
                     "--failed."
                 )
             seen.add(next_key)
             resume_key = next_key
         raise ArchiveError(
-            f"The CDX server at {host} kept sending more pages for {prefix} after "
+            f"The CDX server at {host} kept sending more pages for {name} after "
             f"{self.config.max_cdx_pages} pages; raise HACS_CDX_MAX_PAGES if the site really "
             "has that many captures."
         )
 
     def _cdx_page(
-        self, prefix: str, resume_key: str | None, since: str | None, budget: int
+        self, name: str, params: dict[str, str], budget: int, time_limit: _TimeLimit
     ) -> tuple[str, int]:
         """One page as text and its size in bytes, read within ``budget`` bytes."""
         host = _host(self.config.cdx_url)
-        self.stats.cdx_queries += 1
+        self.stats.add(cdx_queries=1)
         answer = self._get(
-            "cdx", self.config.cdx_url, self.cdx_query_params(prefix, resume_key, since),
-            what=f"The CDX query for {prefix}", setting="HACS_CDX_URL", limit=max(budget, 0),
+            "cdx", self.config.cdx_url, params, what=f"The CDX query for {name}",
+            setting="HACS_CDX_URL", limit=max(budget, 0), time_limit=time_limit,
         )  # fmt: skip
         if answer.truncated:
             raise ArchiveError(
-                f"The CDX answer for {prefix} from {host} passed {self.config.max_cdx_bytes:,} "
+                f"The CDX answer for {name} from {host} passed {self.config.max_cdx_bytes:,} "
                 "bytes; raise HACS_MAX_CDX_BYTES if the site really has that many captures."
             )
         body = answer.body.decode("utf-8", errors="replace")
         if answer.status == 403 or "AdministrativeAccessControlException" in body:
-            raise BlockedSiteError(f"The archive blocks {prefix}: {_first_line(body)}")
+            raise BlockedSiteError(f"The archive blocks {name}: {_first_line(body)}")
         if answer.status == 404 and self.config.dialect == "pywb":
             return "", len(answer.body)  # pywb answers 404 when it holds no capture
         if answer.status != 200:
             raise ArchiveError(
-                f"The CDX query for {prefix} at {host} answered HTTP {answer.status}: "
+                f"The CDX query for {name} at {host} answered HTTP {answer.status}: "
                 f"{_first_line(body)}"
             )
         return body, len(answer.body)
+
+    def cdx_blocks(self, url: str, *, match_type: str = "prefix") -> int:
+        """How many index blocks (about 3,000 lines each at the Internet Archive) the query's
+        key range spans, in one small request (``showNumPages=true&pageSize=1``).
+
+        The Internet Archive's server reads at most 150,000 index lines for one query, counting
+        those ``from`` throws away, and then ends the answer without a resume key: a host query
+        over a long history is silently cut short. This tells, before asking, whether a group
+        is too big to ask at once. Only the Internet Archive's dialect answers it.
+        """
+        _check_match_type(match_type)
+        if self.config.dialect != "ia":
+            raise ValueError("only the Internet Archive's CDX server counts index blocks")
+        name = url if match_type == "prefix" else f"{url} (matchType={match_type})"
+        params = {"url": url, "matchType": match_type, "showNumPages": "true", "pageSize": "1"}
+        host = _host(self.config.cdx_url)
+        until = time.monotonic() + self.config.query_deadline
+        time_limit = _TimeLimit.of(until, host, f"the size of the CDX query for {name}")
+        body, _size = self._cdx_page(name, params, 1024, time_limit)
+        text = body.strip()
+        if not text.isdigit():
+            raise ArchiveError(
+                f"The CDX server at {host} answered the size of the query for {name} with "
+                f"{_first_line(text)!r}, not a number of pages."
+            )
+        return int(text)
 
     # --- Mementos ------------------------------------------------------------------------------
     def memento_url(self, timestamp: str, url: str) -> str:
         return memento_url(self.config.wayback_url, timestamp, url, raw=True)
 
-    def fetch_memento(self, timestamp: str, url: str) -> Memento:
-        """The raw archived page (``id_``: no rewriting), cut at ``max_memento_bytes``."""
-        self.stats.mementos += 1
+    def fetch_memento(self, timestamp: str, url: str, *, deadline: float | None = None) -> Memento:
+        """The raw archived page (``id_``: no rewriting), cut at ``max_memento_bytes``.
+
+        ``deadline`` (a ``time.monotonic()`` time, such as a site's) bounds the fetch with its
+        retries and waits as ``cdx_pages`` does a query (``DeadlineExceededError``); without
+        it, each attempt is bounded by ``HACS_HTTP_DEADLINE`` alone.
+        """
+        self.stats.add(mementos=1)
+        time_limit = None
+        if deadline is not None:
+            what = f"the request for the memento of {url} at {timestamp}"
+            time_limit = _TimeLimit.of(deadline, _host(self.config.wayback_url), what)
         answer = self._get(
             "memento", self.memento_url(timestamp, url), None,
             what=f"The memento of {url} at {timestamp}", setting="HACS_WAYBACK_URL",
-            limit=self.config.max_memento_bytes,
+            limit=self.config.max_memento_bytes, time_limit=time_limit,
         )  # fmt: skip
         if answer.status != 200:
             raise ArchiveError(f"Memento {timestamp} {url} answered HTTP {answer.status}.")
@@ -378,7 +513,7 @@ class ArchiveClient:
     # --- The one place requests are sent -------------------------------------------------------
     def _get(
         self, kind: str, url: str, params: dict[str, str] | None, *, what: str, setting: str,
-        limit: int,
+        limit: int, time_limit: _TimeLimit | None,
     ) -> _Answer:  # fmt: skip
         """Send one GET (with retries) and read its whole answer.
 
@@ -386,30 +521,31 @@ class ArchiveClient:
         answers cut, or stalled or trickled past the deadline. Not retried: a host that does
         not resolve or refuses the connection, a configured URL or User-Agent that requests
         refuses to send (``ArchiveUnreachableError``, remembered by the client), an answer in
-        a coding HACS cannot read (``ArchiveError``).
+        a coding HACS cannot read (``ArchiveError``). With ``time_limit``, every attempt ends
+        by it and no wait runs past it (``DeadlineExceededError``).
         """
         if self.unreachable is not None:
             raise self.unreachable
         try:
             return self._get_with_retries(kind, url, params, what=what, setting=setting,
-                                          limit=limit)  # fmt: skip
+                                          limit=limit, time_limit=time_limit)  # fmt: skip
         except RateLimitUnavailable as error:
-            self.unreachable = ArchiveUnreachableError(str(error))
-            raise self.unreachable from None
+            raise self._unreachable_now(ArchiveUnreachableError(str(error))) from None
 
     def _get_with_retries(
         self, kind: str, url: str, params: dict[str, str] | None, *, what: str, setting: str,
-        limit: int,
+        limit: int, time_limit: _TimeLimit | None,
     ) -> _Answer:  # fmt: skip
         archive_host = _host(url)
         limiter = self._limiters[kind]
         attempt = 0
         overruns = 0  # attempts that ran out of the whole-request deadline
         while True:
-            self.stats.waited_seconds += limiter.acquire()
-            self.stats.requests += 1
+            self.stats.add(waited_seconds=self._acquire(limiter, time_limit), requests=1)
             wait: float | None = None
             deadline = time.monotonic() + self.config.deadline
+            if time_limit is not None:
+                deadline = min(deadline, time_limit.until)
             try:
                 try:
                     response = self._get_within_host(url, params, archive_host, deadline)
@@ -434,11 +570,10 @@ class ArchiveClient:
             except requests.ConnectionError as error:
                 cause = _unreachable_cause(error)
                 if cause is not None:
-                    self.unreachable = ArchiveUnreachableError(
+                    raise self._unreachable_now(ArchiveUnreachableError(
                         f"The archive at {archive_host} cannot be reached ({cause}): check the "
                         f"network or {setting}."
-                    )
-                    raise self.unreachable from None
+                    )) from None  # fmt: skip
                 reason = _describe(error)
             except requests.Timeout as error:
                 reason = _describe(error)
@@ -446,6 +581,8 @@ class ArchiveClient:
                 reason = f"no complete answer within {self.config.deadline:g} s"
             except _BodyCut as error:
                 reason = f"the answer was cut off: {error}"
+            if time_limit is not None and time_limit.left() <= 0:
+                raise time_limit.error()  # whatever broke last, the caller's time is up
             if wait is None and time.monotonic() >= deadline:
                 # Whatever broke last (a read timeout shortened to the time left, headers cut
                 # at the deadline), the answer did not come in time.
@@ -461,13 +598,30 @@ class ArchiveClient:
                 )
             if wait is not None:
                 limiter.pause(wait)  # the archive asked everybody to wait, not just this worker
-                self.stats.retries += 1
-                self.stats.waited_seconds += wait
-                log.info("%s: %s; retrying in %.1f s", url, reason, wait)
-                self._sleep(wait)
+                self._wait(wait, f"{url}: {reason}", time_limit)
             else:
-                self._back_off(f"{url}: {reason}", attempt)
+                self._back_off(f"{url}: {reason}", attempt, time_limit)
             attempt += 1
+
+    def _acquire(self, limiter: SharedRateLimiter, time_limit: _TimeLimit | None) -> float:
+        """Wait for the request's slot in the shared rate limit; the seconds waited. A slot
+        after the caller's deadline is not taken: the request could not be answered in time."""
+        if time_limit is None:
+            return limiter.acquire()
+        if time_limit.left() <= 0:
+            raise time_limit.error()
+        try:
+            return limiter.acquire(deadline=time_limit.until)
+        except SlotPastDeadline:
+            raise time_limit.error() from None
+
+    def _unreachable_now(self, error: ArchiveUnreachableError) -> ArchiveUnreachableError:
+        """Remember ``error`` unless a thread found the archive unreachable first; the one
+        remembered, which every thread raises from then on."""
+        with self._lock:
+            if self.unreachable is None:
+                self.unreachable = error
+            return self.unreachable
 
     def _unsendable(
         self, error: requests.RequestException, kind: str, *, what: str, setting: str
@@ -480,28 +634,32 @@ class ArchiveClient:
         """
         if isinstance(error, requests.exceptions.InvalidHeader):
             # The User-Agent is the only header HACS sends that is not fixed.
-            self.unreachable = ArchiveUnreachableError(
+            return self._unreachable_now(ArchiveUnreachableError(
                 f"The archive cannot be asked anything: the User-Agent "
                 f"{self.config.user_agent!r} is not a valid HTTP header value; fix "
                 "HACS_USER_AGENT."
-            )
-            return self.unreachable
+            ))  # fmt: skip
         base = self.config.cdx_url if kind == "cdx" else self.config.wayback_url
         problem = http_url_problem(base)
         if problem is not None:
-            self.unreachable = ArchiveUnreachableError(
+            return self._unreachable_now(ArchiveUnreachableError(
                 f"The archive URL {base} cannot be requested ({problem}): fix {setting}."
-            )
-            return self.unreachable
+            ))  # fmt: skip
         return ArchiveError(f"{what} cannot be requested ({_describe(error)}).")
 
-    def _back_off(self, why: str, attempt: int) -> None:
+    def _back_off(self, why: str, attempt: int, time_limit: _TimeLimit | None) -> None:
         wait = min(self.config.backoff_cap, self.config.backoff_base * 2**attempt)
         wait *= 1 + random.random() * 0.25  # spread retries of many workers apart
-        log.info("%s; retrying in %.1f s", why, wait)
-        self.stats.retries += 1
-        self.stats.waited_seconds += wait
-        self._sleep(wait)
+        self._wait(wait, why, time_limit)
+
+    def _wait(self, seconds: float, why: str, time_limit: _TimeLimit | None) -> None:
+        """Wait before a retry; a wait that would end past the caller's deadline ends the
+        request now instead: the retry after it could not be answered in time."""
+        if time_limit is not None and seconds >= time_limit.left():
+            raise time_limit.error()
+        log.info("%s; retrying in %.1f s", why, seconds)
+        self.stats.add(retries=1, waited_seconds=seconds)
+        self._sleep(seconds)
 
     def _get_within_host(
         self, url: str, params: dict[str, str] | None, archive_host: str, deadline: float
@@ -722,6 +880,16 @@ def _unreachable_cause(error: requests.ConnectionError) -> str | None:
             return cause.strerror[0].lower() + cause.strerror[1:]
         return "no connection could be opened"
     return None
+
+
+def _check_match_type(match_type: str) -> None:
+    if match_type not in MATCH_TYPES:
+        raise ValueError(f"match_type must be one of {', '.join(MATCH_TYPES)}, not {match_type!r}")
+
+
+def _query_name(url: str, match_type: str) -> str:
+    """How messages name a query: its URL, and its match type unless it is a prefix query."""
+    return url if match_type == "prefix" else f"{url} (matchType={match_type})"
 
 
 def _describe(error: Exception) -> str:

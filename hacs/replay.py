@@ -10,25 +10,54 @@ when it found a change, exactly as a crawl imported back into HACS would be.
 The measures are the list-wise forum crawling paper's (LWS, Section 5): *bandwidth utilisation*,
 changes found per crawl; *coverage*, the share of the period's changes that some crawl caught
 (every change between two crawls of a site is caught by the second); *timeliness*, the mean
-delay from a change to the crawl that caught it. Pure: NumPy and the estimators.
+delay from a change to the crawl that caught it.
+
+**The archive during the period** (``archive=``, off by default: then the archive's captures
+during the period are not modelled, as before). The archive keeps capturing the sites while the
+list is crawled (:class:`ArchiveStream`: its observations not in the history), and HACS learns
+a capture only when the nightly refresh has checked that site after it was made and indexed
+(:class:`Refresh`: every night, never, or a nightly budget of CDX requests spent by
+``hacs.refresh_budget.choose_queries``). The refresh runs just before each day's list (the
+replay's day is one instant, at midday). Readings:
+
+* What a crawl *finds* does not depend on the refresh: a crawl on day d finds a change when the
+  site changed since the later of its previous crawl and the newest archive capture that exists
+  before d, whether HACS has learned of it or not. The refresh policies differ only in what the
+  list is built from (the timelines and newest copies HACS holds).
+* A capture HACS learns joins its timeline in time order, so it may come before crawls already
+  made. Every observation of the period, capture or crawl, is flagged from ``changes``: an update
+  when the site changed between it and the observation before it in the timeline HACS holds
+  (DESIGN rule 3 read on the truth: a crawl that saw a change makes the capture after it no
+  update). The history keeps its own flags. On the demo archive (1,200 sites, seed 0) this
+  reading and the link sets' flags differ on 128 of 73,281 homepage observations.
+* The refresh's capture rate of a site (``hacs.refresh_budget.capture_rate``) reads the
+  captures HACS holds: the history's observations and those learned since.
+
+Pure: NumPy, the estimators and the refresh budget.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from hacs.bayes import fit_interval_prior, interval_evidence, interval_posterior
 from hacs.estimators import estimate_many
+from hacs.formats.queries import CdxQuery
 from hacs.ranking import crawl_probabilities, posterior_probabilities, rank_order
+from hacs.refresh_budget import SiteState, capture_rate, choose_queries, list_weights
 
 __all__ = [
     "POLICIES",
+    "REFRESH_POLICIES",
+    "ArchiveStream",
     "Policy",
     "PolicyResult",
+    "Refresh",
     "ReplayState",
     "replay",
 ]
@@ -123,6 +152,16 @@ class PolicyResult:
     mean_delay_days: float | None
     most_days_listed: int  # the largest number of days any one site was on the list
     overlisted_sites: int  # listed on more than half the days while changed on fewer of them
+    # With the archive during the period (``archive=``); the defaults when it is off.
+    refresh: str | None = None  # the refresh policy
+    cdx_requests: int = 0  # CDX requests the refreshes sent
+    blind_crawls: int = 0  # crawls of a site with an archive capture HACS had not learned yet
+    blind_found: int = 0  # of those, the crawls that found a change
+    due_waits: int = 0  # site-nights past the max age that the budget left waiting
+    captures_learned: int = 0  # of the archive's captures made in the period, those learned
+    mean_learn_delay_days: float | None = None  # from such a capture to the check that learned it
+    found_by_site: tuple[int, ...] = ()  # changes found, by site
+    late_sites: tuple[int, ...] = ()  # sites with a capture of the period learned late (LATE_DAYS)
 
     @property
     def utilisation(self) -> float:
@@ -131,6 +170,59 @@ class PolicyResult:
     @property
     def coverage(self) -> float:
         return self.caught / self.changes if self.changes else 0.0
+
+
+#: The refresh policies of the archive during the period (:class:`Refresh`).
+REFRESH_POLICIES = ("every_night", "budget", "never")
+#: A capture is learned late when the check that learned it came more than a day after it was
+#: made, or when no check learned it though it was made over a day before the period's last list.
+LATE_DAYS = 1.0
+
+
+@dataclass(frozen=True)
+class ArchiveStream:
+    """The archive's captures that the history does not hold, which HACS learns by refreshing.
+
+    ``times`` and ``offsets`` are every site's observation times not in the history, as the
+    history's (sorted within a site, none before the site's last history observation);
+    ``queries`` the refresh's CDX queries over the site indices (``plan_queries`` on the seeds;
+    None: one query per site); ``checked`` each site's last check before the period (days;
+    None: every site at ``start``, when the history was read). A site checked before ``start``
+    has its captures since that check here, not in the history.
+    """
+
+    times: ArrayLike
+    offsets: ArrayLike
+    queries: Sequence[CdxQuery] | None = None
+    checked: ArrayLike | None = None
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """How HACS learns the archive's captures during the period: ``policy`` "every_night" (every
+    site checked every night), "budget" (``budget`` CDX requests a night chosen by
+    ``hacs.refresh_budget.choose_queries``, keeping ``max_age_days`` where it can) or "never". A
+    capture is visible to a check ``index_lag_days`` after it was made."""
+
+    policy: str = "every_night"
+    budget: int | None = None
+    max_age_days: float = 30.0
+    index_lag_days: float = 0.0
+    # With a budget: weigh the sites in the top ``list_share`` × k of the crawl policy's own
+    # scores fully and the others by ``hacs.refresh_budget.LIST_OTHERS_WEIGHT`` (None: all alike).
+    list_share: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.policy not in REFRESH_POLICIES:
+            raise ValueError(
+                f"refresh policy must be one of {', '.join(REFRESH_POLICIES)}; got {self.policy!r}"
+            )
+        if self.policy == "budget" and (self.budget is None or self.budget < 0):
+            raise ValueError(f"a budget refresh needs a budget ≥ 0; got {self.budget}")
+        if not self.max_age_days > 0:
+            raise ValueError(f"max_age_days must be > 0; got {self.max_age_days}")
+        if not self.index_lag_days >= 0:
+            raise ValueError(f"index_lag_days must be ≥ 0; got {self.index_lag_days}")
 
 
 def replay(
@@ -145,6 +237,8 @@ def replay(
     true_rates: ArrayLike | None = None,
     seed: int = 0,
     extra: Mapping[str, Policy] | None = None,
+    archive: ArchiveStream | None = None,
+    refresh: Refresh | None = None,
 ) -> list[PolicyResult]:
     """Replay ``days`` days of crawling ``budget`` sites a day from ``start`` (days since 1970).
 
@@ -152,7 +246,9 @@ def replay(
     ``estimate_many``; ``changes[i]`` are the times site i really changed (sorted), from the
     archive's updates or, on the demo archive, from its truth. Ties in a day's scores go to
     the older copy, then the lower site index. ``extra`` adds policies by name (the learned
-    schedulers of ``hacs.learning``), replayed after ``policies``.
+    schedulers of ``hacs.learning``), replayed after ``policies``. ``archive`` models the
+    archive's captures during the period, learned by ``refresh`` (default: every night); the
+    module docstring gives the readings.
     """
     times, flags, offsets = (np.asarray(history[0], np.float64), np.asarray(history[1], bool),
                              np.asarray(history[2], np.int64))  # fmt: skip
@@ -161,16 +257,23 @@ def replay(
         raise ValueError(f"changes must have one entry per site: {n_sites}; got {len(changes)}")
     if not 0 < budget <= n_sites:
         raise ValueError(f"budget must lie in 1 … {n_sites}; got {budget}")
+    if refresh is not None and archive is None:
+        raise ValueError("a refresh policy needs the archive's captures during the period")
     change_lists = [np.sort(np.asarray(c, dtype=np.float64)) for c in changes]
     rates = None if true_rates is None else np.asarray(true_rates, dtype=np.float64)
     results = []
     for name, policy in _policies(policies, extra).items():
         state = _first_state(times, flags, offsets, start, e_days, seed, rates)
         crawls = _Crawls.none(change_lists)
+        world = None
+        if archive is not None:
+            world = _Archive.start(archive, refresh or Refresh(), times, offsets, start)
         for day in range(days):
             state.now = start + day + CRAWL_HOUR
-            _crawl_day(state, policy, budget, change_lists, crawls)
-        results.append(_result(name, crawls, change_lists, start, days, budget))
+            if world is not None:
+                world.refresh_night(state, change_lists, policy, budget)
+            _crawl_day(state, policy, budget, change_lists, crawls, world)
+        results.append(_result(name, crawls, change_lists, start, days, budget, world))
     return results
 
 
@@ -235,17 +338,19 @@ def _crawl_day(
     budget: int,
     change_lists: Sequence[FloatArray],
     crawls: _Crawls,
+    world: _Archive | None = None,
 ) -> None:
     """One day at ``state.now``: the policy scores every site, the first ``budget`` in DESIGN
     rule 8's order (score descending, the older copy, then the site index:
     :func:`hacs.ranking.rank_order`) are crawled. A crawl finds a change when the site changed
     since its newest copy, catches every change since then not caught before, and becomes the
     newest copy and one more observation, an update when it found a change (the module
-    docstring)."""
+    docstring). With the archive during the period (``world``), the newest copy a crawl is
+    compared with is the newest that exists, which HACS may not have learned yet."""
     scores = np.asarray(policy(state), dtype=np.float64)
     order = rank_order(scores, state.last_copy, np.arange(state.last_copy.size))
     for site in order[:budget].tolist():
-        since = state.last_copy[site]
+        since = state.last_copy[site] if world is None else world.newest_copy(site, state.now)
         c = change_lists[site]
         lo = np.searchsorted(c, since, side="right")
         hi = np.searchsorted(c, state.now, side="right")
@@ -255,11 +360,183 @@ def _crawl_day(
             crawls.found_by_site[site] += 1
             fresh = crawls.caught_at[site][lo:hi]
             fresh[np.isnan(fresh)] = state.now
-        state.times[site].append(state.now)
-        # A site's first copy is its baseline, as the first observation of a timeline.
-        state.updated[site].append(bool(changed) and len(state.times[site]) > 1)
+        if world is None:
+            state.times[site].append(state.now)
+            # A site's first copy is its baseline, as the first observation of a timeline.
+            state.updated[site].append(bool(changed) and len(state.times[site]) > 1)
+        else:
+            world.crawled(state, site, bool(changed), change_lists[site])
         state.last_copy[site] = state.now
         crawls.listed[site] += 1
+
+
+class _Archive:
+    """The archive during the period and what HACS has learned of it (the module docstring)."""
+
+    def __init__(
+        self,
+        refresh: Refresh,
+        stream: list[FloatArray],
+        queries: list[CdxQuery],
+        checked: FloatArray,
+        history_times: list[list[float]],
+    ) -> None:
+        self.refresh = refresh
+        self.stream = stream
+        self.queries = queries
+        self.checked = checked  # NaN: never checked
+        self.history_times = history_times
+        self.history_last = np.array([t[-1] if t else -np.inf for t in history_times])
+        self.history_len = np.array([len(t) for t in history_times], dtype=np.int64)
+        self.learned = np.zeros(len(stream), dtype=np.int64)  # a prefix of each site's stream
+        self.learned_at = [np.full(own.size, np.nan) for own in stream]
+        self.last_crawl = np.full(len(stream), -np.inf)
+        self.requests = 0
+        self.blind_crawls = 0
+        self.blind_found = 0
+        self.due_waits = 0
+
+    @classmethod
+    def start(
+        cls,
+        archive: ArchiveStream,
+        refresh: Refresh,
+        times: FloatArray,
+        offsets: IntArray,
+        start: float,
+    ) -> _Archive:
+        n_sites = offsets.size - 1
+        stream_times = np.asarray(archive.times, dtype=np.float64)
+        stream_offsets = np.asarray(archive.offsets, dtype=np.int64)
+        if stream_offsets.size != n_sites + 1:
+            raise ValueError(
+                f"the archive's captures need offsets for {n_sites} sites; "
+                f"got {stream_offsets.size - 1}"
+            )
+        history_times = [
+            times[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:], strict=True)
+        ]
+        stream = []
+        for site, (a, b) in enumerate(zip(stream_offsets[:-1], stream_offsets[1:], strict=True)):
+            own = stream_times[a:b]
+            if own.size and (
+                np.any(np.diff(own) < 0)
+                or (history_times[site] and own[0] < history_times[site][-1])
+            ):
+                raise ValueError(
+                    f"site {site}: the archive's captures must be sorted and none before the "
+                    "site's last history observation"
+                )
+            stream.append(own)
+        if archive.queries is None:
+            queries = [
+                CdxQuery(f"site {i}", "prefix", (i,), None, f"{i:09d}") for i in range(n_sites)
+            ]
+        else:
+            queries = list(archive.queries)
+        covered = sorted(i for q in queries for i in q.site_ids)
+        if covered != list(range(n_sites)):
+            raise ValueError("the refresh queries must hold every site exactly once")
+        if archive.checked is None:
+            checked = np.full(n_sites, start, dtype=np.float64)
+        else:
+            checked = np.asarray(archive.checked, dtype=np.float64).copy()
+            if checked.shape != (n_sites,) or np.any(checked > start):
+                raise ValueError(f"checked must give {n_sites} times, none after the start")
+        return cls(refresh, stream, queries, checked, history_times)
+
+    def newest_copy(self, site: int, now: float) -> float:
+        """The newest copy that exists before ``now``: the site's last crawl, its last history
+        observation or the newest archive capture made before ``now``, learned or not."""
+        own = self.stream[site]
+        made = int(np.searchsorted(own, now, side="left"))
+        newest = own[made - 1] if made else -np.inf
+        return float(max(self.last_crawl[site], self.history_last[site], newest))
+
+    def refresh_night(
+        self, state: ReplayState, change_lists: Sequence[FloatArray], crawl: Policy, k: int
+    ) -> None:
+        """The night's refresh, just before the list at ``state.now``: check the sites the
+        policy chooses and learn their captures indexed by then. With ``list_share``, the
+        provisional list is the crawl policy's top ``list_share × k`` as HACS knows it now."""
+        now = state.now
+        policy = self.refresh.policy
+        if policy == "never":
+            return
+        if policy == "every_night":
+            sites: Sequence[int] = range(len(self.stream))
+            self.requests += len(self.queries)
+        else:
+            states = {
+                site: SiteState(
+                    site_id=site,
+                    rate=capture_rate(self._known_captures(site), now),
+                    checked=None if np.isnan(self.checked[site]) else float(self.checked[site]),
+                )
+                for site in range(len(self.stream))
+            }
+            assert self.refresh.budget is not None  # Refresh checks it
+            weight = None
+            if self.refresh.list_share is not None:
+                scores = np.asarray(crawl(state), dtype=np.float64)
+                sites_all = np.arange(state.last_copy.size)
+                order = rank_order(scores, state.last_copy, sites_all)
+                top = order[: int(self.refresh.list_share * k)].tolist()
+                weight = list_weights(top, range(len(self.stream)))
+            choice = choose_queries(
+                self.queries, states, now=now, budget=self.refresh.budget,
+                max_age_days=self.refresh.max_age_days, weight=weight,
+            )  # fmt: skip
+            sites = choice.checked_sites
+            self.requests += choice.requests
+            self.due_waits += choice.due_left
+        for site in sites:
+            self._learn(state, site, change_lists[site])
+
+    def _known_captures(self, site: int) -> list[float]:
+        learned: list[float] = self.stream[site][: self.learned[site]].tolist()
+        return self.history_times[site] + learned
+
+    def _learn(self, state: ReplayState, site: int, changes: FloatArray) -> None:
+        """Check ``site`` at ``state.now``: learn its captures indexed by now, each joining the
+        timeline in time order, and flag the period's observations again."""
+        now = state.now
+        self.checked[site] = now
+        own = self.stream[site]
+        indexed = int(np.searchsorted(own, now - self.refresh.index_lag_days, side="left"))
+        if indexed <= self.learned[site]:
+            return
+        new = own[self.learned[site] : indexed]
+        self.learned_at[site][self.learned[site] : indexed] = now
+        self.learned[site] = indexed
+        h = int(self.history_len[site])
+        period = sorted(state.times[site][h:] + new.tolist())
+        state.times[site][h:] = period
+        state.updated[site][h:] = _flags(state.times[site], h, changes)
+        state.last_copy[site] = max(state.last_copy[site], float(new[-1]))
+
+    def crawled(self, state: ReplayState, site: int, found: bool, changes: FloatArray) -> None:
+        """A crawl of ``site`` at ``state.now``, found a change or not: one more observation of
+        the timeline HACS holds, an update when the site changed since the copy before it."""
+        own = self.stream[site]
+        made = int(np.searchsorted(own, state.now, side="left"))
+        if made > self.learned[site] and own[made - 1] > state.last_copy[site]:
+            self.blind_crawls += 1
+            self.blind_found += found
+        self.last_crawl[site] = state.now
+        state.times[site].append(state.now)
+        state.updated[site] += _flags(state.times[site], len(state.times[site]) - 1, changes)
+
+
+def _flags(times: list[float], first: int, changes: FloatArray) -> list[bool]:
+    """The update flags of ``times[first:]`` on the truth: an observation is an update when the
+    site changed since the observation before it; the first of a timeline is its baseline."""
+    t = np.asarray(times, dtype=np.float64)
+    at = np.arange(first, t.size)
+    before = np.searchsorted(changes, t[np.maximum(at - 1, 0)], side="right")
+    upto = np.searchsorted(changes, t[at], side="right")
+    flags: list[bool] = ((upto > before) & (at > 0)).tolist()
+    return flags
 
 
 def _result(
@@ -269,6 +546,7 @@ def _result(
     start: float,
     days: int,
     budget: int,
+    world: _Archive | None = None,
 ) -> PolicyResult:
     """The LWS paper's measures of one policy's crawls (Section 5; the module docstring) over
     the period [start, start + days): the changes in it, those caught and their delays, and
@@ -292,4 +570,33 @@ def _result(
         mean_delay_days=float(caught.mean()) if caught.size else None,
         most_days_listed=int(listed.max()) if len(change_lists) else 0,
         overlisted_sites=int(over.sum()),
+        **({} if world is None else _archive_measures(world, crawls, start, end - 1 + CRAWL_HOUR)),
     )
+
+
+def _archive_measures(
+    world: _Archive, crawls: _Crawls, start: float, last_list: float
+) -> dict[str, Any]:
+    """The refresh's share of a result: its policy and requests, the blind crawls, how soon the
+    captures made in the period were learned, and the sites where that was late."""
+    delays: list[FloatArray] = []
+    late = []
+    for site, (own, at) in enumerate(zip(world.stream, world.learned_at, strict=True)):
+        made = own >= start
+        delay = at[made] - own[made]
+        delays.append(delay[np.isfinite(delay)])
+        unlearned = np.isnan(at[made]) & (own[made] < last_list - LATE_DAYS)
+        if np.any(delay > LATE_DAYS) or np.any(unlearned):
+            late.append(site)
+    learned = np.concatenate(delays) if delays else np.zeros(0)
+    return {
+        "refresh": world.refresh.policy,
+        "cdx_requests": world.requests,
+        "blind_crawls": world.blind_crawls,
+        "blind_found": world.blind_found,
+        "due_waits": world.due_waits,
+        "captures_learned": int(learned.size),
+        "mean_learn_delay_days": float(learned.mean()) if learned.size else None,
+        "found_by_site": tuple(crawls.found_by_site.tolist()),
+        "late_sites": tuple(late),
+    }

@@ -287,8 +287,28 @@ HACS_MAX_MEMENTO_BYTES = env_int("HACS_MAX_MEMENTO_BYTES", 5 * 1024 * 1024, mini
 HACS_HTTP_DEADLINE = env_float("HACS_HTTP_DEADLINE", 120.0, minimum=1, maximum=3600)
 HACS_CDX_MAX_PAGES = env_int("HACS_CDX_MAX_PAGES", 100, minimum=1)
 HACS_MAX_CDX_BYTES = env_int("HACS_MAX_CDX_BYTES", 16 * 1024 * 1024, minimum=1024)
+# One CDX query (all its pages, retries and waits, a Retry-After's too) ends within this many
+# seconds, so that one slow site cannot hold an import: it fails with a sentence and waits for
+# import_archive --failed.
+HACS_CDX_QUERY_DEADLINE = env_float("HACS_CDX_QUERY_DEADLINE", 600.0, minimum=1, maximum=86400)
 # A re-import asks only for captures from this many days before the newest one stored.
 HACS_CDX_INDEX_LAG_DAYS = env_float("HACS_CDX_INDEX_LAG_DAYS", 30.0, minimum=0, maximum=3650)
+# A refresh from the archive (archive.archive_import): queries and memento fetches in flight at
+# once in one worker (the archive's rate limits still hold, shared through Redis), and when a
+# grouped query's answer is too big, so that the next refresh splits the group.
+HACS_ARCHIVE_PARALLEL = env_int("HACS_ARCHIVE_PARALLEL", 4, minimum=1, maximum=8)
+HACS_REFRESH_GROUP_MAX_ROWS = env_int("HACS_REFRESH_GROUP_MAX_ROWS", 20_000, minimum=100)
+HACS_REFRESH_GROUP_MAX_PAGES = env_int("HACS_REFRESH_GROUP_MAX_PAGES", 4, minimum=1)
+# Index blocks (~3,000 lines) a group's key range may span, asked before the group (Internet
+# Archive only): its server reads at most 150,000 lines a query and then cuts the answer short
+# without a resume key. 0 never asks.
+HACS_REFRESH_GROUP_MAX_BLOCKS = env_int("HACS_REFRESH_GROUP_MAX_BLOCKS", 30, minimum=0)
+# The recall audit: the share of grouped queries one of whose homepages is also asked exactly.
+HACS_REFRESH_AUDIT_SHARE = env_float("HACS_REFRESH_AUDIT_SHARE", 0.05, minimum=0, maximum=1)
+# The nightly refresh's CDX requests (0: the requests 40 minutes hold at HACS_CDX_RATE_PER_MINUTE,
+# 960 at 24 a minute) and the longest a site may wait between two checks.
+HACS_REFRESH_CDX_BUDGET = env_int("HACS_REFRESH_CDX_BUDGET", 0, minimum=0)
+HACS_REFRESH_MAX_AGE_DAYS = env_float("HACS_REFRESH_MAX_AGE_DAYS", 30.0, minimum=1, maximum=3650)
 HACS_USER_AGENT = env_header(
     "HACS_USER_AGENT", "HACS/0.1 (History-Aware Crawl Scheduler; archive research)"
 )

@@ -21,6 +21,7 @@ from rq import Callback
 from rq.exceptions import AbandonedJobError
 from rq.job import Job
 
+from archive.archive_import import refresh_plan
 from archive.models import Site
 from archive.pipeline import (
     FetchRetry,
@@ -31,6 +32,7 @@ from archive.pipeline import (
     sites_finish,
 )
 from archive.wayback import ArchiveConfig
+from hacs.formats.queries import CdxQuery
 from jobs.models import JobRecord
 from jobs.runner import (
     INTERRUPTED_REASON,
@@ -45,6 +47,9 @@ from jobs.runner import (
 from jobs.services import job_enqueue
 from operations.refresh import (
     archive_client,
+    nightly_budget,
+    provisional_list,
+    refresh_choice,
     sites_from_archive,
     sites_refresh,
     sites_with_failed_fetches,
@@ -53,20 +58,26 @@ from operations.refresh import (
 logger = logging.getLogger(__name__)
 
 
-def import_sites(record_id: int, site_ids: list[int]) -> None:
-    """Fan a seed list out: one ``import_site`` job per site, all reporting to this record."""
+def import_sites(record_id: int, site_ids: list[int], counts: dict[str, int] | None = None) -> None:
+    """Fan a seed list out, all reporting to this record: one ``import_site`` job per site not
+    yet read from the archive (its whole history), and one per host group, or per few hosts of
+    single seeds, for the sites a refresh brings up to date (``import_chunks``)."""
     Site.objects.filter(pk__in=site_ids).update(import_status=Site.ImportStatus.QUEUED)
     # Elapsed time runs from here, not from the first site's end.
     with JobRun.resume(record_id) as run:
         run.fan_out(site_ids)
+        if counts:
+            run.advance(0, **counts)
         queue = django_rq.get_queue("import")
-        for queued, site_id in enumerate(site_ids):
+        chunks = import_chunks(site_ids)
+        queued = 0
+        for chunk in chunks:
             try:
                 queue.enqueue(
                     import_site,
                     record_id,
-                    site_id,
-                    job_id=f"{run.record.rq_id}-{site_id}",
+                    chunk,
+                    job_id=f"{run.record.rq_id}-{chunk[0]}",
                     on_failure=Callback(import_site_failed),
                 )
             except redis.RedisError:
@@ -76,14 +87,55 @@ def import_sites(record_id: int, site_ids: list[int]) -> None:
                     f"{len(site_ids)} sites queued); retry the others."
                 )
                 run.interrupt(reason)
-                _sites_stopped(record_id, Site.objects.filter(pk__in=site_ids[queued:]), reason)
+                waiting = [site_id for rest in chunks[chunks.index(chunk) :] for site_id in rest]
+                _sites_stopped(record_id, Site.objects.filter(pk__in=waiting), reason)
                 raise
+            queued += len(chunk)
 
 
-def import_site(record_id: int, site_id: int) -> None:
-    """Import one site from the configured archive; a failure marks the site, not the batch."""
+#: Single-seed refresh queries one ``import_site`` job runs, several in flight at once.
+CHUNK_QUERIES = 25
+
+
+def import_chunks(site_ids: Sequence[int]) -> list[list[int]]:
+    """The sites of each ``import_site`` job: a site never read from the archive alone; the
+    others by the refresh's plan (``archive.archive_import.refresh_plan``), every query of one
+    host in the same job (so that the job plans them alike), hosts of single seeds together up
+    to :data:`CHUNK_QUERIES` queries a job."""
+    config = ArchiveConfig.from_settings()
+    queries = refresh_plan(site_ids, config.source, config.index_lag_days)
+    chunks: list[list[int]] = []
+    by_host: dict[str, list[CdxQuery]] = {}
+    for query in queries:
+        if query.since is None:
+            chunks.append(list(query.site_ids))
+        else:
+            by_host.setdefault(query.key.partition(")")[0], []).append(query)
+    small: list[int] = []
+    small_queries = 0
+    for host_queries in by_host.values():
+        ids = [site_id for query in host_queries for site_id in query.site_ids]
+        if any(query.is_group for query in host_queries):
+            chunks.append(ids)
+            continue
+        small.extend(ids)
+        small_queries += len(host_queries)
+        if small_queries >= CHUNK_QUERIES:
+            chunks.append(small)
+            small, small_queries = [], 0
+    if small:
+        chunks.append(small)
+    planned = {site_id for chunk in chunks for site_id in chunk}
+    chunks.extend([site_id] for site_id in site_ids if site_id not in planned)  # deleted since
+    return chunks
+
+
+def import_site(record_id: int, site_ids: list[int] | int) -> None:
+    """Import sites from the configured archive (one site, or a host group: ``import_chunks``);
+    a failure marks the site, not the batch."""
+    ids = site_ids if isinstance(site_ids, list) else [site_ids]
     with job_item_run(record_id) as report:
-        sites_refresh(FromArchive([site_id]), client=archive_client(), progress=report)
+        sites_refresh(FromArchive(ids), client=archive_client(), progress=report)
 
 
 def import_site_failed(
@@ -95,18 +147,20 @@ def import_site_failed(
     abandoned (its worker was killed) leaves the site interrupted, not counted, so that the
     site's import can still report if its work-horse lives on.
     """
-    record_id, site_id = job.args[0], job.args[1]
-    site = Site.objects.filter(pk=site_id).only("seed_url").first()
-    item = site.seed_url if site is not None else f"site {site_id}"
-    if issubclass(exc_type, AbandonedJobError):
-        reason = INTERRUPTED_REASON
-        job_item_interrupted(record_id, item=item)
-    else:
-        reason = exception_sentence(exc)
-        job_item_done(record_id, item=item, failure=reason)
-    if site is not None:
+    record_id, chosen = job.args[0], job.args[1]
+    for site_id in chosen if isinstance(chosen, list) else [chosen]:
+        site = Site.objects.filter(pk=site_id).only("seed_url", "import_status").first()
+        item = site.seed_url if site is not None else f"site {site_id}"
         unfinished = (Site.ImportStatus.QUEUED, Site.ImportStatus.RUNNING)
-        if Site.objects.filter(pk=site_id, import_status__in=unfinished).exists():
+        if site is not None and site.import_status not in unfinished:
+            continue  # this site ended before the job failed: it was counted then
+        if issubclass(exc_type, AbandonedJobError):
+            reason = INTERRUPTED_REASON
+            job_item_interrupted(record_id, item=item)
+        else:
+            reason = exception_sentence(exc)
+            job_item_done(record_id, item=item, failure=reason)
+        if site is not None:
             sites_finish(failed={site_id: reason})
 
 
@@ -212,11 +266,16 @@ def health_check(record_id: int) -> dict[str, object]:
 # --- Enqueueing -----------------------------------------------------------------------------------
 
 
-def enqueue_import(site_ids: Sequence[int], *, user: object = None, label: str = "") -> JobRecord:
+def enqueue_import(
+    site_ids: Sequence[int], *, user: object = None, label: str = "",
+    counts: dict[str, int] | None = None,
+) -> JobRecord:  # fmt: skip
+    """Queue an import of ``site_ids``; ``counts`` start the job's counts (the nightly
+    refresh's plan)."""
     return job_enqueue(
         kind=JobRecord.Kind.IMPORT,
         func=import_sites,
-        args=(list(site_ids),),
+        args=(list(site_ids), counts or {}),
         label=label or f"{len(site_ids)} sites from the archive",
         user=user,
         total=len(site_ids),
@@ -261,10 +320,13 @@ NIGHTLY_REFRESH = "Nightly refresh"
 
 def nightly_refresh() -> int:
     """The nightly refresh from the configured archive (RQ cron, ``HACS_ARCHIVE_REFRESH_CRON``):
-    an incremental import of every site holding captures read from that archive, so that the
-    morning's list counts the copies the archive made since. Returns how many sites it queued:
-    none when no site came from the archive (a collection imported from files is never sent to
-    it), or while the previous night's refresh is still under way."""
+    an incremental import of the sites holding captures read from that archive, so that the
+    morning's list counts the copies the archive made since. Within ``HACS_REFRESH_CDX_BUDGET``
+    requests (``operations.refresh.refresh_choice``): the sites not checked for
+    ``HACS_REFRESH_MAX_AGE_DAYS`` first, then those most likely to hold new captures; the job's
+    counts say how many were checked and how many waited for the budget. Returns how many sites
+    it queued: none when no site came from the archive (a collection imported from files is
+    never sent to it), or while the previous night's refresh is still under way."""
     running = JobRecord.objects.filter(
         kind=JobRecord.Kind.IMPORT, status__in=JobRecord.ACTIVE, label__startswith=NIGHTLY_REFRESH
     )
@@ -275,9 +337,30 @@ def nightly_refresh() -> int:
     site_ids = sites_from_archive(config)
     if not site_ids:
         return 0
-    sites = f"{len(site_ids)} site{'s' if len(site_ids) != 1 else ''}"
+    budget = nightly_budget(config)
+    # The recall audit's exact queries come out of the same budget.
+    for_queries = max(1, int(budget * (1 - settings.HACS_REFRESH_AUDIT_SHARE)))
+    listed = provisional_list()
+    choice = refresh_choice(
+        site_ids, config, budget=for_queries, max_age_days=settings.HACS_REFRESH_MAX_AGE_DAYS,
+        listed=listed or None,
+    )  # fmt: skip
+    chosen = list(choice.checked_sites)
+    if not chosen:
+        return 0
+    sites = f"{len(chosen):,} of {len(site_ids):,} site{'s' if len(site_ids) != 1 else ''}"
     label = f"{NIGHTLY_REFRESH} of {sites} from {config.cdx_host}"
-    return enqueue_import(site_ids, label=label).total
+    counts = {
+        "sites on the provisional list": len(listed),
+        "CDX requests planned": choice.requests,
+        "CDX budget": budget,
+        "sites waiting for the budget": len(choice.left_out),
+    }
+    if choice.due_left:
+        counts[f"sites past {settings.HACS_REFRESH_MAX_AGE_DAYS:g} days left waiting"] = (
+            choice.due_left
+        )
+    return enqueue_import(chosen, label=label, counts=counts).total
 
 
 __all__ = [
@@ -291,6 +374,7 @@ __all__ = [
     "import_files",
     "import_files_failed",
     "import_site",
+    "import_chunks",
     "import_site_failed",
     "import_sites",
     "retry_fetches",

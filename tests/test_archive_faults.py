@@ -28,7 +28,14 @@ from django.core.management.base import CommandError
 
 from archive.models import Capture, LinkSnapshot, Site
 from archive.pipeline import FromArchive, FromCdxFiles, sites_import
-from archive.wayback import ArchiveClient, ArchiveConfig, ArchiveError, ArchiveUnreachableError
+from archive.ratelimit import SharedRateLimiter, SlotPastDeadline
+from archive.wayback import (
+    ArchiveClient,
+    ArchiveConfig,
+    ArchiveError,
+    ArchiveUnreachableError,
+    DeadlineExceededError,
+)
 from hacs.formats.cdx import parse_cdx
 from hacs_demo import DemoArchive, build_demo_archive
 from operations.refresh import sites_with_failed_fetches
@@ -277,6 +284,110 @@ def test_decompressed_bodies_are_capped(gzip_bomb: str, redis_url: str) -> None:
         first_cdx_page(client, "example.edu/~a")
 
 
+# --- One deadline for a whole query: its pages, retries and every wait ------------------------
+
+
+def too_late(archive: IAArchive, what: str, seconds: str) -> str:
+    """The sentence of a query or fetch the archive did not answer in the time it was given."""
+    return (
+        f"The archive at 127.0.0.1:{archive.port} did not answer {what} within {seconds} s; "
+        "try again later with import_archive --failed."
+    )
+
+
+def test_a_query_trickled_past_its_query_deadline_ends_there_with_a_sentence(
+    redis_url: str,
+) -> None:
+    """A byte every 0.2 s never trips the 1 s read timeout, and the whole-request deadline is
+    a minute away: the query's own deadline ends it, during its first request."""
+    with IAArchive(rows(40)) as archive:
+        archive.state.faults.extend([Fault("trickle", on="cdx", interval=0.2)] * 5)
+        client = archive_client(archive, redis_url, retries=5, timeout=1.0, deadline=60.0,
+                                query_deadline=1.5)  # fmt: skip
+        with pytest.raises(DeadlineExceededError) as caught:
+            all_rows(client)
+        asked = archive.requests_to("cdx")
+    assert str(caught.value) == too_late(archive, "the CDX query for example.edu/~a", "1.5")
+    assert len(asked) == 1 and client.stats.retries == 0
+
+
+def test_a_query_and_a_memento_end_by_the_deadline_their_caller_gives(redis_url: str) -> None:
+    body = b"<html>" + b"z" * 400 + b"</html>"
+    with IAArchive(rows(40), {("20170101000000", SEED): (body, "text/html")}) as archive:
+        archive.state.faults.extend([Fault("trickle", interval=0.2)] * 4)
+        client = archive_client(archive, redis_url, retries=5, timeout=1.0, deadline=60.0)
+        with pytest.raises(DeadlineExceededError) as query:
+            list(client.cdx_pages("example.edu/~a", ia_parse, deadline=time.monotonic() + 1.0))
+        with pytest.raises(DeadlineExceededError) as memento:
+            client.fetch_memento("20170101000000", SEED, deadline=time.monotonic() + 1.0)
+        with pytest.raises(DeadlineExceededError) as passed:
+            client.fetch_memento("20170101000000", SEED, deadline=time.monotonic() - 1.0)
+        asked = len(archive.state.log)
+    assert str(query.value) == too_late(archive, "the CDX query for example.edu/~a", "1")
+    assert str(memento.value) == too_late(
+        archive, f"the request for the memento of {SEED} at 20170101000000", "1"
+    )
+    assert "within 0 s" in str(passed.value)
+    assert asked == 2  # one request each; none once the deadline had passed
+
+
+def test_a_backoff_that_would_end_past_the_query_deadline_ends_the_query_at_once(
+    redis_url: str,
+) -> None:
+    slept: list[float] = []
+    with IAArchive(rows(3)) as archive:
+        archive.state.faults.extend([Fault("status", status=503, on="cdx")] * 5)
+        config = ArchiveConfig(cdx_url=archive.cdx_url, wayback_url=archive.wayback_url,
+                               cdx_per_minute=6000, retries=5, backoff_base=100.0,
+                               query_deadline=30.0)  # fmt: skip
+        client = ArchiveClient(config, redis.Redis.from_url(redis_url), sleep=slept.append)
+        with pytest.raises(DeadlineExceededError) as caught:
+            all_rows(client)
+        statuses = [e.status for e in archive.requests_to("cdx")]
+    assert str(caught.value) == too_late(archive, "the CDX query for example.edu/~a", "30")
+    assert statuses == [503] and slept == [] and client.stats.retries == 0
+
+
+def test_a_retry_after_longer_than_the_time_left_is_not_waited_but_still_holds_everyone(
+    redis_url: str,
+) -> None:
+    """The archive asks for 30 s with 5 s left: the query ends at once, and the pause it
+    asked for still holds back the next query, which is not sent at all."""
+    slept: list[float] = []
+    with IAArchive(rows(3)) as archive:
+        archive.state.faults.append(Fault("status", status=429, retry_after="30", on="cdx"))
+        config = ArchiveConfig(cdx_url=archive.cdx_url, wayback_url=archive.wayback_url,
+                               cdx_per_minute=6000, retries=5, deadline=60.0,
+                               query_deadline=5.0)  # fmt: skip
+        client = ArchiveClient(config, redis.Redis.from_url(redis_url), sleep=slept.append)
+        with pytest.raises(DeadlineExceededError) as caught:
+            all_rows(client)
+        with pytest.raises(DeadlineExceededError) as held:
+            all_rows(client, "example.edu/~b")
+        statuses = [e.status for e in archive.requests_to("cdx")]
+    assert str(caught.value) == too_late(archive, "the CDX query for example.edu/~a", "5")
+    assert str(held.value) == too_late(archive, "the CDX query for example.edu/~b", "5")
+    assert statuses == [429] and slept == []
+
+
+def test_a_rate_limit_slot_past_the_deadline_is_neither_waited_for_nor_taken(
+    redis_url: str,
+) -> None:
+    connection = redis.Redis.from_url(redis_url)
+    with IAArchive(rows(3)) as archive:
+        client = archive_client(archive, redis_url, cdx_per_minute=1.0, query_deadline=5.0)
+        assert len(all_rows(client)) == 3  # takes the minute's only slot
+        with pytest.raises(DeadlineExceededError, match="did not answer the CDX query for "
+                           "example.edu/~a within 5 s"):  # fmt: skip
+            all_rows(client)
+        assert len(archive.requests_to("cdx")) == 1
+    limiter = SharedRateLimiter(connection, f"127.0.0.1:{archive.port}", "cdx", 1.0)
+    # The refused slot was left free: the next one is still the one after the first request's.
+    with pytest.raises(SlotPastDeadline) as refused:
+        limiter.acquire(deadline=time.monotonic() + 1.0)
+    assert 55 < refused.value.wait <= 60
+
+
 # --- Unreachable archives: one attempt, one sentence ---------------------------------------------
 
 
@@ -492,7 +603,7 @@ def test_an_unexpected_error_in_one_site_fails_it_with_a_sentence(redis_url: str
     sites, data = three_sites()
 
     def after(site_ids: list[int]) -> None:
-        if site_ids == [sites[1].pk]:
+        if sites[1].pk in site_ids:  # sites finished together are then finished one by one
             raise RuntimeError("estimates exploded")
 
     with IAArchive(data) as archive:
@@ -518,6 +629,89 @@ def test_the_command_lists_failed_sites_and_exits_non_zero(settings: Any, redis_
             call_command("import_archive", stdout=out, stderr=err)
     assert err.getvalue().startswith("failed: http://example.edu/~b/: The archive blocks")
     assert "3 sites: 2 imported, 1 failed" in out.getvalue()
+
+
+# --- Host and exact queries ---------------------------------------------------------------------
+
+
+def host_rows() -> tuple[list[Row], list[Row]]:
+    """Captures of example.edu (two seeds' pages and a homepage) and of other hosts."""
+    home = [Row("edu,example)/~a", f"2017{m:02d}01000000", SEED, "text/html", "200", f"H{m}",
+                "100") for m in (1, 3)]  # fmt: skip
+    own = rows(3) + rows(2, key="edu,example)/~b", url="http://example.edu/~b") + home
+    others = rows(2, key="edu,other)/~a", url="http://other.edu/~a") + rows(
+        2, key="edu,example,cs)/~c", url="http://cs.example.edu/~c"
+    )
+    return own, others
+
+
+def test_a_host_query_asks_for_every_page_of_its_host_on_every_page(redis_url: str) -> None:
+    own, others = host_rows()
+    with IAArchive(own + others) as archive:
+        client = archive_client(archive, redis_url, page_size=4)
+        pages = client.cdx_pages("example.edu", ia_parse, match_type="host")
+        keys = [key for page in pages for key in page]
+        queries = [e.query for e in archive.requests_to("cdx")]
+    assert keys == sorted(r.urlkey for r in own)  # neither other hosts nor subdomains
+    assert [q["matchType"] for q in queries] == ["host", "host"]
+    assert "resumeKey" in queries[1]
+
+
+def test_an_exact_query_asks_for_one_page_and_finds_what_host_queries_miss(
+    redis_url: str,
+) -> None:
+    """The recall gap (``exact_only``): the Internet Archive leaves some captures out of prefix
+    and host answers that an exact query returns."""
+    own, others = host_rows()
+    missed = Row("edu,example)/~a", "20170501000000", SEED, "text/html", "200", "H5", "100")
+    with IAArchive(own + others, exact_only=[missed]) as archive:
+        client = archive_client(archive, redis_url)
+        exact = [k for p in client.cdx_pages(SEED, ia_parse, match_type="exact") for k in p]
+        host = [k for p in client.cdx_pages("example.edu", ia_parse, match_type="host") for k in p]
+        queries = [e.query for e in archive.requests_to("cdx")]
+    assert exact == ["edu,example)/~a"] * 3
+    assert host.count("edu,example)/~a") == 2
+    assert [q["matchType"] for q in queries] == ["exact", "host"]
+
+
+def test_messages_about_a_host_or_exact_query_name_its_match_type(redis_url: str) -> None:
+    with IAArchive(rows(3)) as archive:
+        archive.state.faults.extend([Fault("status", status=503, on="cdx")] * 2)
+        archive.state.blocked_prefixes.add("example.edu/~b")
+        client = archive_client(archive, redis_url, retries=1)
+        with pytest.raises(ArchiveError) as failed:
+            list(client.cdx_pages("example.edu", ia_parse, match_type="host"))
+        blocked = client.cdx_pages("http://example.edu/~b/", ia_parse, match_type="exact")
+        with pytest.raises(ArchiveError, match=r"^The archive blocks http://example.edu/~b/ "
+                           r"\(matchType=exact\): "):  # fmt: skip
+            list(blocked)
+    assert str(failed.value) == (
+        f"The CDX query for example.edu (matchType=host) at 127.0.0.1:{archive.port} failed "
+        "after 2 attempts (HTTP 503); try again later with import_archive --failed."
+    )
+
+
+def test_an_unknown_match_type_is_refused_before_anything_is_sent(redis_url: str) -> None:
+    with IAArchive(rows(3)) as archive:
+        client = archive_client(archive, redis_url)
+        message = "match_type must be one of prefix, host, exact, not 'domain'"
+        with pytest.raises(ValueError, match=message):
+            client.cdx_pages("example.edu", ia_parse, match_type="domain")
+        with pytest.raises(ValueError, match=message):
+            client.cdx_query_params("example.edu", match_type="domain")
+        assert archive.state.log == []
+
+
+def test_pywb_is_sent_the_same_match_types(redis_url: str) -> None:
+    """pywb's CDX server reads ``matchType`` as the Internet Archive's does (its CDX server
+    API: exact, prefix, host, domain)."""
+    client = client_for("http://127.0.0.1:1/cdx", "http://127.0.0.1:1/web", redis_url,
+                        dialect="pywb")  # fmt: skip
+    assert client.cdx_query_params("example.edu", match_type="host", since="2017") == {
+        "url": "example.edu", "matchType": "host", "output": "json", "allowFuzzy": "0",
+        "from": "2017",
+    }  # fmt: skip
+    assert client.cdx_query_params(SEED, match_type="exact")["matchType"] == "exact"
 
 
 # --- Incremental refresh: only what is new ------------------------------------------------------
@@ -600,7 +794,7 @@ def test_the_nightly_refresh_brings_the_archives_sites_up_to_date_and_leaves_the
             assert nightly_refresh() == 1
         record = JobRecord.objects.get(label__startswith="Nightly refresh")
         host = archive.cdx_url.split("://", 1)[1].split("/", 1)[0]
-        assert record.label == f"Nightly refresh of 1 site from {host}" and record.total == 1
+        assert record.label == f"Nightly refresh of 1 of 1 site from {host}" and record.total == 1
         with django_capture_on_commit_callbacks(execute=True):
             assert nightly_refresh() == 0  # the first one is still queued
         connection = redis.Redis.from_url(redis_url)
@@ -617,6 +811,8 @@ def test_the_nightly_refresh_brings_the_archives_sites_up_to_date_and_leaves_the
         assert [e.path for e in archive.requests_to("web")] == [f"/web/{new.timestamp}id_/{SEED}"]
     record.refresh_from_db()
     assert record.status == JobRecord.Status.FINISHED
+    assert record.counts["CDX requests planned"] == 1
+    assert record.counts["CDX budget"] == 2_400_000  # 40 minutes at the 60,000 a minute set here
     assert site.captures.filter(is_observation=True).count() == 3
     assert from_files.captures.count() == 1
 
@@ -662,8 +858,10 @@ def test_a_storm_of_faults_ends_and_a_retry_pass_equals_a_clean_import(
     with IAArchive(data, bodies) as archive:
         # The clean passes get a generous deadline, so that a busy machine cannot fail a site
         # of the reference import; the storm a short one, so that trickles end soon.
+        # One request at a time: the storm's faults then fall on the same requests every run.
         use_archive(settings, archive.cdx_url, archive.wayback_url, HACS_HTTP_RETRIES=2,
-                    HACS_HTTP_DEADLINE=60.0, HACS_CDX_MAX_PAGES=5)  # fmt: skip
+                    HACS_HTTP_DEADLINE=60.0, HACS_CDX_MAX_PAGES=5,
+                    HACS_ARCHIVE_PARALLEL=1)  # fmt: skip
         call_command("import_archive", stdout=quiet)
         clean = fingerprint()
         assert clean[1] and clean[2]

@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from archive.models import Site, Tag
+from archive.wayback import ArchiveConfig
 from dashboard.forms import SiteListForm
 from dashboard.sites import (
     DEFAULT_SORT,
@@ -107,5 +108,9 @@ def site_detail(request: HttpRequest, pk: int) -> HttpResponse:
         ),
         "e_days": settings.HACS_E_DAYS,
         "due": due_text(day, settings.HACS_E_DAYS),
+        "archive_check": site.archive_checks.filter(source=ArchiveConfig.from_settings().source)
+        .only("checked_at")
+        .first(),
+        "archive_host": ArchiveConfig.from_settings().cdx_host,
     }
     return render(request, "dashboard/site_detail.html", context)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from hacs.replay import CRAWL_HOUR, POLICIES, ReplayState, replay
+from hacs.ranking import rank_order
+from hacs.replay import CRAWL_HOUR, POLICIES, ArchiveStream, Refresh, ReplayState, replay
 
 
 def history(*sites: list[tuple[float, bool]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -87,3 +90,224 @@ def test_random_is_seeded_and_the_oracle_needs_rates() -> None:
         replay(**args, policies=["true_rates"])  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="budget"):
         replay(**{**args, "budget": 0}, policies=["random"])  # type: ignore[arg-type]
+
+
+# The archive during the period ------------------------------------------------------------
+
+
+def example(
+    seed: int = 3, n_sites: int = 30, days: float = 60.0, cut: tuple[float, float] = (40.0, 40.0)
+) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], list[list[float]], ArchiveStream]:
+    """Seeded sites over [0, days): true changes, archive observations flagged from them, the
+    history those before each site's last check (drawn in ``cut``), the stream those after."""
+    rng = np.random.default_rng(seed)
+    times, flags, offsets, changes = [], [], [0], []
+    s_times, s_offsets, checked = [], [0], []
+    for _ in range(n_sites):
+        rate = rng.gamma(1.0, 0.05)
+        c = np.sort(rng.uniform(0, days, rng.poisson(rate * days)))
+        obs = np.sort(rng.uniform(0, days, rng.integers(0, 14)))
+        at = float(rng.uniform(*cut))
+        prev = -np.inf
+        for j, t in enumerate(obs[obs < at]):
+            times.append(float(t))
+            flags.append(bool(j > 0 and ((c > prev) & (c <= t)).any()))
+            prev = t
+        offsets.append(len(times))
+        s_times += obs[obs >= at].tolist()
+        s_offsets.append(len(s_times))
+        checked.append(at)
+        changes.append(c.tolist())
+    stream = ArchiveStream(np.array(s_times), np.array(s_offsets), checked=np.array(checked))
+    return (np.array(times), np.array(flags, dtype=bool), np.array(offsets)), changes, stream
+
+
+def test_with_the_archive_off_the_results_are_todays() -> None:
+    # Figures of the replay before the archive during the period was modelled.
+    history_, changes, _ = example(cut=(40.0, 40.0))
+    results = replay(
+        history=history_, changes=changes, start=40.0, days=20, budget=3,
+        policies=["hacs", "round_robin", "paper", "random", "mle_since_copy"], e_days=1.0,
+        seed=5,
+    )  # fmt: skip
+    today = [  # hacs/replay.py before the option, on this example
+        ("hacs", 29, 28, 3.5800700081891352, 5, 0),
+        ("round_robin", 26, 29, 5.054586358244838, 2, 0),
+        ("paper", 14, 17, 3.612823501443358, 10, 0),
+        ("random", 23, 24, 5.107356904670386, 5, 0),
+        ("mle_since_copy", 18, 21, 2.7318816304901574, 11, 1),
+    ]
+    got = [(r.policy, r.found, r.caught, r.mean_delay_days, r.most_days_listed,
+            r.overlisted_sites) for r in results]  # fmt: skip
+    assert got == [pytest.approx(row) for row in today]
+    assert all((r.crawls, r.changes, r.refresh, r.cdx_requests) == (60, 39, None, 0)
+               for r in results)  # fmt: skip
+
+
+def oracle(
+    history_: tuple[np.ndarray, np.ndarray, np.ndarray],
+    changes: list[list[float]],
+    stream: ArchiveStream,
+    *,
+    start: float,
+    days: int,
+    budget: int,
+    policy: str,
+    e_days: float,
+) -> tuple[int, list[list[int]]]:
+    """A slow replay that sees every archive capture the moment it is made: each day it builds
+    every timeline from scratch (the history, the captures made so far and its crawls, the
+    period's observations flagged from the truth), then crawls. Changes found, sites a day."""
+    times, flags, offsets = history_
+    s_times, s_offsets = np.asarray(stream.times), np.asarray(stream.offsets)
+    n = offsets.size - 1
+    bounds = list(zip(offsets[:-1], offsets[1:], strict=True))
+    hist = [(times[a:b].tolist(), flags[a:b].tolist()) for a, b in bounds]
+    captures = [s_times[s_offsets[i] : s_offsets[i + 1]].tolist() for i in range(n)]
+    crawled: list[list[float]] = [[] for _ in range(n)]
+    found, picks = 0, []
+    rng = np.random.default_rng(0)
+    for day in range(days):
+        now = start + day + CRAWL_HOUR
+        timelines, updated = [], []
+        for i in range(n):
+            h_times, h_flags = hist[i]
+            period = sorted([t for t in captures[i] if t < now] + crawled[i])
+            seq = h_times + period
+            period_flags = [
+                k > 0 and any(seq[k - 1] < c <= seq[k] for c in changes[i])
+                for k in range(len(h_times), len(seq))
+            ]
+            timelines.append(seq)
+            updated.append(h_flags + period_flags)
+        last = np.array([t[-1] if t else -np.inf for t in timelines])
+        state = ReplayState(timelines, updated, last, now, e_days, rng, None)
+        order = rank_order(POLICIES[policy](state), last, np.arange(n))
+        picked = sorted(order[:budget].tolist())
+        for i in picked:
+            made = [t for t in hist[i][0] + captures[i] + crawled[i] if t < now]
+            since = max(made, default=-np.inf)
+            found += any(since < c <= now for c in changes[i])
+            crawled[i].append(now)
+        picks.append(picked)
+    return found, picks
+
+
+def crawls_by_day(state: ReplayState, start: float, days: int) -> list[list[int]]:
+    return [
+        sorted(i for i, t in enumerate(state.times) if start + day + CRAWL_HOUR in t)
+        for day in range(days)
+    ]
+
+
+@pytest.mark.parametrize("policy", ["hacs", "round_robin", "mle_since_copy"])
+def test_every_night_without_lag_equals_an_oracle_that_sees_all_captures_at_once(
+    policy: str,
+) -> None:
+    history_, changes, stream = example(seed=11, n_sites=40, cut=(30.0, 40.0))
+    seen: list[ReplayState] = []
+
+    def recorded(state: ReplayState) -> np.ndarray:
+        seen.append(state)
+        return POLICIES[policy](state)
+
+    (result,) = replay(
+        history=history_, changes=changes, start=40.0, days=20, budget=4, policies=[],
+        extra={policy: recorded}, e_days=1.0, archive=stream, refresh=Refresh("every_night"),
+    )  # fmt: skip
+    found, picks = oracle(history_, changes, stream, start=40.0, days=20, budget=4,
+                          policy=policy, e_days=1.0)  # fmt: skip
+    assert crawls_by_day(seen[-1], 40.0, 20) == picks
+    assert result.found == found > 0
+    assert result.blind_crawls == 0 and result.late_sites == ()
+    assert result.cdx_requests == 40 * 20  # one query a site, every night
+    assert result.mean_learn_delay_days is not None and result.mean_learn_delay_days < 1.0
+
+
+def test_a_crawl_finds_nothing_the_archive_already_holds_whatever_hacs_has_learned() -> None:
+    # Last copy on day 0; a change on day 3, captured by the archive on day 5; crawled on 10.5.
+    args = dict(history=history([(0.0, False)]), changes=[[3.0]], start=10.0, days=1,
+                budget=1, policies=["round_robin"])  # fmt: skip
+    (off,) = replay(**args)  # type: ignore[arg-type]
+    assert off.found == 1  # the archive during the period not modelled: the crawl finds it
+    stream = ArchiveStream(np.array([5.0]), np.array([0, 1]))
+    for policy in ("never", "every_night"):
+        (on,) = replay(**args, archive=stream, refresh=Refresh(policy))  # type: ignore[arg-type]
+        assert on.found == 0 and on.refresh == policy
+        # Never refreshed, HACS crawled a site whose newest copy it did not know: blind.
+        assert (on.blind_crawls, on.blind_found) == ((1, 0) if policy == "never" else (0, 0))
+
+
+def test_a_capture_learned_late_joins_the_timeline_in_order_and_takes_the_update() -> None:
+    # Copy on day 0; the site changes on 11.2, the archive captures it on 11.3, indexed half a
+    # day later; crawled daily at midday from day 10.
+    seen: list[tuple[list[float], list[bool]]] = []
+
+    def record(state: ReplayState) -> np.ndarray:
+        seen.append((list(state.times[0]), list(state.updated[0])))
+        return POLICIES["round_robin"](state)
+
+    (result,) = replay(
+        history=history([(0.0, False)]), changes=[[11.2]], start=10.0, days=3, budget=1,
+        policies=[], extra={"rr": record},
+        archive=ArchiveStream(np.array([11.3]), np.array([0, 1])),
+        refresh=Refresh("every_night", index_lag_days=0.5),
+    )  # fmt: skip
+    # Day 11.5: the capture exists (the crawl finds nothing) but is not indexed yet, so HACS
+    # flags its crawl as the update; on 12.5 it learns the capture, which takes the update.
+    assert seen[1] == ([0.0, 10.5], [False, False])
+    assert seen[2] == ([0.0, 10.5, 11.3, 11.5], [False, False, True, False])
+    assert result.found == 0 and result.blind_crawls == 1
+    assert result.mean_learn_delay_days == pytest.approx(12.5 - 11.3)
+    assert result.late_sites == (0,)  # learned more than a day after it was made
+
+
+def test_never_refreshing_finds_no_more_than_every_night() -> None:
+    history_, changes, stream = example(seed=2, n_sites=120, cut=(25.0, 40.0))
+    found = {}
+    for policy in ("every_night", "never"):
+        (result,) = replay(
+            history=history_, changes=changes, start=40.0, days=20, budget=6,
+            policies=["hacs"], e_days=1.0, archive=stream, refresh=Refresh(policy),
+        )  # fmt: skip
+        found[policy] = result.found
+    assert found["never"] <= found["every_night"]
+
+
+def test_a_budget_of_every_site_each_night_equals_every_night() -> None:
+    history_, changes, stream = example(seed=5, n_sites=50, cut=(20.0, 40.0))
+    args = dict(history=history_, changes=changes, start=40.0, days=20, budget=5,
+                policies=["hacs", "round_robin"], e_days=1.0, archive=stream)  # fmt: skip
+    every = replay(**args, refresh=Refresh("every_night"))  # type: ignore[arg-type]
+    budget = replay(**args, refresh=Refresh("budget", budget=50, max_age_days=30))  # type: ignore[arg-type]
+    assert [dataclasses.replace(r, refresh="every_night") for r in budget] == every
+    # A smaller budget checks fewer sites and spends what it is given.
+    (small, _) = replay(**args, refresh=Refresh("budget", budget=5, max_age_days=30))  # type: ignore[arg-type]
+    assert small.cdx_requests == 5 * 20 and small.captures_learned < every[0].captures_learned
+
+
+def test_the_budget_counts_due_sites_it_leaves_waiting() -> None:
+    # Four sites checked at the start, one request a night, a max age of one day: night 0 has
+    # none due (half a day), night 1 all four (one checked, three wait), night 2 again four.
+    sites = [[(0.0, False)] for _ in range(4)]
+    (result,) = replay(
+        history=history(*sites), changes=[[], [], [], []], start=10.0, days=3, budget=1,
+        policies=["round_robin"], archive=ArchiveStream(np.zeros(0), np.zeros(5, dtype=int)),
+        refresh=Refresh("budget", budget=1, max_age_days=1.0),
+    )  # fmt: skip
+    assert result.cdx_requests == 3 and result.due_waits == 0 + 3 + 3
+
+
+def test_the_archive_option_rejects_bad_input() -> None:
+    args = dict(history=history([(5.0, False)]), changes=[[]], start=10.0, days=1, budget=1,
+                policies=["round_robin"])  # fmt: skip
+    with pytest.raises(ValueError, match="needs the archive"):
+        replay(**args, refresh=Refresh("never"))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="refresh policy"):
+        Refresh("sometimes")
+    with pytest.raises(ValueError, match="needs a budget"):
+        Refresh("budget")
+    with pytest.raises(ValueError, match="last history observation"):
+        replay(**args, archive=ArchiveStream(np.array([4.0]), np.array([0, 1])))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="every site exactly once"):
+        replay(**args, archive=ArchiveStream(np.zeros(0), np.array([0, 0]), queries=[]))  # type: ignore[arg-type]

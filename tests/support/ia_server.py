@@ -63,7 +63,8 @@ truncated behind a matching ``Content-Length``, a body trickled a byte at a time
 and headers trickled a byte at a time, a connection dropped before any answer, and CDX paging
 that never ends (``endless_prefixes``: a fresh resume key on every page, for a query of that
 URL or one whose range covers that prefix's, such as a host query). ``storm`` injects such
-faults at random into a share of the requests.
+faults at random into a share of the requests; ``aimed`` gives the requests about one site
+theirs (every CDX query of one URL, or every fetch of one memento), as long as it is there.
 """
 
 from __future__ import annotations
@@ -162,6 +163,17 @@ class Fault:
 STORM_KINDS = ("cut", "short", "trickle", "reset", "429", "503")
 
 
+@dataclass
+class Aimed:
+    """A fault for the requests about one thing: a CDX query whose ``url`` parameter is
+    ``text``, or the memento whose path is ``text``; ``times`` requests (None: every one) get
+    it."""
+
+    text: str
+    fault: Fault
+    times: int | None = None
+
+
 @dataclass(frozen=True)
 class CdxAnswer:
     """What the CDX server answers one query: status, body and what it read to answer."""
@@ -185,6 +197,7 @@ class IAState:
     exact_only: list[Row] = field(default_factory=list)  # the recall gap (module docstring)
     blocked_prefixes: set[str] = field(default_factory=set)
     faults: deque[tuple[int, str | None] | Fault] = field(default_factory=deque)
+    aimed: list[Aimed] = field(default_factory=list)  # before ``faults`` and the storm
     endless_prefixes: set[str] = field(default_factory=set)
     storm: random.Random | None = None  # set with ``storm_share`` to fault requests at random
     storm_share: float = 0.3
@@ -219,9 +232,17 @@ class IAState:
                 self._index_key = key
             return self._index
 
-    def next_fault(self, kind_of_path: str) -> Fault | None:
-        """The fault for this request: the first queued one that applies, else the storm's."""
+    def next_fault(self, kind_of_path: str, about: str = "") -> Fault | None:
+        """The fault for this request about ``about`` (a CDX query's ``url``, a memento's
+        path): the first aimed one that applies, else the first queued one, else the storm's."""
         with self.lock:
+            for aimed in self.aimed:
+                if aimed.fault.on in (None, kind_of_path) and aimed.text == about:
+                    if aimed.times is not None:
+                        aimed.times -= 1
+                        if aimed.times <= 0:
+                            self.aimed.remove(aimed)
+                    return aimed.fault
             for index, fault in enumerate(self.faults):
                 if isinstance(fault, tuple):
                     fault = Fault("status", status=fault[0], retry_after=fault[1])
@@ -514,7 +535,8 @@ class IAArchive:
                 parts = urlsplit(self.path)
                 query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
                 kind_of_path = "cdx" if parts.path == "/cdx/search/cdx" else "web"
-                self.fault = state.next_fault(kind_of_path)
+                about = query.get("url", "") if kind_of_path == "cdx" else parts.path
+                self.fault = state.next_fault(kind_of_path, about)
                 if self.fault is not None and self.fault.kind == "status":
                     retry_after = self.fault.retry_after
                     headers = {"Retry-After": retry_after} if retry_after else {}

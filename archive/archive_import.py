@@ -1,0 +1,691 @@
+"""Sites brought up to date from the configured archive: the CDX queries planned by host, sent
+several at a time, and the contents fetched newest first across every site of the run.
+
+* :func:`refresh_plan` — the queries that bring ``site_ids`` up to date
+  (``hacs.formats.queries.plan_queries``): a site with no capture from this archive reads its
+  whole history alone; the others are asked by host or common path prefix, ``from`` the
+  earliest of their last checks (:class:`archive.models.ArchiveCheck`) less the archive's
+  indexing lag, split where the last answer was too big, one seed at a time on hosts where the
+  recall audit found the archive's group answers missing captures
+  (:class:`archive.models.QueryMemory`).
+* :func:`archive_import` — runs such a plan: ``HACS_ARCHIVE_PARALLEL`` queries and fetches in
+  flight at once (threads that only talk to the archive; every database write happens on the
+  calling thread, so SQLite's one writer and Django's per-thread connections are never at
+  odds), each answer's rows stored for the seed whose scope holds them and other people's pages
+  counted and dropped; then the contents every site still lacks, newest first across all the
+  sites (so that a run cut short holds the recent history that decides today's list), each
+  site finished — updates computed, ``finish`` called (estimates), marked done — as soon as
+  its last content arrives.
+
+One slow or broken answer holds only its own thread: its query ends by the query deadline
+(``HACS_CDX_QUERY_DEADLINE``) and fails its sites with a sentence, the others go on. The
+archive's rate limit is shared through Redis by every thread and worker, so running in
+parallel never sends the archive more than the configured rate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import itertools
+import logging
+import queue
+import sys
+import threading
+from collections import Counter, defaultdict, deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from archive.captures import CaptureCounts, ScopeIndex, captures_store
+from archive.models import ArchiveCheck, Capture, LinkSnapshot, QueryMemory, Site
+from archive.snapshots import (
+    SnapshotWanted,
+    snapshot_from_body,
+    snapshots_missing,
+    snapshots_save,
+    updates_compute,
+)
+from archive.status import sites_finish
+from archive.wayback import ArchiveClient, ArchiveError
+from hacs.formats import cdx
+from hacs.formats.canon import SeedScope
+from hacs.formats.queries import SHARED_HOSTS, CdxQuery, RefreshSeed, plan_queries
+
+log = logging.getLogger(__name__)
+
+__all__ = ["QueryOutcome", "RunLimits", "archive_import", "refresh_plan"]
+
+EARLIEST = datetime(1990, 1, 1, tzinfo=UTC)  # before any web archive
+T = TypeVar("T")
+SIZE_MAX_AGE = timedelta(days=30)  # a group's size is asked again after this
+SAVE_EVERY = 50  # contents saved, and finished sites finished, this many fetches at a time
+
+
+@dataclass(frozen=True)
+class RunLimits:
+    """How a run talks to the archive: contents and queries in flight, and when a group's answer
+    is too big (its next refresh splits it)."""
+
+    parallel: int = 4
+    group_max_rows: int = 20_000
+    group_max_pages: int = 4
+    audit_share: float = 0.05  # grouped queries whose sample homepage is also asked exactly
+    group_max_blocks: int = 30  # index blocks (~3,000 lines) a group's range may span
+
+    @classmethod
+    def from_settings(cls) -> RunLimits:
+        return cls(
+            parallel=settings.HACS_ARCHIVE_PARALLEL,
+            group_max_rows=settings.HACS_REFRESH_GROUP_MAX_ROWS,
+            group_max_pages=settings.HACS_REFRESH_GROUP_MAX_PAGES,
+            audit_share=settings.HACS_REFRESH_AUDIT_SHARE,
+            group_max_blocks=settings.HACS_REFRESH_GROUP_MAX_BLOCKS,
+        )
+
+
+@dataclass
+class QueryOutcome:
+    """What one query brought: the sites it answered for and what happened to each."""
+
+    query: CdxQuery
+    started: datetime
+    records: list[cdx.CdxRecord] = field(default_factory=list)
+    bad_lines: int = 0
+    pages: int = 0
+    failure: str = ""
+
+
+@dataclass(frozen=True)
+class _Audit:
+    """An exact query of one homepage of a group, and what the group's answer held of it."""
+
+    host: str
+    homepage: str
+    group_started: datetime
+    held: frozenset[datetime]  # the homepage's capture times in the group's answer
+
+
+@dataclass
+class SiteTally:
+    """A run's counts for one site, told to ``progress`` when the site ends."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    failure: str = ""
+    waiting: int = 0  # contents still to fetch
+
+
+# --- The plan -----------------------------------------------------------------------------------
+
+
+def refresh_plan(
+    site_ids: Sequence[int], source: str, lag_days: float, *, full: bool = False
+) -> list[CdxQuery]:
+    """The CDX queries that bring ``site_ids`` up to date from the archive ``source``."""
+    seeds = refresh_seeds(site_ids, source, lag_days, full=full)
+    memory = QueryMemory.objects.filter(source=source)
+    too_big = set(
+        memory.filter(kind=QueryMemory.Kind.GROUP, too_big=True).values_list("key", flat=True)
+    )
+    alone = set(
+        memory.filter(kind=QueryMemory.Kind.HOST, per_seed=True).values_list("key", flat=True)
+    )
+    return plan_queries(seeds, too_big=too_big, shared_hosts=SHARED_HOSTS | alone)
+
+
+def refresh_seeds(
+    site_ids: Sequence[int], source: str, lag_days: float, *, full: bool = False
+) -> list[RefreshSeed]:
+    """Each site with the ``from`` to ask from: the newest capture time the answer of its last
+    check held, less the indexing lag (for a site checked before checks were recorded, its own
+    newest capture less the lag); None for a site holding no capture from this archive, or for
+    every site with ``full``."""
+    ids = list(site_ids)
+    urls = dict(Site.objects.filter(pk__in=ids).values_list("pk", "seed_url"))
+    anchors: dict[int, datetime] = {}
+    if not full:
+        newest = (
+            Capture.objects.filter(site_id__in=ids, source=source)
+            .values("site_id")
+            .annotate(newest=Max("timestamp"))
+            .values_list("site_id", "newest")
+        )
+        anchors = dict(newest)
+        checks = ArchiveCheck.objects.filter(
+            site_id__in=anchors, source=source, newest_seen__isnull=False
+        )
+        for site_id, seen in checks.values_list("site_id", "newest_seen"):
+            anchors[site_id] = max(seen, anchors[site_id])
+    seeds = []
+    for site_id in ids:
+        if site_id not in urls:
+            continue
+        anchor = anchors.get(site_id)
+        since = None
+        if anchor is not None:
+            since = cdx.format_timestamp(max(anchor - timedelta(days=lag_days), EARLIEST))
+        seeds.append(RefreshSeed(site_id, urls[site_id], since))
+    return seeds
+
+
+# --- The run ------------------------------------------------------------------------------------
+
+
+def archive_import(
+    site_ids: Sequence[int],
+    client: ArchiveClient,
+    *,
+    read_captures: bool = True,
+    full: bool = False,
+    limits: RunLimits | None = None,
+    finish: Callable[[list[int]], None],
+    progress: Callable[[int, str, dict[str, int]], None],
+) -> tuple[CaptureCounts, Counter[str], int, dict[int, str]]:
+    """Bring ``site_ids`` up to date from the archive (see the module docstring); returns the
+    captures stored, the fetch counts, the bad CDX lines and the sites that failed with why.
+
+    ``read_captures=False`` only fetches the contents the sites still lack (the retry pass).
+    ``finish(site_ids)`` runs before sites are marked done; ``progress(site_id, failure,
+    counts)`` is told once per site as it ends. Sites are marked running at the start and done
+    or failed by the end; an archive that cannot be reached fails every site not yet done with
+    its one sentence and ends the run.
+    """
+    limits = limits or RunLimits.from_settings()
+    ids = list(dict.fromkeys(site_ids))
+    tally = {site_id: SiteTally() for site_id in ids}
+    source = client.config.source if read_captures else ""  # the retry pass asks no CDX
+    run = _Run(client, limits, tally, finish, progress, source)
+    if read_captures:
+        queries = refresh_plan(ids, source, client.config.index_lag_days, full=full)
+        run.go(queries, [])
+    else:
+        run.go([], ids)
+    failed = {i: t.failure for i, t in tally.items() if t.failure}
+    return run.captures, run.fetched, run.bad_lines, failed
+
+
+class _Run:
+    """One run's shared state: the client, the limits, each site's tally and the callbacks."""
+
+    def __init__(
+        self, client: ArchiveClient, limits: RunLimits, tally: dict[int, SiteTally],
+        finish: Callable[[list[int]], None], progress: Callable[[int, str, dict[str, int]], None],
+        source: str,
+    ) -> None:  # fmt: skip
+        self.client = client
+        self.limits = limits
+        self.tally = tally
+        self.finish = finish
+        self.progress = progress
+        self.source = source
+        self.audits: dict[str, _Audit] = {}  # by the audit query's key
+        self.captures = CaptureCounts()
+        self.fetched: Counter[str] = Counter()
+        self.bad_lines = 0
+        # Contents to fetch, newest first (a heap of (−timestamp, order, content)), the sites
+        # waiting for each, and those fetched but not saved yet.
+        self.wanted: list[tuple[int, int, SnapshotWanted]] = []
+        self.holders: dict[tuple[str, str], list[int]] = defaultdict(list)
+        self.unsaved: list[tuple[SnapshotWanted, LinkSnapshot]] = []
+        self._order = itertools.count()  # ties of the heap, in the order contents were wanted
+
+    # -- The loop -----------------------------------------------------------------------------
+    def go(self, queries: Sequence[CdxQuery], fetch_only: list[int]) -> None:
+        """Run ``queries`` and fetch the contents their sites lack (or, with ``fetch_only``,
+        those sites' contents), both at once: ``limits.parallel`` queries and twice as many
+        fetches in flight, each kind starting alone until its first answer shows the archive can
+        be reached. Contents are fetched newest first among the sites whose answers are in, so
+        that one slow query holds nobody; a group too big is split at once; an archive that
+        cannot be reached fails every site not yet done with its one sentence."""
+        pending = deque(queries)
+        asking: set[Future[QueryOutcome]] = set()
+        sizing: dict[Future[int | str], CdxQuery] = {}
+        unsized = self._unsized(queries)
+        fetching: dict[Future[LinkSnapshot], SnapshotWanted] = {}
+        asked_once = fetched_once = False
+        self._want(fetch_only)
+        with (
+            _Pool(self.limits.parallel, "cdx") as cdx_pool,
+            _Pool(self.limits.parallel, "memento") as memento_pool,
+        ):
+            while True:
+                room = self.limits.parallel if asked_once else 1
+                while pending and len(asking) + len(sizing) < room:
+                    query = pending.popleft()
+                    if query.key in unsized:
+                        unsized.discard(query.key)
+                        sizing[cdx_pool.submit(self._size, query)] = query
+                    else:
+                        asking.add(cdx_pool.submit(self._ask, query))
+                room = 2 * self.limits.parallel if fetched_once else 1
+                while self.wanted and len(fetching) < room:
+                    item = heapq.heappop(self.wanted)[2]
+                    fetching[memento_pool.submit(self._fetch, item)] = item
+                if not asking and not fetching and not sizing:
+                    break
+                done, _running = wait([*asking, *fetching, *sizing], return_when=FIRST_COMPLETED)
+                for future in done:
+                    if future in sizing:
+                        asked_once = True
+                        query = sizing.pop(future)  # type: ignore[call-overload]
+                        parts = self._sized(query, future.result())  # type: ignore[arg-type]
+                        unsized |= self._unsized(parts)
+                        pending.extendleft(reversed(parts))
+                        continue
+                    if future in fetching:
+                        fetched_once = True
+                        self._fetched(fetching.pop(future), future.result())
+                        continue
+                    asking.discard(future)  # type: ignore[arg-type]
+                    asked_once = True
+                    outcome = future.result()
+                    if self.client.unreachable is not None:
+                        outcome.failure = str(self.client.unreachable)
+                    split = self._remember(outcome)
+                    if split:
+                        pending.extend(split)
+                        continue
+                    pending.extend(self._audit_of(outcome))
+                    self._answered(outcome)
+                if self.client.unreachable is not None:
+                    for future in fetching:
+                        future.cancel()
+                    break
+                if len(self.unsaved) >= SAVE_EVERY or not fetching:
+                    self._save()
+        self._save()
+        unreachable = self.client.unreachable
+        left = [i for i, t in self.tally.items() if not t.failure and t.waiting >= 0]
+        if unreachable is not None:
+            self._fail(left, str(unreachable))
+        else:
+            self._finish(left)  # every content answered: nothing is left but by a bug
+
+    def _unsized(self, queries: Sequence[CdxQuery]) -> set[str]:
+        """The group queries whose size must be asked before them (the Internet Archive's
+        dialect only): never sized, or sized more than ``SIZE_MAX_AGE`` ago."""
+        groups = [q.key for q in queries if q.is_group]
+        if not groups or self.client.config.dialect != "ia" or self.limits.group_max_blocks <= 0:
+            return set()
+        fresh = QueryMemory.objects.filter(
+            source=self.source, kind=QueryMemory.Kind.GROUP, key__in=groups,
+            sized_at__gte=timezone.now() - SIZE_MAX_AGE,
+        )  # fmt: skip
+        return set(groups) - set(fresh.values_list("key", flat=True))
+
+    def _size(self, query: CdxQuery) -> int | str:
+        """The index blocks a group's range spans, or why they could not be counted (on a pool
+        thread: network only)."""
+        try:
+            return self.client.cdx_blocks(query.url, match_type=query.match_type)
+        except (ArchiveError, ValueError) as error:
+            return str(error)
+
+    def _sized(self, query: CdxQuery, blocks: int | str) -> list[CdxQuery]:
+        """The group as it will be asked: itself, or split when its range spans more index
+        blocks than the archive reads for one query (remembered, so the next plans split it)."""
+        if isinstance(blocks, str):  # not counted: ask it; its answer's size still counts
+            log.info("The size of %s could not be asked: %s", query.key, blocks)
+            return [query]
+        too_big = blocks > self.limits.group_max_blocks
+        QueryMemory.objects.update_or_create(
+            source=self.source, kind=QueryMemory.Kind.GROUP, key=query.key,
+            defaults={"blocks": blocks, "sized_at": timezone.now(), "too_big": too_big},
+        )  # fmt: skip
+        if not too_big:
+            return [query]
+        seeds = refresh_seeds(query.site_ids, self.source, self.client.config.index_lag_days)
+        parts = plan_queries(seeds, too_big={query.key})
+        log.info("%s spans %d index blocks; asking it in %d parts", query.key, blocks, len(parts))
+        return parts
+
+    def _answered(self, outcome: QueryOutcome) -> None:
+        """A query's answer: its rows stored (or its sites failed), its sites' contents wanted."""
+        counts = self.store(outcome)
+        self.captures.merge(counts)
+        self.bad_lines += outcome.bad_lines
+        if not outcome.failure:  # an audit's rows too: a missed capture's content is wanted
+            self._want(list(outcome.query.site_ids))
+
+    def _want(self, site_ids: list[int]) -> None:
+        """Queue the contents ``site_ids`` lack (not those already queued or in flight for
+        them); finish the sites that wait for none."""
+        site_ids = [i for i in site_ids if self.tally[i].waiting >= 0 and not self.tally[i].failure]
+        if not site_ids:
+            return
+        wanted, holders = _wanted_by_site(site_ids)
+        for item in wanted:
+            key = (item.urlkey, item.digest)
+            new = key not in self.holders
+            held = self.holders[key]
+            for site_id in holders[key]:
+                if site_id not in held:
+                    held.append(site_id)
+                    self.tally[site_id].waiting += 1
+            if new:
+                heapq.heappush(self.wanted, (-int(item.timestamp), next(self._order), item))
+        self._finish([i for i in site_ids if self.tally[i].waiting == 0])
+
+    def _ask(self, query: CdxQuery) -> QueryOutcome:
+        """Send one query (on a pool thread: network only, no database)."""
+        outcome = QueryOutcome(query, timezone.now())
+
+        def parse(text: str) -> tuple[cdx.CdxParseResult, str | None]:
+            result = cdx.parse_cdx(text)
+            return result, result.resume_key
+
+        def row_keys(page: cdx.CdxParseResult) -> Iterator[tuple[str, datetime]]:
+            return ((r.urlkey, r.timestamp) for r in page.records)
+
+        try:
+            for page in self.client.cdx_pages(
+                query.url, parse, since=query.since, row_keys=row_keys,
+                match_type=query.match_type,
+            ):  # fmt: skip
+                outcome.pages += 1
+                outcome.records.extend(page.records)
+                outcome.bad_lines += page.skipped
+        except ArchiveError as error:
+            outcome.failure = str(error)
+        except Exception as error:  # a bug must fail these sites, not the run
+            log.exception("The CDX query for %s failed", query.url)
+            outcome.failure = (
+                f"The CDX query for {query.url} stopped on an unexpected error "
+                f"({type(error).__name__}: {str(error)[:300]}); the log has the details: fix the "
+                "cause, then run import_archive --failed."
+            )
+        return outcome
+
+    def _remember(self, outcome: QueryOutcome) -> list[CdxQuery]:
+        """Record a group's size for the next plan; returns the group split when its answer
+        was too big to keep asking as one (those parts run now, in this same run)."""
+        query = outcome.query
+        if not query.is_group:
+            return []
+        too_big = (
+            outcome.pages > self.limits.group_max_pages
+            or len(outcome.records) > self.limits.group_max_rows
+            or (bool(outcome.failure) and _too_big_failure(outcome.failure))
+        )
+        QueryMemory.objects.update_or_create(
+            source=self.source, kind=QueryMemory.Kind.GROUP, key=query.key,
+            defaults={"rows": len(outcome.records), "pages": outcome.pages, "too_big": too_big},
+        )  # fmt: skip
+        if too_big and outcome.failure:
+            seeds = refresh_seeds(query.site_ids, self.source, self.client.config.index_lag_days)
+            parts = plan_queries(seeds, too_big={query.key})
+            if len(parts) > 1:
+                log.info(
+                    "%s was too big to ask at once; asking it in %d parts", query.key, len(parts)
+                )
+                return parts
+        return []
+
+    def _audit_of(self, outcome: QueryOutcome) -> list[CdxQuery]:
+        """The recall audit: for a share of the grouped answers, one member's homepage asked
+        exactly (``matchType=exact``, the same ``from``), because the Internet Archive leaves
+        some indexes out of prefix and host queries. Chosen by a hash of the group and the day,
+        so that every group is audited now and then and a run is repeatable."""
+        query = outcome.query
+        if not query.is_group or outcome.failure or self.limits.audit_share <= 0:
+            return []
+        day = outcome.started.date().isoformat()
+        draw = int(hashlib.sha256(f"{day} {query.key}".encode()).hexdigest()[:8], 16) / 2**32
+        if draw >= self.limits.audit_share:
+            return []
+        site_id = query.site_ids[int(draw * 2**32) % len(query.site_ids)]
+        site = Site.objects.filter(pk=site_id).values_list("seed_url", flat=True).first()
+        if site is None:
+            return []
+        scope = SeedScope.from_url(site)
+        held = frozenset(r.timestamp for r in outcome.records if r.urlkey == scope.homepage)
+        audit = CdxQuery(site, "exact", (site_id,), query.since, f"audit {scope.homepage}")
+        self.audits[audit.key] = _Audit(scope.host_key, scope.homepage, outcome.started, held)
+        return [audit]
+
+    def _audited(self, outcome: QueryOutcome, counts: CaptureCounts) -> None:
+        """Compare an exact answer with its group's: captures the group's answer lacked (before
+        the group was asked) are misses; a host with misses is asked one seed at a time from
+        the next refresh on."""
+        audit = self.audits.pop(outcome.query.key)
+        exact = {
+            r.timestamp for r in outcome.records
+            if r.urlkey == audit.homepage and r.timestamp < audit.group_started
+        }  # fmt: skip
+        missed = len(exact - audit.held)
+        site = self.tally[outcome.query.site_ids[0]].counts
+        site["homepages audited exactly"] += 1
+        site["captures missed by grouped queries"] += missed
+        memory, _created = QueryMemory.objects.get_or_create(
+            source=self.source, kind=QueryMemory.Kind.HOST, key=audit.host
+        )
+        if missed:
+            memory.misses += missed
+            memory.per_seed = True
+            log.warning(
+                "The archive's grouped answer for %s lacked %d captures of %s that an exact query "
+                "found; its seeds are asked one at a time from now on.",
+                audit.host, missed, audit.homepage,
+            )  # fmt: skip
+        memory.save()
+
+    def store(self, outcome: QueryOutcome) -> CaptureCounts:
+        """Store an answer's rows for the seeds whose scopes hold them (other people's pages
+        are counted, never stored) and record when the sites were checked; or fail its sites."""
+        query = outcome.query
+        if query.key in self.audits:
+            if outcome.failure:  # the group's answer stands; the audit is tried another night
+                log.info("The recall audit %s failed: %s", query.key, outcome.failure)
+                self.audits.pop(query.key)
+                return CaptureCounts()
+            counts = self._store_rows(outcome)
+            self._audited(outcome, counts)
+            return counts
+        if outcome.failure:
+            self._fail(query.site_ids, outcome.failure)
+            return CaptureCounts()
+        counts = self._store_rows(outcome)
+        for site_id in query.site_ids:
+            site = self.tally[site_id].counts
+            site["captures added"] += counts.written.get(site_id, 0)
+            site["bad CDX lines"] += outcome.bad_lines if len(query.site_ids) == 1 else 0
+        if query.is_group:
+            others = counts.skipped.pop("outside every seed", 0)
+            counts.skipped["other people's pages (group queries)"] += others
+            # The job's counts add up its sites': the group's are told with its first site.
+            self.tally[query.site_ids[0]].counts["other people's pages dropped"] += others
+        return counts
+
+    def _store_rows(self, outcome: QueryOutcome) -> CaptureCounts:
+        query = outcome.query
+        seeds = Site.objects.filter(pk__in=query.site_ids).values_list("pk", "seed_url")
+        with transaction.atomic():
+            counts = captures_store(
+                records=outcome.records, source=self.source, index=ScopeIndex(seeds)
+            )
+            # A row dated after the query (a broken index line) must not move ``from`` ahead.
+            moments = (r.timestamp for r in outcome.records if r.timestamp <= outcome.started)
+            newest = max(moments, default=None)
+            for site_id in query.site_ids:
+                check, created = ArchiveCheck.objects.get_or_create(
+                    site_id=site_id, source=self.source,
+                    defaults={"checked_at": outcome.started, "newest_seen": newest},
+                )  # fmt: skip
+                if not created:
+                    check.checked_at = outcome.started
+                    if newest is not None and (
+                        check.newest_seen is None or newest > check.newest_seen
+                    ):
+                        check.newest_seen = newest
+                    check.save(update_fields=["checked_at", "newest_seen"])
+        if query.key in self.audits:
+            self.tally[query.site_ids[0]].counts["captures added"] += counts.written.get(
+                query.site_ids[0], 0
+            )
+        return counts
+
+    def _fail(self, site_ids: Sequence[int], reason: str) -> None:
+        for site_id in site_ids:
+            if not self.tally[site_id].failure:
+                self.tally[site_id].failure = reason
+                sites_finish(failed={site_id: reason})
+                self.progress(site_id, reason, dict(self.tally[site_id].counts))
+
+    # -- Contents -----------------------------------------------------------------------------
+    def _fetch(self, item: SnapshotWanted) -> LinkSnapshot:
+        """Fetch and parse one content (on a pool thread: no database)."""
+        try:
+            memento = self.client.fetch_memento(item.timestamp, item.url)
+            return snapshot_from_body(
+                urlkey=item.urlkey, digest=item.digest, url=item.url, body=memento.body,
+                content_type=memento.content_type, truncated=memento.truncated,
+            )  # fmt: skip
+        except ArchiveError as error:
+            return LinkSnapshot(
+                urlkey=item.urlkey, digest=item.digest, status=LinkSnapshot.Status.FAILED,
+                error=str(error)[:2000],
+            )  # fmt: skip
+
+    def _fetched(self, item: SnapshotWanted, snapshot: LinkSnapshot) -> None:
+        failed = snapshot.status == LinkSnapshot.Status.FAILED
+        self.fetched["fetch failed" if failed else "fetched"] += 1
+        self.unsaved.append((item, snapshot))
+
+    def _save(self) -> None:
+        """Save the contents fetched so far and finish the sites that waited for nothing else."""
+        if not self.unsaved:
+            return
+        pending, self.unsaved = self.unsaved, []
+        snapshots_save([snapshot for _item, snapshot in pending])
+        ready = []
+        for item, snapshot in pending:
+            failed = snapshot.status == LinkSnapshot.Status.FAILED
+            for site_id in self.holders.pop((item.urlkey, item.digest), []):
+                site = self.tally[site_id]
+                site.counts["fetch failures" if failed else "fetches"] += 1
+                site.waiting -= 1
+                if site.waiting == 0 and not site.failure:
+                    ready.append(site_id)
+        self._finish(ready)
+
+    def _finish(self, site_ids: list[int]) -> None:
+        """Sites whose contents are all in: updates, estimates (``finish``), marked done. When
+        the batch fails, each site is tried alone, so that one site's trouble fails only it."""
+        if not site_ids:
+            return
+        site_ids = sorted(site_ids)
+        try:
+            with transaction.atomic():
+                updates_compute(site_ids=site_ids)
+                self.finish(site_ids)
+        except Exception:
+            if len(site_ids) > 1:
+                for site_id in site_ids:
+                    self._finish([site_id])
+                return
+            log.exception("Finishing site %s failed", site_ids[0])
+            error = sys.exc_info()[1]
+            url = Site.objects.filter(pk=site_ids[0]).values_list("seed_url", flat=True).first()
+            reason = (
+                f"Importing {url} stopped on an unexpected error ({type(error).__name__}: "
+                f"{str(error)[:300]}); the log has the details: fix the cause, then run "
+                "import_archive --failed."
+            )
+            self._fail(site_ids, reason)
+            return
+        sites_finish(done=site_ids)
+        for site_id in site_ids:
+            site = self.tally[site_id]
+            site.waiting = -1  # finished: later saves never finish it twice
+            self.progress(site_id, "", dict(site.counts))
+
+
+_Task = tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]
+
+
+class _Pool:
+    """Threads that only talk to the archive. Daemon threads, and leaving the block never waits
+    for them: Ctrl-C or a stopped job must not wait on an answer the archive is trickling (each
+    request ends by its own deadline anyway); tasks not begun are cancelled."""
+
+    def __init__(self, size: int, name: str) -> None:
+        self._tasks: queue.SimpleQueue[
+            tuple[Future[Any], Callable[..., Any], tuple[Any, ...]] | None
+        ]
+        self._tasks = queue.SimpleQueue()
+        self._closed = threading.Event()
+        self._threads = [
+            threading.Thread(target=self._work, name=f"hacs-{name}-{n}", daemon=True)
+            for n in range(size)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, function: Callable[..., T], *args: Any) -> Future[T]:
+        future: Future[T] = Future()
+        self._tasks.put((future, function, args))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            task = self._tasks.get()
+            if task is None:
+                return
+            future, function, args = task
+            if self._closed.is_set():
+                future.cancel()
+                continue
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(function(*args))
+            except BaseException as error:  # handed to the waiting thread
+                future.set_exception(error)
+
+    def __enter__(self) -> _Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._closed.set()
+        for _thread in self._threads:
+            self._tasks.put(None)
+
+
+def _too_big_failure(reason: str) -> bool:
+    """A group query that failed for its size (pages, bytes or time) rather than a fault."""
+    return any(
+        words in reason
+        for words in (
+            "HACS_CDX_MAX_PAGES",
+            "HACS_MAX_CDX_BYTES",
+            "within",
+            "kept sending more pages",
+        )
+    )
+
+
+def _wanted_by_site(
+    site_ids: list[int],
+) -> tuple[list[SnapshotWanted], dict[tuple[str, str], list[int]]]:
+    """The contents the sites lack, newest first, and for each the sites whose captures hold it."""
+    wanted = snapshots_missing(site_ids=site_ids)
+    keys = {(w.urlkey, w.digest) for w in wanted}
+    holders: dict[tuple[str, str], list[int]] = defaultdict(list)
+    if keys:
+        rows = (
+            Capture.objects.filter(site_id__in=site_ids, kind=Capture.Kind.OBSERVATION)
+            .values_list("urlkey", "digest", "site_id")
+            .distinct()
+        )
+        for urlkey, digest, site_id in rows:
+            key = (urlkey, digest)
+            if key in keys and site_id not in holders[key]:
+                holders[key].append(site_id)
+    return wanted, holders

@@ -1,0 +1,33 @@
+"""The one place a site's import status changes: begun (:func:`sites_start`), ended done or
+failed (:func:`sites_finish`). Every import path (``archive.pipeline``,
+``archive.archive_import``) and every job goes through these two."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db.models import F
+from django.utils import timezone
+
+from archive.models import Site
+
+__all__ = ["sites_finish", "sites_start"]
+
+
+def sites_start(site_ids: Sequence[int]) -> None:
+    """Begin sites' imports: marked running, one more attempt counted."""
+    Site.objects.filter(pk__in=list(site_ids)).update(
+        import_status=Site.ImportStatus.RUNNING, import_attempts=F("import_attempts") + 1
+    )
+
+
+def sites_finish(*, done: Sequence[int] = (), failed: dict[int, str] | None = None) -> None:
+    """End imports: sites done (stamped ``imported_at``) or failed with the reason."""
+    if done:
+        Site.objects.filter(pk__in=list(done)).update(
+            import_status=Site.ImportStatus.DONE, import_error="", imported_at=timezone.now()
+        )
+    for site_id, reason in (failed or {}).items():
+        Site.objects.filter(pk=site_id).update(
+            import_status=Site.ImportStatus.FAILED, import_error=reason[:5000]
+        )
