@@ -229,6 +229,10 @@ class _Base:
             return None
         if href.startswith("//") and not _has_host(href):
             return None  # "//" with no host: browsers give up (urljoin would keep the base)
+        if href.startswith("?"):
+            # A query reference keeps the base's path; ".." after "?" is no path segment, and
+            # "?" alone sets an empty query (RFC 3986 5.2.2) where urljoin keeps the base's.
+            return self.no_query + href
         if "\\" in href or ".." in href or _SCHEME.match(href):
             try:
                 url = urljoin(self.url, href)
@@ -239,8 +243,6 @@ class _Base:
             return f"{self.scheme}:{href}"
         if href.startswith("/"):
             return self.origin + href
-        if href.startswith("?"):
-            return self.no_query + href
         return self.directory + href
 
 
