@@ -32,6 +32,7 @@ import logging
 import queue
 import sys
 import threading
+import time
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -66,6 +67,7 @@ __all__ = ["QueryOutcome", "RunLimits", "archive_import", "refresh_plan"]
 EARLIEST = datetime(1990, 1, 1, tzinfo=UTC)  # before any web archive
 T = TypeVar("T")
 SIZE_MAX_AGE = timedelta(days=30)  # a group's size is asked again after this
+SAVE_SECONDS = 10.0  # and at least this often while contents come in
 SAVE_EVERY = 50  # contents saved, and finished sites finished, this many fetches at a time
 
 
@@ -79,6 +81,7 @@ class RunLimits:
     group_max_pages: int = 4
     audit_share: float = 0.05  # grouped queries whose sample homepage is also asked exactly
     group_max_blocks: int = 30  # index blocks (~3,000 lines) a group's range may span
+    history_days: int = 1095  # the daily list's window: its contents come first, estimated early
 
     @classmethod
     def from_settings(cls) -> RunLimits:
@@ -88,6 +91,7 @@ class RunLimits:
             group_max_pages=settings.HACS_REFRESH_GROUP_MAX_PAGES,
             audit_share=settings.HACS_REFRESH_AUDIT_SHARE,
             group_max_blocks=settings.HACS_REFRESH_GROUP_MAX_BLOCKS,
+            history_days=settings.HACS_HISTORY_DAYS,
         )
 
 
@@ -119,7 +123,9 @@ class SiteTally:
 
     counts: Counter[str] = field(default_factory=Counter)
     failure: str = ""
-    waiting: int = 0  # contents still to fetch
+    waiting: int = 0  # contents still to fetch (−1: finished)
+    recent: int = 0  # of which captured within the history window the daily list reads
+    early: bool = False  # estimated once its recent contents were in
 
 
 # --- The plan -----------------------------------------------------------------------------------
@@ -235,6 +241,8 @@ class _Run:
         self.holders: dict[tuple[str, str], list[int]] = defaultdict(list)
         self.unsaved: list[tuple[SnapshotWanted, LinkSnapshot]] = []
         self._order = itertools.count()  # ties of the heap, in the order contents were wanted
+        # Contents captured from here on are those the daily list reads (``HACS_HISTORY_DAYS``).
+        self.horizon = cdx.format_timestamp(timezone.now() - timedelta(days=limits.history_days))
 
     # -- The loop -----------------------------------------------------------------------------
     def go(self, queries: Sequence[CdxQuery], fetch_only: list[int]) -> None:
@@ -250,6 +258,7 @@ class _Run:
         unsized = self._unsized(queries)
         fetching: dict[Future[LinkSnapshot], SnapshotWanted] = {}
         asked_once = fetched_once = False
+        due = time.monotonic() + SAVE_SECONDS
         self._want(fetch_only)
         with (
             _Pool(self.limits.parallel, "cdx") as cdx_pool,
@@ -298,8 +307,9 @@ class _Run:
                     for future in fetching:
                         future.cancel()
                     break
-                if len(self.unsaved) >= SAVE_EVERY or not fetching:
+                if len(self.unsaved) >= SAVE_EVERY or not fetching or time.monotonic() > due:
                     self._save()
+                    due = time.monotonic() + SAVE_SECONDS
         self._save()
         unreachable = self.client.unreachable
         left = [i for i, t in self.tally.items() if not t.failure and t.waiting >= 0]
@@ -365,10 +375,12 @@ class _Run:
             key = (item.urlkey, item.digest)
             new = key not in self.holders
             held = self.holders[key]
+            recent = item.timestamp >= self.horizon
             for site_id in holders[key]:
                 if site_id not in held:
                     held.append(site_id)
                     self.tally[site_id].waiting += 1
+                    self.tally[site_id].recent += recent
             if new:
                 heapq.heappush(self.wanted, (-int(item.timestamp), next(self._order), item))
         self._finish([i for i in site_ids if self.tally[i].waiting == 0])
@@ -564,16 +576,38 @@ class _Run:
             return
         pending, self.unsaved = self.unsaved, []
         snapshots_save([snapshot for _item, snapshot in pending])
-        ready = []
+        ready, early = [], []
         for item, snapshot in pending:
             failed = snapshot.status == LinkSnapshot.Status.FAILED
+            recent = item.timestamp >= self.horizon
             for site_id in self.holders.pop((item.urlkey, item.digest), []):
                 site = self.tally[site_id]
                 site.counts["fetch failures" if failed else "fetches"] += 1
                 site.waiting -= 1
-                if site.waiting == 0 and not site.failure:
+                site.recent -= recent
+                if site.failure:
+                    continue
+                if site.waiting == 0:
                     ready.append(site_id)
+                elif site.recent == 0 and not site.early:
+                    site.early = True
+                    early.append(site_id)
+        self._estimate_early([i for i in early if i not in ready])
         self._finish(ready)
+
+    def _estimate_early(self, site_ids: list[int]) -> None:
+        """Sites whose contents within the daily list's window are all in while older ones are
+        still to come (contents go newest first): their updates and estimates now, so that a
+        run cut short, or the morning's list, already reads them. The site stays running until
+        its last content is in and it is finished."""
+        if not site_ids:
+            return
+        try:
+            with transaction.atomic():
+                updates_compute(site_ids=site_ids)
+                self.finish(site_ids)
+        except Exception:  # the site's finish will try again and say why
+            log.exception("Estimating sites %s early failed", site_ids[:10])
 
     def _finish(self, site_ids: list[int]) -> None:
         """Sites whose contents are all in: updates, estimates (``finish``), marked done. When

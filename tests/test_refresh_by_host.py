@@ -112,12 +112,14 @@ def fingerprint() -> tuple[list[Any], list[Any]]:
             "new_links",
         )
     )  # fmt: skip
-    estimates = sorted(
-        Estimate.objects.values_list(
-            "site__canonical_key", "level", "method", "rate", "tau", "observations", "updates",
-            "posterior_shape", "posterior_rate",
-        )
+    rows = Estimate.objects.values_list(
+        "site__canonical_key", "level", "method", "rate", "tau", "observations", "updates",
+        "posterior_shape", "posterior_rate",
     )  # fmt: skip
+    # The collection's prior sums over sites in the order they were finished: 12 digits.
+    estimates = sorted(
+        tuple(float(f"{v:.12g}") if isinstance(v, float) else v for v in row) for row in rows
+    )
     return captures, estimates
 
 
@@ -349,3 +351,36 @@ def test_a_group_whose_range_the_archive_would_cut_short_is_split_before_it_is_a
         assert QueryMemory.objects.filter(kind="group", too_big=True).count() == len(HOSTS)
     for site in Site.objects.all():
         assert site.captures.filter(timestamp__month=8, is_observation=True).exists()
+
+
+def test_contents_come_newest_first_and_a_site_is_estimated_once_its_recent_ones_are_in(
+    settings: Any, redis_url: str, monkeypatch: Any
+) -> None:
+    """A first import fetches the newest contents first; once those within the daily list's
+    window (``HACS_HISTORY_DAYS``) are in, the site's updates and estimates are computed, before
+    its older contents arrive; it is finished again when its last content is in."""
+    from django.utils import timezone
+
+    import archive.archive_import
+    from archive.pipeline import FromArchive, sites_import
+    from operations.refresh import archive_client
+
+    monkeypatch.setattr(archive.archive_import, "SAVE_EVERY", 1)  # save each content at once
+    site = make_site(seed_url="http://old.edu/~ann/", canonical_key="edu,old)/~ann")
+    now = timezone.now()
+    recent = [(now - timedelta(days=30 * m)).strftime("%Y%m%d%H%M%S") for m in range(1, 4)]
+    old = [(now - timedelta(days=365 * y)).strftime("%Y%m%d%H%M%S") for y in range(5, 9)]
+    rows = [capture("old.edu", "/~ann", stamp, f"D{stamp}") for stamp in recent + old]
+    seen: list[tuple[list[int], int]] = []
+
+    def after(site_ids: list[int]) -> None:
+        seen.append((list(site_ids), LinkSnapshot.objects.count()))
+
+    with IAArchive(rows, body_for=body_for) as archive:
+        use(settings, archive, HACS_ARCHIVE_PARALLEL=1, HACS_HISTORY_DAYS=365)
+        sites_import(FromArchive([site.pk]), client=archive_client(), after=after)
+        fetched = [e.path.split("/")[2][:14] for e in archive.requests_to("web")]
+    assert fetched == sorted(recent + old, reverse=True)  # newest first
+    assert seen == [([site.pk], len(recent)), ([site.pk], len(recent) + len(old))]
+    site.refresh_from_db()
+    assert site.import_status == Site.ImportStatus.DONE
