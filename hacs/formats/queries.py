@@ -12,10 +12,13 @@ a night at the Internet Archive's pace. Seeds share hosts (a university's ``/~na
    their paths share (``foo.edu/~`` for ``foo.edu/~a/`` and ``foo.edu/~b/``), or one host query
    (``matchType=host``) when they share nothing below the host or one of them is the whole host.
    The query asks ``from`` the earliest of their ``since``.
-3. **Split** when a group's query was too big the last time (more rows or pages than the caller's
-   limit; the caller names those groups by :attr:`CdxQuery.key`): its seeds are grouped again by
-   one more path segment than the group's common prefix holds (``foo.edu/~`` → ``/~a``,
-   ``/~b``…), each part planned by this same rule, down to single seeds.
+3. **Split** when a group's query was too big (its range spans more index lines than the archive
+   reads for one query, or its answer held more rows or pages than the caller's limit; the caller
+   names those groups by :attr:`CdxQuery.key`): its seeds are grouped again by one more
+   character than the group's common prefix holds (``foo.edu/~`` → ``/~a``, ``/~b``…: a prefix
+   query matches key prefixes, so each part reads a slice of the range), each part planned by
+   this same rule, down to single seeds. A host of 400 ``/~name`` seeds thus splits into about
+   26 queries, not 400.
 
 Every row of a group's answer belongs to the seed whose scope holds it (same host, longest path;
 ``archive.captures.ScopeIndex``); a row under no seed of the group is another person's page,
@@ -130,13 +133,12 @@ def _plan_host(
     key = f"{host}){prefix}"
     if key not in too_big:
         return [_group(members, host, prefix, key)]
-    # The whole segments the prefix holds ("/~" none, "/people/" one), then one more.
-    whole = prefix.rstrip("/").count("/") if prefix.endswith("/") else prefix.count("/") - 1
+    # One more character: "/~" into "/~a", "/~b", … (a prefix query matches key prefixes, so
+    # each part reads a slice of the range); the longest common prefix guarantees two parts.
     parts: dict[str, list[tuple[RefreshSeed, SeedScope]]] = defaultdict(list)
     for member in members:
-        segments = member[1].path_prefix.split("/")
-        parts["/".join(segments[: whole + 2])].append(member)
-    if len(parts) == 1:  # one more segment does not split them: ask each seed alone
+        parts[member[1].path_prefix[: len(prefix) + 1]].append(member)
+    if len(parts) == 1:  # cannot happen for distinct paths; ask each seed alone
         return [_single(*member) for member in members]
     return [query for part in parts.values() for query in _plan_host(part, too_big)]
 

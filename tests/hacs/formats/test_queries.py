@@ -65,7 +65,7 @@ def test_ports_are_other_hosts() -> None:
     assert by_sites(queries)[(1,)].url == "foo.edu:8080/~a"
 
 
-def test_a_group_too_big_last_time_splits_by_one_more_path_segment() -> None:
+def test_a_group_too_big_last_time_splits_by_one_more_character() -> None:
     seeds = [
         seed(1, "http://cs.foo.edu/people/alice/"),
         seed(2, "http://cs.foo.edu/people/albert/"),
@@ -83,12 +83,12 @@ def test_a_group_too_big_last_time_splits_by_one_more_path_segment() -> None:
                          "edu,foo,cs)/staff/b"),
         (5,): CdxQuery("cs.foo.edu/~carol", "prefix", (5,), "20240101", "edu,foo,cs)/~carol"),
     }  # fmt: skip
-    # Too big again: one more segment leaves single seeds.
+    # Too big again: one more character leaves single seeds.
     again = plan_queries(seeds, too_big={whole.key, "edu,foo,cs)/people/al"})
     assert sorted(q.site_ids for q in again) == [(1,), (2,), (4, 3), (5,)]
 
 
-def test_a_group_that_one_more_segment_cannot_split_is_asked_seed_by_seed() -> None:
+def test_a_group_of_two_splits_into_its_two_seeds() -> None:
     seeds = [seed(1, "http://foo.edu/~a/"), seed(2, "http://foo.edu/~b/")]
     [group] = plan_queries(seeds)
     assert sorted(q.site_ids for q in plan_queries(seeds, too_big={group.key})) == [(1,), (2,)]
@@ -133,3 +133,18 @@ def test_every_seed_is_in_exactly_one_query_that_covers_its_pages(trial: int) ->
                 assert query.key.startswith(own.host_key + ")")
     # A group too big last time is never asked whole again.
     assert not any(q.is_group and q.key in too_big for q in plan_queries(seeds, too_big=too_big))
+
+
+def test_a_host_of_many_tilde_seeds_splits_by_initial_not_into_single_seeds() -> None:
+    names = [f"{a}{b}" for a in "abc" for b in ("ann", "bob", "cy")]
+    seeds = [seed(n, f"http://cs.uni.edu/~{name}/") for n, name in enumerate(names)]
+    [whole] = plan_queries(seeds)
+    assert whole.key == "edu,uni,cs)/~"
+    split = plan_queries(seeds, too_big={whole.key})
+    assert sorted((q.url, len(q.site_ids)) for q in split) == [
+        ("cs.uni.edu/~a", 3), ("cs.uni.edu/~b", 3), ("cs.uni.edu/~c", 3),
+    ]  # fmt: skip
+    again = plan_queries(seeds, too_big={whole.key, "edu,uni,cs)/~a"})
+    assert sorted(q.url for q in again)[:3] == [
+        "cs.uni.edu/~aann", "cs.uni.edu/~abob", "cs.uni.edu/~acy",
+    ]  # fmt: skip
