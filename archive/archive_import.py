@@ -76,7 +76,7 @@ class RunLimits:
     """How a run talks to the archive: contents and queries in flight, and when a group's answer
     is too big (its next refresh splits it)."""
 
-    parallel: int = 4
+    parallel: int = 8
     group_max_rows: int = 20_000
     group_max_pages: int = 4
     audit_share: float = 0.05  # grouped queries whose sample homepage is also asked exactly
@@ -190,6 +190,7 @@ def archive_import(
     *,
     read_captures: bool = True,
     full: bool = False,
+    defer_splits: bool = False,
     limits: RunLimits | None = None,
     finish: Callable[[list[int]], None],
     progress: Callable[[int, str, dict[str, int]], None],
@@ -198,6 +199,9 @@ def archive_import(
     captures stored, the fetch counts, the bad CDX lines and the sites that failed with why.
 
     ``read_captures=False`` only fetches the contents the sites still lack (the retry pass).
+    ``defer_splits`` (the nightly refresh, within its budget): a group found too big when its
+    size is asked is not asked in parts tonight; its sites keep their last check and wait for
+    the next night's choice.
     ``finish(site_ids)`` runs before sites are marked done; ``progress(site_id, failure,
     counts)`` is told once per site as it ends. Sites are marked running at the start and done
     or failed by the end; an archive that cannot be reached fails every site not yet done with
@@ -207,7 +211,7 @@ def archive_import(
     ids = list(dict.fromkeys(site_ids))
     tally = {site_id: SiteTally() for site_id in ids}
     source = client.config.source if read_captures else ""  # the retry pass asks no CDX
-    run = _Run(client, limits, tally, finish, progress, source)
+    run = _Run(client, limits, tally, finish, progress, source, defer_splits=defer_splits)
     if read_captures:
         queries = refresh_plan(ids, source, client.config.index_lag_days, full=full)
         run.go(queries, [])
@@ -223,9 +227,10 @@ class _Run:
     def __init__(
         self, client: ArchiveClient, limits: RunLimits, tally: dict[int, SiteTally],
         finish: Callable[[list[int]], None], progress: Callable[[int, str, dict[str, int]], None],
-        source: str,
+        source: str, *, defer_splits: bool = False,
     ) -> None:  # fmt: skip
         self.client = client
+        self.defer_splits = defer_splits
         self.limits = limits
         self.tally = tally
         self.finish = finish
@@ -351,6 +356,13 @@ class _Run:
         )  # fmt: skip
         if not too_big:
             return [query]
+        if self.defer_splits:
+            # Within a nightly budget the parts wait for tomorrow's choice, which prices them;
+            # their sites keep their data and their last check, so they come first then.
+            for site_id in query.site_ids:
+                self.tally[site_id].counts["sites waiting for a split group"] += 1
+            log.info("%s spans %d index blocks; split from the next refresh", query.key, blocks)
+            return []
         seeds = refresh_seeds(query.site_ids, self.source, self.client.config.index_lag_days)
         parts = plan_queries(seeds, too_big={query.key})
         log.info("%s spans %d index blocks; asking it in %d parts", query.key, blocks, len(parts))

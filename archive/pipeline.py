@@ -81,6 +81,7 @@ class FromArchive:
 
     site_ids: Sequence[int]
     full: bool = False
+    defer_splits: bool = False  # the nightly refresh: a group split waits for the next night
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,9 @@ def _from_archive(
 
     captures, fetches, bad_lines, _failed = archive_import(
         ids, client, read_captures=isinstance(source, FromArchive),
-        full=isinstance(source, FromArchive) and source.full, finish=finish, progress=told,
+        full=isinstance(source, FromArchive) and source.full,
+        defer_splits=isinstance(source, FromArchive) and source.defer_splits,
+        finish=finish, progress=told,
     )  # fmt: skip
     report.captures.merge(captures)
     report.fetches.update(fetches)

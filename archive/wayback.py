@@ -143,7 +143,7 @@ class ArchiveConfig:
     max_memento_bytes: int = MAX_MEMENTO_BYTES
     user_agent: str = "HACS/0.1"
     page_size: int = 5000
-    deadline: float = 120.0  # seconds for a whole request: connection, headers and body
+    deadline: float = 60.0  # seconds for a whole request: connection, headers and body
     max_cdx_pages: int = 100  # pages of one CDX query (each ``page_size`` rows)
     max_cdx_bytes: int = MAX_CDX_BYTES  # decompressed bytes of one CDX query, all pages
     index_lag_days: float = 30.0  # a re-import asks again for captures this far back

@@ -69,6 +69,7 @@ class Run:
     cdx_requests: int
     mementos: int
     resets: int
+    timeline: str = ""  # when the archive saw requests, from the command's start
 
 
 def storm(archive: IAArchive, seeds: list[str], rows: list[Row], rng: random.Random) -> list[str]:
@@ -138,6 +139,7 @@ def timed_import(
     with archive.state.lock:
         archive.state.log.clear()
     started = time.perf_counter()
+    began = time.monotonic()  # the fake logs arrivals on this clock
     child = subprocess.Popen(
         [sys.executable, str(ROOT / "manage.py"), "import_archive", *args],
         env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -149,16 +151,28 @@ def timed_import(
         ended, code = False, None
         child.send_signal(signal.SIGINT)  # its unfinished sites end failed, as interrupted
         try:
-            # Requests already sent end by their deadline (HACS_HTTP_DEADLINE, 120 s).
+            # Requests already sent end by their deadline (HACS_HTTP_DEADLINE, 60 s).
             child.wait(timeout=INTERRUPT_GRACE)
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
     seconds = time.perf_counter() - started
     web = archive.requests_to("web")
+    cdx = archive.requests_to("cdx")
+    timeline = ""
+    if cdx:
+        by_url: dict[str, list[float]] = {}
+        for entry in cdx:
+            by_url.setdefault(entry.query.get("url", ""), []).append(entry.at - began)
+        last = max(by_url.items(), key=lambda item: item[1][-1])
+        timeline = (
+            f"last CDX request at {max(e.at for e in cdx) - began:,.0f} s (the latest query's "
+            f"attempts: {', '.join(f'{t:,.0f}' for t in last[1])} s, {last[0]}); last memento "
+            f"request at {max((e.at for e in web), default=began) - began:,.0f} s"
+        )
     return Run(
-        label, seconds, ended, code, site_statuses(env), len(archive.requests_to("cdx")),
-        len(web), sum(1 for e in web if e.status == 0),
+        label, seconds, ended, code, site_statuses(env), len(cdx),
+        len(web), sum(1 for e in web if e.status == 0), timeline,
     )  # fmt: skip
 
 
@@ -178,6 +192,8 @@ def report(run: Run, timeout: float) -> None:
         print(f"    {seed}: {error[:SENTENCE_CHARS]}")
     print(f"  archive logged: {run.cdx_requests:,} CDX requests, {run.mementos:,} mementos "
           f"({run.resets} connections reset)")  # fmt: skip
+    if run.timeline:
+        print(f"  {run.timeline}")
 
 
 def main() -> None:

@@ -284,7 +284,7 @@ HACS_MAX_MEMENTO_BYTES = env_int("HACS_MAX_MEMENTO_BYTES", 5 * 1024 * 1024, mini
 # the archive trickles its answer; one CDX query stops after so many pages or decompressed bytes
 # (16 MiB: about 130,000 captures of real rows, 32 times the largest real answer seen; README
 # "Security"). Memory for a body is at most its cap, however far a bomb would inflate.
-HACS_HTTP_DEADLINE = env_float("HACS_HTTP_DEADLINE", 120.0, minimum=1, maximum=3600)
+HACS_HTTP_DEADLINE = env_float("HACS_HTTP_DEADLINE", 60.0, minimum=1, maximum=3600)
 HACS_CDX_MAX_PAGES = env_int("HACS_CDX_MAX_PAGES", 100, minimum=1)
 HACS_MAX_CDX_BYTES = env_int("HACS_MAX_CDX_BYTES", 16 * 1024 * 1024, minimum=1024)
 # One CDX query (all its pages, retries and waits, a Retry-After's too) ends within this many
@@ -296,7 +296,7 @@ HACS_CDX_INDEX_LAG_DAYS = env_float("HACS_CDX_INDEX_LAG_DAYS", 30.0, minimum=0, 
 # A refresh from the archive (archive.archive_import): queries and memento fetches in flight at
 # once in one worker (the archive's rate limits still hold, shared through Redis), and when a
 # grouped query's answer is too big, so that the next refresh splits the group.
-HACS_ARCHIVE_PARALLEL = env_int("HACS_ARCHIVE_PARALLEL", 4, minimum=1, maximum=8)
+HACS_ARCHIVE_PARALLEL = env_int("HACS_ARCHIVE_PARALLEL", 8, minimum=1, maximum=8)
 HACS_REFRESH_GROUP_MAX_ROWS = env_int("HACS_REFRESH_GROUP_MAX_ROWS", 20_000, minimum=100)
 HACS_REFRESH_GROUP_MAX_PAGES = env_int("HACS_REFRESH_GROUP_MAX_PAGES", 4, minimum=1)
 # Index blocks (~3,000 lines) a group's key range may span, asked before the group (Internet

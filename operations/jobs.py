@@ -58,7 +58,10 @@ from operations.refresh import (
 logger = logging.getLogger(__name__)
 
 
-def import_sites(record_id: int, site_ids: list[int], counts: dict[str, int] | None = None) -> None:
+def import_sites(
+    record_id: int, site_ids: list[int], counts: dict[str, int] | None = None,
+    nightly: bool = False,
+) -> None:  # fmt: skip
     """Fan a seed list out, all reporting to this record: one ``import_site`` job per site not
     yet read from the archive (its whole history), and one per host group, or per few hosts of
     single seeds, for the sites a refresh brings up to date (``import_chunks``)."""
@@ -77,6 +80,7 @@ def import_sites(record_id: int, site_ids: list[int], counts: dict[str, int] | N
                     import_site,
                     record_id,
                     chunk,
+                    nightly,
                     job_id=f"{run.record.rq_id}-{chunk[0]}",
                     on_failure=Callback(import_site_failed),
                 )
@@ -130,12 +134,14 @@ def import_chunks(site_ids: Sequence[int]) -> list[list[int]]:
     return chunks
 
 
-def import_site(record_id: int, site_ids: list[int] | int) -> None:
+def import_site(record_id: int, site_ids: list[int] | int, nightly: bool = False) -> None:
     """Import sites from the configured archive (one site, or a host group: ``import_chunks``);
-    a failure marks the site, not the batch."""
+    a failure marks the site, not the batch. ``nightly``: within the nightly budget, a group
+    found too big waits for the next night's choice (``FromArchive.defer_splits``)."""
     ids = site_ids if isinstance(site_ids, list) else [site_ids]
     with job_item_run(record_id) as report:
-        sites_refresh(FromArchive(ids), client=archive_client(), progress=report)
+        source = FromArchive(ids, defer_splits=nightly)
+        sites_refresh(source, client=archive_client(), progress=report)
 
 
 def import_site_failed(
@@ -268,14 +274,14 @@ def health_check(record_id: int) -> dict[str, object]:
 
 def enqueue_import(
     site_ids: Sequence[int], *, user: object = None, label: str = "",
-    counts: dict[str, int] | None = None,
+    counts: dict[str, int] | None = None, nightly: bool = False,
 ) -> JobRecord:  # fmt: skip
     """Queue an import of ``site_ids``; ``counts`` start the job's counts (the nightly
-    refresh's plan)."""
+    refresh's plan); ``nightly`` keeps the refresh within its budget (``import_site``)."""
     return job_enqueue(
         kind=JobRecord.Kind.IMPORT,
         func=import_sites,
-        args=(list(site_ids), counts or {}),
+        args=(list(site_ids), counts or {}, nightly),
         label=label or f"{len(site_ids)} sites from the archive",
         user=user,
         total=len(site_ids),
@@ -360,7 +366,7 @@ def nightly_refresh() -> int:
         counts[f"sites past {settings.HACS_REFRESH_MAX_AGE_DAYS:g} days left waiting"] = (
             choice.due_left
         )
-    return enqueue_import(chosen, label=label, counts=counts).total
+    return enqueue_import(chosen, label=label, counts=counts, nightly=True).total
 
 
 __all__ = [

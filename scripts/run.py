@@ -51,9 +51,9 @@ def web_timeout(env: dict[str, str]) -> int:
     ending within ``HACS_HTTP_DEADLINE`` together: the request must outlive that deadline, or
     the web server stops it half-way and the librarian learns nothing of what was sent."""
     try:
-        deadline = float(env.get("HACS_HTTP_DEADLINE", "120"))
+        deadline = float(env.get("HACS_HTTP_DEADLINE", "60"))
     except ValueError:  # the settings name the bad value when migrations run
-        deadline = 120.0
+        deadline = 60.0
     return max(120, int(deadline) + 30)
 
 

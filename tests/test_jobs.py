@@ -149,7 +149,7 @@ def test_a_worker_serves_crawl_lists_before_imports(
     assert "import" not in worker_queues(0, 2) and worker_queues(1, 2) == QUEUES
     assert worker_queues(0, 1) == QUEUES  # a lone worker serves everything, lists first
     # A request handing a list to Browsertrix outlives the hand-off's whole deadline.
-    assert web_timeout({}) == 150 and web_timeout({"HACS_HTTP_DEADLINE": "600"}) == 630
+    assert web_timeout({}) == 120 and web_timeout({"HACS_HTTP_DEADLINE": "600"}) == 630
     assert web_timeout({"HACS_HTTP_DEADLINE": "10"}) == 120
     make_site()
     imports = enqueue_import([])

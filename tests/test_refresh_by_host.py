@@ -384,3 +384,35 @@ def test_contents_come_newest_first_and_a_site_is_estimated_once_its_recent_ones
     assert seen == [([site.pk], len(recent)), ([site.pk], len(recent) + len(old))]
     site.refresh_from_db()
     assert site.import_status == Site.ImportStatus.DONE
+
+
+def test_within_the_nightly_budget_a_group_found_too_big_waits_for_the_next_night(
+    settings: Any, redis_url: str
+) -> None:
+    """Sizing splits a group into parts the night's choice never priced: the nightly refresh
+    does not ask them tonight; the sites keep their last check, and the next night asks the
+    parts."""
+    from archive.pipeline import FromArchive, sites_import
+    from operations.refresh import archive_client
+
+    sites = seeds()
+    ids = [s.pk for s in sites]
+    with IAArchive(
+        history(range(1, 7)), body_for=body_for, lines_per_block=5, max_lines_read=60
+    ) as archive:
+        use(settings, archive, HACS_REFRESH_GROUP_MAX_BLOCKS=4)
+        run()
+        checks = dict(ArchiveCheck.objects.values_list("site_id", "checked_at"))
+        archive.state.log.clear()
+        told: list[tuple[str, str, dict[str, int]]] = []
+        sites_import(
+            FromArchive(ids, defer_splits=True), client=archive_client(),
+            progress=lambda item, failure="", counts=None: told.append((item, failure, counts)),
+        )  # fmt: skip
+        assert asked(archive) == [] and len(sized(archive)) == len(HOSTS)
+        assert dict(ArchiveCheck.objects.values_list("site_id", "checked_at")) == checks
+        assert sum(c["sites waiting for a split group"] for _i, _f, c in told) == len(sites)
+        assert all(not failure for _i, failure, _c in told)
+        archive.state.log.clear()
+        sites_import(FromArchive(ids, defer_splits=True), client=archive_client())
+        assert len(asked(archive)) == len(sites) and sized(archive) == []
