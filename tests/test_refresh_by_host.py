@@ -416,3 +416,18 @@ def test_within_the_nightly_budget_a_group_found_too_big_waits_for_the_next_nigh
         archive.state.log.clear()
         sites_import(FromArchive(ids, defer_splits=True), client=archive_client())
         assert len(asked(archive)) == len(sites) and sized(archive) == []
+
+
+def test_a_site_known_only_from_files_says_the_archive_is_never_asked_about_it(
+    logged_in_client: Any,
+) -> None:
+    from datetime import datetime
+
+    from django.urls import reverse
+
+    from tests.factories import add_observations
+
+    site = make_site(seed_url="http://files.edu/~ann/", canonical_key="edu,files)/~ann")
+    add_observations(site, [datetime(2017, 1, 1, tzinfo=UTC)], updates=[False])
+    page = logged_in_client.get(reverse("site-detail", args=[site.pk])).content.decode()
+    assert "never: its captures come from files" in page

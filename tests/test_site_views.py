@@ -522,8 +522,9 @@ def test_the_estimate_panel_shows_all_four_estimates_and_the_90_day_curve(
 def test_the_site_page_costs_a_few_queries(
     logged_in_client: Any, demo_site: Site, django_assert_max_num_queries: Any
 ) -> None:
-    # session, user, groups, site, tags, captures, link sets, estimates
-    with django_assert_max_num_queries(8):
+    # session, user, groups, site, tags, captures, link sets, estimates, the archive's last
+    # check of the site and, without one, the sources of its captures
+    with django_assert_max_num_queries(10):
         logged_in_client.get(reverse("site-detail", args=[demo_site.pk]))
 
 

@@ -93,6 +93,20 @@ def _columns(current: str, *, horizon: str) -> list[dict[str, object]]:
     return columns
 
 
+def archive_check(site: Site) -> dict[str, object]:
+    """When the configured archive was last asked about the site, and whether the nightly
+    refresh asks it at all (only sites holding captures read from that archive)."""
+    config = ArchiveConfig.from_settings()
+    check = site.archive_checks.filter(source=config.source).only("checked_at").first()
+    sources = (
+        set()
+        if check
+        else set(site.captures.order_by().values_list("source", flat=True).distinct())
+    )
+    from_files = bool(sources) and config.source not in sources
+    return {"check": check, "host": config.cdx_host, "refreshed": not from_files}
+
+
 def site_detail(request: HttpRequest, pk: int) -> HttpResponse:
     site = get_object_or_404(Site.objects.prefetch_related("tags"), pk=pk)
     day = today()
@@ -108,9 +122,6 @@ def site_detail(request: HttpRequest, pk: int) -> HttpResponse:
         ),
         "e_days": settings.HACS_E_DAYS,
         "due": due_text(day, settings.HACS_E_DAYS),
-        "archive_check": site.archive_checks.filter(source=ArchiveConfig.from_settings().source)
-        .only("checked_at")
-        .first(),
-        "archive_host": ArchiveConfig.from_settings().cdx_host,
+        "archive": archive_check(site),
     }
     return render(request, "dashboard/site_detail.html", context)
