@@ -4,9 +4,10 @@ and a nightly refresh of a 2,000-site demo archive ask of the archive.
 
 Run from the project root: ``.venv/bin/python -m bench.import_cost [--lines N] [--sites N]``;
 ``--refresh-only`` runs the last part alone (``--refresh-sites N`` for its size);
-``--paper-scale`` runs instead what today's HACS asks of the Internet Archive for a paper-scale
-synthetic collection (``bench.paper_scale``: ``--sites`` seeds, 20,000 by default, ``--sample``
-of them through HACS's commands, ``--nights`` of the archive capturing more, ``--seed``).
+``--paper-scale`` runs instead what HACS asks of the Internet Archive for a paper-scale
+synthetic collection, before and after issue #26 (``bench.paper_scale``: ``--sites`` seeds,
+20,000 by default, ``--sample`` of them through HACS's commands, ``--nights`` of the archive
+capturing more, 30 by default, ``--seed``).
 It creates throw-away databases (a SQLite file in a temporary directory and a PostgreSQL
 cluster started with ``scripts.localservers``), a throw-away Redis, and a pywb serving the demo
 archive; nothing of the developer's own data is touched. Goals: >= 50,000 CDX lines/s stored on
@@ -224,7 +225,7 @@ def main() -> None:
     parser.add_argument("--refresh-only", action="store_true", help="only the refresh part")
     parser.add_argument("--paper-scale", action="store_true", help="the paper-scale archive cost")
     parser.add_argument("--sample", type=int, default=500, help="paper scale: seeds through HACS")
-    parser.add_argument("--nights", type=int, default=7, help="paper scale: nights")
+    parser.add_argument("--nights", type=int, default=30, help="paper scale: nights")
     parser.add_argument("--seed", type=int, default=0, help="paper scale: the collection's seed")
     options = parser.parse_args()
 
