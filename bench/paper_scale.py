@@ -56,7 +56,10 @@ the real one does) and measures:
 
 Hours are at the configured rates (``HACS_CDX_RATE_PER_MINUTE``, 24, and
 ``HACS_MEMENTO_RATE_PER_MINUTE``, 480, by default, or as set in the environment). Mementos of a
-refresh at full scale are extrapolated from the sample's, per new capture stored.
+refresh at full scale are extrapolated from the sample's, per new capture stored. The first
+import fetches contents newest first and estimates a site as soon as those of the daily list's
+window are in (``HACS_HISTORY_DAYS``, 1,095 days, before the first import, here the collection's
+end): the sample's mementos captured within it, extrapolated, at the memento rate say when.
 """
 
 from __future__ import annotations
@@ -102,6 +105,10 @@ GROUP_MAX_PAGES = int(os.environ.get("HACS_REFRESH_GROUP_MAX_PAGES", "4"))
 AUDIT_SHARE = float(os.environ.get("HACS_REFRESH_AUDIT_SHARE", "0.05"))
 MAX_AGE_DAYS = float(os.environ.get("HACS_REFRESH_MAX_AGE_DAYS", "30"))
 RATE_WINDOW_DAYS = 365.0  # operations.refresh.RATE_WINDOW_DAYS
+# The daily list's history window (hacs.defaults.HISTORY_DAYS, three years): a first import
+# fetches contents newest first and estimates a site as soon as those of this window are in
+# (``archive_import._Run._estimate_early``).
+HISTORY_DAYS = int(os.environ.get("HACS_HISTORY_DAYS", "1095"))
 # The sizing request before a group is first asked (issue 26: the server reads at most 150,000
 # index lines a query, ``from`` does not narrow that read, and it cuts an answer short with no
 # resume key): a group over this many ZipNum blocks (~3,000 lines each) is split first (0: no
@@ -282,6 +289,8 @@ class SampleRun:
         web = self.archive.requests_to("web")
         cost.mementos = len(web)
         cost.memento_bytes = sum(e.sent for e in web)
+        # Each content is fetched at its first capture: /web/<timestamp>id_/<url>.
+        cost.extra["memento stamps"] = [e.path[len("/web/") :].partition("id_/")[0] for e in web]
         cost.extra["out"] = out
         return cost
 
@@ -1096,7 +1105,7 @@ def _report(
     print(f"  (the first import stored {full_first.held:,} of the {scoped_history:,} in-scope "
           f"captures the archive held: {full_first.held / scoped_history:.2%})")  # fmt: skip
 
-    _report_first_import(first, timed, rate_seeds, per_site, whole, sites)
+    _report_first_import(first, timed, rate_seeds, per_site, whole, sites, collection.end_s)
 
     print("\nChecks:")
     for line in checks:
@@ -1116,9 +1125,12 @@ def _budget() -> str:
 
 
 def _report_first_import(
-    first: Cost, timed: Cost, rate_seeds: int, per_site: float, whole: float, sites: int
-) -> None:
-    """A first import at the documented rates, and whether its phases add up or overlap."""
+    first: Cost, timed: Cost, rate_seeds: int, per_site: float, whole: float, sites: int,
+    end: int,
+) -> None:  # fmt: skip
+    """A first import at the documented rates, whether its phases add up or overlap, and when
+    the daily list's window is in (contents go newest first, so those captured within
+    ``HISTORY_DAYS`` of the first import come before any older one)."""
     cdx_s = timed.cdx / RATE_CHECK_CDX * 60
     mem_s = timed.mementos / RATE_CHECK_MEMENTO * 60
     series, parallel = cdx_s + mem_s, max(cdx_s, mem_s)
@@ -1144,3 +1156,17 @@ def _report_first_import(
           f"parallel: {holds} holds")  # fmt: skip
     print(f"  a first import of {sites:,} sites takes ~{wall:,.1f} h at these rates: it "
           f"{'fits' if wall <= 24 else 'does not fit'} in 24 h")  # fmt: skip
+    horizon = timestamp_text(end - HISTORY_DAYS * DAY)
+    stamps = first.extra.get("memento stamps", [])
+    recent = sum(stamp >= horizon for stamp in stamps)
+    years = HISTORY_DAYS / 365
+    window = f"{years:g}-year" if years == int(years) else f"{HISTORY_DAYS:,}-day"
+    print(f"  the daily list's window (HACS_HISTORY_DAYS {HISTORY_DAYS:,}: contents first "
+          f"captured from {horizon[:4]}-{horizon[4:6]}-{horizon[6:8]}, the first import being "
+          f"the collection's end): {recent:,} of the sample's {len(stamps):,} mementos, "
+          "measured through HACS, extrapolated:")  # fmt: skip
+    for label, factor in (("per 1,000 sites", per_site), (f"{sites:,} sites", whole)):
+        hours = recent * factor / MEMENTO_RATE / 60
+        print(f"  {label:<16} the daily list's {window} window is in after ~{hours:,.1f} h "
+              f"({recent * factor:,.0f} of {len(stamps) * factor:,.0f} mementos, "
+              f"{100 * recent / max(1, len(stamps)):.1f} %)")  # fmt: skip
