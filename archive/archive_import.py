@@ -30,7 +30,6 @@ import heapq
 import itertools
 import logging
 import queue
-import sys
 import threading
 import time
 from collections import Counter, defaultdict, deque
@@ -420,11 +419,7 @@ class _Run:
             outcome.failure = str(error)
         except Exception as error:  # a bug must fail these sites, not the run
             log.exception("The CDX query for %s failed", query.url)
-            outcome.failure = (
-                f"The CDX query for {query.url} stopped on an unexpected error "
-                f"({type(error).__name__}: {str(error)[:300]}); the log has the details: fix the "
-                "cause, then run import_archive --failed."
-            )
+            outcome.failure = _unexpected(f"The CDX query for {query.url}", error)
         return outcome
 
     def _remember(self, outcome: QueryOutcome) -> list[CdxQuery]:
@@ -631,19 +626,14 @@ class _Run:
             with transaction.atomic():
                 updates_compute(site_ids=site_ids)
                 self.finish(site_ids)
-        except Exception:
+        except Exception as error:
             if len(site_ids) > 1:
                 for site_id in site_ids:
                     self._finish([site_id])
                 return
             log.exception("Finishing site %s failed", site_ids[0])
-            error = sys.exc_info()[1]
             url = Site.objects.filter(pk=site_ids[0]).values_list("seed_url", flat=True).first()
-            reason = (
-                f"Importing {url} stopped on an unexpected error ({type(error).__name__}: "
-                f"{str(error)[:300]}); the log has the details: fix the cause, then run "
-                "import_archive --failed."
-            )
+            reason = _unexpected(f"Importing {url}", error)
             self._fail(site_ids, reason)
             return
         sites_finish(done=site_ids)
@@ -702,6 +692,14 @@ class _Pool:
         self._closed.set()
         for _thread in self._threads:
             self._tasks.put(None)
+
+
+def _unexpected(what: str, error: BaseException) -> str:
+    """The sentence of a failure HACS did not foresee (a bug), naming what stopped."""
+    return (
+        f"{what} stopped on an unexpected error ({type(error).__name__}: {str(error)[:300]}); "
+        "the log has the details: fix the cause, then run import_archive --failed."
+    )
 
 
 def _too_big_failure(reason: str) -> bool:

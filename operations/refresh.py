@@ -22,6 +22,7 @@ from archive.archive_import import SIZE_MAX_AGE, refresh_plan
 from archive.models import ArchiveCheck, Capture, LinkSnapshot, QueryMemory, Site
 from archive.pipeline import ImportReport, Progress, Source, Step, sites_import
 from archive.wayback import ArchiveClient, ArchiveConfig
+from hacs.clock import to_days
 from hacs.refresh_budget import (
     RefreshChoice,
     SiteState,
@@ -75,10 +76,6 @@ def sites_with_failed_fetches() -> list[int]:
     return list(rows.distinct().order_by("pk").values_list("pk", flat=True))
 
 
-def _days(moment: datetime) -> float:
-    return moment.timestamp() / 86_400.0
-
-
 def refresh_choice(
     site_ids: list[int], config: ArchiveConfig, *, budget: int, max_age_days: float,
     listed: Collection[int] | None = None, now: datetime | None = None,
@@ -97,16 +94,16 @@ def refresh_choice(
     times: dict[int, list[float]] = defaultdict(list)
     rows = Capture.objects.filter(site_id__in=site_ids, source=source, timestamp__gte=since)
     for site_id, moment in rows.values_list("site_id", "timestamp").distinct():
-        times[site_id].append(_days(moment))
+        times[site_id].append(to_days(moment))
     checked = dict(Site.objects.filter(pk__in=site_ids).values_list("pk", "imported_at"))
     checks = ArchiveCheck.objects.filter(site_id__in=site_ids, source=source)
     checked.update(checks.values_list("site_id", "checked_at"))
-    today = _days(now)
+    today = to_days(now)
     sites = {
         site_id: SiteState(
             site_id,
             capture_rate(sorted(times[site_id]), today, window_days=RATE_WINDOW_DAYS),
-            min(_days(checked[site_id]), today) if checked.get(site_id) is not None else None,
+            min(to_days(checked[site_id]), today) if checked.get(site_id) is not None else None,
         )
         for site_id in site_ids
     }
