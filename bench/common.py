@@ -65,6 +65,10 @@ def bench_parser(doc: str | None, *, sites: int, seed: int = 0) -> argparse.Argu
     parser = argument_parser(doc)
     parser.add_argument("--sites", type=int, default=sites, help=f"default {sites:,}")
     parser.add_argument("--seed", type=int, default=seed, help=f"default {seed}")
+    parser.add_argument(
+        "--no-bursts", action="store_true",
+        help="the demo without bursts: pages add links as plain Poisson processes",
+    )  # fmt: skip
     return parser
 
 
@@ -81,11 +85,13 @@ def add_evaluation_and_replay_options(parser: argparse.ArgumentParser) -> None:
 
 
 @contextmanager
-def demo_archive(sites: int, seed: int) -> Iterator[DemoArchive]:
+def demo_archive(sites: int, seed: int, *, bursts: bool = True) -> Iterator[DemoArchive]:
     """A demo archive with known truth (``hacs_demo``) over START … END, written into a temporary
-    directory that goes when the block ends."""
+    directory that goes when the block ends; ``bursts`` False: the demo without bursts."""
     with tempfile.TemporaryDirectory(prefix="hacs-bench-") as tmp:
-        yield build_demo_archive(Path(tmp) / "demo", sites=sites, seed=seed, start=START, end=END)
+        yield build_demo_archive(
+            Path(tmp) / "demo", sites=sites, seed=seed, start=START, end=END, bursts=bursts
+        )
 
 
 def read_truth(demo: DemoArchive) -> dict[str, Any]:

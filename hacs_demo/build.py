@@ -46,6 +46,7 @@ def build_demo_archive(
     end: date = date(2018, 6, 1),
     warc_name: str = WARC_NAME,
     writing: Callable[[str], None] | None = None,
+    bursts: bool = True,
 ) -> DemoArchive:
     """Write ``demo.warc.gz``, ``demo.cdx``, ``seeds.csv`` and ``truth.json`` into ``outdir``.
 
@@ -54,6 +55,8 @@ def build_demo_archive(
     file is named ``warc_name`` instead when given (``load_demo`` names the demo archive HACS
     replays itself ``LOCAL_WARC_NAME``); the CDX and the truth name it too. ``writing`` is
     told each file's name as its writing starts (a terminal's progress bar names it).
+    ``bursts`` False writes the demo without bursts: every page adds links as a plain Poisson
+    process of its rate (``hacs_demo.span.Span``); captures are drawn as before.
     """
     tell = writing or (lambda _name: None)
     _check_arguments(sites, seed, start, end)
@@ -63,7 +66,7 @@ def build_demo_archive(
         )
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
-    world = World(seed=seed, start=start, end=end)
+    world = World(seed=seed, start=start, end=end, bursts=bursts)
     for index in range(sites):
         world.add_site(index)
     for site in world.sites:

@@ -58,7 +58,7 @@ def _draw_events(
     )
     draws: list[Draw] = []
     if page.rate > 0:
-        terms = span.term_days if page.role in ("teaching", "course") else None
+        terms = span.term_days if span.bursts and page.role in ("teaching", "course") else None
         days, sessions = session_times(
             rng,
             rate=page.rate,

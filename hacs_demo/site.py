@@ -50,6 +50,8 @@ class Site:
         self.pages = draw_pages(rng)
         self.sparse = bool(rng.random() < SPARSE_SHARE)
         self.habits = EditingHabits.draw(rng)
+        if not span.bursts:  # drawn all the same, so that every later draw stays the same
+            self.habits = EditingHabits(0.0, self.habits.follow_up_days)
         self.urls = SiteUrls(
             author.host, author.user, style.www, style.https_default, style.migrate_sec
         )

@@ -19,11 +19,14 @@ DAY = 86400
 
 
 class Span:
-    """Captures fall in [``start``, ``end``): ``total_sec`` seconds, ``total_days`` days."""
+    """Captures fall in [``start``, ``end``): ``total_sec`` seconds, ``total_days`` days.
+    ``bursts`` False makes every page add links as a plain Poisson process (no follow-ups, no
+    term starts: ``hacs_demo.sessions``), the demo without bursts."""
 
-    def __init__(self, start: date, end: date) -> None:
+    def __init__(self, start: date, end: date, *, bursts: bool = True) -> None:
         self.start = start
         self.end = end
+        self.bursts = bursts
         self.t0 = datetime(start.year, start.month, start.day, tzinfo=UTC)
         self.total_sec = (end - start).days * DAY
         self.total_days = self.total_sec / DAY

@@ -4,9 +4,10 @@ Schema 1::
 
     {"schema": 1,
      "generator": {"seed", "sites", "start", "end"},     # dates as YYYY-MM-DD
-     "update_model": {"kind", "branching_ratio_range", "follow_up_median_days",
-                      "term_starts": ["MM-DD"..], "term_share", "term_jitter_days",
-                      "burn_in_days"},                   # see hacs_demo.sessions
+     "update_model": {"kind", "bursts": true, "branching_ratio_range",
+                      "follow_up_median_days", "term_starts": ["MM-DD"..], "term_share",
+                      "term_jitter_days", "burn_in_days"},  # see hacs_demo.sessions
+                     # without bursts: {"kind", "bursts": false}
      "files": {"warc", "cdx", "seeds"},
      "canonical_form": "<how links are written>",
      "counts": {"captures", "cdx_lines", "dirty_lines", "observations", "update_events"},
@@ -108,7 +109,7 @@ def truth_document(
             "start": span.start.isoformat(),
             "end": span.end.isoformat(),
         },
-        "update_model": _update_model(),
+        "update_model": _update_model(span.bursts),
         "files": {"warc": warc_name, "cdx": CDX_NAME, "seeds": SEEDS_NAME},
         "canonical_form": CANONICAL_FORM,
         "counts": _counts(world, captures, dirt),
@@ -151,8 +152,11 @@ def _dirt_line(d: CdxDirt) -> dict[str, Any]:
     }
 
 
-def _update_model() -> dict[str, Any]:
+def _update_model(bursts: bool) -> dict[str, Any]:
+    if not bursts:
+        return {"kind": "Poisson link additions (the demo without bursts)", "bursts": False}
     return {
+        "bursts": True,
         "kind": "self-exciting (Hawkes) link additions, exponential follow-up delays",
         "branching_ratio_range": list(BRANCHING_RATIO_RANGE),
         "follow_up_median_days": FOLLOW_UP_MEDIAN_DAYS,
@@ -249,7 +253,7 @@ def _page_truth(site: Site, page: Page) -> dict[str, Any]:
         "mime": page.mime,
         "rate_per_day": page.rate if page.is_html else 0.0,
         "session_rate_per_day": page.rate * (1 - site.habits.branching) if page.is_html else 0.0,
-        "term_sessions": page.is_html and page.role in ("teaching", "course"),
+        "term_sessions": site.span.bursts and page.is_html and page.role in ("teaching", "course"),
         "base_href": page.base_href,
     }
 

@@ -9,9 +9,9 @@ from hacs_demo.span import Span
 
 
 class World:
-    def __init__(self, *, seed: int, start: date, end: date) -> None:
+    def __init__(self, *, seed: int, start: date, end: date, bursts: bool = True) -> None:
         self.seed = seed
-        self.span = Span(start, end)
+        self.span = Span(start, end, bursts=bursts)
         self.sites: list[Site] = []
         self.used: set[tuple[str, str]] = set()  # (host, user) pairs already taken
 

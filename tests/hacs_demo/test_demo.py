@@ -480,6 +480,37 @@ def test_link_additions_cluster_in_editing_sessions(truth: dict[str, Any]) -> No
     assert spans[len(spans) // 2] < 21  # a typical session is over within three weeks
 
 
+def test_the_demo_without_bursts_adds_links_as_poisson_processes(tmp_path: Path) -> None:
+    """``bursts=False``: no follow-ups and no term starts, so a page's intervals between additions
+    have a coefficient of variation near 1 and about the share under a week that its rate gives;
+    the sites, their rates and the captures' times are the bursty demo's."""
+    plain = json.loads(
+        build_demo_archive(tmp_path / "p", sites=40, seed=0, bursts=False).truth_path.read_text()
+    )
+    bursty = json.loads(build_demo_archive(tmp_path / "b", sites=40, seed=0).truth_path.read_text())
+    assert plain["update_model"]["bursts"] is False and bursty["update_model"]["bursts"] is True
+    cvs, short, expected_short = [], 0, 0.0
+    for site, other in zip(plain["sites"], bursty["sites"], strict=True):
+        assert site["seed_url"] == other["seed_url"]
+        assert site["rate_per_day"] == other["rate_per_day"]
+        assert site["update_model"]["branching_ratio"] == 0.0
+        assert not any(p["term_sessions"] for p in site["pages"])
+        rates = {p["url"]: p["rate_per_day"] for p in site["pages"]}
+        days: dict[str, list[float]] = defaultdict(list)
+        for e in site["events"]:
+            if e["kind"] == "add":
+                days[e["page"]].append(e["day"])
+        for page, times in days.items():
+            gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+            if len(gaps) >= 4:
+                mean = sum(gaps) / len(gaps)
+                cvs.append((sum((g - mean) ** 2 for g in gaps) / len(gaps)) ** 0.5 / mean)
+            short += sum(g < 7 for g in gaps)
+            expected_short += len(gaps) * (1 - math.exp(-7 * rates[page]))
+    assert 0.8 < sorted(cvs)[len(cvs) // 2] < 1.1, sorted(cvs)
+    assert 0.7 * expected_short < short < 1.4 * expected_short, (short, expected_short)
+
+
 def test_teaching_sessions_gather_around_term_starts(truth: dict[str, Any]) -> None:
     near = total = 0
     for site in truth["sites"]:

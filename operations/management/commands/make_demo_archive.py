@@ -37,6 +37,10 @@ class Command(BaseCommand):
                             help="first day of captures, YYYY-MM-DD (2015-06-01)")  # fmt: skip
         parser.add_argument("--end", type=iso_date, default=date(2018, 6, 1),
                             help="day after the last capture, YYYY-MM-DD (2018-06-01)")  # fmt: skip
+        parser.add_argument(
+            "--no-bursts", action="store_true",
+            help="pages add links as plain Poisson processes (no editing sessions, no terms)",
+        )  # fmt: skip
 
     def handle(self, *args: Any, **options: Any) -> None:
         outdir = options["outdir"]
@@ -50,6 +54,7 @@ class Command(BaseCommand):
                     start=options["start"],
                     end=options["end"],
                     writing=writing,
+                    bursts=not options["no_bursts"],
                 )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
