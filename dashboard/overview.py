@@ -44,13 +44,21 @@ def due_estimates(*, day: date, e_days: float, method: str) -> QuerySet[Estimate
 
 
 def sites_due(
-    *, day: date, theta: float, e_days: float, limit: int = 10, method: str = DEFAULT_METHOD
+    *,
+    day: date,
+    theta: float | None,
+    e_days: float,
+    budget: int | None = None,
+    limit: int = 10,
+    method: str = DEFAULT_METHOD,
 ) -> tuple[int, list[DueSite]]:
-    """How many sites reach p ≥ θ for ``day``, and the first ``limit`` of them."""
+    """How many sites reach p ≥ θ for ``day`` (at most ``budget`` of them), and the first
+    ``limit``."""
     rows = due_estimates(day=day, e_days=e_days, method=method)
-    if theta > 0:
+    if theta is not None and theta > 0:
         rows = rows.filter(exposure__gte=exposure_threshold(theta))
-    total = rows.count()
+    total = rows.count() if budget is None else min(budget, rows.count())
+    limit = min(limit, total)
     t_days = to_days(reference_instant(day))
     first = list(rows.select_related("site")[:limit])
     probabilities = estimate_probabilities(first, t_days=t_days, e_days=e_days)

@@ -65,6 +65,37 @@ def env_int(
     return number
 
 
+def env_optional_int(
+    name: str,
+    environ: Mapping[str, str] | None = None,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+) -> int | None:
+    """A whole number, or None when the variable is unset, empty or ``none``."""
+    value = _raw(name, environ)
+    if value is None or value.lower() in ("", "none"):
+        return None
+    return env_int(name, 0, {name: value}, minimum=minimum, maximum=maximum)
+
+
+def env_optional_float(
+    name: str,
+    default: float | None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+) -> float | None:
+    """A number; ``default`` when the variable is unset or empty, None when it is ``none``."""
+    value = _raw(name, environ)
+    if value is None or value == "":
+        return default
+    if value.lower() == "none":
+        return None
+    return env_float(name, 0.0, {name: value}, minimum=minimum, maximum=maximum)
+
+
 def env_float(
     name: str,
     default: float,

@@ -23,6 +23,8 @@ from hacs_site.env import (
     env_hosts,
     env_int,
     env_list,
+    env_optional_float,
+    env_optional_int,
     env_str,
     env_url,
     read_env_file,
@@ -330,7 +332,18 @@ if HACS_HERITRIX_ROOT and not os.path.isabs(HACS_HERITRIX_ROOT):
 # --- Method defaults (DESIGN "Method", rule 8) -------------------------------------------------
 HACS_HISTORY_DAYS = env_int("HACS_HISTORY_DAYS", defaults.HISTORY_DAYS, minimum=1)
 HACS_E_DAYS = env_float("HACS_E_DAYS", defaults.E_DAYS, minimum=0)
-HACS_THETA = env_float("HACS_THETA", 0.5, minimum=0, maximum=1)
+# The daily list's budget k (unset: no limit) and threshold θ ("none": no threshold). A budget
+# fills its k: with HACS_BUDGET set and HACS_THETA unset, the daily list has no threshold
+# (DESIGN rule 8); both set, both apply.
+HACS_BUDGET = env_optional_int("HACS_BUDGET", minimum=1)
+HACS_THETA = env_optional_float(
+    "HACS_THETA", None if HACS_BUDGET is not None else 0.5, minimum=0, maximum=1
+)
+if HACS_THETA is None and HACS_BUDGET is None:
+    raise ImproperlyConfigured(
+        "HACS_THETA=none lists every site every day; set HACS_BUDGET (the daily list's k) "
+        "as well, or give HACS_THETA a threshold between 0 and 1."
+    )
 HACS_DAILY_CRAWL_LIST_CRON = env_str("HACS_DAILY_CRAWL_LIST_CRON", "0 5 * * *")
 HACS_FETCH_RETRY_CRON = env_str("HACS_FETCH_RETRY_CRON", "0 4 * * *")
 # "off": no nightly refresh; sites are then brought up to date only when someone imports them.

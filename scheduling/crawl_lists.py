@@ -83,9 +83,11 @@ class CrawlListOptions:
 
     @classmethod
     def from_settings(cls) -> CrawlListOptions:
-        """The configured defaults: ``HACS_THETA``, ``HACS_HISTORY_DAYS``, ``HACS_E_DAYS``."""
+        """The configured defaults: ``HACS_THETA``, ``HACS_BUDGET``, ``HACS_HISTORY_DAYS``,
+        ``HACS_E_DAYS``."""
         return cls(
             theta=settings.HACS_THETA,
+            budget=settings.HACS_BUDGET,
             history_days=settings.HACS_HISTORY_DAYS,
             e_days=settings.HACS_E_DAYS,
         )
@@ -181,7 +183,7 @@ def crawl_list_rank(*, day: date, options: CrawlListOptions) -> RankedList:
 # from unchanged estimates repeats them bit for bit.
 ENTRY_FIELDS = (
     "rank", "site_id", "probability", "rate", "tau", "observations", "span_days",
-    "interval_low", "interval_high", "last_copy", "score",
+    "interval_low", "interval_high", "interval_open", "last_copy", "score",
 )  # fmt: skip
 
 
@@ -198,13 +200,36 @@ class StoredList:
         crawl = self.crawl_list
         count = crawl.entries.count()
         built = f"{count} of {crawl.eligible_sites} sites"
+        short = list_shortfall(crawl, count)
+        short = f" {short}" if short else ""
         if self.new:
-            return f"Crawl list for {day_text(crawl.date)} built: {built}."
+            return f"Crawl list for {day_text(crawl.date)} built: {built}.{short}"
         when = crawl.created_at.astimezone(UTC)
         return (
-            f"Crawl list for {day_text(crawl.date)}: {built}. Same as the list built at "
+            f"Crawl list for {day_text(crawl.date)}: {built}.{short} Same as the list built at "
             f"{when:%H:%M} UTC on {day_text(when)} {crawl.built_by}; not stored again."
         )
+
+
+def list_shortfall(crawl_list: CrawlList, count: int | None = None) -> str:
+    """Why a list holds fewer sites than its budget k, in a sentence; empty when it holds k or
+    has no budget. ``count`` is the number of its entries, when known."""
+    k = crawl_list.budget
+    n = crawl_list.entries.count() if count is None else count
+    if k is None or n >= k:
+        return ""
+    theta, eligible = crawl_list.theta, crawl_list.eligible_sites
+    sites = "site" if n == 1 else "sites"
+    if theta is not None and n < eligible:
+        return (
+            f"It holds {n:,} {sites}, not the budget's {k:,}: only {n:,} reach the threshold "
+            f"θ {theta:g}. A list built with a budget and no θ fills its k."
+        )
+    return (
+        f"It holds {n:,} {sites}, not the budget's {k:,}: only {eligible:,} "
+        f"{'site has' if eligible == 1 else 'sites have'} a capture in the "
+        f"{crawl_list.history_days:,}-day history window."
+    )
 
 
 def crawl_list_store(
@@ -230,7 +255,8 @@ def crawl_list_store(
             rank=rank, site_id=r.site_id, probability=r.probability, rate=r.rate, tau=r.tau,
             observations=r.evidence.observations, span_days=r.evidence.span_days,
             interval_low=r.evidence.interval_low, interval_high=r.evidence.interval_high,
-            last_copy=r.evidence.last_copy, score=r.score,
+            interval_open=r.evidence.interval_open, last_copy=r.evidence.last_copy,
+            score=r.score,
         )
         for rank, r in enumerate(ranked, start=1)
     ]  # fmt: skip

@@ -323,11 +323,28 @@ class LearnedScores:
     scores: FloatArray
 
 
+@dataclass(frozen=True)
+class NewestCopies:
+    """Each site's newest observation (days) before an instant, by ``Site`` pk ascending."""
+
+    site_ids: IntArray
+    times: FloatArray
+
+
+def newest_copies(*, level: str, end: datetime) -> NewestCopies:
+    """The newest observation at ``level`` of every site observed by ``end``."""
+    timelines = timelines_load(level=level, end=end)
+    last = timelines.times[timelines.offsets[1:] - 1]
+    order = np.argsort(timelines.site_ids, kind="stable")
+    return NewestCopies(timelines.site_ids[order].astype(np.int64), last[order])
+
+
 def learned_scores(scorer: LearnedScorer, *, day: date, e_days: float) -> LearnedScores:
     """Score the sites for ``day``, from the observations before its end: GP4C every site with
-    an observation in its history window (the others have nothing to score), with the
-    function's own e; LWS every site with an observation, ranking by the updates expected
-    since its newest copy by the end of the day plus ``e_days`` (the list's horizon)."""
+    an observation, its window's terminals for those observed in its history window and
+    ``gp4c.empty_window_terminals`` for the rest, with the function's own e; LWS every site
+    with an observation, ranking by the updates expected since its newest copy by the end of
+    the day plus ``e_days`` (the list's horizon)."""
     params = LearnParameters.from_json(scorer.parameters)
     t = reference_instant(day)
     learned = _loaded(scorer)
@@ -352,9 +369,19 @@ def learned_scores(scorer: LearnedScorer, *, day: date, e_days: float) -> Learne
         method=params.method,
         website=scorer.level == Level.WEBSITE,
     )
-    return LearnedScores(
-        site_ids=tables.site_ids[found.site], scores=learned.score(found.terminals)
-    )
+    site_ids = tables.site_ids[found.site]
+    scores = learned.score(found.terminals)
+    # Every other site with a copy before the day: scored from its newest copy as a window
+    # without observations reads (gp4c.empty_window_terminals), so that the list ranks it by
+    # the function too.
+    newest = newest_copies(level=scorer.level, end=t - timedelta(microseconds=1))
+    rest = np.setdiff1d(newest.site_ids, site_ids)
+    if rest.size:
+        copies = newest.times[np.searchsorted(newest.site_ids, rest)]
+        columns = gp4c.empty_window_terminals(to_days(t), params.e_days, copies, found.prior)
+        site_ids = np.concatenate([site_ids, rest])
+        scores = np.concatenate([scores, learned.score(columns)])
+    return LearnedScores(site_ids=site_ids, scores=scores)
 
 
 def learned_for_evaluation(

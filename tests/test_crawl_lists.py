@@ -156,6 +156,65 @@ def test_the_cron_configuration_registers_the_daily_list_and_the_fetch_retry() -
     assert set(jobs) == set(KNOWN_FUNCTIONS) | HIDDEN_FUNCTIONS
 
 
+@pytest.fixture()
+def twelve_sites() -> list[Site]:
+    """Twelve sites with thin, unchanged histories: p for one day ahead stays far below 0.5."""
+    sites = []
+    for i in range(12):
+        site = make_site(seed_url=f"http://b.edu/~u{i:02d}/", canonical_key=f"edu,b)/~u{i:02d}")
+        add_observations(site, before(300 - i, 200 - i, 2 + i), updates=[False, False, False])
+        sites.append(site)
+    return sites
+
+
+def run_crawl_list(*args: str) -> tuple[list[list[str]], str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("crawl_list", "--date", DAY.isoformat(), "--e-days", "1", *args,
+                 stdout=out, stderr=err)  # fmt: skip
+    return list(csv.reader(io.StringIO(out.getvalue())))[1:], err.getvalue()
+
+
+def test_a_budget_without_a_threshold_fills_its_k(twelve_sites: list[Site], settings: Any) -> None:
+    """DESIGN rule 8: ``--budget 8`` alone lists 8 sites though none reaches the default θ 0.5;
+    ``--theta`` given as well cuts the list, and the command says why it holds fewer than k."""
+    assert settings.HACS_THETA == 0.5 and settings.HACS_BUDGET is None
+    rows, said = run_crawl_list("--budget", "8")
+    assert len(rows) == 8 and all(float(r[3]) < 0.5 for r in rows)
+    assert CrawlList.objects.get().theta is None
+    assert "not the budget" not in said
+    rows, said = run_crawl_list("--budget", "8", "--theta", "0.5")
+    assert rows == []
+    assert "It holds 0 sites, not the budget's 8: only 0 reach the threshold θ 0.5." in said
+    rows, said = run_crawl_list("--budget", "20", "--theta", "none")
+    assert len(rows) == 12
+    assert "not the budget's 20: only 12 sites have a capture in the 1,095-day" in said
+    # Without a budget the configured θ applies.
+    rows, _ = run_crawl_list()
+    assert rows == [] and CrawlList.objects.order_by("pk").last().theta == 0.5  # type: ignore[union-attr]
+
+
+def test_the_daily_job_fills_a_configured_budget(twelve_sites: list[Site], settings: Any) -> None:
+    settings.HACS_BUDGET, settings.HACS_THETA, settings.HACS_E_DAYS = 5, None, 1.0
+    settings.HACS_HISTORY_DAYS = 36500  # the sites' captures are years before today
+    crawl = CrawlList.objects.get(pk=daily_crawl_list())
+    assert crawl.budget == 5 and crawl.theta is None and crawl.entries.count() == 5
+
+
+def test_the_page_says_why_a_list_holds_fewer_than_its_budget(
+    logged_in_client: Any, twelve_sites: list[Site]
+) -> None:
+    form = {"day": DAY.isoformat(), "theta": "0.5", "budget": "8", "level": "homepage",
+            "method": "posterior", "history_days": "1095", "e_days": "1"}  # fmt: skip
+    response = logged_in_client.post("/crawl-list/build/", form, follow=True)
+    assert "It holds 0 sites, not the budget’s 8" in response.content.decode().replace(
+        "&#x27;", "’"
+    ).replace("'", "’")
+    form["theta"] = ""
+    response = logged_in_client.post("/crawl-list/build/", form, follow=True)
+    text = response.content.decode()
+    assert "8 of 12 sites" in text and "not the budget" not in text
+
+
 # --- the page ----------------------------------------------------------------------------------
 def test_a_viewer_can_read_and_download_but_not_build(client: Any, three_sites: list[Site]) -> None:
     crawl = crawl_list_store(

@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from dashboard.forms import CrawlListForm
 from hacs.clock import reference_instant, to_days
 from hacs.evaluation import window_scores
-from hacs.learning.gp4c import ScoreFunction, learn_gp4c
+from hacs.learning.gp4c import ScoreFunction, empty_window_terminals, learn_gp4c
 from hacs.learning.lws import LwsModel, lws_scores
 from jobs.models import JobRecord
 from jobs.services import job_record_create
@@ -87,37 +87,68 @@ def test_learn_scorer_stores_the_function_the_pure_core_learns(collection: list[
     assert scorer.validation_fitness == again.validation_fitness
 
 
-def test_a_gp4c_crawl_list_ranks_by_the_stored_function(collection: list[int]) -> None:
+def test_a_gp4c_crawl_list_ranks_every_site_by_the_stored_function(collection: list[int]) -> None:
+    """Every site with an estimate gets the function's score, those without an observation in
+    its window too (from their newest copy: gp4c.empty_window_terminals), and the list is in
+    the order of the scores, whatever θ keeps."""
     learn(*GP_ARGS)
     scorer = learned_scorer_latest("gp4c", "homepage")
+    # Three sites the archive stopped capturing in the summer: nothing in the 6-week window.
+    quiet = []
+    for first in (3.0, 40.0, 90.0):
+        site = make_site()
+        moments = [ORIGIN + timedelta(days=first + 20.0 * i) for i in range(8)]
+        add_observations(site, moments, updates=[False] + [True] * 7)
+        quiet.append(site.pk)
+    estimates_recompute()
     crawl = crawl_list_store(
-        day=LIST_DAY, options=CrawlListOptions(method="gp4c", budget=30, history_days=400)
+        day=LIST_DAY, options=CrawlListOptions(method="gp4c", budget=40, history_days=400)
     ).crawl_list
     assert crawl.scorer == scorer and crawl.method == "gp4c"
     entries = list(crawl.entries.order_by("rank"))
-    # What the stored function gives each site with an observation in its window.
+    assert len(entries) == 33 and all(e.score is not None for e in entries)
+    # What the stored function gives each site: its window's terminals, or its newest copy's.
     t = reference_instant(LIST_DAY)
+    function = ScoreFunction(scorer.model["expression"])
     tables = evaluation_tables_load(levels=["homepage"], start=t - timedelta(weeks=12), end=t)
     found = window_scores(tables["homepage"], t=to_days(t), w_weeks=6, e_days=7.0)
     expected = dict(
-        zip(
-            tables.site_ids[found.site].tolist(),
-            ScoreFunction(scorer.model["expression"]).score(found.terminals).tolist(),
-            strict=True,
-        )
+        zip(tables.site_ids[found.site].tolist(), function.score(found.terminals).tolist(),
+            strict=True)
+    )  # fmt: skip
+    assert not set(quiet) & set(expected)
+    timelines = timelines_load(level="homepage", end=t - timedelta(microseconds=1))
+    newest = dict(
+        zip(timelines.site_ids.tolist(), timelines.times[timelines.offsets[1:] - 1], strict=True)
     )
-    scored = [e for e in entries if e.score is not None]
-    assert {e.site_id for e in scored} == set(expected)
-    assert all(e.score == expected[e.site_id] for e in scored)
-    assert [e.score for e in scored] == sorted((e.score for e in scored), reverse=True)
-    assert entries[: len(scored)] == scored  # scored sites first, then the others
+    assert all(newest[pk] == to_days(ORIGIN) + first + 140.0
+               for pk, first in zip(quiet, (3.0, 40.0, 90.0), strict=True))  # fmt: skip
+    rest = sorted(set(newest) - set(expected))
+    assert set(quiet) <= set(rest)
+    columns = empty_window_terminals(
+        to_days(t), 7.0, np.array([newest[pk] for pk in rest]), found.prior
+    )
+    assert not columns["n"].any() and list(columns["t"]) == pytest.approx(
+        [to_days(t) + 7.0 - newest[pk] for pk in rest]
+    )
+    expected.update(zip(rest, function.score(columns).tolist(), strict=True))
+    assert {e.site_id: e.score for e in entries} == pytest.approx(expected, rel=1e-12)
+    assert [e.score for e in entries] == sorted(expected.values(), reverse=True)
+    # With θ the list keeps the sites whose p reaches it, still in the function's order.
+    kept = crawl_list_store(
+        day=LIST_DAY,
+        options=CrawlListOptions(method="gp4c", theta=0.5, budget=None, history_days=400),
+    ).crawl_list
+    scores = list(kept.entries.order_by("rank").values_list("score", "probability"))
+    assert scores and all(score is not None and p >= 0.5 for score, p in scores)
+    assert [s for s, _ in scores] == sorted((s for s, _ in scores), reverse=True)
     # The CSV carries the score beside the probability.
     out = io.StringIO()
     call_command("crawl_list", "--method", "gp4c", "--budget", "3", "--date", "2017-12-20",
-                 "--history-days", "400", stdout=out)  # fmt: skip
-    header, first = out.getvalue().splitlines()[:2]
+                 "--history-days", "400", stdout=out, stderr=io.StringIO())  # fmt: skip
+    header, first_row = out.getvalue().splitlines()[:2]
     assert header.endswith(",score")
-    assert float(first.split(",")[-1]) == pytest.approx(scored[0].score, rel=1e-5)
+    assert float(first_row.split(",")[-1]) == pytest.approx(entries[0].score, rel=1e-5)
 
 
 def test_lws_learns_and_ranks_by_the_updates_expected_since_the_copy(

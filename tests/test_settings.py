@@ -123,6 +123,8 @@ def test_bad_database_urls_are_explained(url: str, message: str, tmp_path: Path)
         ("HACS_ARCHIVE_REFRESH_CRON", "nightly"),
         ("HACS_BROWSERTRIX_ALLOWED_HOSTS", "http://btrix.example/api"),
         ("HACS_BROWSERTRIX_ALLOWED_HOSTS", "127.0.0.1:99999"),
+        ("HACS_THETA", "none"),  # with no HACS_BUDGET: every site every day
+        ("HACS_BUDGET", "0"),
     ],
 )
 def test_a_bad_variable_stops_start_up_with_its_name(variable: str, value: str) -> None:
@@ -146,3 +148,24 @@ def test_good_settings_start_cleanly() -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "no issues" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "0.5 None"),
+        ({"HACS_BUDGET": "40"}, "None 40"),  # a budget fills its k
+        ({"HACS_BUDGET": "40", "HACS_THETA": "0.3"}, "0.3 40"),
+        ({"HACS_BUDGET": "40", "HACS_THETA": "none"}, "None 40"),
+    ],
+)
+def test_a_daily_budget_without_a_threshold_fills_its_k(env: dict[str, str], expected: str) -> None:
+    environ = {k: v for k, v in os.environ.items() if k not in ("HACS_THETA", "HACS_BUDGET")}
+    environ.pop("PYTEST_CURRENT_TEST", None)
+    code = "from django.conf import settings as s; print(s.HACS_THETA, s.HACS_BUDGET)"
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=ROOT, env={**environ, **env}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == expected

@@ -16,7 +16,12 @@ from dashboard.forms import CrawlListForm
 from dashboard.roles import librarian_required
 from operations.daily import daily_list_next
 from scheduling.cells import Moment, day_text, due_text, interval_text, moment
-from scheduling.crawl_lists import crawl_list_csv, crawl_list_store, crawl_list_urls
+from scheduling.crawl_lists import (
+    crawl_list_csv,
+    crawl_list_store,
+    crawl_list_urls,
+    list_shortfall,
+)
 from scheduling.models import CrawlList, CrawlListEntry
 
 ENTRIES_PER_PAGE = 100
@@ -54,6 +59,7 @@ def crawl_list(request: HttpRequest) -> HttpResponse:
         "form": form, "lists": lists, "selected": selected, "page": page, "rows": rows,
         "due": due_text(selected.date, selected.e_days) if selected else "",
         "list_day": day_text(selected.date) if selected else "",
+        "shortfall": list_shortfall(selected, page.paginator.count) if selected else "",
         "next_daily": None if selected else daily_list_next(timezone.now()),
     }  # fmt: skip
     return render(request, "dashboard/crawl_list.html", context)

@@ -16,11 +16,13 @@ from scheduling.models import CrawlList
 def home(request: HttpRequest) -> HttpResponse:
     counts = overview_counts()
     due_count, due = sites_due(
-        day=counts["today"], theta=settings.HACS_THETA, e_days=settings.HACS_E_DAYS
-    )
+        day=counts["today"], theta=settings.HACS_THETA, e_days=settings.HACS_E_DAYS,
+        budget=settings.HACS_BUDGET,
+    )  # fmt: skip
     context = {
         **counts,
         "theta": settings.HACS_THETA,
+        "budget": settings.HACS_BUDGET,
         "e_days": settings.HACS_E_DAYS,
         "due_by": due_text(counts["today"], settings.HACS_E_DAYS),
         "due_count": due_count,

@@ -50,8 +50,9 @@ from typing import Any
 
 import numpy as np
 from deap import base, gp, tools
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
+from hacs.bayes import GammaPrior
 from hacs.evaluation import (
     TERMINALS,
     LearningWindows,
@@ -60,6 +61,7 @@ from hacs.evaluation import (
     window_scores,
 )
 from hacs.evaluation.ranking import budget_metrics
+from hacs.ranking import posterior_probabilities
 from hacs.replay import Policy, ReplayState
 
 __all__ = [
@@ -71,6 +73,7 @@ __all__ = [
     "Evolution",
     "ScoreFunction",
     "budget_fitness",
+    "empty_window_terminals",
     "evolve",
     "learn_gp4c",
     "replay_policy",
@@ -687,11 +690,30 @@ def learn_gp4c(
     return evolve(training, validation, **options)
 
 
+def empty_window_terminals(
+    t: float, e_days: float, last_copy: ArrayLike, prior: GammaPrior
+) -> dict[str, FloatArray]:
+    """The terminals of sites with no observation in the function's window but a copy before
+    it, as the window's own reading gives them: no access could detect a change (``n`` 0) and
+    none did (``X`` 0), so every GP4C estimator and ``lam`` is 0; ``t`` counts from the newest
+    copy, t + e − copy; ``p`` is the chance of a change since that copy under the window's
+    prior alone. A crawl list ranks such sites by the score too, instead of below every
+    scored one: they are often the longest unvisited, which most likely changed."""
+    copy = np.asarray(last_copy, dtype=np.float64)
+    zeros = np.zeros(copy.size)
+    shape, rate = np.full(copy.size, prior.shape), np.full(copy.size, prior.rate)
+    columns = {name: zeros for name in TERMINALS}
+    columns["t"] = t + e_days - copy
+    columns["p"] = posterior_probabilities(shape, rate, copy, t, e_days)
+    return columns
+
+
 def replay_policy(function: ScoreFunction, *, w_weeks: int, e_days: float = 7.0) -> Policy:
     """The score function as a policy of the closed-loop replay (``hacs.replay``): each day its
     terminals come from every site's timeline so far (the archive's history and the policy's own
     crawls, each flagged as it was found), over windows of ``w_weeks`` with the function's
-    ``e_days``; a site without an observation in its window scores below every other."""
+    ``e_days``; a site with a copy but no observation in its window is scored from
+    :func:`empty_window_terminals`, as a crawl list scores it."""
 
     def policy(state: ReplayState) -> FloatArray:
         times, flags, offsets = state.arrays()
@@ -709,6 +731,12 @@ def replay_policy(function: ScoreFunction, *, w_weeks: int, e_days: float = 7.0)
         if times.size:
             found = window_scores(table, t=state.now, w_weeks=w_weeks, e_days=e_days)
             scores[found.site] = function.score(found.terminals)
+            rest = np.flatnonzero(np.isneginf(scores) & np.isfinite(state.last_copy))
+            if rest.size:
+                columns = empty_window_terminals(
+                    state.now, e_days, state.last_copy[rest], found.prior
+                )
+                scores[rest] = function.score(columns)
         return scores
 
     return policy

@@ -14,6 +14,9 @@ from hacs_site.clock import today
 from scheduling.crawl_lists import MAX_E_DAYS, MAX_HISTORY_DAYS, CrawlListOptions
 from scheduling.models import LIST_METHOD_CHOICES, Level
 
+# --theta left out: the configured θ, unless a --budget is given (``crawl_list_options``).
+NOT_GIVEN: Any = object()
+
 
 def day(text: str) -> date:
     try:
@@ -94,13 +97,13 @@ def crawl_list_arguments(parser: CommandParser) -> None:
     configured = CrawlListOptions.from_settings()
     window_arguments(parser, methods=[value for value, _ in LIST_METHOD_CHOICES])
     parser.add_argument(
-        "--theta", type=threshold, default=configured.theta,
+        "--theta", type=threshold, default=NOT_GIVEN,
         help=f"keep sites with p ≥ θ; none for no threshold (default HACS_THETA, "
-        f"{configured.theta})",
+        f"{configured.theta}; none when --budget is given: a budget fills its k)",
     )  # fmt: skip
     parser.add_argument(
-        "--budget", type=positive, default=configured.budget, metavar="K",
-        help="keep the top K sites (default: no limit)",
+        "--budget", type=positive, default=NOT_GIVEN, metavar="K",
+        help=f"keep the top K sites (default HACS_BUDGET, {configured.budget or 'no limit'})",
     )  # fmt: skip
     parser.add_argument(
         "--e-days", type=horizon, default=configured.e_days, metavar="E",
@@ -109,15 +112,22 @@ def crawl_list_arguments(parser: CommandParser) -> None:
 
 
 def crawl_list_options(options: dict[str, Any]) -> CrawlListOptions:
-    """The parsed options as a crawl list's; with neither θ nor k every site would be listed,
-    which the form refuses too."""
-    if options["theta"] is None and options["budget"] is None:
+    """The parsed options as a crawl list's. A ``--budget`` given without ``--theta`` fills its
+    k (DESIGN rule 8): the configured θ applies only when no budget was asked for either. With
+    neither θ nor k every site would be listed, which the form refuses too."""
+    configured = CrawlListOptions.from_settings()
+    theta, budget = options["theta"], options["budget"]
+    if theta is NOT_GIVEN:
+        theta = configured.theta if budget is NOT_GIVEN else None
+    if budget is NOT_GIVEN:
+        budget = configured.budget
+    if theta is None and budget is None:
         raise CommandError(
             "Give a threshold --theta, a budget --budget, or both; otherwise every site is listed."
         )
     return CrawlListOptions(
-        level=str(options["level"]), method=str(options["method"]), theta=options["theta"],
-        budget=options["budget"], history_days=int(options["history_days"]),
+        level=str(options["level"]), method=str(options["method"]), theta=theta,
+        budget=budget, history_days=int(options["history_days"]),
         e_days=float(options["e_days"]),
     )  # fmt: skip
 
