@@ -59,16 +59,20 @@ def argument_parser(doc: str | None) -> argparse.ArgumentParser:
     )
 
 
-def bench_parser(doc: str | None, *, sites: int, seed: int = 0) -> argparse.ArgumentParser:
+def bench_parser(
+    doc: str | None, *, sites: int, seed: int = 0, demo: bool = True
+) -> argparse.ArgumentParser:
     """:func:`argument_parser` with ``--sites`` and ``--seed`` (the seed a bench prints; the
-    same seed repeats its figures)."""
+    same seed repeats its figures) and, for a bench on the demo archive (``demo``),
+    ``--no-bursts``: the demo without bursts (``demo_archive``'s ``bursts``)."""
     parser = argument_parser(doc)
     parser.add_argument("--sites", type=int, default=sites, help=f"default {sites:,}")
     parser.add_argument("--seed", type=int, default=seed, help=f"default {seed}")
-    parser.add_argument(
-        "--no-bursts", action="store_true",
-        help="the demo without bursts: pages add links as plain Poisson processes",
-    )  # fmt: skip
+    if demo:
+        parser.add_argument(
+            "--no-bursts", action="store_true",
+            help="the demo without bursts: pages add links as plain Poisson processes",
+        )  # fmt: skip
     return parser
 
 

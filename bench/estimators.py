@@ -124,7 +124,7 @@ def loop_rates(
 
 
 def main() -> None:
-    parser = bench_parser(__doc__, sites=1_000_000, seed=20240601)
+    parser = bench_parser(__doc__, sites=1_000_000, seed=20240601, demo=False)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 

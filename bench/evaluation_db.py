@@ -273,7 +273,7 @@ def _fmt(value: float | None) -> str:
 
 
 def main() -> None:
-    parser = bench_parser(__doc__, sites=20_000, seed=20150601)
+    parser = bench_parser(__doc__, sites=20_000, seed=20150601, demo=False)
     parser.add_argument("--method", default="interpolated", choices=("observed", "interpolated"))
     parser.add_argument("--keep", type=Path, help="build the database here and keep it")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)

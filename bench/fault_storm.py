@@ -206,7 +206,7 @@ def main() -> None:
     with (
         tempfile.TemporaryDirectory(prefix="hacs-bench-") as name,
         start_redis() as redis_server,
-        demo_archive(options.sites, options.seed) as demo,
+        demo_archive(options.sites, options.seed, bursts=not options.no_bursts) as demo,
     ):
         rows, bodies = ia_rows_and_bodies(demo)
         with IAArchive(rows, bodies) as archive:

@@ -166,8 +166,8 @@ def scorers(windows: Windows, truth: Truth, w: int, level: str) -> dict[str, Sco
     return chosen
 
 
-def closed_loop(sites: int, seed: int) -> None:
-    with demo_archive(sites, seed) as demo:
+def closed_loop(sites: int, seed: int, *, bursts: bool = True) -> None:
+    with demo_archive(sites, seed, bursts=bursts) as demo:
         truth = read_truth(demo)
     observed, changes, rates = load(truth, "homepage")
     models = truth["sites"]
@@ -198,7 +198,7 @@ def main() -> int:
     parser.add_argument("--level", choices=("homepage", "website"), default="homepage")
     args = parser.parse_args()
     if not args.skip_evaluation:
-        with demo_archive(args.sites, args.seed) as demo:
+        with demo_archive(args.sites, args.seed, bursts=not args.no_bursts) as demo:
             table = demo_tables(demo)[args.level]
             truth = Truth(read_truth(demo), table, args.level)
         print(f"Demo archive: {args.sites} sites, seed {args.seed}, {args.level} level")
@@ -206,7 +206,7 @@ def main() -> int:
         rows = pak_windows(table, lambda w: scorers(windows, truth, w, args.level), args.level)
         print_pak(rows, "HACS (default)", level=args.level)
     if not args.skip_replay and args.level == "homepage":
-        closed_loop(args.replay_sites, args.seed)
+        closed_loop(args.replay_sites, args.seed, bursts=not args.no_bursts)
     return 0
 
 

@@ -48,7 +48,7 @@ def timed(label: str, n_sites: int, call):  # type: ignore[no-untyped-def]
 
 
 def main() -> int:
-    parser = bench_parser(__doc__, sites=100_000)
+    parser = bench_parser(__doc__, sites=100_000, demo=False)
     args = parser.parse_args()
     times, updated, offsets, truth = synthetic_sites_with_rates(args.sites, args.seed)
     n = args.sites

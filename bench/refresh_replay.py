@@ -227,7 +227,7 @@ def main() -> int:
 
     began = time.perf_counter()
     if not args.skip_demo:
-        with demo_archive(args.sites, args.seed) as demo:
+        with demo_archive(args.sites, args.seed, bursts=not args.no_bursts) as demo:
             truth = read_truth(demo)
         observed, changes, _rates = load(truth, "homepage")
         by_host = demo_queries(truth)

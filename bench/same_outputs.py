@@ -70,7 +70,7 @@ def digest(data: bytes) -> str:
 
 
 def main() -> int:
-    parser = bench_parser(__doc__, sites=150, seed=3)
+    parser = bench_parser(__doc__, sites=150, seed=3, demo=False)
     parser.add_argument("--before", required=True, help="git revision to compare against")
     parser.add_argument("--after", help="git revision to compare (default: this working tree)")
     args = parser.parse_args()

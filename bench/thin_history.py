@@ -235,7 +235,7 @@ def main() -> int:
     E_DAYS = args.e_days
     global DISPERSION
     DISPERSION = args.dispersion
-    with demo_archive(args.sites, args.seed) as demo:
+    with demo_archive(args.sites, args.seed, bursts=not args.no_bursts) as demo:
         truth = read_truth(demo)
     observed, _, _ = load(truth, "homepage")
     all_pages = Pages(truth)

@@ -258,8 +258,10 @@ def replay_policy(
     return policy
 
 
-def closed_loop(sites: int, seed: int, follow: list[tuple[float, float]]) -> None:
-    with demo_archive(sites, seed) as demo:
+def closed_loop(
+    sites: int, seed: int, follow: list[tuple[float, float]], *, bursts: bool = True
+) -> None:
+    with demo_archive(sites, seed, bursts=bursts) as demo:
         observed, changes, rates = load(read_truth(demo), "homepage")
     print(f"\nReplay: {sites} sites, seed {seed}, 3 × 28 days, e = {E_DAYS:g} "
           "(changes found / crawls, overlisted sites)")  # fmt: skip
@@ -316,12 +318,12 @@ def main() -> int:
     DEFLATE = args.deflate
     follow = [(float(n), float(d)) for n, d in (pair.split(":") for pair in args.follow.split(","))]
     if not args.skip_evaluation:
-        with demo_archive(args.sites, args.seed) as demo:
+        with demo_archive(args.sites, args.seed, bursts=not args.no_bursts) as demo:
             tables = demo_tables(demo)
         print(f"Demo archive: {args.sites} sites, seed {args.seed}, homepage level")
         evaluation_2(tables["homepage"], follow)
     if not args.skip_replay:
-        closed_loop(args.replay_sites, args.seed, follow)
+        closed_loop(args.replay_sites, args.seed, follow, bursts=not args.no_bursts)
     return 0
 
 

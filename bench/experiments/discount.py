@@ -144,8 +144,8 @@ def replay_policy(h: float) -> Callable[[ReplayState], FloatArray]:
     return policy
 
 
-def closed_loop(sites: int, seed: int, half_lives: list[float]) -> None:
-    with demo_archive(sites, seed) as demo:
+def closed_loop(sites: int, seed: int, half_lives: list[float], *, bursts: bool = True) -> None:
+    with demo_archive(sites, seed, bursts=bursts) as demo:
         observed, changes, rates = load(read_truth(demo), "homepage")
     print(f"\nReplay: {sites} sites, seed {seed}, 3 × 28 days (changes found / crawls, "
           "overlisted sites)")  # fmt: skip
@@ -163,12 +163,12 @@ def main() -> int:
     options = parser.parse_args()
     half_lives = [float(h) for h in options.half_lives.split(",")]
     if not options.skip_evaluation:
-        with demo_archive(options.sites, options.seed) as demo:
+        with demo_archive(options.sites, options.seed, bursts=not options.no_bursts) as demo:
             tables = demo_tables(demo)
         print(f"Demo archive: {options.sites} sites, seed {options.seed}, homepage level")
         evaluation_2(tables["homepage"], half_lives)
     if not options.skip_replay:
-        closed_loop(options.replay_sites, options.seed, half_lives)
+        closed_loop(options.replay_sites, options.seed, half_lives, bursts=not options.no_bursts)
     return 0
 
 

@@ -43,7 +43,7 @@ def main() -> int:
     parser.add_argument("--w", type=int, default=8)
     parser.add_argument("--level", choices=("homepage", "website"), default="homepage")
     args = parser.parse_args()
-    with demo_archive(args.sites, args.seed) as demo:
+    with demo_archive(args.sites, args.seed, bursts=not args.no_bursts) as demo:
         table = demo_tables(demo)[args.level]
     order = np.lexsort((table.time, table.site))
     copy_site, copy_time = table.site[order], table.time[order]

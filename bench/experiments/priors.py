@@ -210,8 +210,8 @@ def replay_policy(name: str) -> Callable[[ReplayState], FloatArray]:
     return policy
 
 
-def closed_loop(sites: int, seed: int) -> None:
-    with demo_archive(sites, seed) as demo:
+def closed_loop(sites: int, seed: int, *, bursts: bool = True) -> None:
+    with demo_archive(sites, seed, bursts=bursts) as demo:
         observed, changes, rates = load(read_truth(demo), "homepage")
     extra = {name: replay_policy(name) for name in CANDIDATES}
     print(f"\nReplay: {sites} sites, seed {seed}, 3 × 28 days, e = {E_DAYS:g} "
@@ -227,12 +227,12 @@ def main() -> int:
     add_evaluation_and_replay_options(parser)
     args = parser.parse_args()
     if not args.skip_evaluation:
-        with demo_archive(args.sites, args.seed) as demo:
+        with demo_archive(args.sites, args.seed, bursts=not args.no_bursts) as demo:
             tables = demo_tables(demo)
         print(f"Demo archive: {args.sites} sites, seed {args.seed}, homepage level")
         evaluation_2(tables["homepage"])
     if not args.skip_replay:
-        closed_loop(args.replay_sites, args.seed)
+        closed_loop(args.replay_sites, args.seed, bursts=not args.no_bursts)
     return 0
 
 
