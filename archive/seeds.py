@@ -18,14 +18,18 @@ class SeedImportReport:
     parsed: SeedList
     added: list[Site] = field(default_factory=list)
     already_stored: list[tuple[int, str, int]] = field(default_factory=list)  # line, url, site id
+    # Stored sites that gain tags (the list's own or the upload's), with the tags they gain.
+    tags_added: dict[int, list[str]] = field(default_factory=dict)  # site id → tag names
 
     @property
     def rejected(self) -> int:
         return len(self.parsed.rejected)
 
     def summary(self) -> str:
+        tagged = len(self.tags_added)
+        gained = f" ({tagged} of them gain tags)" if tagged else ""
         return (
-            f"{len(self.added)} added, {len(self.already_stored)} already stored, "
+            f"{len(self.added)} added, {len(self.already_stored)} already stored{gained}, "
             f"{len(self.parsed.merged)} merged duplicate lines, {self.rejected} rejected"
         )
 
@@ -39,7 +43,9 @@ def seeds_import(
     extra_tags: Sequence[str] = (),
     dry_run: bool = False,
 ) -> SeedImportReport:
-    """Add the sites of a seed list; existing sites are left as they are (tags are added).
+    """Add the sites of a seed list. A site already stored keeps its URL, author and history,
+    and gains the tags its line and ``extra_tags`` give it (``tags_added`` says which, on a
+    ``dry_run`` too).
 
     Raises ``hacs.formats.seeds.SeedFileError`` when the file as a whole cannot be read; nothing is
     written then. A line whose tidied URL or canonical key would not fit its column is rejected
@@ -59,6 +65,9 @@ def seeds_import(
     report.already_stored = [
         (r.line, r.url, existing[r.key]) for r in parsed.rows if r.key in existing
     ]
+    report.tags_added = _tags_gained(
+        [(existing[r.key], (*r.tags, *extra_tags)) for r in parsed.rows if r.key in existing]
+    )
     if dry_run:
         report.added = [
             Site(seed_url=r.url, canonical_key=r.key, author=r.author) for r in new_rows
@@ -84,6 +93,20 @@ def seeds_import(
         through.objects.bulk_create(links, ignore_conflicts=True, batch_size=BATCH)
     report.added = list(Site.objects.filter(pk__in=list(stored.values())).order_by("pk"))
     return report
+
+
+def _tags_gained(wanted: Sequence[tuple[int, Sequence[str]]]) -> dict[int, list[str]]:
+    """The tags each stored site would gain: those asked for that it does not carry yet."""
+    asked = {site_id: set(tags) for site_id, tags in wanted if tags}
+    held: dict[int, set[str]] = {}
+    ids = list(asked)
+    through = Site.tags.through
+    for start in range(0, len(ids), 900):
+        rows = through.objects.filter(site_id__in=ids[start : start + 900])
+        for site_id, name in rows.values_list("site_id", "tag__name"):
+            held.setdefault(site_id, set()).add(name)
+    gained = {site_id: sorted(tags - held.get(site_id, set())) for site_id, tags in asked.items()}
+    return {site_id: tags for site_id, tags in gained.items() if tags}
 
 
 def _max_length(name: str) -> int:

@@ -40,7 +40,10 @@ def test_import_adds_new_sites_and_keeps_stored_ones() -> None:
     assert stored.author == "C. F. Gauss"  # nothing stored is overwritten
     assert set(stored.tags.values_list("name", flat=True)) == {"math"}
     assert set(Tag.objects.values_list("name", flat=True)) == {"ml", "theory", "math"}
-    assert "1 added, 1 already stored, 1 merged duplicate lines, 3 rejected" == report.summary()
+    assert report.tags_added == {stored.pk: ["math"]}  # the line's tag reaches the stored site
+    assert report.summary() == (
+        "1 added, 1 already stored (1 of them gain tags), 1 merged duplicate lines, 3 rejected"
+    )
 
 
 @pytest.mark.django_db

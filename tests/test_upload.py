@@ -272,3 +272,22 @@ def test_the_tags_hint_names_the_separator_the_csv_uses(logged_in_client: Any) -
     assert response.status_code == 200
     site = Site.objects.get()
     assert sorted(site.tags.values_list("name", flat=True)) == ["a", "b", "c"]
+
+
+@pytest.mark.django_db
+def test_upload_tags_reach_stored_sites_and_the_report_says_so(logged_in_client: Any) -> None:
+    """Tags given with an upload (and on a line) are added to a site already stored, and the
+    check says which tags each stored site would gain before anything is written."""
+    carl = make_site(seed_url="http://cs.uni.edu/~carl/", canonical_key="edu,uni,cs)/~carl",
+                     author="C. F. Gauss")  # fmt: skip
+    checked = upload(logged_in_client, "check", tags="chemistry").content.decode()
+    assert '<strong data-count="already">1</strong> already stored' in checked
+    assert '(<strong data-count="tagged">1</strong> of them would gain tags)' in checked
+    assert re.search(r"~carl/</a></td><td>chemistry</td>", checked)
+    assert not carl.tags.exists()  # a check writes nothing
+    added = upload(logged_in_client, "import", tags="chemistry").content.decode()
+    assert "of them gained tags" in added
+    assert set(carl.tags.values_list("name", flat=True)) == {"chemistry"}
+    again = upload(logged_in_client, "check", tags="chemistry").content.decode()
+    assert 'data-count="tagged"' not in again  # nothing left to gain
+    assert "gain the tags given here" in again

@@ -143,7 +143,10 @@ def upload_seeds(request: HttpRequest) -> HttpResponse:
         added=report.added[:SHOWN],
         rejected=parsed.rejected[:SHOWN],
         merged=parsed.merged[:SHOWN],
-        already=report.already_stored[:SHOWN],
+        already=[
+            (line, url, site_id, report.tags_added.get(site_id, []))
+            for line, url, site_id in report.already_stored[:SHOWN]
+        ],
         shown=SHOWN,
     )
     return render(request, "dashboard/upload.html", context)
