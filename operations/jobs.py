@@ -232,8 +232,17 @@ def file_import_run(
         result = sites_refresh(source, client=client, progress=run.item, step=run.step)
     if result.stopped:  # the archive could not be reached while the pages were fetched
         run.fail_item("fetching the pages' links", result.stopped)
+    elif not (result.done or result.failed or result.failed_files):
+        # Not a success to show in green: nothing in the files was for a seed HACS holds.
+        run.fail_item(", ".join(p.name for p in paths), NO_SEED_MATCHED)
     run.advance(0, captures=result.captures.added)
     return result
+
+
+NO_SEED_MATCHED = (
+    "no capture in it belongs to a seed site HACS holds, so nothing was imported: add the seed "
+    "list first (Upload seeds, or manage.py import_seeds), then import the file again"
+)
 
 
 def _size(path: Path) -> int:

@@ -251,3 +251,18 @@ def test_enqueueing_a_missing_file_is_refused_with_its_name(demo: DemoArchive) -
 
     with pytest.raises(CommandError, match="No such file: /nonexistent.warc.gz"):
         call_command("import_warc", "/nonexistent.warc.gz", "--enqueue")
+
+
+def test_a_warc_import_that_matched_no_seed_is_not_shown_as_a_success(demo: DemoArchive) -> None:
+    """Without the seed list, nothing in the WARC belongs to a stored site: the job ends
+    "Failed", saying so and what to do, not a green "Finished"."""
+    out = io.StringIO()
+    call_command("import_warc", str(demo.warc_path), stdout=out, stderr=io.StringIO())
+    assert not Capture.objects.exists()
+    record = JobRecord.objects.get(kind="import")
+    assert record.status == JobRecord.Status.FAILED
+    [(item, reason)] = [tuple(f) if isinstance(f, list) else (f["item"], f["reason"])
+                        for f in record.failures]  # fmt: skip
+    assert item == demo.warc_path.name
+    assert "no capture in it belongs to a seed site HACS holds" in reason
+    assert "add the seed list first" in reason
