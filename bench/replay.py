@@ -1,20 +1,25 @@
 """Closed-loop replay on the demo archive: does the daily list find more changes than crawling in
-turn, at random, or with the paper's probability? And how close does it come to a list that
-knows every site's true rate?
+turn, at random, with the paper's probability, on Nutch's adaptive schedule or at LambdaCrawl's
+optimal rates? And how close does it come to a list that knows every site's true rate?
 
 Run from the project root::
 
-    .venv/bin/python -m bench.replay [--sites N] [--seed S] [--days 28] [--periods 3]
-                                     [--budgets 0.02,0.05] [--level homepage|website] [--e-days E]
-                                     [--learned]
+    .venv/bin/python -m bench.replay [--sites N] [--seeds 0,1,2] [--no-bursts] [--days 28]
+                                     [--periods 3] [--budgets 0.02,0.05]
+                                     [--level homepage|website] [--e-days E] [--learned]
 
-It writes a demo archive with known truth (``hacs_demo``) into a temporary directory, reads each
-site's observations and update flags (DESIGN rules 1 and 3, as HACS stores them) and its true
-change times from the archive's truth file, and replays ``--days`` days of crawling for each
-budget (a share of the sites a day) from ``--periods`` start dates, the last ending with the
-archive (``hacs.replay``). It prints, per policy, the LWS measures summed over the periods:
-bandwidth utilisation (changes found per crawl), coverage and timeliness, and the largest number
-of days any site was listed. Same seed, same figures.
+For each seed it writes a demo archive with known truth (``hacs_demo``; ``--no-bursts``: pages
+add links as plain Poisson processes) into a temporary directory, reads each site's
+observations and update flags (DESIGN rules 1 and 3, as HACS stores them) and its true change
+times from the archive's truth file, and replays ``--days`` days of crawling for each budget (a
+share of the sites a day) from ``--periods`` start dates, the last ending with the archive
+(``hacs.replay``). It prints, per budget, each policy's changes found and crawls made by seed
+(summed over the periods), then the LWS measures summed over seeds and periods: bandwidth
+utilisation (changes found per crawl), coverage and timeliness, and the largest number of days
+any site was listed; last, per seed and budget, whether HACS's list found at least as many
+changes as round-robin, Nutch adaptive (both readings of ``hacs.baselines``) and LambdaCrawl
+and 95 % of the true-rate list's, every policy making all its k × days crawls. Same seeds, same
+figures.
 
 ``--learned`` also replays the learned schedulers (``hacs.learning``), each trained afresh for
 every period on the year of history before it (the period's own days never seen): GP4C (a score
@@ -63,6 +68,7 @@ def learned_policies(history: tuple[np.ndarray, ...], start: float, seed: int) -
 
 def main() -> int:
     parser = bench_parser(__doc__, sites=400)
+    parser.add_argument("--seeds", help="comma-separated seeds (default: --seed)")
     parser.add_argument("--days", type=int, default=28)
     parser.add_argument("--periods", type=int, default=3)
     parser.add_argument("--budgets", default="0.02,0.05")
@@ -71,47 +77,105 @@ def main() -> int:
     parser.add_argument("--policies", default=",".join(POLICIES))
     parser.add_argument("--learned", action="store_true", help="also GP4C and LWS, trained")
     args = parser.parse_args()
-
-    began = time.perf_counter()
-    with demo_archive(args.sites, args.seed) as demo:
-        observed, changes, rates = load(read_truth(demo), args.level)
-        print(f"Demo archive: {args.sites} sites, seed {args.seed}, {args.level} level "
-              f"({time.perf_counter() - began:.0f} s to write and read)")  # fmt: skip
+    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else [args.seed]
+    shares = [float(b) for b in args.budgets.split(",")]
+    policies = args.policies.split(",")
     span = (END - START).days
     starts = [span - args.days * (k + 1) for k in range(args.periods)]
-    policies = args.policies.split(",")
-    learned = {
-        start: learned_policies(before(observed, start), float(start), args.seed)
-        for start in (starts if args.learned else [])
-    }
-    for share in (float(b) for b in args.budgets.split(",")):
+    bursts = "without bursts" if args.no_bursts else "with bursts"
+    # results[share][seed][policy]: one PolicyResult per period.
+    results: dict[float, dict[int, dict[str, list[PolicyResult]]]] = {s: {} for s in shares}
+    for seed in seeds:
+        began = time.perf_counter()
+        with demo_archive(args.sites, seed, bursts=not args.no_bursts) as demo:
+            observed, changes, rates = load(read_truth(demo), args.level)
+        print(f"Demo archive: {args.sites} sites, seed {seed}, {bursts}, {args.level} level "
+              f"({time.perf_counter() - began:.0f} s to write and read)", flush=True)  # fmt: skip
+        learned = {
+            start: learned_policies(before(observed, start), float(start), seed)
+            for start in (starts if args.learned else [])
+        }
+        for share in shares:
+            budget = max(1, round(share * args.sites))
+            totals = results[share].setdefault(seed, {})
+            for start in starts:
+                for result in replay(
+                    history=before(observed, start), changes=changes, start=float(start),
+                    days=args.days, budget=budget, policies=policies, e_days=args.e_days,
+                    true_rates=rates, seed=seed + start, extra=learned.get(start),
+                ):  # fmt: skip
+                    totals.setdefault(result.policy, []).append(result)
+        print(f"  replayed in {time.perf_counter() - began:.0f} s", flush=True)
+    for share in shares:
         budget = max(1, round(share * args.sites))
-        names = policies + (["gp4c", "lws"] if args.learned else [])
-        totals: dict[str, list[PolicyResult]] = {name: [] for name in names}
-        for start in starts:
-            results = replay(
-                history=before(observed, start), changes=changes, start=float(start),
-                days=args.days, budget=budget, policies=policies, e_days=args.e_days,
-                true_rates=rates, seed=args.seed + start, extra=learned.get(start),
-            )  # fmt: skip
-            for result in results:
-                totals[result.policy].append(result)
-        print(f"\nBudget {share:.0%} a day ({budget} sites), {args.periods} periods of "
-              f"{args.days} days, e = {args.e_days:g}")  # fmt: skip
-        print(f"{'policy':16} {'found/crawls':>14} {'utilisation':>11} {'coverage':>9} "
-              f"{'delay (d)':>9} {'max days':>8} {'overlisted':>10}")  # fmt: skip
-        for name, rows in totals.items():
-            crawls = sum(r.crawls for r in rows)
-            found = sum(r.found for r in rows)
-            changes_total = sum(r.changes for r in rows)
-            caught = sum(r.caught for r in rows)
-            delays = [r.mean_delay_days * r.caught for r in rows if r.mean_delay_days is not None]
-            delay = sum(delays) / caught if caught else float("nan")
-            print(f"{name:16} {found:>6}/{crawls:<7} {found / crawls:>11.3f} "
-                  f"{caught / max(changes_total, 1):>9.3f} {delay:>9.1f} "
-                  f"{max(r.most_days_listed for r in rows):>8} "
-                  f"{sum(r.overlisted_sites for r in rows):>10}")  # fmt: skip
+        print(f"\nBudget {share:.0%} a day ({budget} sites), {args.periods} period(s) of "
+              f"{args.days} days, e = {args.e_days:g}, {args.sites} sites {bursts}")  # fmt: skip
+        print_by_seed(results[share])
+        print_measures(results[share])
+    print_done_when(results, args.days * args.periods, args.sites)
     return 0
+
+
+def print_by_seed(by_seed: dict[int, dict[str, list[PolicyResult]]]) -> None:
+    """Changes found / crawls made per policy and seed, summed over the periods, and in all."""
+    seeds = list(by_seed)
+    names = list(by_seed[seeds[0]])
+    print(f"{'changes found/crawls made':26}"
+          + "".join(f"{f'seed {s}':>14}" for s in seeds) + f"{'all':>15}")  # fmt: skip
+    for name in names:
+        cells = [_found_crawls(by_seed[s][name]) for s in seeds]
+        found, crawls = sum(c[0] for c in cells), sum(c[1] for c in cells)
+        print(f"{name:26}" + "".join(f"{f'{f}/{c}':>14}" for f, c in cells)
+              + f"{f'{found}/{crawls}':>15}")  # fmt: skip
+
+
+def print_measures(by_seed: dict[int, dict[str, list[PolicyResult]]]) -> None:
+    """The LWS measures per policy over every seed and period."""
+    print("over every seed and period:")
+    print(f"{'policy':16} {'found/crawls':>14} {'utilisation':>11} "
+          f"{'coverage':>9} {'delay (d)':>9} {'max days':>8} {'overlisted':>10}")  # fmt: skip
+    for name in next(iter(by_seed.values())):
+        rows = [r for seed in by_seed.values() for r in seed[name]]
+        crawls = sum(r.crawls for r in rows)
+        found = sum(r.found for r in rows)
+        changes_total = sum(r.changes for r in rows)
+        caught = sum(r.caught for r in rows)
+        delays = [r.mean_delay_days * r.caught for r in rows if r.mean_delay_days is not None]
+        delay = sum(delays) / caught if caught else float("nan")
+        print(f"{name:16} {found:>6}/{crawls:<7} {found / max(crawls, 1):>11.3f} "
+              f"{caught / max(changes_total, 1):>9.3f} {delay:>9.1f} "
+              f"{max(r.most_days_listed for r in rows):>8} "
+              f"{sum(r.overlisted_sites for r in rows):>10}")  # fmt: skip
+
+
+def print_done_when(
+    results: dict[float, dict[int, dict[str, list[PolicyResult]]]], days: int, sites: int
+) -> None:
+    """Per budget and seed: HACS's changes found against round-robin's, Nutch adaptive's (both
+    readings), LambdaCrawl's and 95 % of the true-rate list's, and whether every policy made
+    its k × days crawls."""
+    print("\nHACS against the baselines (changes found; crawls made = k × days for all?)")
+    for share, by_seed in results.items():
+        budget = max(1, round(share * sites))
+        for seed, totals in by_seed.items():
+            found = {name: _found_crawls(rows)[0] for name, rows in totals.items()}
+            all_made = all(_found_crawls(rows)[1] == budget * days for rows in totals.values())
+            if "hacs" not in found:
+                continue
+            checks = []
+            for name in ("round_robin", "nutch_adaptive", "nutch_fresh", "lambdacrawl"):
+                if name in found:
+                    mark = "≥" if found["hacs"] >= found[name] else "<"
+                    checks.append(f"{mark} {name} {found[name]}")
+            if "true_rates" in found:
+                ratio = found["hacs"] / max(found["true_rates"], 1)
+                checks.append(f"{ratio:.1%} of true_rates{'' if ratio >= 0.95 else ' (< 95 %)'}")
+            print(f"  {share:.0%}, seed {seed}: hacs {found['hacs']} " + ", ".join(checks)
+                  + f"; crawls {'all made' if all_made else 'MISSING'}")  # fmt: skip
+
+
+def _found_crawls(rows: list[PolicyResult]) -> tuple[int, int]:
+    return sum(r.found for r in rows), sum(r.crawls for r in rows)
 
 
 if __name__ == "__main__":

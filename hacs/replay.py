@@ -33,6 +33,11 @@ replay's day is one instant, at midday). Readings:
 * The refresh's capture rate of a site (``hacs.refresh_budget.capture_rate``) reads the
   captures HACS holds: the history's observations and those learned since.
 
+The policies (:data:`POLICIES`) score every site each day: HACS's default, the MLE, the paper's
+g, round-robin, random, the schedules crawl operators know (``hacs.baselines``: Nutch adaptive,
+read two ways, and LambdaCrawl, which spends ``ReplayState.budget``) and, on the demo archive,
+the list that knows the true rates.
+
 Pure: NumPy, the estimators and the refresh budget.
 """
 
@@ -45,6 +50,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from hacs.baselines import lambdacrawl_policy, nutch_fresh_policy, nutch_policy
 from hacs.bayes import fit_interval_prior, interval_evidence, interval_posterior
 from hacs.estimators import estimate_many
 from hacs.formats.queries import CdxQuery
@@ -80,6 +86,8 @@ class ReplayState:
     e_days: float
     rng: np.random.Generator
     true_rates: FloatArray | None
+    budget: int | None = None  # the day's number of crawls k (LambdaCrawl spends it)
+    start: float = -np.inf  # the period's first day: the timelines' crawls are from it on
 
     def arrays(self) -> tuple[FloatArray, BoolArray, IntArray]:
         counts = np.array([len(t) for t in self.times], dtype=np.int64)
@@ -138,6 +146,9 @@ POLICIES: Mapping[str, Policy] = {
     "paper": _paper,
     "round_robin": _round_robin,
     "random": _random,
+    "nutch_adaptive": nutch_policy,
+    "nutch_fresh": nutch_fresh_policy,
+    "lambdacrawl": lambdacrawl_policy,
     "true_rates": _true_rates,
 }
 
@@ -263,7 +274,7 @@ def replay(
     rates = None if true_rates is None else np.asarray(true_rates, dtype=np.float64)
     results = []
     for name, policy in _policies(policies, extra).items():
-        state = _first_state(times, flags, offsets, start, e_days, seed, rates)
+        state = _first_state(times, flags, offsets, start, e_days, seed, rates, budget)
         crawls = _Crawls.none(change_lists)
         world = None
         if archive is not None:
@@ -296,9 +307,11 @@ def _first_state(
     e_days: float,
     seed: int,
     rates: FloatArray | None,
+    budget: int,
 ) -> ReplayState:
     """What a policy knows on the first day: the history, each site's newest copy its last
-    observation (−∞ for a site without one); a fresh random generator from ``seed``."""
+    observation (−∞ for a site without one); a fresh random generator from ``seed``; the
+    day's budget and the period's start."""
     bounds = list(zip(offsets[:-1], offsets[1:], strict=True))
     return ReplayState(
         times=[times[a:b].tolist() for a, b in bounds],
@@ -308,6 +321,8 @@ def _first_state(
         e_days=e_days,
         rng=np.random.default_rng(seed),
         true_rates=rates,
+        budget=budget,
+        start=float(start),
     )
 
 
@@ -563,7 +578,7 @@ def _result(
     over = (listed * 2 > days) & (crawls.found_by_site * 2 <= listed)
     return PolicyResult(
         policy=name,
-        crawls=days * budget,
+        crawls=int(listed.sum()),  # the crawls made, counted: k a day when all went out
         found=crawls.found,
         changes=total,
         caught=int(caught.size),

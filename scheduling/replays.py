@@ -4,7 +4,10 @@ and the Evaluation page's replay section.
 Every site's observations before the period are its history; the changes a crawl can find are
 the archive's update observations in the period (a change seen at time x happened by x), or,
 for the demo archive, its true change times (``truth.json``), which also give the list that
-knows the true rates. The newest GP4C and LWS learned at the level are replayed beside them.
+knows the true rates. Two schedules crawl operators know run beside HACS's (``hacs.baselines``):
+Apache Nutch's adaptive fetch interval, seeded from the history, and LambdaCrawl's optimal crawl
+rates for the posterior mean rates. The newest GP4C and LWS learned at the level are replayed
+beside them.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ POLICY_LABELS = {
     "paper": "The paper's g (since the last update)",
     "round_robin": "Round-robin (oldest copy first)",
     "random": "Random",
+    "nutch_adaptive": "Nutch adaptive (interval ×0.8 / ×1.4)",
+    "lambdacrawl": "LambdaCrawl (optimal rates, posterior means)",
     "true_rates": "A list that knows the true rates",
 }
 DEFAULT_SHARES = (0.02, 0.05)

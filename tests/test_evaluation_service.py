@@ -207,7 +207,8 @@ def test_a_run_stores_results_status_progress_and_duration(small_collection: lis
     replay = results["replay"]
     assert (replay["start"], replay["days"], replay["level"]) == ("2016-01-18", 28, "homepage")
     policies = [row["policy"] for row in replay["budgets"][0]["rows"]]
-    assert policies == ["hacs", "mle_since_copy", "paper", "round_robin", "random"]
+    assert policies == ["hacs", "mle_since_copy", "paper", "round_robin", "random",
+                        "nutch_adaptive", "lambdacrawl"]  # fmt: skip
     assert all(row["crawls"] == 28 * block["budget"]
                for block in replay["budgets"] for row in block["rows"])  # fmt: skip
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -92,3 +94,43 @@ def test_a_truth_file_gives_the_true_changes_and_rates(
         bad = tmp_path / "bad.json"
         bad.write_text("{}")
         call_command("simulate", "--start", "2018-05-01", "--truth", str(bad))
+
+
+def test_nutch_adaptive_and_lambdacrawl_are_replayed_beside_hacs(collection: list[int]) -> None:
+    result = replay_collection(level="homepage", start=START, days=10, shares=(0.34, 0.5))
+    for block in result["budgets"]:
+        rows = {row["policy"]: row for row in block["rows"]}
+        assert rows["nutch_adaptive"]["label"] == "Nutch adaptive (interval ×0.8 / ×1.4)"
+        assert rows["lambdacrawl"]["label"] == "LambdaCrawl (optimal rates, posterior means)"
+        # Compared on the same crawls: every policy made its k a day.
+        assert {row["crawls"] for row in rows.values()} == {10 * block["budget"]}
+        assert all(0 <= row["found"] <= row["crawls"] for row in rows.values())
+        # The afresh reading of Nutch is the bench's, not the page's.
+        assert "nutch_fresh" not in rows
+    # Both find changes on the busy sites (they change every six days in the period).
+    assert rows["nutch_adaptive"]["found"] > 0 and rows["lambdacrawl"]["found"] > 0
+
+
+def test_simulate_and_the_evaluation_page_show_both_baselines(
+    collection: list[int], client: Any
+) -> None:
+    from tests.conftest import make_user
+    from tests.test_evaluation_views import done_run, real_results
+
+    out = io.StringIO()
+    call_command("simulate", "--start", "2018-05-01", "--days", "7", "--budgets", "0.5", stdout=out)
+    lines = out.getvalue().splitlines()
+    nutch = next(line for line in lines if line.startswith("Nutch adaptive (interval"))
+    lambdacrawl = next(line for line in lines if line.startswith("LambdaCrawl (optimal rates"))
+    assert "/21" in nutch and "/21" in lambdacrawl  # 3 sites a day for 7 days
+
+    replay = replay_collection(level="homepage", start=START, days=7, shares=(0.5,))
+    run = done_run({**real_results(), "replay": replay})
+    client.force_login(make_user("viewer", role="viewer"))
+    page = client.get(f"/evaluation/?run={run.pk}").content.decode()
+    assert '<th scope="row">Nutch adaptive (interval ×0.8 / ×1.4)</th>' in page
+    assert '<th scope="row">LambdaCrawl (optimal rates, posterior means)</th>' in page
+    charts = json.loads(re.search(r'id="evaluation-charts"[^>]*>(.*?)</script>', page, re.S)[1])
+    [bars] = charts["replay"]["data"]
+    assert {"Nutch adaptive (interval ×0.8 / ×1.4)",
+            "LambdaCrawl (optimal rates, posterior means)"} <= set(bars["x"])  # fmt: skip

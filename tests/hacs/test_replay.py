@@ -6,7 +6,15 @@ import dataclasses
 
 import numpy as np
 import pytest
+from scipy.optimize import minimize
 
+from hacs.baselines import (
+    NUTCH_MAX_INTERVAL_DAYS,
+    NUTCH_MIN_INTERVAL_DAYS,
+    lambdacrawl_rates,
+    nutch_schedule,
+)
+from hacs.bayes import fit_interval_prior, interval_evidence, interval_posterior
 from hacs.ranking import rank_order
 from hacs.replay import CRAWL_HOUR, POLICIES, ArchiveStream, Refresh, ReplayState, replay
 
@@ -311,3 +319,177 @@ def test_the_archive_option_rejects_bad_input() -> None:
         replay(**args, archive=ArchiveStream(np.array([4.0]), np.array([0, 1])))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="every site exactly once"):
         replay(**args, archive=ArchiveStream(np.zeros(0), np.array([0, 0]), queries=[]))  # type: ignore[arg-type]
+
+
+# Baselines crawl operators know: Nutch adaptive and LambdaCrawl (hacs.baselines) -------------
+
+
+def test_nutch_multiplies_the_interval_by_0_8_on_a_change_and_1_4_without() -> None:
+    # Site 0: fetched at 0 (baseline: 30 days kept), 1 (changed), 2 and 3 (unchanged);
+    # site 1: fetched at 5 and 6 (changed); site 2: never fetched.
+    schedule = nutch_schedule(
+        np.array([0.0, 1.0, 2.0, 3.0, 5.0, 6.0]),
+        np.array([False, True, False, False, False, True]),
+        np.array([0, 4, 6, 6]),
+    )
+    assert schedule.interval.tolist() == pytest.approx([30 * 0.8 * 1.4 * 1.4, 30 * 0.8, 30.0])
+    assert schedule.next_fetch.tolist() == pytest.approx([3 + 47.04, 6 + 24.0, -np.inf])
+    # Nutch's defaults: the interval never leaves [60 seconds, 365 days].
+    many = np.arange(40.0)
+    grown = nutch_schedule(many, np.zeros(40, dtype=bool), np.array([0, 40]))
+    shrunk = nutch_schedule(many, np.arange(40) > 0, np.array([0, 40]))
+    assert grown.interval[0] == NUTCH_MAX_INTERVAL_DAYS == 365.0
+    assert shrunk.interval[0] == pytest.approx(30 * 0.8**39)
+    tiny = nutch_schedule(np.arange(80.0), np.arange(80) > 0, np.array([0, 80]))
+    assert tiny.interval[0] == NUTCH_MIN_INTERVAL_DAYS == pytest.approx(60 / 86400)
+
+
+def test_nutch_reads_the_archives_captures_on_its_own_schedule() -> None:
+    # Captures at 0, 10, 31, 40, 50, then Nutch's own fetch at 61.6 (from day 55 on). The first
+    # capture is the first fetch (30 days); 10 is not due but shows a change; 31 is due and
+    # counts it (×0.8: 24 days); 40 and 50 are not due (31 + 24 = 55); Nutch's own fetch at
+    # 61.6 finds nothing since 31 (×1.4).
+    times = np.array([0.0, 10.0, 31.0, 40.0, 50.0, 61.6])
+    flags = np.array([False, True, False, False, False, False])
+    (interval,), (next_fetch,) = dataclasses.astuple(
+        nutch_schedule(times, flags, np.array([0, 6]), own_fetches_from=55.0)
+    )
+    assert interval == pytest.approx(24 * 1.4) and next_fetch == pytest.approx(61.6 + 33.6)
+    # Every capture a fetch instead: 30 × 0.8 × 1.4⁴.
+    (every,) = nutch_schedule(times, flags, np.array([0, 6])).interval
+    assert every == pytest.approx(30 * 0.8 * 1.4**4)
+    # Started afresh: the newest capture before day 55 (50) is the first fetch, 30 days.
+    fresh = nutch_schedule(times, flags, np.array([0, 6]), own_fetches_from=55.0,
+                           history="newest")  # fmt: skip
+    assert fresh.interval[0] == pytest.approx(30 * 1.4)
+    assert fresh.next_fetch[0] == pytest.approx(61.6 + 42)
+    with pytest.raises(ValueError, match="default_interval"):
+        nutch_schedule(times, flags, np.array([0, 6]), default_interval=400.0)
+    with pytest.raises(ValueError, match="history"):
+        nutch_schedule(times, flags, np.array([0, 6]), history="all")
+
+
+def test_nutch_crawls_the_most_overdue_and_backs_off_a_site_that_did_not_change() -> None:
+    # Three sites last fetched on day 100 (two accesses each): two unchanged (30 × 1.4 = 42
+    # days), the third changed (30 × 0.8 = 24 days): on day 130 only it is due.
+    sites = [[(70.0, False), (100.0, False)], [(69.0, False), (100.0, False)],
+             [(70.0, False), (100.0, True)]]  # fmt: skip
+    seen: list[ReplayState] = []
+
+    def nutch(state: ReplayState) -> np.ndarray:
+        seen.append(state)
+        return POLICIES["nutch_adaptive"](state)
+
+    (result,) = replay(
+        history=history(*sites), changes=[[], [], [120.0]], start=130.0, days=2, budget=1,
+        policies=[], extra={"nutch": nutch},
+    )  # fmt: skip
+    # Day 130.5: site 2 is the most overdue (6.5 days) and found changed; its interval falls
+    # to 24 × 0.8. Day 131.5: no site is due, the budget is spent on the least early: site 0
+    # or 1 (both due at 142, copied at 100: the lower index).
+    assert crawls_by_day(seen[-1], 130.0, 2) == [[2], [0]]
+    assert result.found == 1 and result.crawls == 2
+    schedule = nutch_schedule(*seen[-1].arrays(), own_fetches_from=130.0)
+    assert schedule.interval.tolist() == pytest.approx([42 * 1.4, 42.0, 24 * 0.8])
+
+
+def slow_lambdacrawl(delta: np.ndarray, bandwidth: float, objective: str) -> np.ndarray:
+    """The same optimum by a general solver: maximise the freshness over ρ ≥ 0, Σ ρ = R."""
+
+    def cost(rho: np.ndarray) -> float:
+        rho = np.maximum(rho, 1e-300)
+        if objective == "harmonic":
+            return float(-np.sum(np.log(rho / (rho + delta))))
+        return float(-np.sum(rho / (rho + delta)))
+
+    found = minimize(
+        cost, np.full(delta.size, bandwidth / delta.size), method="SLSQP",
+        bounds=[(1e-12 if objective == "harmonic" else 0.0, bandwidth)] * delta.size,
+        constraints=[{"type": "eq", "fun": lambda rho: rho.sum() - bandwidth}],
+        options={"ftol": 1e-14, "maxiter": 1000},
+    )  # fmt: skip
+    assert found.success, found.message
+    return np.asarray(found.x)
+
+
+@pytest.mark.parametrize("objective", ["harmonic", "binary"])
+@pytest.mark.parametrize("seed", range(6))
+def test_lambdacrawl_matches_a_general_solver_on_small_random_inputs(
+    objective: str, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    delta = rng.gamma(0.7, 0.3, size=int(rng.integers(2, 7)))
+    bandwidth = float(rng.uniform(0.2, 3.0))
+    fast = lambdacrawl_rates(delta, bandwidth, objective=objective)
+    slow = slow_lambdacrawl(delta, bandwidth, objective)
+    assert fast.sum() == pytest.approx(bandwidth, rel=1e-9)
+    assert np.all(fast >= 0)
+    assert fast == pytest.approx(slow, abs=2e-4 * bandwidth)
+
+
+def test_lambdacrawl_properties() -> None:
+    rng = np.random.default_rng(7)
+    delta = np.sort(rng.gamma(0.5, 0.1, size=200))
+    for bandwidth in (0.5, 4.0, 40.0):
+        harmonic = lambdacrawl_rates(delta, bandwidth)
+        assert harmonic.sum() == pytest.approx(bandwidth, rel=1e-12)
+        # Harmonic freshness: every changing site is crawled, the faster-changing more often.
+        assert np.all(harmonic > 0) and np.all(np.diff(harmonic) >= 0)
+    # Equal sites share equally; a site that never changes gets nothing.
+    assert lambdacrawl_rates([0.1, 0.1, 0.0], 1.0).tolist() == pytest.approx([0.5, 0.5, 0.0])
+    # Binary freshness gives up on a site that changes far faster than the bandwidth allows
+    # (PNAS 2018): one change an hour against a crawl a day for three sites.
+    binary = lambdacrawl_rates([0.05, 0.1, 24.0], 1.0, objective="binary")
+    assert binary[2] == 0.0 and binary.sum() == pytest.approx(1.0)
+    assert lambdacrawl_rates([0.05, 0.1, 24.0], 1.0)[2] > 0
+    # Importance: twice as important, crawled more often.
+    weighted = lambdacrawl_rates([0.1, 0.1], 1.0, importance=[2.0, 1.0])
+    assert weighted[0] > weighted[1]
+    # Nothing changes anywhere: the bandwidth split evenly.
+    assert lambdacrawl_rates([0.0, 0.0], 1.0).tolist() == [0.5, 0.5]
+
+
+def test_lambdacrawl_rates_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match="objective"):
+        lambdacrawl_rates([0.1], 1.0, objective="age")
+    with pytest.raises(ValueError, match="bandwidth"):
+        lambdacrawl_rates([0.1], 0.0)
+    with pytest.raises(ValueError, match="change_rates"):
+        lambdacrawl_rates([0.1, -1.0], 1.0)
+    with pytest.raises(ValueError, match="importance"):
+        lambdacrawl_rates([0.1, 0.2], 1.0, importance=[1.0])
+
+
+def test_lambdacrawl_lists_the_sites_furthest_behind_their_optimal_schedule() -> None:
+    # Two well-measured sites, one changing about every 2 days and one about every 20,
+    # copied 4 and 3 days ago; a third never copied.
+    busy = [(float(d), d > 100) for d in range(100, 298, 2)]
+    quiet = [(float(d), d > 100) for d in range(100, 298, 20)] + [(297.0, False)]
+    state = ReplayState(
+        times=[[t for t, _ in busy], [t for t, _ in quiet], []],
+        updated=[[f for _, f in busy], [f for _, f in quiet], []],
+        last_copy=np.array([296.0, 297.0, -np.inf]), now=300.0, e_days=1.0,
+        rng=np.random.default_rng(0), true_rates=None, budget=1,
+    )  # fmt: skip
+    scores = POLICIES["lambdacrawl"](state)
+    assert scores[2] == np.inf  # never copied: first of all
+    evidence = interval_evidence(*state.arrays())
+    alpha, beta = interval_posterior(fit_interval_prior(evidence), evidence)
+    rho = lambdacrawl_rates(alpha / beta, 1.0)
+    assert scores[:2] == pytest.approx(rho[:2] * [4.0, 3.0])
+    assert scores[0] > scores[1]
+    with pytest.raises(ValueError, match="budget"):
+        POLICIES["lambdacrawl"](dataclasses.replace(state, budget=None))
+
+
+@pytest.mark.parametrize("archive", [False, True])
+def test_every_policy_makes_all_its_crawls(archive: bool) -> None:
+    history_, changes, stream = example(seed=4, n_sites=30, cut=(30.0, 40.0))
+    results = replay(
+        history=history_, changes=changes, start=40.0, days=12, budget=3,
+        policies=[p for p in POLICIES if p != "true_rates"], e_days=1.0,
+        archive=stream if archive else None,
+    )  # fmt: skip
+    assert {r.policy for r in results} >= {"nutch_adaptive", "lambdacrawl"}
+    assert all(r.crawls == 3 * 12 for r in results)
+    assert all(0 <= r.found <= r.crawls for r in results)
