@@ -1,4 +1,4 @@
-"""hacs.website: pages grouped, κ, each page's link evidence, the sum over pages, a simulation."""
+"""hacs.website: pages grouped, κ, each page's link evidence, the sum over pages, simulations."""
 
 from __future__ import annotations
 
@@ -14,10 +14,13 @@ from hacs.bayes import GammaPrior, fit_prior, posterior
 from hacs.estimators import estimate_many
 from hacs.updates import timeline_order
 from hacs.website import (
+    CHANGE_INTERVAL_DAYS,
     MIN_SHORT_UPDATES,
     SHORT_INTERVAL_DAYS,
+    PageLinks,
     fit_page_prior,
     links_per_update,
+    links_per_update_readings,
     page_link_evidence,
     page_links,
     site_sum,
@@ -56,10 +59,13 @@ def test_pages_and_their_evidence_equal_a_loop_over_each_page(
     updates, exposure = page_link_evidence(grouped, kappa=2.0)
     for p in range(grouped.offsets.size - 1):
         copies = slice(grouped.offsets[p], grouped.offsets[p + 1])
+        # Two pages of a site may have the same times; their links tell them apart. A page
+        # that matches none fails the test (StopIteration), and each is matched once.
         key = next(k for k, v in expected.items()
                    if len(v) == copies.stop - copies.start
                    and k // 10 == grouped.page_site[p]
-                   and [c[0] for c in v] == grouped.time[copies].tolist())  # fmt: skip
+                   and [c[0] for c in v] == grouped.time[copies].tolist()
+                   and [c[1] for c in v] == grouped.new_links[copies].tolist())  # fmt: skip
         times = [c[0] for c in expected.pop(key)]
         links = slow_pages([r for r in rows if r[0] * 10 + r[1] == key])[key]
         assert grouped.new_links[copies].tolist() == [c[1] for c in links]
@@ -71,17 +77,156 @@ def test_pages_and_their_evidence_equal_a_loop_over_each_page(
     assert not expected
 
 
-def test_kappa_reads_only_updates_seen_soon_after_the_previous_copy() -> None:
+def test_days_since_the_previous_change_run_from_the_last_copy_with_new_links() -> None:
+    # Page 0: copies at 0, 1, 3, 10, 12 with new links -, 0, 2, 0, 1. Page 1: 5, 9 with -, 0.
+    grouped = page_links(
+        [0] * 7, [0, 0, 0, 0, 0, 1, 1], [0.0, 1, 3, 10, 12, 5, 9], [4, 0, 2, 0, 1, 3, 0]
+    )
+    assert grouped.time.tolist() == [0.0, 1, 3, 10, 12, 5, 9]
+    since = grouped.since_change
+    assert math.isnan(since[0]) and math.isnan(since[5])
+    # From the first copy (the baseline) until copy 3 adds links; then from copy 3.
+    assert since[[1, 2, 3, 4, 6]].tolist() == [1.0, 3.0, 7.0, 9.0, 4.0]
+
+
+def slow_kappa(pages: PageLinks, interval: np.ndarray, limit: float) -> float | None:
+    """κ by bisection on Σ k = Σ κ h(λ t / κ), h(x) = x / (1 − e^{−x}), one update at a time."""
+    rows = []
+    for p in range(pages.offsets.size - 1):
+        lo, hi = int(pages.offsets[p]), int(pages.offsets[p + 1])
+        span = float(pages.time[hi - 1] - pages.time[lo])
+        per_day = float(pages.new_links[lo:hi].sum()) / span if span > 0 else 0.0
+        for i in range(lo, hi):
+            t = float(interval[i])
+            if pages.new_links[i] > 0 and 0 < t <= limit:
+                rows.append((int(pages.new_links[i]), per_day * t))
+    if len(rows) < MIN_SHORT_UPDATES:
+        return None
+
+    def excess(kappa: float) -> float:
+        return sum(c / (1 - math.exp(-c / kappa)) - k for k, c in rows)
+
+    low, high = 1.0, 100.0
+    if excess(low) >= 0:
+        return 1.0
+    for _ in range(200):
+        middle = (low + high) / 2
+        low, high = (middle, high) if excess(middle) < 0 else (low, middle)
+    return (low + high) / 2
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_both_readings_of_kappa_equal_a_slow_loop_and_kappa_is_the_smaller(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 600
+    site, page = rng.integers(0, 10, n), rng.integers(0, 4, n)
+    time = rng.uniform(0, 400, n)
+    links = np.where(rng.random(n) < 0.4, rng.integers(1, 5, n), 0)
+    grouped = page_links(site, site * 4 + page, time, links)
+    gap, change = links_per_update_readings(grouped)
+    assert gap is not None and change is not None
+    assert gap == pytest.approx(slow_kappa(grouped, grouped.gap, SHORT_INTERVAL_DAYS), rel=1e-6)
+    assert change == pytest.approx(
+        slow_kappa(grouped, grouped.since_change, CHANGE_INTERVAL_DAYS), rel=1e-6
+    )
+    assert links_per_update(grouped) == min(gap, change)
+    assert 1.0 <= links_per_update(grouped) <= float(grouped.new_links[grouped.new_links > 0].max())
+
+
+def test_a_reading_with_too_few_updates_is_left_out() -> None:
     n = MIN_SHORT_UPDATES
-    # One page: a copy every 2 days, each adding 3 links; then one every 30 days adding 10.
-    times = np.r_[np.arange(n + 1) * 2.0, 2.0 * n + 30.0 * np.arange(1, 6)]
-    links = np.r_[0, np.full(n, 3), np.full(5, 10)]
-    grouped = page_links(np.zeros(times.size), np.zeros(times.size), times, links)
-    assert SHORT_INTERVAL_DAYS < 30
-    assert links_per_update(grouped) == 3.0
-    # Too few short updates to calibrate: one link per update.
-    few = page_links(np.zeros(6), np.zeros(6), times[-6:], links[-6:])
-    assert links_per_update(few) == 1.0
+    # n pages copied every 10 days: past the gap reading's 7 days, within the change
+    # reading's 14. Each adds 2 links once, 100 days after its first copy.
+    times = np.arange(20) * 10.0
+    links = np.r_[0, np.zeros(9, dtype=int), 2, np.zeros(9, dtype=int)]
+    site = np.repeat(np.arange(n), times.size)
+    grouped = page_links(site, site, np.tile(times, n), np.tile(links, n))
+    assert SHORT_INTERVAL_DAYS < 10 <= CHANGE_INTERVAL_DAYS < 100
+    # No update in either reading: κ is 1.
+    assert links_per_update_readings(grouped) == (None, None)
+    assert links_per_update(grouped) == 1.0
+    # Now each page adds 2 links at 90 and 2 more at 100 days: the second update, 10 days
+    # after the first, is in the change reading (n of them), never in the gap reading.
+    links = np.r_[0, np.zeros(8, dtype=int), 2, 2, np.zeros(9, dtype=int)]
+    grouped = page_links(site, site, np.tile(times, n), np.tile(links, n))
+    gap, change = links_per_update_readings(grouped)
+    assert gap is None and change is not None
+    # By hand: 2 = c / (1 − e^{−c/κ}) with c = 4 links / 190 days × 10 days.
+    c = 40 / 190
+    assert links_per_update(grouped) == change == pytest.approx(-c / math.log(1 - c / 2))
+
+
+def poisson_pages(
+    rng: np.random.Generator,
+    n_sites: int,
+    *,
+    links_per_update: tuple[int, int] = (1, 1),
+    stale: float = 0.0,
+) -> tuple[PageLinks, np.ndarray]:
+    """Pages whose updates are Poisson, each adding a number of links uniform in
+    ``links_per_update``, copied at random instants (a third followed by another hours later,
+    so gaps run from hours to a year); a copy is stale with probability ``stale``: it re-serves
+    what the page's previous copy showed. Returns the copies and each site's true rate."""
+    site, page, time, links, truth = [], [], [], [], np.zeros(n_sites)
+    for s in range(n_sites):
+        rates = np.clip(np.exp(rng.normal(math.log(1 / 150), 1.0, int(rng.integers(1, 7)))),
+                        1 / 5000, 1.0)  # fmt: skip
+        truth[s] = rates.sum()
+        visits = math.exp(rng.normal(math.log(1 / 15), 0.8))
+        for rate in rates:
+            t = np.sort(rng.uniform(0, 1096, int(rng.poisson(visits * 1096)) + 2))
+            again = rng.random(t.size) < 1 / 3
+            t = np.sort(np.r_[t, t[again] + rng.exponential(0.3, int(again.sum()))])
+            updates = np.sort(rng.uniform(-200, 1096, int(rng.poisson(rate * 1296))))
+            low, high = links_per_update
+            added = np.r_[0, np.cumsum(rng.integers(low, high + 1, updates.size))]
+            served = t.copy()
+            for i in np.flatnonzero(rng.random(t.size) < stale):
+                served[i] = served[i - 1] if i else served[i]
+            seen = np.searchsorted(updates, served, side="right")
+            held = np.maximum.accumulate(added[seen])  # links shown so far
+            site.append(np.full(t.size, s))
+            page.append(np.full(t.size, len(page)))
+            time.append(t)
+            links.append(np.diff(np.r_[held[0], held]))
+    grouped = page_links(np.concatenate(site), np.concatenate(page), np.concatenate(time),
+                         np.concatenate(links))  # fmt: skip
+    return grouped, truth
+
+
+def website_ratio(grouped: PageLinks, truth: np.ndarray) -> tuple[float, float]:
+    """(median estimate / truth, Spearman's ρ) of the website posterior mean."""
+    prior, kappa = fit_page_prior(grouped)
+    shape, rate = website_posterior(grouped, truth.size, prior, kappa)
+    estimate = shape / rate
+    return float(np.median(estimate / truth)), float(spearmanr(estimate, truth).statistic)
+
+
+@pytest.mark.parametrize("stale", [0.0, 0.5])
+def test_one_link_per_update_gives_kappa_one_even_after_stale_copies(stale: float) -> None:
+    """Every update adds one link: κ is 1 and the website rate is calibrated, whether or not
+    half the copies re-serve their predecessor's content. With stale copies the gap since the
+    previous copy alone reads κ well above 1 (each update after a stale copy shows every link
+    since the content it re-served)."""
+    grouped, truth = poisson_pages(np.random.default_rng(27), 300, stale=stale)
+    gap, change = links_per_update_readings(grouped)
+    assert gap is not None and change is not None
+    if stale:
+        assert gap > 1.25, gap
+    assert links_per_update(grouped) <= 1.05
+    ratio, rho = website_ratio(grouped, truth)
+    assert 0.9 <= ratio <= 1.1, ratio
+    assert rho >= 0.95, rho
+
+
+def test_several_links_per_update_are_read_as_one_update() -> None:
+    """Updates adding one to three links (two on average): κ ≈ 2, and the website rate counts
+    updates, not links."""
+    grouped, truth = poisson_pages(np.random.default_rng(28), 300, links_per_update=(1, 3))
+    assert 1.8 <= links_per_update(grouped) <= 2.2
+    ratio, rho = website_ratio(grouped, truth)
+    assert 0.85 <= ratio <= 1.15, ratio
+    assert rho >= 0.95, rho
 
 
 def test_a_page_with_one_copy_has_no_evidence_and_a_bad_kappa_is_refused() -> None:
