@@ -15,6 +15,10 @@ A site's rate (homepage level):
   stored as the Gamma(α, β) of the same mean and variance, so that the crawl list, the pages'
   SQL ordering and the credible intervals read one Gamma per site (docs/readings.md, "the exact
   likelihood").
+* :func:`interval_bounds` reads each site's 90 % interval of 1/λ from the same grid posterior,
+  and leaves it open ("at least one change every N days") when the captures are sparser than
+  the changes, so that the likelihood cannot rule out a change a day (docs/readings.md,
+  "intervals that cover").
 
 A rate read from Poisson counts (a page's new links at website level, ``hacs.website``):
 :func:`fit_prior` fits the Gamma prior to counts m over exposures T by marginal likelihood (a
@@ -36,6 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 from scipy.special import digamma, gammainc, gammaln
+from scipy.stats import chi2
 from scipy.stats import gamma as gamma_distribution
 
 from hacs.estimators import accesses
@@ -47,6 +52,8 @@ __all__ = [
     "change_probability_since",
     "fit_interval_prior",
     "fit_prior",
+    "IntervalBounds",
+    "interval_bounds",
     "interval_credible_bounds",
     "interval_evidence",
     "interval_posterior",
@@ -319,3 +326,88 @@ def interval_credible_bounds(
     low_rate = gamma_distribution.ppf(tail, a, scale=scale)
     with np.errstate(divide="ignore"):
         return 1.0 / high_rate, 1.0 / low_rate
+
+
+#: An interval is open when its site's data cannot rule out one change a day or more, the rate
+#: beyond which a daily crawl list no longer tells sites apart (docs/readings.md, "intervals
+#: that cover").
+OPEN_RATE = 1.0
+#: "Cannot rule out": the likelihood somewhere at or above OPEN_RATE is within this factor of its
+#: largest value, the cut of the 90 % likelihood interval (exp(−χ²₁(0.90) / 2) ≈ 0.26).
+OPEN_LIKELIHOOD = math.exp(-float(chi2.ppf(0.9, 1)) / 2.0)
+# The grid's cells in log λ, for quantiles read between its rates.
+_LOG_STEP = float(np.log(RATE_GRID[1] / RATE_GRID[0]))
+_LOG_LOWER_EDGES = np.log(RATE_GRID) - _LOG_STEP / 2.0
+
+
+@dataclass(frozen=True)
+class IntervalBounds:
+    """What each site's history says about its mean interval 1/λ, in days, at one level.
+
+    Closed (``open`` False): the central credible interval [``low``, ``high``]. Open: nearly
+    every gap between copies held a change, or the unchanged ones add up to too little time,
+    so the data cannot rule out one change a day or more (:data:`OPEN_RATE`); the central
+    interval loses its lower end (``low`` is NaN) and only "at least one change every ``high``
+    days" is claimed, which the posterior holds with probability 1 − (1 − level) / 2 (95 % for
+    a 90 % interval).
+    """
+
+    low: FloatArray
+    high: FloatArray
+    open: NDArray[np.bool_]
+
+
+def interval_bounds(
+    prior: GammaPrior, evidence: IntervalEvidence, level: float = 0.9
+) -> IntervalBounds:
+    """Each site's credible bounds on 1/λ, read from its posterior on RATE_GRID (the exact
+    likelihood times the prior's mass, as :func:`interval_posterior` reads it), quantiles
+    interpolated in log λ within the grid's cells.
+
+    A site's interval is open when it has a changed interval and its likelihood at some rate of
+    at least :data:`OPEN_RATE` (or in the limit λ → ∞, where it tends to 1 when no interval is
+    unchanged) is within :data:`OPEN_LIKELIHOOD` of its largest value: its captures are sparser
+    than its changes, and a two-sided band would be the prior's shape, not the site's. Sites
+    without evidence get the prior's central interval.
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1); got {level}")
+    with np.errstate(divide="ignore"):
+        log_weights = np.log(_grid_weights(prior.shape, prior.rate))
+    n = evidence.n_sites
+    tail = (1.0 - level) / 2.0
+    quantiles = np.empty((n, 2))  # λ at tail and 1 − tail
+    is_open = np.zeros(n, dtype=np.bool_)
+    fast = RATE_GRID >= OPEN_RATE
+    changed = np.bincount(evidence.owner, minlength=n) > 0
+    for lo in range(0, n, _CHUNK):
+        hi = min(lo + _CHUNK, n)
+        log_lik = evidence.rows(lo, hi).log_likelihood()
+        # log L(λ → ∞): 0 when every interval changed (each factor tends to 1), else −∞.
+        at_infinity = np.where(evidence.unchanged[lo:hi] > 0, -np.inf, 0.0)
+        best = np.maximum(log_lik.max(axis=1), at_infinity)
+        best_fast = np.maximum(log_lik[:, fast].max(axis=1), at_infinity)
+        is_open[lo:hi] = changed[lo:hi] & (best_fast - best >= math.log(OPEN_LIKELIHOOD))
+        log_post = log_lik + log_weights
+        post = np.exp(log_post - log_post.max(axis=1, keepdims=True))
+        post /= post.sum(axis=1, keepdims=True)
+        quantiles[lo:hi] = _grid_quantiles(post, np.array([tail, 1.0 - tail]))
+    with np.errstate(divide="ignore"):
+        low = np.where(is_open, np.nan, 1.0 / quantiles[:, 1])
+        high = 1.0 / quantiles[:, 0]
+    return IntervalBounds(low=low, high=high, open=is_open)
+
+
+def _grid_quantiles(post: FloatArray, levels: FloatArray) -> FloatArray:
+    """The rates at which each row's cumulative mass on RATE_GRID reaches each level, each
+    cell's mass spread evenly over its log λ."""
+    cdf = np.cumsum(post, axis=1)
+    result = np.empty((post.shape[0], levels.size))
+    rows = np.arange(post.shape[0])
+    for k, q in enumerate(levels):
+        cell = np.minimum((cdf < q).sum(axis=1), RATE_GRID.size - 1)
+        before = np.where(cell > 0, cdf[rows, np.maximum(cell - 1, 0)], 0.0)
+        mass = post[rows, cell]
+        share = np.clip((q - before) / np.where(mass > 0, mass, 1.0), 0.0, 1.0)
+        result[:, k] = np.exp(_LOG_LOWER_EDGES[cell] + share * _LOG_STEP)
+    return result

@@ -1,0 +1,189 @@
+"""Interval coverage: does each site's 90 % interval of its mean update interval hold the truth?
+
+Run from the project root::
+
+    .venv/bin/python -m bench.interval_coverage [--sites N] [--seed S] [--no-bursts]
+
+It writes a demo archive with known truth (``hacs_demo``), reads every site's homepage
+observations over the whole period as HACS does (DESIGN rules 1–5), fits the collection's prior
+(``hacs.bayes.fit_interval_prior``) and prints, by third of sites by capture density (homepage
+copies a year), the share of sites whose 90 % interval holds the true mean interval 1/λ
+(``truth.json``, ``rate_per_day.homepage``):
+
+* **band** — the central interval of the Gamma(α, β) matched to the posterior
+  (``interval_posterior`` and ``interval_credible_bounds``, what HACS showed before);
+* **now** — ``interval_bounds``: the central interval of the posterior on the grid, or, when the
+  captures are sparser than the changes, the open statement "at least one change every N days",
+  which holds the truth when 1/λ ≤ N;
+
+with the number of open intervals, the share of them that hold the truth, their median N over
+the truth, and the median posterior mean rate over the true rate. With bursts, "now, sessions"
+is the coverage of the interval between editing sessions, 1 / (λ (1 − n)): a capture after a
+session sees one update however many links the session added, so that interval is the one
+captures can measure.
+
+Then the website level (``hacs.website``: the sum of the pages' posteriors on their new links;
+its band is unchanged), and a synthetic page that changes every 6–7 days (Poisson) captured every
+45 or 90 days for three years, under the demo's prior. Same seed, same figures.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from bench.common import END, START, before, bench_parser, demo_archive, load, read_truth
+from bench.website_rates import Pages
+from hacs.bayes import (
+    GammaPrior,
+    fit_interval_prior,
+    interval_bounds,
+    interval_credible_bounds,
+    interval_evidence,
+    interval_posterior,
+)
+from hacs.website import fit_page_prior, page_links, website_posterior
+
+SPAN_DAYS = float((END - START).days)
+YEARS = SPAN_DAYS / 365.25
+LEVEL = 0.9
+
+
+def thirds(density: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """The sites by third of capture density (lowest first), as (label, mask)."""
+    cuts = np.quantile(density, [1 / 3, 2 / 3])
+    third = np.digitize(density, cuts, right=True)
+    labels = ("sparsest third", "middle third", "densest third")
+    result = []
+    for k, label in enumerate(labels):
+        mask = third == k
+        if mask.any():
+            lo, hi = density[mask].min(), density[mask].max()
+            result.append((f"{label} ({lo:.1f}–{hi:.1f} copies/yr)", mask))
+    return result
+
+
+def covers(low: np.ndarray, high: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Whether [low, high] holds each truth; a NaN low is an open interval (no lower bound)."""
+    return (np.isnan(low) | (low <= truth)) & (truth <= high)
+
+
+def homepage(truth: dict, label: str) -> GammaPrior:
+    observed, _, rates = load(truth, "homepage")
+    times, flags, offsets = before(observed, SPAN_DAYS + 1.0)
+    evidence = interval_evidence(times, flags, offsets)
+    prior = fit_interval_prior(evidence)
+    alpha, beta = interval_posterior(prior, evidence)
+    band_low, band_high = interval_credible_bounds(alpha, beta, LEVEL)
+    now = interval_bounds(prior, evidence, LEVEL)
+    with np.errstate(divide="ignore"):
+        true_interval = 1.0 / np.asarray(rates)
+    density = np.diff(offsets) / YEARS
+    used = evidence.accesses >= 2
+    print(f"\n{label}: homepage, {int(used.sum())} of {used.size} sites with an interval; "
+          f"prior Gamma({prior.shape:.3g}, {prior.rate:.3g}), mean interval "
+          f"{prior.mean_interval_days:.1f} d")  # fmt: skip
+    old = covers(band_low, band_high, true_interval)
+    new = covers(now.low, now.high, true_interval)
+    # With bursts a capture sees an editing session, not each link added in it: the interval
+    # between sessions, 1 / (λ (1 − n)), is the one the captures can measure.
+    bursts = bool(truth["update_model"].get("bursts"))
+    homes = [next(p for p in site["pages"] if p["depth"] == 0) for site in truth["sites"]]
+    with np.errstate(divide="ignore"):
+        session_interval = 1.0 / np.array([p["session_rate_per_day"] for p in homes])
+    by_session = covers(now.low, now.high, session_interval)
+    estimate = alpha / beta
+    print(f"  {'third':38} {'sites':>5} {'band':>6} {'now':>6} {'open':>5} "
+          f"{'open hold':>9} {'N / truth':>9} {'λ̂ / λ':>6}"
+          + (f" {'now, sessions':>13}" if bursts else ""))  # fmt: skip
+    for name, mask in [*thirds(density[used]), ("all", np.ones(int(used.sum()), bool))]:
+        rows = np.flatnonzero(used)[mask]
+        opened = rows[now.open[rows]]
+        ratio = np.median(now.high[opened] / true_interval[opened]) if opened.size else np.nan
+        hold = f"{new[opened].mean():.3f}" if opened.size else "–"
+        bias = np.median(estimate[rows] * true_interval[rows])
+        print(f"  {name:38} {rows.size:5d} {old[rows].mean():6.3f} {new[rows].mean():6.3f} "
+              f"{opened.size:5d} {hold:>9} {ratio:9.2f} {bias:6.2f}"
+              + (f" {by_session[rows].mean():13.3f}" if bursts else ""))  # fmt: skip
+    closed = used & ~now.open
+    widths = now.high[closed] / now.low[closed]
+    print(f"  closed intervals: median high / low {np.median(widths):.2f} now, "
+          f"{np.median(band_high[closed] / band_low[closed]):.2f} in the band")  # fmt: skip
+    return prior
+
+
+def website(truth: dict, label: str) -> None:
+    pages = Pages(truth)
+    site_l, page_l, time_l, fresh_l = [], [], [], []
+    for number, (t, links, site) in enumerate(
+        zip(pages.times, pages.fresh, pages.site_of, strict=True)
+    ):
+        site_l.append(np.full(t.size, site))
+        page_l.append(np.full(t.size, number))
+        time_l.append(t)
+        fresh_l.append(links)
+    site, page, time, fresh = (np.concatenate(x) for x in (site_l, page_l, time_l, fresh_l))
+    grouped = page_links(site, page, time, fresh)
+    known = np.bincount(grouped.page_site, minlength=pages.n_sites)
+    prior, kappa = fit_page_prior(grouped)
+    alpha, beta = website_posterior(grouped, pages.n_sites, prior, kappa, known)
+    low, high = interval_credible_bounds(alpha, beta, LEVEL)
+    with np.errstate(divide="ignore"):
+        true_interval = 1.0 / np.asarray(pages.long_run)
+    copies = np.bincount(site, minlength=pages.n_sites) / YEARS
+    used = np.isfinite(alpha) & (np.bincount(site, minlength=pages.n_sites) >= 2)
+    hit = covers(low, high, true_interval)
+    print(f"\n{label}: website (pages' new links, band unchanged), {int(used.sum())} sites")
+    for name, mask in [*thirds(copies[used]), ("all", np.ones(int(used.sum()), bool))]:
+        rows = np.flatnonzero(used)[mask]
+        print(f"  {name:38} {rows.size:5d} band {hit[rows].mean():6.3f}")
+
+
+def synthetic(prior: GammaPrior, seed: int, pages: int = 400) -> None:
+    """Poisson pages of mean interval 6–7 days captured every ``gap`` days for three years."""
+    rng = np.random.default_rng(seed)
+    print(f"\nsynthetic: a Poisson page changing every 6–7 days, captured every 45 or 90 days "
+          f"for {SPAN_DAYS:.0f} days, {pages} pages each, the demo's prior")  # fmt: skip
+    for gap in (45.0, 90.0):
+        times_l, flags_l, offsets = [], [], [0]
+        true_interval = rng.uniform(6.0, 7.0, pages)
+        for mean in true_interval:
+            t = np.arange(0.0, SPAN_DAYS, gap)
+            changes = np.cumsum(rng.exponential(mean, int(3 * SPAN_DAYS / mean) + 50))
+            counts = np.searchsorted(changes, t)
+            times_l.append(t)
+            flags_l.append(np.r_[False, np.diff(counts) > 0])
+            offsets.append(offsets[-1] + t.size)
+        evidence = interval_evidence(
+            np.concatenate(times_l), np.concatenate(flags_l), np.array(offsets)
+        )
+        alpha, beta = interval_posterior(prior, evidence)
+        band_low, band_high = interval_credible_bounds(alpha, beta, LEVEL)
+        now = interval_bounds(prior, evidence, LEVEL)
+        old = covers(band_low, band_high, true_interval).mean()
+        new = covers(now.low, now.high, true_interval).mean()
+        k = 0
+        print(f"  every {gap:.0f} d: band holds the truth for {old:.3f}, now {new:.3f} "
+              f"({int(now.open.sum())} of {pages} open); e.g. truth {true_interval[k]:.1f} d: "
+              f"band {band_low[k]:.1f}–{band_high[k]:.1f} d, now "
+              + (f"≤ {now.high[k]:.1f} d" if now.open[k] else
+                 f"{now.low[k]:.1f}–{now.high[k]:.1f} d"))  # fmt: skip
+
+
+def main() -> int:
+    args = bench_parser(__doc__, sites=400).parse_args()
+    bursts = not args.no_bursts
+    label = f"demo, {args.sites} sites, seed {args.seed}, " + (
+        "with bursts" if bursts else "without bursts"
+    )
+    with demo_archive(args.sites, args.seed, bursts=bursts) as demo:
+        truth = read_truth(demo)
+    prior = homepage(truth, label)
+    website(truth, label)
+    synthetic(prior, args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
