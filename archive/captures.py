@@ -198,6 +198,7 @@ def captures_store(
                     site_id, record.original, record.urlkey, page_key, adapt(record.timestamp),
                     depth, record.mimetype[:200], record.status, record.digest[:100],
                     record.length, source[:200], str(kind), kind in OBSERVATION_KINDS,
+                    record.location or None,
                 )
             )  # fmt: skip
     with transaction.atomic():
@@ -255,6 +256,7 @@ def _stored_form(record: cdx.CdxRecord, mimetype: str, status: int | None) -> cd
     return cdx.CdxRecord(
         urlkey=urlkey, timestamp=record.timestamp, original=record.original, mimetype=mimetype,
         status=status, digest=cdx.bare_digest(record.digest), length=record.length,
+        location=record.location,
     )  # fmt: skip
 
 
@@ -275,7 +277,7 @@ def _stored_captures(site_ids: set[int]) -> dict[int, list[tuple[cdx.CdxRecord, 
 
 _CAPTURE_COLUMNS = (
     "site_id", "url", "urlkey", "page_key", "timestamp", "depth", "mimetype", "status", "digest",
-    "length", "source", "kind", "is_observation",
+    "length", "source", "kind", "is_observation", "location",
 )  # fmt: skip
 
 

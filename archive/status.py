@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from django.db.models import F
 from django.utils import timezone
 
+from archive.health import sites_health_update
 from archive.models import Site
 
 __all__ = ["sites_finish", "sites_start"]
@@ -22,11 +23,13 @@ def sites_start(site_ids: Sequence[int]) -> None:
 
 
 def sites_finish(*, done: Sequence[int] = (), failed: dict[int, str] | None = None) -> None:
-    """End imports: sites done (stamped ``imported_at``) or failed with the reason."""
+    """End imports: sites done (stamped ``imported_at``, their health read from the captures
+    now held: ``archive.health``) or failed with the reason."""
     if done:
         Site.objects.filter(pk__in=list(done)).update(
             import_status=Site.ImportStatus.DONE, import_error="", imported_at=timezone.now()
         )
+        sites_health_update(site_ids=done)
     for site_id, reason in (failed or {}).items():
         Site.objects.filter(pk=site_id).update(
             import_status=Site.ImportStatus.FAILED, import_error=reason[:5000]

@@ -78,6 +78,7 @@ DENIED_ACTIONS = {
     "evaluation-start": "start evaluations",
     "learning-start": "learn schedulers",
     "hand-off-now": "hand crawl lists to a crawler",
+    "site-move": "add a moved seed's new address",
 }
 
 

@@ -106,6 +106,9 @@ class CdxRecord(NamedTuple):
     status: int | None
     digest: str
     length: int | None
+    # A redirect's Location as the source recorded it (a WARC response's header); "" when the
+    # source does not say, as CDX servers do not.
+    location: str = ""
 
     @property
     def timestamp14(self) -> str:

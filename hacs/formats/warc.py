@@ -117,6 +117,10 @@ def read_warc(
     _check_tail(stream, end)
 
 
+#: The longest redirect Location kept (a seed URL's limit, ``hacs.formats.canon``).
+MAX_LOCATION_LENGTH = 2048
+
+
 def _capture(record: Any, max_body: int, limits: cdx.RowLimits) -> WarcCapture | str:
     """The capture of a record, or why it is skipped ("" for a record that is not a capture)."""
     if record.rec_type not in ("response", "revisit"):
@@ -142,9 +146,16 @@ def _capture(record: Any, max_body: int, limits: cdx.RowLimits) -> WarcCapture |
         mimetype = cdx.REVISIT_TYPE
     else:
         mimetype = (content_type or "unk").partition(";")[0].strip().lower() or "unk"
+    location = ""
+    if http is not None and status is not None and 300 <= status < 400:
+        # Kept for seed health (``hacs.health``); a header with a NUL byte or of absurd length
+        # is no address anyone could crawl.
+        location = (http.get_header("Location") or "").strip()
+        if "\x00" in location or len(location) > MAX_LOCATION_LENGTH:
+            location = ""
     row = cdx.CdxRecord(
         urlkey=urlkey, timestamp=moment, original=url, mimetype=mimetype, status=status,
-        digest=digest, length=None,
+        digest=digest, length=None, location=location,
     )  # fmt: skip
     problem = cdx.row_problem(row, limits)
     if problem is not None:
