@@ -205,7 +205,8 @@ def main() -> int:
             say(f"Port {options.port} is busy; using {port} instead.")
         web = spawn([str(Path(PYTHON).parent / "gunicorn"), "hacs_site.wsgi:application",
                      "--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4",
-                     "--timeout", str(web_timeout(env)), "--access-logfile", "-"], env)  # fmt: skip
+                     "--timeout", str(web_timeout(env)), "--access-logfile", "-",
+                     "--logger-class", "hacs_site.log_redaction.GunicornLogger"], env)  # fmt: skip
         children.append(("web server", web))
         deadline = time.monotonic() + 30
         while not port_open(port) and time.monotonic() < deadline and web.poll() is None:

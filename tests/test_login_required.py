@@ -12,10 +12,14 @@ pytestmark = pytest.mark.django_db
 
 # The login page, and the icon browsers ask for before anyone has logged in.
 PUBLIC = {"login", "favicon"}
+# The feeds a feed reader opens with a user's secret token in the address instead of a login:
+# any other token answers 404 (tests/test_feeds.py).
+TOKEN_ADDRESSED = {"feed-updates", "feed-tag", "feed-list"}
 
 
-def all_paths() -> list[tuple[str, str]]:
-    """Every URL HACS serves (admin and django-rq included), with sample arguments filled in."""
+def all_paths(public: set[str] = PUBLIC | TOKEN_ADDRESSED) -> list[tuple[str, str]]:
+    """Every URL HACS serves (admin and django-rq included) but ``public``, with sample
+    arguments filled in."""
     found: list[tuple[str, str]] = []
 
     def walk(patterns: list[Any], prefix: str) -> None:
@@ -24,7 +28,7 @@ def all_paths() -> list[tuple[str, str]]:
             if isinstance(pattern, URLResolver):
                 walk(pattern.url_patterns, text)
             elif isinstance(pattern, URLPattern):
-                if pattern.name in PUBLIC:
+                if pattern.name in public:
                     continue
                 path = re.sub(r"<int:\w+>|\(\?P<\w+>\\d\+\)", "1", text)
                 path = re.sub(r"<(?:str:|slug:|path:)?\w+>|\(\?P<\w+>[^)]*\)", "x", path)
@@ -45,6 +49,13 @@ def test_anonymous_visitors_are_sent_to_login(client: Any, name: str, path: str)
     response = client.get(path)
     assert response.status_code in (301, 302), f"{name} {path} answered {response.status_code}"
     assert "/login/" in response["Location"]
+
+
+def test_feeds_without_their_users_token_are_not_found(client: Any) -> None:
+    token_addressed = [(name, path) for name, path in all_paths(PUBLIC) if name in TOKEN_ADDRESSED]
+    assert {name for name, _path in token_addressed} == TOKEN_ADDRESSED
+    for name, path in token_addressed:
+        assert client.get(path).status_code == 404, name
 
 
 def test_the_login_page_itself_is_public(client: Any) -> None:
