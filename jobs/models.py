@@ -17,6 +17,7 @@ class JobRecord(models.Model):
         IMPORT = "import", "Import"
         ESTIMATION = "estimation", "Estimate recompute"
         EVALUATION = "evaluation", "Evaluation"
+        LEARNING = "learning", "Learning a scheduler"
         CRAWL_LIST = "crawl_list", "Crawl list"
         HAND_OFF = "hand_off", "Hand-off"
 

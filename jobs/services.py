@@ -38,6 +38,7 @@ QUEUE_FOR_KIND = {
     JobRecord.Kind.IMPORT: "import",
     JobRecord.Kind.ESTIMATION: "estimation",
     JobRecord.Kind.EVALUATION: "evaluation",
+    JobRecord.Kind.LEARNING: "evaluation",  # beside evaluations: never behind imports
     JobRecord.Kind.CRAWL_LIST: "estimation",
 }
 # The order in which a worker serving every queue takes jobs: short and time-critical work

@@ -390,7 +390,7 @@ def test_a_librarian_queues_the_learning_of_a_scheduler(
         "lws", "homepage", "2016-01-01", "2016-12-01",
     )  # fmt: skip
     assert scorer.status == LearnedScorer.Status.QUEUED and scorer.job is not None
-    assert scorer.job.kind == JobRecord.Kind.EVALUATION
+    assert scorer.job.kind == JobRecord.Kind.LEARNING  # "Learning a scheduler" on Jobs
     assert redis.Redis.from_url(redis_url).llen("rq:queue:evaluation") == 1
     page = logged_in_client.get("/evaluation/").content.decode()
     assert f"Learning run {scorer.pk} (LWS, the predicted next update) queued" in page

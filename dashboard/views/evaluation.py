@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from datetime import date, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.contrib import messages
@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from dashboard.forms import EvaluationForm, LearnForm
 from dashboard.roles import librarian_required
+from dashboard.views.jobs import explain
 from hacs import defaults
 from hacs.charts import evaluation as charts
 from hacs_site.clock import today
@@ -24,8 +25,12 @@ from scheduling.evaluation_service import (
     evaluation_run_refresh,
 )
 from scheduling.jobs import enqueue_evaluation, enqueue_learning
-from scheduling.learning import learned_scorer_create
-from scheduling.models import EvaluationRun, LearnedScorer
+from scheduling.learning import (
+    learned_scorer_create,
+    learned_scorer_summary,
+    learning_period_default,
+)
+from scheduling.models import EvaluationRun, LearnedScorer, Level
 
 RUNS_SHOWN = 20
 LEARNED_SHOWN = 10
@@ -79,15 +84,18 @@ def _page(
     runs = list(EvaluationRun.objects.defer("results").select_related("created_by")[:RUNS_SHOWN])
     if form is None:
         form = EvaluationForm(initial=_initial(runs[0] if runs else None))
+    # The collection's own history: its earlier part to learn on, the later part to test.
+    learn_period = learning_period_default(level=Level.HOMEPAGE, today=today())
     if learn_form is None:
-        learn_form = LearnForm(initial=_learn_initial(runs[0] if runs else None))
+        learn_form = LearnForm(initial={"start": learn_period.start, "end": learn_period.end})
     selected = _selected_run(request, runs)
     context: dict[str, Any] = {
         "runs": runs,
         "form": form,
         "selected": selected,
         "learn_form": learn_form,
-        "learned_runs": list(LearnedScorer.objects.defer("curve")[:LEARNED_SHOWN]),
+        "learn_period": learn_period,
+        "learned_runs": _learned_runs(),
     }
     if selected is not None and selected.status == EvaluationRun.Status.DONE and selected.results:
         results = selected.results
@@ -130,18 +138,15 @@ def _initial(latest: EvaluationRun | None) -> dict[str, Any]:
             "method": "interpolated"}  # fmt: skip
 
 
-def _learn_initial(latest: EvaluationRun | None) -> dict[str, Any]:
-    """The first half of the newest run's period, so that its second half tests what is
-    learned; else the year before the last three."""
-    if latest is not None:
-        try:
-            start = date.fromisoformat(latest.parameters["start"])
-            end = date.fromisoformat(latest.parameters["end"])
-            return {"start": start, "end": start + (end - start) / 2}
-        except (KeyError, TypeError, ValueError):
-            pass
-    end = today() - timedelta(days=defaults.HISTORY_DAYS)
-    return {"start": end - timedelta(days=365), "end": end}
+def _learned_runs() -> list[LearnedScorer]:
+    """The newest learning runs, each with what the table says of it: ``summary`` (a finished
+    one's fit in words and its formula) and ``explained`` (a failed one's error as a sentence)."""
+    shown = list(LearnedScorer.objects.defer("curve")[:LEARNED_SHOWN])
+    for scorer in shown:
+        done = scorer.status == LearnedScorer.Status.DONE
+        scorer.summary = learned_scorer_summary(scorer) if done else None  # type: ignore[attr-defined]
+        scorer.explained = explain(scorer.error)  # type: ignore[attr-defined]
+    return shown
 
 
 def _selected_run(request: HttpRequest, runs: list[EvaluationRun]) -> EvaluationRun | None:

@@ -50,7 +50,7 @@ from hacs.evaluation.table import BoolArray, FloatArray, IntArray
 from hacs.evaluation.windows import _Batch
 from hacs.ranking import rank_order
 
-__all__ = ["budget_metrics", "crawl_budget"]
+__all__ = ["budget_metrics", "crawl_budget", "random_budget_metrics"]
 
 _NEVER = np.iinfo(np.int64).max // 4  # a rank beyond every window
 
@@ -242,9 +242,7 @@ def _rank_metrics(
     change_rate = np.full((n_models + 1, n_refs), np.nan)
     hits = np.zeros((n_models + 1, n_refs))
     has_pos = positives > 0
-    has_u = eligible > 0
     z = tables.weight_sum[positives]
-    idcg = tables.discount_sum[np.minimum(budget, positives)]
     p_of = positives[pos_r]
     for row in range(n_models):
         # Σ_K w_K |top-K ∩ top-K(expected)|/K = Σ_x Σ_{K ≥ max(rank_x, expected_x)} w_K/K.
@@ -263,14 +261,47 @@ def _rank_metrics(
         )
     # Random, exactly: E|top-K ∩ S| = K²/|U|, each top-k site positive w.p. |Pos|/|U|.
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.where(has_u, positives / eligible, 0.0)
         p_at_k[n_models] = np.where(
             has_pos, tables.weight_times_k[positives] / (z * eligible), np.nan
         )
-        ndcg[n_models] = np.where(has_pos, tables.discount_sum[budget] * share / idcg, np.nan)
-        change_rate[n_models] = np.where(has_u, share, np.nan)
-    hits[n_models] = budget * share
+    ndcg[n_models], change_rate[n_models], hits[n_models] = _random_budget(
+        eligible, positives, budget, tables
+    )
     return _RankMetrics(p_at_k, ndcg, change_rate, hits)
+
+
+def random_budget_metrics(
+    offsets: ArrayLike, positive: ArrayLike, fraction: float
+) -> tuple[FloatArray, FloatArray]:
+    """Random's NDCG@k and ChangeRate@k per reference point (NaN where undefined), by their
+    exact expectation, as :func:`evaluate` gives them; the windows as for
+    :func:`budget_metrics`. What a learned function must beat to rank better than chance."""
+    off = np.asarray(offsets, dtype=np.int64)
+    pos = np.asarray(positive, dtype=np.bool_)
+    eligible = np.diff(off)
+    running = np.concatenate(([0], np.cumsum(pos, dtype=np.int64)))
+    positives = running[off[1:]] - running[off[:-1]]
+    budget = crawl_budget(eligible, fraction)
+    tables = _k_tables(max(int(eligible.max(initial=0)), 1))
+    ndcg, change_rate, _ = _random_budget(eligible, positives, budget, tables)
+    return ndcg, change_rate
+
+
+def _random_budget(
+    eligible: IntArray, positives: IntArray, budget: IntArray, tables: _Tables
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Random's NDCG@k, ChangeRate@k and expected hits per reference point: each of its top k
+    sites is positive with probability |Pos|/|U| (GP4C paper, Eqs. 1-3, in expectation)."""
+    has_u = eligible > 0
+    idcg = tables.discount_sum[np.minimum(budget, positives)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share: FloatArray = np.where(has_u, positives / eligible, 0.0)
+        ndcg: FloatArray = np.where(
+            positives > 0, tables.discount_sum[budget] * share / idcg, np.nan
+        )
+        change_rate: FloatArray = np.where(has_u, share, np.nan)
+    hits: FloatArray = budget * share
+    return ndcg, change_rate, hits
 
 
 def _ndcg_change_rate(

@@ -4,7 +4,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from hacs.learning.gp4c import GENERATIONS, POPULATION
-from scheduling.learning import learned_scorer_create, learned_scorer_run
+from scheduling.jobs import enqueue_learning, learning_run_here
+from scheduling.learning import learned_scorer_create, learned_scorer_summary
 from scheduling.management.commands._options import day, positive
 from scheduling.models import Learned, Level
 
@@ -57,8 +58,6 @@ class Command(BaseCommand):
         except ValueError as error:
             raise CommandError(str(error)) from None
         if options["enqueue"]:
-            from scheduling.jobs import enqueue_learning
-
             record = enqueue_learning(scorer)
             self.stdout.write(f"Learning run {scorer.pk} queued as job {record.pk}.")
             return
@@ -68,16 +67,22 @@ class Command(BaseCommand):
             bar.update(int(fraction * 100) - bar.n)
             bar.set_postfix_str(line, refresh=True)
 
-        try:
-            scorer = learned_scorer_run(scorer=scorer, progress=progress)
+        try:  # kept as a job: the Jobs page shows it beside the workers' runs
+            scorer = learning_run_here(scorer, progress=progress)
         except ValueError as error:
             raise CommandError(f"Learning run {scorer.pk} failed: {error}") from None
         finally:
             bar.close()
         self.stdout.write(f"Learning run {scorer.pk}: {scorer}")
         model = scorer.model or {}
+        summary = learned_scorer_summary(scorer)
         if scorer.kind == Learned.GP4C:
-            self.stdout.write(f"score = {model.get('formula')}")
+            formula = summary.formula
+            self.stdout.write(f"score = {formula.text if formula else model.get('formula')}")
+            for name, meaning in formula.legend if formula else ():
+                self.stdout.write(f"  {name:3} = {meaning}")
+            if formula and formula.simplified:
+                self.stdout.write(f"  (simplified; as stored: {model.get('formula')})")
             self.stdout.write(
                 f"{scorer.parameters['fitness']} at a 5% budget: training "
                 f"{scorer.training_fitness:.4f}, validation {scorer.validation_fitness:.4f}"
@@ -92,6 +97,7 @@ class Command(BaseCommand):
                 f"R² on held-out sites: {'—' if r2 is None else f'{r2:.3f}'}; "
                 f"{model.get('samples', 0):,} samples"
             )
+        self.stdout.write(summary.fit.sentence)
         self.stdout.write(
             f"crawl_list --method {scorer.kind} --level {scorer.level} now ranks with it."
         )

@@ -83,3 +83,19 @@ def test_random_expectations_match_simulation() -> None:
     (budget_row,) = [r for r in result["budget"] if r["model"] == "random"]
     assert budget_row["ndcg_at_k"] == pytest.approx(mean_of_means(ndcg), rel=0.03)
     assert budget_row["change_rate_at_k"] == pytest.approx(mean_of_means(rate), rel=0.03)
+
+
+def test_random_budget_metrics_by_hand() -> None:
+    """Windows of 4, 0 and 10 sites holding 1, 0 and 3 positives at a 50 % budget (k = 2, 0,
+    5): each of Random's top k is positive with probability |Pos|/|U|."""
+    from hacs.evaluation.ranking import random_budget_metrics
+
+    positive = np.zeros(14, dtype=bool)
+    positive[[2, 5, 9, 13]] = True
+    ndcg, change_rate = random_budget_metrics([0, 4, 4, 14], positive, 0.5)
+    assert change_rate[0] == 0.25 and math.isnan(change_rate[1]) and change_rate[2] == 0.3
+    # Discounts 1, 1, 1/ln 3, 1/ln 4, 1/ln 5 (ranks below e undiscounted).
+    d = [1.0, 1.0, 1 / math.log(3), 1 / math.log(4), 1 / math.log(5)]
+    assert ndcg[0] == pytest.approx(sum(d[:2]) * 0.25 / d[0])
+    assert math.isnan(ndcg[1])
+    assert ndcg[2] == pytest.approx(sum(d) * 0.3 / sum(d[:3]))
