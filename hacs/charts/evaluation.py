@@ -33,6 +33,7 @@ from hacs.charts.style import (
     axis,
     heading,
     layout,
+    legend_below,
     plain_text,
 )
 
@@ -152,8 +153,7 @@ def threshold_figure(
         ),
         shapes=[],
         annotations=[],
-        margin={"l": 56, "r": 16, "t": 40, "b": 76},
-        legend={"orientation": "h", "y": -0.3, "yanchor": "top", "x": 0},
+        margin={"l": 56, "r": 16, "t": 40, "b": 10},
     )
     panels = ("f1", "precision", "recall")
     gap = 0.06
@@ -277,9 +277,9 @@ def by_w_figure(rows: Iterable[Row], *, level: str, value: str, title: str, y_ti
         title=heading(f"{title} — {_level_label(level)} level"),
         xaxis=axis("history size w (weeks)", dtick=1),
         yaxis=axis(y_title, rangemode="tozero"),
-        margin={"l": 56, "r": 16, "t": 40, "b": 150},
-        # Below the axis title: a legend of ten entries wraps to several rows.
-        legend={"orientation": "h", "y": -0.42, "yanchor": "top", "x": 0, "font": {"size": 12}},
+        margin={"l": 56, "r": 16, "t": 40, "b": 10},
+        # Under the axis title whatever the rows a legend of twelve entries wraps to.
+        legend=legend_below(font={"size": 12}),
     )
     return {"data": data, "layout": figure_layout}
 
@@ -610,6 +610,19 @@ LEARNED_COMPARED = (
 )  # fmt: skip
 
 
+def _gp4c_formula(model: Mapping[str, Any]) -> str:
+    """A GP4C function as people read it: simplified (``hacs.learning.formula``), or as stored
+    when its expression cannot be read."""
+    # Imported here: the learning modules load DEAP and the evaluation engine, which the
+    # charts of a run without a learned scheduler never need.
+    from hacs.learning.formula import readable_formula
+
+    try:
+        return readable_formula(str(model["expression"])).text
+    except (KeyError, ValueError):
+        return str(model.get("formula", ""))
+
+
 def learned_sections(results: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One section per learned scheduler of a run (``results["learned"]``): ``title``,
     ``key`` (of its training-curve figure in :func:`learned_figures`), ``note`` (its period, and
@@ -664,7 +677,7 @@ def learned_sections(results: Mapping[str, Any]) -> list[dict[str, Any]]:
         }
         if kind == "gp4c":
             params = item.get("parameters", {})
-            section["formula"] = model.get("formula", "")
+            section["formula"] = _gp4c_formula(model)
             section["fit"] = (
                 f"{params.get('fitness', 'ndcg').upper()} at a "
                 f"{params.get('budget_fraction', 0.05):.0%} budget: training "

@@ -38,6 +38,7 @@ from hacs.charts.style import (
     Figure,
     axis,
     layout,
+    legend_above,
     plain_text,
 )
 
@@ -159,9 +160,11 @@ def timeline_figure(levels: Sequence[LevelTimeline]) -> Figure:
         "data": traces,
         "layout": layout(
             height=110 + 44 * len(rows),
-            margin={"l": 150, "r": 20, "t": 40, "b": 40},
+            # The row labels, the legend and the axis title take the room they need
+            # (automargin), which on a phone is more than on a laptop.
+            margin={"l": 20, "r": 20, "t": 10, "b": 10},
             showlegend=True,
-            legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom"},
+            legend=legend_above(),
             xaxis=axis("Time (UTC)", type="date", showgrid=True),
             yaxis=axis(
                 tickvals=list(range(len(rows))),
@@ -238,11 +241,11 @@ def probability_figure(
         )
     return {
         "data": traces,
+        # No height: the page's CSS gives the chart box its height (taller on a phone, where
+        # the legend wraps to more rows).
         "layout": layout(
-            height=320,
-            margin={"l": 60, "r": 20, "t": 10, "b": 50},
+            margin={"l": 60, "r": 20, "t": 10, "b": 10},
             hovermode="x unified",
-            legend={"orientation": "h", "x": 0, "y": -0.25},
             xaxis=axis("Date t", type="date"),
             yaxis=axis(
                 f"P(change by t + {e_days:g} d)", range=[0, 1.02], tickformat=".1f", fixedrange=True
@@ -333,12 +336,11 @@ def interval_histogram(
     ticks = log_ticks(low - width / 2, high + width / 2)
     return {
         "data": traces,
+        # No height: the page's CSS gives the chart box its height.
         "layout": layout(
-            height=340,
             barmode="overlay",  # the offsets above place the bars side by side
             bargap=0,
-            margin={"l": 60, "r": 20, "t": 10, "b": 50},
-            legend={"orientation": "h", "x": 0, "y": -0.25},
+            margin={"l": 60, "r": 20, "t": 10, "b": 10},
             xaxis=axis(
                 "Mean update interval 1/λ (days, log scale)",
                 tickvals=[round(math.log10(t), 9) for t in ticks],

@@ -46,6 +46,8 @@ __all__ = [
     "axis",
     "heading",
     "layout",
+    "legend_above",
+    "legend_below",
     "plain_text",
 ]
 
@@ -121,8 +123,35 @@ def layout(**extra: Any) -> dict[str, Any]:
         "paper_bgcolor": WHITE,
         "plot_bgcolor": WHITE,
         "hovermode": "closest",
-        "legend": {"orientation": "h", "y": -0.22, "x": 0},
+        "legend": legend_below(),
     }
+    result.update(extra)
+    return result
+
+
+def legend_below(**extra: Any) -> dict[str, Any]:
+    """A horizontal legend at the foot of the figure, under the x axis's title at any width.
+
+    It is placed in the figure's own coordinates (``yref="container"``), so Plotly makes room
+    for it and for the axis title (axes have ``automargin``) whatever the number of rows the
+    legend wraps to on a narrow screen; a legend placed at a fraction of the plot's height met
+    the axis title once it held more rows.
+    """
+    result: dict[str, Any] = {
+        "orientation": "h", "x": 0, "xanchor": "left",
+        "yref": "container", "y": 0, "yanchor": "bottom",
+    }  # fmt: skip
+    result.update(extra)
+    return result
+
+
+def legend_above(**extra: Any) -> dict[str, Any]:
+    """A horizontal legend at the top of a figure without a title, above the plot, with room
+    made for it as for :func:`legend_below`."""
+    result: dict[str, Any] = {
+        "orientation": "h", "x": 0, "xanchor": "left",
+        "yref": "container", "y": 1, "yanchor": "top",
+    }  # fmt: skip
     result.update(extra)
     return result
 
@@ -135,6 +164,8 @@ def axis(title_text: str | None = None, **extra: Any) -> dict[str, Any]:
         "zeroline": False,
         "linecolor": AXIS_GREY,
         "ticks": "outside",
+        # Margins grow to fit tick labels and titles rather than clip them on a narrow screen.
+        "automargin": True,
     }
     if title_text is not None:
         result["title"] = {"text": plain_text(title_text)}
