@@ -55,6 +55,16 @@ class Site(models.Model):
     import_error = models.TextField(blank=True)
     import_attempts = models.PositiveIntegerField(default=0)
     imported_at = models.DateTimeField(null=True, blank=True)
+    # A seed that moved (its homepage redirects to another scope) points to the seed added for
+    # its new address; the old site keeps its history. ``moved_from`` is the way back.
+    moved_to = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="moved_from",
+        help_text="The seed added for this seed's new address.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -127,6 +137,10 @@ class Capture(models.Model):
     digest = models.CharField(max_length=100, blank=True)
     length = models.BigIntegerField(null=True, blank=True)
     source = models.CharField(max_length=200, blank=True, help_text="Archive or file it came from.")
+    # Null (not blank) by default so that the import's raw INSERT, which does not name it, works.
+    location = models.TextField(
+        null=True, blank=True, help_text="A redirect's Location, when its source recorded it."
+    )
     kind = models.CharField(max_length=16, choices=Kind.choices)
     is_observation = models.BooleanField(default=False)
     snapshot = models.ForeignKey(
@@ -150,13 +164,60 @@ class Capture(models.Model):
                 fields=["site", "urlkey", "timestamp"], name="capture_unique_row"
             )
         ]
-        # One index on purpose: every index slows the import's inserts. Per-site reads use the
-        # unique constraint's (site, …) prefix; estimates read observations through this one;
-        # snapshots are looked up through LinkSnapshot's own (urlkey, digest) key.
-        indexes = [models.Index(fields=["site", "is_observation", "depth", "timestamp"])]
+        # One full index on purpose: every index slows the import's inserts. Per-site reads use
+        # the unique constraint's (site, …) prefix; estimates read observations through this one;
+        # snapshots are looked up through LinkSnapshot's own (urlkey, digest) key. The second is
+        # partial: it holds only updates over a page's whole history (DESIGN rule 3 with the
+        # window at the page's first observation), a few per cent of the rows, so that the feeds
+        # find the collection's newest updates without reading every capture (dashboard.feeds).
+        indexes = [
+            models.Index(fields=["site", "is_observation", "depth", "timestamp"]),
+            models.Index(
+                fields=["-timestamp"],
+                condition=Q(page_index__gt=0, link_floor__lt=0),
+                name="capture_update_time",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.url} @ {self.timestamp:%Y-%m-%d %H:%M:%S}"
+
+
+class SiteHealth(models.Model):
+    """What a seed's homepage captures say about its health (``hacs.health.capture_health``).
+
+    Written by ``archive.health.sites_health_update`` when an import finishes a site and on
+    every full recompute of the estimates. ``problem`` is moved or gone; "not captured lately"
+    is read from ``last_good`` against today and "stopped changing" from the estimate, at query
+    time, so that neither goes out of date between imports.
+    """
+
+    class Problem(models.TextChoices):
+        NONE = "", "No problem"
+        MOVED = "moved", "Moved"
+        GONE = "gone", "Gone"
+
+    site = models.OneToOneField(
+        Site, on_delete=models.CASCADE, primary_key=True, related_name="health"
+    )
+    problem = models.CharField(max_length=5, choices=Problem.choices, blank=True, db_index=True)
+    since = models.DateTimeField(
+        null=True, blank=True, help_text="First capture of the problem's unbroken stretch."
+    )
+    count = models.PositiveIntegerField(default=0, help_text="Captures in that stretch.")
+    target = models.TextField(blank=True, help_text="Where a moved seed redirects, when known.")
+    status = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_good = models.DateTimeField(
+        null=True, blank=True, help_text="Newest good homepage capture (an observation)."
+    )
+    captured = models.BooleanField(default=False, help_text="The homepage has any capture.")
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "site health"
+
+    def __str__(self) -> str:
+        return f"{self.site_id}: {self.problem or 'ok'}"
 
 
 class ArchiveCheck(models.Model):

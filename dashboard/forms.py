@@ -16,6 +16,7 @@ from django import forms
 from django.conf import settings
 
 from archive.models import Site, Tag
+from dashboard.health import HEALTH_FILTERS
 from dashboard.sites import DEFAULT_SORT, HISTORY_FILTERS, SORT_KEYS, SiteListQuery
 from hacs.estimators import METHODS
 from hacs.formats.seeds import split_tags
@@ -45,6 +46,11 @@ class SiteListForm(forms.Form):
         label="History",
         required=False,
         choices=[("", "Any history"), *HISTORY_FILTERS.items()],
+    )
+    health = forms.ChoiceField(
+        label="Health",
+        required=False,
+        choices=[("", "Any health"), *HEALTH_FILTERS.items()],
     )
     level = forms.ChoiceField(label="Level", required=False, choices=Level.choices)
     method = forms.ChoiceField(label="Method", required=False, choices=Method.choices)
@@ -147,7 +153,7 @@ class CrawlListForm(forms.Form):
     )  # fmt: skip
     budget = forms.IntegerField(
         label="Budget k", required=False, min_value=1,
-        help_text="Keep at most the top k sites (blank: no limit).",
+        help_text="Keep at most the top k sites (blank: no limit). With θ blank, the list holds k.",
     )  # fmt: skip
     level = forms.ChoiceField(label="Level", choices=Level.choices, initial=Level.HOMEPAGE)
     method = forms.ChoiceField(

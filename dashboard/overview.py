@@ -6,15 +6,23 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from archive.models import Site
 from hacs.clock import reference_instant, to_days
 from hacs.estimators import exposure_threshold
 from hacs_site.clock import today
 from scheduling.cells import interval_text
+from scheduling.crawl_lists import CrawlListOptions, crawl_list_window
 from scheduling.estimates import exposure_expression
-from scheduling.models import DEFAULT_METHOD, Estimate, Level, Method, estimate_probabilities
+from scheduling.models import (
+    DEFAULT_METHOD,
+    CrawlList,
+    Estimate,
+    Level,
+    Method,
+    estimate_probabilities,
+)
 
 
 @dataclass(frozen=True)
@@ -29,18 +37,73 @@ class DueSite:
         return "" if not self.interval_days else interval_text(1 / self.interval_days)
 
 
-def due_estimates(*, day: date, e_days: float, method: str) -> QuerySet[Estimate]:
-    """Homepage estimates ordered by probability of change by ``day`` + e (highest first).
+def due_estimates(
+    *, day: date, e_days: float, method: str, history_days: int | None = None
+) -> QuerySet[Estimate]:
+    """Homepage estimates ordered by probability of change by ``day`` + e (highest first);
+    with ``history_days``, only sites with a copy in the crawl list's window for ``day``.
 
     p = 1 − exp(−x) grows with the exposure x (``scheduling.estimates.exposure_expression``),
     so the ordering and any threshold are done in SQL on it.
     """
     t_days = to_days(reference_instant(day))
-    return (
-        Estimate.objects.filter(level=Level.HOMEPAGE, method=method, rate__isnull=False)
-        .annotate(exposure=exposure_expression(method=method, t_days=t_days, e_days=e_days))
-        .order_by("-exposure", "tau_days")
+    rows = Estimate.objects.filter(level=Level.HOMEPAGE, method=method, rate__isnull=False)
+    if history_days is not None:
+        start = window_start_days(day, history_days)
+        rows = rows.filter(Q(last_copy_days__gte=start) | Q(last_copy_days__isnull=True))
+    return rows.annotate(
+        exposure=exposure_expression(method=method, t_days=t_days, e_days=e_days)
+    ).order_by("-exposure", "tau_days")
+
+
+def window_start_days(day: date, history_days: int) -> float:
+    """The first instant (days) of the crawl list's history window for ``day``."""
+    return to_days(crawl_list_window(day=day, history_days=history_days)[0])
+
+
+@dataclass(frozen=True)
+class DueToday:
+    """What "due today" means on every page: the sites on today's crawl list as the daily job
+    builds it (``CrawlListOptions.from_settings``). ``built`` is that list when it is stored;
+    before it is, the stored homepage estimates are read by the same rule (a copy in the list's
+    history window, p ≥ θ, the top k). A site without a copy in the window is not due: Seed
+    health counts it as not captured lately (``dashboard.health``)."""
+
+    count: int
+    first: list[DueSite]
+    built: CrawlList | None
+    options: CrawlListOptions
+
+
+def due_today(*, day: date, limit: int = 10) -> DueToday:
+    options = CrawlListOptions.from_settings()
+    built = (
+        CrawlList.objects.filter(
+            date=day,
+            source=CrawlList.Source.DAILY_JOB,
+            level=options.level,
+            method=options.method,
+            theta=options.theta,
+            budget=options.budget,
+            history_days=options.history_days,
+            e_days=options.e_days,
+        )  # fmt: skip
+        .order_by("-created_at")
+        .first()
     )
+    if built is not None:
+        entries = built.entries.select_related("site").order_by("rank")
+        first = [
+            DueSite(e.site, e.probability, 1.0 / e.rate if e.rate else None)
+            for e in entries[:limit]
+        ]
+        count = entries.count()
+    else:
+        count, first = sites_due(
+            day=day, theta=options.theta, e_days=options.e_days, budget=options.budget,
+            limit=limit, method=options.method, history_days=options.history_days,
+        )  # fmt: skip
+    return DueToday(count, first, built, options)
 
 
 def sites_due(
@@ -51,10 +114,11 @@ def sites_due(
     budget: int | None = None,
     limit: int = 10,
     method: str = DEFAULT_METHOD,
+    history_days: int | None = None,
 ) -> tuple[int, list[DueSite]]:
-    """How many sites reach p ≥ θ for ``day`` (at most ``budget`` of them), and the first
-    ``limit``."""
-    rows = due_estimates(day=day, e_days=e_days, method=method)
+    """How many sites reach p ≥ θ for ``day`` (at most ``budget`` of them; with
+    ``history_days`` only those with a copy in that window), and the first ``limit``."""
+    rows = due_estimates(day=day, e_days=e_days, method=method, history_days=history_days)
     if theta is not None and theta > 0:
         rows = rows.filter(exposure__gte=exposure_threshold(theta))
     total = rows.count() if budget is None else min(budget, rows.count())

@@ -20,18 +20,22 @@ from typing import Any
 
 import numpy as np
 from django.db.models import (
+    BooleanField,
     Case,
     DateTimeField,
     F,
     FilteredRelation,
+    FloatField,
     OrderBy,
     Q,
     QuerySet,
+    Value,
     When,
 )
 from django.urls import reverse
 
 from archive.models import Capture, LinkSnapshot, Site
+from dashboard.health import health_filter, row_badges, stopped_annotation
 from hacs import charts
 from hacs.clock import from_days, reference_instant, to_days
 from hacs.estimators import accesses, update_instants
@@ -77,6 +81,7 @@ class SiteListQuery:
     tag: str = ""
     status: str = ""
     history: str = ""
+    health: str = ""
     level: str = Level.HOMEPAGE
     method: str = DEFAULT_METHOD
     sort: str = DEFAULT_SORT
@@ -90,8 +95,14 @@ class SiteListQuery:
         return self.sort.startswith("-")
 
 
-def site_rows(*, query: SiteListQuery, t_days: float, e_days: float) -> QuerySet[Site]:
+def site_rows(
+    *, query: SiteListQuery, t_days: float, e_days: float, window_start: float | None = None
+) -> QuerySet[Site]:
     """The Sites table as one queryset, ready to paginate (a count and a page of rows).
+
+    With ``window_start`` (days: the crawl list's history window's first instant), a site whose
+    newest copy is older has no probability of change here, as on the crawl list, which does
+    not hold it: it is *not captured lately* and sorts after the sites with one.
 
     Each site is joined to its estimate at ``query.level`` by ``query.method`` (at most one,
     by the estimate's unique constraint), so the table costs the same queries at 20,000 sites
@@ -122,16 +133,41 @@ def site_rows(*, query: SiteListQuery, t_days: float, e_days: float) -> QuerySet
             est_span_days=F("est__span_days"),
             est_interval_low=F("est__interval_low"),
             est_interval_high=F("est__interval_high"),
-            p_key=exposure_expression(
-                method=query.method, t_days=t_days, e_days=e_days, prefix="est__"
+            est_interval_open=F("est__interval_open"),
+            captured_lately=(
+                Value(True)
+                if window_start is None
+                else Case(
+                    When(_copied_since(window_start), then=Value(True)),
+                    default=Value(False),
+                    output_field=BooleanField(),
+                )
+            ),
+            p_key=(
+                exposure_expression(
+                    method=query.method, t_days=t_days, e_days=e_days, prefix="est__"
+                )
+                if window_start is None
+                else Case(
+                    When(
+                        _copied_since(window_start),
+                        then=exposure_expression(
+                            method=query.method, t_days=t_days, e_days=e_days, prefix="est__"
+                        ),
+                    ),
+                    default=None,
+                    output_field=FloatField(),
+                )
             ),
             last_update=Case(
                 When(est__updates__gt=0, then=F("est__tau")),
                 default=None,
                 output_field=DateTimeField(),
             ),
+            health_stopped=stopped_annotation(),
         )
         .defer("import_error")
+        .select_related("health")
         .prefetch_related("tags")
     )
     if query.tag:
@@ -144,7 +180,15 @@ def site_rows(*, query: SiteListQuery, t_days: float, e_days: float) -> QuerySet
         rows = rows.filter(est__rate=0)
     elif query.history == "insufficient":
         rows = rows.filter(est__rate__isnull=True)
+    if query.health:
+        rows = health_filter(rows, query.health, now=from_days(t_days) or datetime.now(UTC))
     return rows.order_by(*_ordering(query.sort_key, query.descending), "canonical_key")
+
+
+def _copied_since(window_start: float) -> Q:
+    """Estimates with a copy from ``window_start`` on (one without a recorded copy is given the
+    benefit of the doubt: only a copy known to be older makes a site not captured lately)."""
+    return Q(est__last_copy_days__gte=window_start) | Q(est__last_copy_days__isnull=True)
 
 
 def _ordering(key: str, descending: bool) -> list[OrderBy]:
@@ -183,7 +227,15 @@ class SiteRow:
     span_days: float | None = None
     interval_low: float | None = None
     interval_high: float | None = None
+    # An open interval: the mean interval is at most ``interval_high`` days, no lower bound
+    # (``hacs.bayes.interval_bounds``).
+    interval_open: bool = False
     last_copy: datetime | None = None
+    # A copy in the crawl list's history window (``site_rows``' ``window_start``): without one,
+    # the site is not captured lately and shows no probability of change.
+    captured_lately: bool = True
+    # Seed health problems, as (Health filter key, label) pairs (``dashboard.health``).
+    badges: tuple[tuple[str, str], ...] = ()
 
     @property
     def updated(self) -> Moment | None:
@@ -212,6 +264,7 @@ def site_row_values(
         for site in page
     ]  # fmt: skip
     probabilities = estimate_probabilities(estimates, t_days=t_days, e_days=e_days)
+    now = from_days(t_days) or datetime.now(UTC)
     for site, estimate, probability in zip(page, estimates, probabilities, strict=True):
         rate = estimate.rate
         found.append(
@@ -221,14 +274,21 @@ def site_row_values(
                 has_estimate=getattr(site, "est_id", None) is not None,
                 rate=rate,
                 interval_days=1.0 / rate if rate else None,
-                probability=None if rate is None else float(probability),
+                probability=(
+                    None
+                    if rate is None or not getattr(site, "captured_lately", True)
+                    else float(probability)
+                ),
                 last_update=getattr(site, "last_update", None),
                 observations=getattr(site, "est_observations", None),
                 updates=getattr(site, "est_updates", None),
                 span_days=getattr(site, "est_span_days", None),
                 interval_low=getattr(site, "est_interval_low", None),
                 interval_high=getattr(site, "est_interval_high", None),
+                interval_open=bool(getattr(site, "est_interval_open", False)),
                 last_copy=getattr(site, "est_last_copy", None),
+                captured_lately=bool(getattr(site, "captured_lately", True)),
+                badges=tuple(row_badges(site, now=now)),
             )
         )
     return found
@@ -253,6 +313,37 @@ _KIND_PLURAL: dict[str, str] = {
     Capture.Kind.NON_HTML: "not HTML",
     Capture.Kind.DUPLICATE: "repeated rows",
 }
+_KIND_SINGULAR: dict[str, str] = {
+    Capture.Kind.OBSERVATION: "observation",
+    Capture.Kind.REVISIT: "revisit",
+    Capture.Kind.REVISIT_ORPHAN: "revisit without its original",
+    Capture.Kind.REDIRECT: "redirect",
+    Capture.Kind.ERROR: "error",
+    Capture.Kind.NON_HTML: "not HTML",
+    Capture.Kind.DUPLICATE: "repeated row",
+}
+
+
+def _kind_counts(kinds: Counter[str]) -> list[tuple[str, int]]:
+    """The captures by kind as the Site page counts them: a revisit is an observation (the
+    content of an earlier capture, DESIGN rule 1), so observations count them, as the
+    estimates do, and say how many they hold."""
+    counted = Counter(kinds)
+    revisits = counted.pop(Capture.Kind.REVISIT, 0)
+    counted[Capture.Kind.OBSERVATION] += revisits
+    found = []
+    for value in Capture.Kind.values:
+        n = counted.get(value, 0)
+        if not n:
+            continue
+        label = (_KIND_SINGULAR if n == 1 else _KIND_PLURAL)[value]
+        if value == Capture.Kind.OBSERVATION and revisits:
+            label += (
+                f" ({revisits} of them {'a revisit' if revisits == 1 else 'revisits'}: the "
+                "content of an earlier capture)"
+            )
+        found.append((label, n))
+    return found
 
 
 #: The source of the captures ``load_demo`` imports from the demo archive HACS keeps itself.
@@ -327,7 +418,7 @@ class SiteHistory:
 
 
 @dataclass
-class _Obs:
+class PageObservation:
     """An observation of a page that takes part in update detection (it has a page index)."""
 
     row: CaptureRow
@@ -344,7 +435,7 @@ class _Obs:
         return bool(is_window_update(self.page_index, self.link_floor, 0))
 
 
-def _timeline(observations: list[_Obs]) -> list[_Obs]:
+def _timeline(observations: list[PageObservation]) -> list[PageObservation]:
     """The observations merged into one timeline by DESIGN rule 4 (``hacs.updates``), as the
     estimates merge them: by time, then page, then the page's own order."""
     pages = {key: n for n, key in enumerate(dict.fromkeys(o.page_key for o in observations))}
@@ -374,7 +465,7 @@ def site_history(*, site: Site, wayback_url: str, recent: int = 100) -> SiteHist
         )
     )  # fmt: skip
     captures: list[tuple[CaptureRow, str]] = []
-    observations: list[_Obs] = []
+    observations: list[PageObservation] = []
     kinds: Counter[str] = Counter()
     archives: dict[str, str] = {}  # each capture's replay, by the source it came from
     for (
@@ -387,16 +478,14 @@ def site_history(*, site: Site, wayback_url: str, recent: int = 100) -> SiteHist
         captures.append((row, iso))
         kinds[kind] += 1
         if page_index is not None and floor is not None:
-            observations.append(_Obs(row, iso, page_key, page_index, floor, new, snapshot_id))
+            observations.append(
+                PageObservation(row, iso, page_key, page_index, floor, new, snapshot_id)
+            )
     if not captures:
         return history
 
     history.capture_count = len(captures)
-    history.kind_counts = [
-        (_KIND_PLURAL.get(value, _KIND_LABEL[value]), kinds[value])
-        for value in Capture.Kind.values
-        if kinds[value]
-    ]
+    history.kind_counts = _kind_counts(kinds)
     history.first_capture = captures[0][0].timestamp
     history.last_capture = captures[-1][0].timestamp
     history.recent_captures = [row for row, _iso in reversed(captures[-recent:])]
@@ -411,23 +500,42 @@ def site_history(*, site: Site, wayback_url: str, recent: int = 100) -> SiteHist
     return history
 
 
-def _updates_with_links(site: Site, observations: list[_Obs]) -> list[UpdateRow]:
+def _updates_with_links(site: Site, observations: list[PageObservation]) -> list[UpdateRow]:
     """The site's updates, newest first, each with the links it added to its page."""
-    by_page: dict[str, list[_Obs]] = defaultdict(list)
-    for obs in observations:
-        by_page[obs.page_key].append(obs)
-    pages = [sorted(obs, key=lambda o: o.page_index) for obs in by_page.values()]
-    pages = [obs for obs in pages if any(o.is_update for o in obs)]
+    pages = observed_pages(observations)
     if not pages:
         return []
     # One query for every link set the site's observations point to (each content once).
     snapshot_ids = Capture.objects.filter(
         site=site, is_observation=True, page_index__isnull=False
     ).values("snapshot_id")
-    links = {
+    return page_updates(pages, snapshot_links(snapshot_ids))
+
+
+def observed_pages(observations: Iterable[PageObservation]) -> list[list[PageObservation]]:
+    """The observations grouped by page, each page in its own order, keeping only the pages
+    with an update."""
+    by_page: dict[str, list[PageObservation]] = defaultdict(list)
+    for obs in observations:
+        by_page[obs.page_key].append(obs)
+    pages = [sorted(obs, key=lambda o: o.page_index) for obs in by_page.values()]
+    return [obs for obs in pages if any(o.is_update for o in obs)]
+
+
+def snapshot_links(snapshot_ids: Any) -> dict[int, frozenset[str]]:
+    """The link sets of the given snapshots (ids or a subquery of them), by id, in one query."""
+    return {
         pk: frozenset(text.split("\n")) if text else frozenset()
         for pk, text in LinkSnapshot.objects.filter(pk__in=snapshot_ids).values_list("pk", "links")
     }
+
+
+def page_updates(
+    pages: Iterable[Sequence[PageObservation]], links: dict[int, frozenset[str]]
+) -> list[UpdateRow]:
+    """The updates of whole pages (each page's observations in its own order), newest first,
+    each with the links it added: those of its snapshot that no earlier observation of the page
+    held. The Site page and the feeds (``dashboard.feeds``) both list updates through it."""
     updates: list[UpdateRow] = []
     for page in pages:
         seen: set[str] = set()
@@ -462,7 +570,7 @@ def _short(url: str) -> str:
 def _level_timeline(
     name: str,
     captures: Sequence[tuple[CaptureRow, str]],
-    observations: Sequence[_Obs],
+    observations: Sequence[PageObservation],
     depth: int | None,
 ) -> charts.LevelTimeline:
     """One level's rows of the timeline: its captures, updates and interpolated instants.
@@ -516,6 +624,7 @@ class EstimateRow:
     method_label: str
     estimate: Estimate | None
     probability: float | None
+    captured_lately: bool = True  # a copy in the crawl list's history window
 
     @property
     def is_default(self) -> bool:
@@ -543,12 +652,25 @@ class SiteEstimates:
     figure: charts.Figure | None
     dates: tuple[date, date]
 
+    @property
+    def any_open(self) -> bool:
+        """Whether an estimate's interval is open (captured too rarely to say how often)."""
+        return any(row.estimate is not None and row.estimate.interval_open for row in self.rows)
+
 
 def site_estimates(
-    *, site: Site, today: date, e_days: float, theta: float | None, horizon_days: int = 90
+    *,
+    site: Site,
+    today: date,
+    e_days: float,
+    theta: float | None,
+    horizon_days: int = 90,
+    window_start: float | None = None,
 ) -> SiteEstimates:
     """The site's four stored estimates (level × method) and g(λ, τ, t, e) for t from today to
-    today + ``horizon_days``, one curve per estimate with a known λ (one query)."""
+    today + ``horizon_days``, one curve per estimate with a known λ (one query). With
+    ``window_start`` (days), an estimate whose newest copy is older shows no probability: the
+    site is not captured lately, and no crawl list of that window holds it."""
     stored = {(e.level, e.method): e for e in Estimate.objects.filter(site=site)}
     t0 = to_days(reference_instant(today))  # the end of today, as every page and list uses
     t = t0 + np.arange(horizon_days + 1, dtype=np.float64)
@@ -559,7 +681,14 @@ def site_estimates(
         for method, method_label in Method.choices:
             estimate = stored.get((level, method))
             probability = None
-            if estimate is not None and estimate.rate is not None:
+            lately = (
+                window_start is None
+                or estimate is None
+                or estimate.rate is None
+                or estimate.last_copy_days is None
+                or estimate.last_copy_days >= window_start
+            )
+            if estimate is not None and estimate.rate is not None and lately:
                 tau = estimate.tau_days
                 if tau is not None and math.isfinite(tau):
                     values = estimate.change_probability(t_days=t, e_days=e_days)
@@ -568,8 +697,14 @@ def site_estimates(
                     curves.append(charts.Curve(name, [float(v) for v in values]))
             rows.append(
                 EstimateRow(
-                    level, str(level_label), method, str(method_label), estimate, probability
-                )
+                    level,
+                    str(level_label),
+                    method,
+                    str(method_label),
+                    estimate,
+                    probability,
+                    lately,
+                )  # fmt: skip
             )
     figure = (
         charts.probability_figure(dates, curves, e_days=e_days, theta=theta) if curves else None

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from dashboard.views import crawl_lists, evaluation, handoff, home, jobs, sites, upload
+from dashboard.views import crawl_lists, evaluation, feeds, handoff, home, jobs, sites, upload
 from dashboard.views.demo_archive import replay as demo_archive_replay
 
 urlpatterns = [
@@ -14,6 +14,7 @@ urlpatterns = [
     path("jobs/retry/", jobs.job_retry, name="job-retry"),
     path("sites/", sites.site_list, name="site-list"),
     path("sites/<int:pk>/", sites.site_detail, name="site-detail"),
+    path("sites/<int:pk>/move/", sites.site_move_view, name="site-move"),
     path("sites/upload/", upload.upload_seeds, name="upload-seeds"),
     path("crawl-list/", crawl_lists.crawl_list, name="crawl-list"),
     path("crawl-list/build/", crawl_lists.crawl_list_create, name="crawl-list-create"),
@@ -29,4 +30,10 @@ urlpatterns = [
          name="evaluation-json"),
     path("evaluation/<int:pk>/table.csv", evaluation.evaluation_download_table_csv,
          name="evaluation-table-csv"),
+    path("feeds/", feeds.feed_page, name="feeds"),
+    path("feeds/reset/", feeds.feed_reset, name="feed-reset"),
+    # A feed reader's addresses: no login, the token stands for the user (dashboard.feeds).
+    path("feeds/<str:token>/updates.atom", feeds.updates_feed, name="feed-updates"),
+    path("feeds/<str:token>/tags/<int:tag_id>.atom", feeds.tag_feed, name="feed-tag"),
+    path("feeds/<str:token>/list.atom", feeds.crawl_list_feed, name="feed-list"),
 ]  # fmt: skip

@@ -344,6 +344,17 @@ if HACS_THETA is None and HACS_BUDGET is None:
         "HACS_THETA=none lists every site every day; set HACS_BUDGET (the daily list's k) "
         "as well, or give HACS_THETA a threshold between 0 and 1."
     )
+# --- Seed health (``hacs.health``; README "Seed health") -----------------------------------------
+# A seed is moved or gone when at least this many of its newest decisive homepage captures, with
+# no good one after them, redirect away or answer 404/410.
+HACS_HEALTH_RECENT_CAPTURES = env_int("HACS_HEALTH_RECENT_CAPTURES", 3, minimum=1)
+# Not captured lately: the newest good homepage capture is older than this many days. Default:
+# the crawl list's history window, beyond which the site has no observation left to estimate.
+HACS_STALE_AFTER_DAYS = env_int("HACS_STALE_AFTER_DAYS", HACS_HISTORY_DAYS, minimum=1)
+# Stopped changing: observed without a new link for at least HACS_STOPPED_MIN_DAYS days and for
+# no update at all or at least HACS_STOPPED_FACTOR mean intervals.
+HACS_STOPPED_FACTOR = env_float("HACS_STOPPED_FACTOR", 5.0, minimum=1)
+HACS_STOPPED_MIN_DAYS = env_int("HACS_STOPPED_MIN_DAYS", 365, minimum=1)
 HACS_DAILY_CRAWL_LIST_CRON = env_str("HACS_DAILY_CRAWL_LIST_CRON", "0 5 * * *")
 HACS_FETCH_RETRY_CRON = env_str("HACS_FETCH_RETRY_CRON", "0 4 * * *")
 # "off": no nightly refresh; sites are then brought up to date only when someone imports them.
@@ -365,10 +376,25 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # No log line holds a feed address's token (README "Following changes in a feed reader").
+    "filters": {
+        "feed_tokens": {"()": "hacs_site.log_redaction.FeedTokenFilter"},
+        "refusals": {"()": "hacs_site.log_redaction.RefusalWithoutTraceback"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["feed_tokens", "refusals"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
+        # Django's own handlers (its DEBUG console, runserver's request lines) would write past
+        # the filter above: its messages go through the console handler instead.
+        "django": {"handlers": [], "level": "INFO"},
+        "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
         # Failed logins and lockouts are warnings; every start and every login would be noise.
         "axes": {"level": "WARNING"},
     },

@@ -245,6 +245,10 @@ NO_SEED_MATCHED = (
 )
 
 
+def _sites(n: int) -> str:
+    return f"{n:,} site" if n == 1 else f"{n:,} sites"
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size if path.is_file() else 0
@@ -291,7 +295,7 @@ def enqueue_import(
         kind=JobRecord.Kind.IMPORT,
         func=import_sites,
         args=(list(site_ids), counts or {}, nightly),
-        label=label or f"{len(site_ids)} sites from the archive",
+        label=label or f"{_sites(len(site_ids))} from the archive",
         user=user,
         total=len(site_ids),
     )
@@ -318,7 +322,7 @@ def enqueue_fetch_retry(*, user: object = None) -> JobRecord | None:
         kind=JobRecord.Kind.IMPORT,
         func=retry_fetches,
         args=(site_ids,),
-        label=f"retry of failed fetches of {len(site_ids)} sites",
+        label=f"retry of failed fetches of {_sites(len(site_ids))}",
         user=user,
         total=len(site_ids),
     )

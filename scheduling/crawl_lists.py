@@ -182,7 +182,7 @@ def crawl_list_rank(*, day: date, options: CrawlListOptions) -> RankedList:
 # evidence (what the page and the CSV show). Floats are compared exactly: a list built again
 # from unchanged estimates repeats them bit for bit.
 ENTRY_FIELDS = (
-    "rank", "site_id", "probability", "rate", "tau", "observations", "span_days",
+    "rank", "site_id", "probability", "rate", "tau", "observations", "updates", "span_days",
     "interval_low", "interval_high", "interval_open", "last_copy", "score",
 )  # fmt: skip
 
@@ -253,7 +253,8 @@ def crawl_list_store(
     entries = [
         CrawlListEntry(
             rank=rank, site_id=r.site_id, probability=r.probability, rate=r.rate, tau=r.tau,
-            observations=r.evidence.observations, span_days=r.evidence.span_days,
+            observations=r.evidence.observations, updates=r.evidence.updates,
+            span_days=r.evidence.span_days,
             interval_low=r.evidence.interval_low, interval_high=r.evidence.interval_high,
             interval_open=r.evidence.interval_open, last_copy=r.evidence.last_copy,
             score=r.score,

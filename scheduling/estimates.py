@@ -20,10 +20,12 @@ from django.db.models import ExpressionWrapper, F, FloatField, Value
 from django.db.models.functions import Greatest, Ln
 from numpy.typing import NDArray
 
+from archive.health import sites_health_update
 from archive.models import Site
 from hacs.bayes import (
     GammaPrior,
     fit_interval_prior,
+    interval_bounds,
     interval_credible_bounds,
     interval_evidence,
     interval_posterior,
@@ -116,6 +118,7 @@ def estimates_for_window(
     evidence = interval_evidence(times, updated, offsets)
     rate = mle.rate
     alpha = beta = low = high = np.full(rate.size, np.nan)
+    is_open = np.zeros(rate.size, dtype=np.bool_)
     if method == Method.POSTERIOR:
         if prior is None:
             prior = (
@@ -134,10 +137,14 @@ def estimates_for_window(
                 prior.links_per_update,
                 [known[site_id] for site_id in timelines.site_ids.tolist()],
             )
+            low, high = interval_credible_bounds(alpha, beta)
         else:
             alpha, beta = interval_posterior(prior.gamma, evidence)
+            # Read from the posterior on the grid, open when the captures are sparser than the
+            # changes (docs/readings.md, "intervals that cover").
+            bounds = interval_bounds(prior.gamma, evidence)
+            low, high, is_open = bounds.low, bounds.high, bounds.open
         rate = alpha / beta
-        low, high = interval_credible_bounds(alpha, beta)
     estimates: dict[int, Estimate] = {}
     for i, site_id in enumerate(timelines.site_ids.tolist()):
         mle_rate = float(mle.rate[i])
@@ -163,6 +170,7 @@ def estimates_for_window(
             posterior_rate=_finite(beta[i]) if known else None,
             interval_low=_finite(low[i]) if known else None,
             interval_high=_finite(high[i]) if known else None,
+            interval_open=bool(is_open[i]) and bool(known),
         )
     return estimates
 
@@ -212,7 +220,7 @@ def _prior_of(level: str, found: Observations, timelines: Timelines) -> LevelPri
 ESTIMATE_FIELDS = [
     "window_start", "window_end", "rate", "tau", "tau_days", "observations", "updates",
     "last_copy", "last_copy_days", "span_days", "posterior_shape", "posterior_rate",
-    "interval_low", "interval_high", "computed_at",
+    "interval_low", "interval_high", "interval_open", "computed_at",
 ]  # fmt: skip
 
 
@@ -261,6 +269,10 @@ def estimates_recompute(
                     update_fields=ESTIMATE_FIELDS,
                 )
             written += len(rows)
+    if site_ids is None:
+        # The nightly recompute keeps every seed's health current too (imports update the
+        # sites they finish; this reaches sites imported before health was kept).
+        sites_health_update()
     return written
 
 

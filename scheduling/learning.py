@@ -9,6 +9,10 @@
   with its fit on held-out sites.
 * :func:`learned_scorer_latest` is the newest finished scheduler of a kind and level, the one a
   crawl list of that method ranks by; :func:`learned_scores` scores the sites for a day with it.
+* :func:`learning_period_default` is the period the Evaluation page offers to learn on: the
+  collection's own history, its earlier part to learn and its later part to test;
+  :func:`learned_scorer_summary` says how well a finished one learned, in words (worse than
+  guessing included), and shows a GP4C function simplified (``hacs.learning.formula``).
 
 Readings: the learning period [start, end] runs from ``start`` 00:00 UTC to ``end`` 00:00 UTC;
 observations are loaded from ``start`` − the history window (or the posterior's prior window,
@@ -26,13 +30,21 @@ from datetime import time as clock_time
 from typing import Any
 
 import numpy as np
+from django.db.models import Max, Min
 from numpy.typing import NDArray
 
 from hacs import defaults
 from hacs.clock import reference_instant, to_days
-from hacs.evaluation import DEFAULT_PRIOR_WEEKS, ExtraScorer, ObservationTable, window_scores
+from hacs.evaluation import (
+    DEFAULT_PRIOR_WEEKS,
+    TERMINALS,
+    ExtraScorer,
+    ObservationTable,
+    window_scores,
+)
 from hacs.evaluation.grid import reference_points
 from hacs.learning import gp4c, lws
+from hacs.learning.formula import ReadableFormula, readable_formula, terminal_name
 from hacs.learning.gp4c import (
     FITNESSES,
     GENERATIONS,
@@ -43,9 +55,10 @@ from hacs.learning.gp4c import (
 )
 from hacs.learning.lws import LwsModel, evaluation_scorer, fit_lws, lws_samples, lws_scores
 from hacs.replay import Policy
+from scheduling.cells import day_text
 from scheduling.estimates import timelines_load
 from scheduling.models import Learned, LearnedScorer, Level
-from scheduling.observations import evaluation_tables_load
+from scheduling.observations import evaluation_tables_load, observations_queryset
 
 __all__ = [
     "LearnParameters",
@@ -235,10 +248,7 @@ def _learn_lws(params: LearnParameters, report: Callable[[float, str], None]) ->
         new_links=timelines.new_links, page=timelines.page,
     )  # fmt: skip
     if y.size < 2:
-        raise ValueError(
-            f"the period {params.start} to {params.end} holds too few updates to learn from "
-            f"({y.size} samples); choose a longer or later period"
-        )
+        raise ValueError(_too_few(params, f"({y.size} samples)"))
     report(0.5, f"fitting on {y.size:,} samples")
     model = fit_lws(x, y, seed=params.seed, groups=site, period=(start, end))
     report(1.0, "fitted")
@@ -259,6 +269,8 @@ def _learn_gp4c(params: LearnParameters, report: Callable[[float, str], None]) -
         end=_midnight(params.end) + timedelta(days=params.e_days),
     )
     table = tables[params.level]
+    if not table.size:
+        raise ValueError(_too_few(params, "(no observation)"))
     report(_PROGRESS_LOAD, f"{table.size:,} observations of {table.site_count:,} sites")
 
     def generation(done: int, best: float) -> None:
@@ -281,11 +293,18 @@ def _learn_gp4c(params: LearnParameters, report: Callable[[float, str], None]) -
         seed=params.seed,
         progress=generation,
     )
+    alone = {expr: valid for expr, _train, valid in evolution.finalists if expr in TERMINALS}
     return {
         "model": {
             "expression": evolution.function.expression,
             "formula": evolution.function.formula,
             "evaluations": evolution.evaluations,
+            # What the function is judged against on the validation period (its fitness
+            # there is ``validation_fitness``): each terminal alone and Random's expectation.
+            "baselines": {
+                "terminals": alone,
+                "random": _json_number(evolution.random_validation),
+            },
         },
         "curve": {
             "best": list(evolution.best_per_generation),
@@ -294,6 +313,209 @@ def _learn_gp4c(params: LearnParameters, report: Callable[[float, str], None]) -
         "training_fitness": evolution.training_fitness,
         "validation_fitness": evolution.validation_fitness,
     }
+
+
+def _json_number(value: float) -> float | None:
+    """A float as JSON stores it: NaN (undefined) as null."""
+    return None if not np.isfinite(value) else float(value)
+
+
+def _too_few(params: LearnParameters, counted: str) -> str:
+    """Why a period gave nothing to learn from, and which period would."""
+    history = learning_history(level=params.level)
+    where = (
+        f"the collection's {params.level} observations run from {day_text(history[0])} to "
+        f"{day_text(history[1])}; learn on the earlier part of that (the Evaluation page "
+        "offers it)"
+        if history
+        else "no observations are stored yet: import the collection's archive history first"
+    )
+    return (
+        f"the period {day_text(params.start)} to {day_text(params.end)} holds too few "
+        f"updates to learn from {counted}; {where}"
+    )
+
+
+# --- The period to learn on, and how well it learned --------------------------------------------
+
+#: The share of the collection's history the default learning period takes (its earlier part);
+#: the rest is left to test what is learned. The same split as GP4C's own inside its period
+#: (``gp4c.training_periods``: 2/3 to train, 1/3 to choose the function), so a default GP4C run
+#: trains on 4/9 of the history, chooses on 2/9 and is tested on the last third.
+LEARN_SHARE = 2 / 3
+_GAP_DAYS = 7  # e: a test period starts this long after learning ends, so none of it is learned
+
+
+def learning_history(*, level: str) -> tuple[date, date] | None:
+    """The first and the last day (UTC) with an observation at ``level``; None when there is
+    none. One aggregate query."""
+    found = observations_queryset(level=level, start=None, end=None, site_ids=None).aggregate(
+        first=Min("timestamp"), last=Max("timestamp")
+    )
+    if found["first"] is None:
+        return None
+    return found["first"].astimezone(UTC).date(), found["last"].astimezone(UTC).date()
+
+
+@dataclass(frozen=True)
+class LearningPeriod:
+    """A period to learn on (``start`` … ``end``), the later one that tests it (``test_start``
+    … ``test_end``, None when the history leaves none) and ``note``, a sentence saying so."""
+
+    start: date
+    end: date
+    test_start: date | None
+    test_end: date | None
+    note: str
+
+
+def learning_period_default(*, level: str, today: date) -> LearningPeriod:
+    """The collection's own history at ``level``: its first ``LEARN_SHARE`` to learn on, the
+    rest, from e after learning ends to the last observation, to test it. A history too short
+    to leave a test period is learned on whole; with no observation at all, the year before
+    ``today`` is offered and the note says that nothing can be learned yet."""
+    history = learning_history(level=level)
+    if history is None:
+        return LearningPeriod(
+            start=today - timedelta(days=365), end=today, test_start=None, test_end=None,
+            note="No observations are stored yet, so nothing can be learned: import the "
+            "collection's archive history first (Upload seeds, or import_archive).",
+        )  # fmt: skip
+    first, last = history
+    span = (last - first).days
+    end = first + timedelta(days=round(span * LEARN_SHARE))
+    if not _learnable(first, end) or (last - end).days <= 2 * _GAP_DAYS:
+        whole = f"{day_text(first)} to {day_text(last)}"
+        return LearningPeriod(
+            start=first, end=last, test_start=None, test_end=None,
+            note=f"The collection's {level} history ({whole}) is too short to keep a later "
+            "part for testing: the form learns on all of it. Evaluate a later period once "
+            "more history is imported.",
+        )  # fmt: skip
+    test_start, test_end = end + timedelta(days=_GAP_DAYS), last - timedelta(days=_GAP_DAYS)
+    return LearningPeriod(
+        start=first, end=end, test_start=test_start, test_end=test_end,
+        note=f"The first two thirds of the collection's {level} history, {day_text(first)} "
+        f"to {day_text(end)}; evaluate {day_text(test_start)} to {day_text(test_end)} to "
+        "test what it learns.",
+    )  # fmt: skip
+
+
+def _learnable(start: date, end: date) -> bool:
+    """Whether a learning period is long enough for GP4C (``gp4c.training_periods``)."""
+    try:
+        training_periods(0.0, float((end - start).days))
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class LearnedFit:
+    """How well a finished scheduler learned, as a sentence; ``worse`` when it does worse than
+    the baseline it is measured against (LWS: predicting the mean wait; GP4C: crawling at
+    random, or one of its terminals alone)."""
+
+    sentence: str
+    worse: bool = False
+
+
+@dataclass(frozen=True)
+class LearnedSummary:
+    """What the Evaluation page and ``learn_scorer`` say of a finished scheduler: its fit,
+    and a GP4C function simplified (None for LWS, or a function that cannot be read)."""
+
+    fit: LearnedFit
+    formula: ReadableFormula | None
+
+
+def learned_scorer_summary(scorer: LearnedScorer) -> LearnedSummary:
+    """How well ``scorer`` (finished) learned, in words, and its formula for people."""
+    model = scorer.model or {}
+    if scorer.kind == Learned.LWS:
+        return LearnedSummary(_lws_fit(scorer.validation_fitness), None)
+    try:
+        formula = readable_formula(str(model["expression"]))
+    except (KeyError, ValueError):
+        formula = None
+    params = scorer.parameters or {}
+    return LearnedSummary(
+        _gp4c_fit(
+            str(model.get("expression", "")),
+            scorer.validation_fitness,
+            model.get("baselines") or {},
+            metric=_metric_name(
+                str(params.get("fitness", "ndcg")), float(params.get("budget_fraction", 0.05))
+            ),
+        ),
+        formula,
+    )
+
+
+def _metric_name(fitness: str, fraction: float) -> str:
+    name = "NDCG" if fitness == "ndcg" else "ChangeRate"
+    return f"{name} at a {fraction * 100:g} % crawl budget"
+
+
+def _lws_fit(r2: float | None) -> LearnedFit:
+    """LWS's R² of the log wait on held-out sites against predicting their mean (R² = 0)."""
+    if r2 is None:
+        return LearnedFit("No held-out fit: too few sites to hold some out.")
+    if r2 < 0:
+        return LearnedFit(
+            f"Worse than guessing: R² {_signed(r2, 3)} on held-out sites, so predicting every "
+            "site's wait as the mean wait would fit better. Rank by HACS's probability instead, "
+            "or learn on a longer period.",
+            worse=True,
+        )
+    return LearnedFit(
+        f"R² {r2:.3f} on held-out sites: it predicts the wait for the next update better than "
+        "the mean wait does."
+    )
+
+
+def _gp4c_fit(
+    expression: str, fitness: float | None, baselines: Mapping[str, Any], *, metric: str
+) -> LearnedFit:
+    """GP4C's validation fitness against Random's expectation and each terminal alone."""
+    if fitness is None:
+        return LearnedFit("No validation fitness was recorded.")
+    shown = f"{metric} on the validation period {fitness:.3f}"
+    chance = baselines.get("random")
+    alone = {str(k): float(v) for k, v in (baselines.get("terminals") or {}).items()}
+    if not baselines:  # learned before baselines were kept
+        return LearnedFit(f"{shown}.")
+    if chance is None:
+        return LearnedFit(
+            f"{shown}, but the validation period holds no update, so this says nothing: learn "
+            "on a period with updates.",
+            worse=True,
+        )
+    if fitness < chance:
+        return LearnedFit(
+            f"Worse than guessing: {shown}, below crawling at random ({chance:.3f} expected). "
+            "Rank by HACS's probability instead, or learn on a longer period.",
+            worse=True,
+        )
+    best = max(alone.items(), key=lambda item: item[1], default=None)
+    if best is not None and fitness < best[1]:
+        return LearnedFit(
+            f"Worse than one of its terminals alone: {shown}, against "
+            f"{best[1]:.3f} for {terminal_name(best[0])}. Learn again on a longer period or "
+            "with more generations.",
+            worse=True,
+        )
+    if expression in TERMINALS:
+        return LearnedFit(
+            f"No evolved formula did better than one terminal alone: it ranks by "
+            f"{terminal_name(expression)}; {shown}, against {chance:.3f} for crawling at random."
+        )
+    against = f"the best terminal alone, {terminal_name(best[0])}, {best[1]:.3f}; " if best else ""
+    return LearnedFit(f"{shown}, against {against}crawling at random {chance:.3f}.")
+
+
+def _signed(value: float, places: int) -> str:
+    return f"{value:.{places}f}".replace("-", "−")
 
 
 def learned_scorer_latest(kind: str, level: str) -> LearnedScorer:

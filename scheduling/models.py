@@ -73,7 +73,9 @@ class Estimate(models.Model):
     # The evidence behind the estimate: the newest copy (the last observation in the window,
     # from which the posterior method measures the chance of a change), the span of the
     # observations, and, for the posterior, its Gamma(α, β) and the 90 % credible interval of
-    # the mean interval 1/λ.
+    # the mean interval 1/λ. An open interval (captures sparser than changes:
+    # ``hacs.bayes.interval_bounds``) claims no lower bound: ``interval_low`` is null and the
+    # mean interval is at most ``interval_high`` days.
     last_copy = models.DateTimeField(null=True, blank=True)
     last_copy_days = models.FloatField(null=True, blank=True)
     span_days = models.FloatField(null=True, blank=True)
@@ -81,6 +83,7 @@ class Estimate(models.Model):
     posterior_rate = models.FloatField("β (days)", null=True, blank=True)
     interval_low = models.FloatField(null=True, blank=True)
     interval_high = models.FloatField(null=True, blank=True)
+    interval_open = models.BooleanField(default=False)
     computed_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -191,6 +194,11 @@ class CrawlList(models.Model):
         ordering = ["-date", "-created_at"]
         indexes = [models.Index(fields=["date", "level"])]
 
+    @property
+    def method_short(self) -> str:
+        """The method in a word, as the list of stored lists names it ("posterior", "GP4C")."""
+        return self.method.upper() if self.method in Learned.values else self.method
+
     def __str__(self) -> str:
         return f"Crawl list {self.date} ({self.level})"
 
@@ -215,9 +223,13 @@ class CrawlListEntry(models.Model):
     rate = models.FloatField(null=True, blank=True)
     tau = models.DateTimeField(null=True, blank=True)
     observations = models.PositiveIntegerField(default=0)
+    # Updates seen in the window; None for lists stored before it was kept. With none, τ is
+    # the first observation (DESIGN rule 5), which the page does not call a last update.
+    updates = models.PositiveIntegerField(null=True, blank=True)
     span_days = models.FloatField(null=True, blank=True)
     interval_low = models.FloatField(null=True, blank=True)
     interval_high = models.FloatField(null=True, blank=True)
+    interval_open = models.BooleanField(default=False)  # as on Estimate
     last_copy = models.DateTimeField(null=True, blank=True)
     # The learned scheduler's score (learned methods only; higher is crawled first).
     score = models.FloatField(null=True, blank=True)

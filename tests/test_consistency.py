@@ -84,7 +84,7 @@ def test_one_site_shows_one_p_on_home_sites_site_page_and_the_crawl_list(
 
     # The Overview: the sites due today.
     home = logged_in_client.get(reverse("home"))
-    [due] = home.context["due"]
+    [due] = home.context["due"].first
     assert due.site.pk == estimated_site.pk and due.probability == p
     assert f'<td class="num">{p:.2f}</td>' in home.content.decode()
     _, [direct] = sites_due(day=TODAY, theta=settings.HACS_THETA, e_days=e_days)

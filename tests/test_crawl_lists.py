@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import threading
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -392,3 +393,32 @@ def test_two_builds_of_one_list_at_the_same_instant_store_it_once(three_sites: l
     assert results["first"].new and not results["second"].new
     assert results["second"].crawl_list.pk == results["first"].crawl_list.pk
     assert CrawlList.objects.count() == 1
+
+
+def test_stored_lists_are_labelled_with_method_k_and_theta(
+    logged_in_client: Any, twelve_sites: list[Site]
+) -> None:
+    for theta, budget in ((None, 8), (0.5, None), (0.2, 3)):
+        crawl_list_store(
+            day=DAY, options=CrawlListOptions(theta=theta, budget=budget, e_days=1.0)
+        )  # fmt: skip
+    page = logged_in_client.get("/crawl-list/").content.decode()
+    labels = re.findall(r"</time> · ([^<]*)</a>", page)
+    assert labels == ["Homepage · posterior · k 3, θ 0.2", "Homepage · posterior · θ 0.5",
+                      "Homepage · posterior · k 8"]  # fmt: skip
+
+
+def test_a_site_without_an_update_has_no_last_update_on_the_list(
+    logged_in_client: Any, twelve_sites: list[Site], three_sites: list[Site]
+) -> None:
+    """As on the Sites table: τ of a site with no update is its first observation (rule 5),
+    which the list does not show as a last update; a site with updates shows its τ."""
+    crawl = crawl_list_store(
+        day=DAY, options=CrawlListOptions(theta=None, budget=20, e_days=1.0)
+    ).crawl_list
+    entries = {e.site_id: e for e in crawl.entries.all()}
+    assert entries[twelve_sites[0].pk].updates == 0 and entries[three_sites[0].pk].updates == 4
+    page = logged_in_client.get(f"/crawl-list/?list={crawl.pk}").content.decode()
+    rows = {row.split("</a>")[0].rsplit(">", 1)[-1]: row for row in page.split("<tr>")[1:]}
+    assert 'title="No update seen in the window.">–' in rows[twelve_sites[0].author]
+    assert "<time" in rows["Busy"].split("</td>")[4]  # the τ column

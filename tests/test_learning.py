@@ -221,7 +221,7 @@ def test_the_learning_job_reports_progress_and_stores_the_result(collection: lis
             "population": 10,
         }  # fmt: skip
     )
-    record = job_record_create(kind=JobRecord.Kind.EVALUATION, label="learn")
+    record = job_record_create(kind=JobRecord.Kind.LEARNING, label="learn")
     run_learning(record.pk, scorer.pk)
     record.refresh_from_db()
     scorer.refresh_from_db()

@@ -9,9 +9,12 @@ from typing import Any
 
 import pytest
 
-from dashboard.overview import sites_due
+from dashboard.overview import due_today, sites_due
 from hacs.clock import reference_instant, to_days
 from hacs.estimators import change_probability
+from hacs_site.clock import today
+from scheduling.crawl_lists import CrawlListOptions, crawl_list_store
+from scheduling.models import CrawlList
 from tests.factories import make_estimate, make_posterior_estimate, make_site
 
 pytestmark = pytest.mark.django_db
@@ -49,7 +52,7 @@ def test_sites_due_are_ranked_and_cut_by_probability() -> None:
 def test_the_home_page_shows_counts_histogram_and_due_sites(logged_in_client: Any) -> None:
     for n in range(12):
         site = make_site(author=f"Due {n}", import_status="done")
-        tau = days_before(DAY, 20)
+        tau = days_before(today(), 20)
         make_estimate(site, rate=0.01 * (n + 1), tau=tau)
         make_estimate(site, rate=0.02 * (n + 1), tau=tau, level="website")
         make_posterior_estimate(site, rate=0.01 * (n + 1), tau=tau)
@@ -72,7 +75,7 @@ def test_the_home_page_query_count_does_not_grow_with_sites(
     Site.objects.bulk_create(
         Site(seed_url=f"http://u.edu/~s{i}/", canonical_key=f"edu,u)/~s{i}") for i in range(2000)
     )
-    with django_assert_max_num_queries(14):
+    with django_assert_max_num_queries(16):
         assert logged_in_client.get("/").status_code == 200
 
 
@@ -115,3 +118,47 @@ def test_the_histogram_tells_the_levels_apart_and_labels_its_log_axis_in_days(
     assert axis["ticktext"] == ["1", "2", "5", "10", "20", "50", "100", "200", "500"]
     low, high = axis["range"]
     assert all(low <= value <= high for value in axis["tickvals"])
+
+
+def test_due_today_is_the_crawl_lists_rule_and_old_histories_are_not_captured_lately(
+    logged_in_client: Any, settings: Any
+) -> None:
+    """One meaning of "due" (issue: a WARC whose history ended years ago made its sites due at
+    P = 1.00 on Overview though no list of the 1,095-day window holds them): Overview counts
+    the sites today's list holds, before the daily list is built (the stored estimates read by
+    its rule) and after (the list itself), and counts the old ones as not captured lately."""
+    settings.HACS_THETA, settings.HACS_BUDGET = 0.5, None
+    now = today()
+    recent = []
+    for n in range(3):
+        site = make_site(author=f"Recent {n}")
+        make_posterior_estimate(site, rate=0.5, tau=days_before(now, 30 + n),
+                                last_copy=days_before(now, 20 + n))  # fmt: skip
+        recent.append(site)
+    calm = make_site(author="Calm")
+    make_posterior_estimate(calm, rate=0.0005, tau=days_before(now, 40),
+                            last_copy=days_before(now, 1))  # fmt: skip
+    for n in range(2):  # histories that ended in 2018: p = 1.00, outside the window
+        old = make_site(author=f"Old {n}")
+        make_posterior_estimate(old, rate=0.5, tau=days_before(now, 3000),
+                                last_copy=days_before(now, 2900))  # fmt: skip
+    before_list = due_today(day=now)
+    assert before_list.built is None
+    assert before_list.count == 3
+    assert {d.site.author for d in before_list.first} == {"Recent 0", "Recent 1", "Recent 2"}
+    page = re.sub(r"\s+", " ", logged_in_client.get("/").content.decode())
+    due_stat = '<span class="value">3</span><span class="label"><a href="/crawl-list/">due today'
+    assert due_stat + "</a> (p ≥ 0.5)" in page
+    assert "Old 0" not in page
+    # The daily list, once built, is what Overview shows.
+    crawl = crawl_list_store(day=now, options=CrawlListOptions.from_settings()).crawl_list
+    assert crawl.source == CrawlList.Source.DAILY_JOB
+    after = due_today(day=now)
+    assert after.built == crawl and after.count == crawl.entries.count()
+    assert [d.site.pk for d in after.first] == list(
+        crawl.entries.order_by("rank").values_list("site_id", flat=True)
+    )
+    page = logged_in_client.get("/").content.decode()
+    assert f'href="/crawl-list/?list={crawl.pk}">today&#x27;s crawl list</a>' in page or (
+        f"?list={crawl.pk}\">today's crawl list</a>" in page
+    )

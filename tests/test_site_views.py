@@ -27,7 +27,7 @@ from hacs.formats.cdx import memento_url
 from hacs_demo import build_demo_archive
 from hacs_site.clock import today
 from scheduling.models import DEFAULT_METHOD, Estimate
-from tests.factories import make_estimate, make_site
+from tests.factories import add_observations, make_capture, make_estimate, make_site
 
 pytestmark = pytest.mark.django_db
 
@@ -490,8 +490,9 @@ def test_the_updates_table_lists_the_links_each_update_added(
 
 
 def test_the_estimate_panel_shows_all_four_estimates_and_the_90_day_curve(
-    logged_in_client: Any, demo_site: Site
+    logged_in_client: Any, demo_site: Site, settings: Any
 ) -> None:
+    settings.HACS_HISTORY_DAYS = 36500  # the demo's captures end in 2018: keep them in the window
     response = logged_in_client.get(reverse("site-detail", args=[demo_site.pk]))
     text = html_text(response)
     estimate = Estimate.objects.get(site=demo_site, level="homepage", method="observed")
@@ -602,3 +603,56 @@ def test_site_rows_is_one_query_for_any_page() -> None:
     # The page itself and its tags (prefetch); the estimate comes in the same row.
     assert len(queries) == 2
     assert "JOIN" in queries[0]["sql"] and "scheduling_estimate" in queries[0]["sql"]
+
+
+def test_revisits_count_as_observations_and_a_site_without_author_is_headed_by_its_url(
+    client: Any, django_user_model: Any
+) -> None:
+    """A revisit is an observation (the content of an earlier capture), so the timeline's
+    counts agree with the estimates' observations; one capture of a kind reads in the
+    singular; a site without an author is headed by its seed URL, not "(no author)"."""
+    site = make_site(author="")
+    start = datetime(2020, 1, 1, tzinfo=UTC)
+    captures = add_observations(site, [start, start + timedelta(days=9)], updates=[False, True])
+    revisit = captures[-1]
+    revisit.pk, revisit.kind = None, Capture.Kind.REVISIT
+    revisit.timestamp = start + timedelta(days=20)
+    revisit.page_index, revisit.link_floor = 2, 1
+    revisit.save()
+    make_capture(site, timestamp=start + timedelta(days=30), status=503,
+                 kind=Capture.Kind.ERROR)  # fmt: skip
+    client.force_login(django_user_model.objects.create_user("reader"))
+    page = client.get(reverse("site-detail", args=[site.pk])).content.decode()
+    text = re.sub(r"\s+", " ", page)
+    assert (
+        "3 observations (1 of them a revisit: the content of an earlier capture); 1 error." in text
+    )
+    assert "1 errors" not in text and "1 revisits" not in text
+    assert f'<h1 class="url-heading">{site.seed_url}</h1>' in page
+    assert "(no author)" not in page
+
+
+def test_a_site_without_a_copy_in_the_lists_window_is_not_captured_lately_not_due(
+    client: Any, django_user_model: Any
+) -> None:
+    """One meaning of "due": a site whose newest copy is older than the crawl list's history
+    window shows no probability on the Sites table and its page (no list holds it) and sorts
+    after every site that has one, however likely its old estimate says a change is."""
+    from tests.factories import make_posterior_estimate
+
+    now = reference_instant(today())
+    old = make_site(author="Old History")
+    make_posterior_estimate(old, rate=0.5, tau=now - timedelta(days=3000),
+                            last_copy=now - timedelta(days=2900))  # fmt: skip
+    calm = make_site(author="Calm Recent")
+    make_posterior_estimate(calm, rate=0.001, tau=now - timedelta(days=40),
+                            last_copy=now - timedelta(days=2))  # fmt: skip
+    client.force_login(django_user_model.objects.create_user("reader"))
+    table = client.get(LIST).content.decode()
+    assert table.index("Calm Recent") < table.index("Old History")
+    old_row = table[table.index("Old History") :].split("</tr>")[0]
+    assert "not captured lately" in old_row and 'class="prob"' not in old_row
+    calm_row = table[table.index("Calm Recent") :].split("</tr>")[0]
+    assert 'class="prob"' in calm_row
+    page = client.get(reverse("site-detail", args=[old.pk])).content.decode()
+    assert "not captured lately" in page

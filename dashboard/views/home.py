@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 
-from dashboard.overview import interval_lists, overview_counts, sites_due
+from dashboard.health import HEALTH_FILTERS, health_counts
+from dashboard.overview import due_today, interval_lists, overview_counts
 from hacs.charts import interval_histogram
 from jobs.models import JobRecord
 from scheduling.cells import due_text
@@ -15,20 +16,20 @@ from scheduling.models import CrawlList
 
 def home(request: HttpRequest) -> HttpResponse:
     counts = overview_counts()
-    due_count, due = sites_due(
-        day=counts["today"], theta=settings.HACS_THETA, e_days=settings.HACS_E_DAYS,
-        budget=settings.HACS_BUDGET,
-    )  # fmt: skip
+    due = due_today(day=counts["today"])
     context = {
         **counts,
-        "theta": settings.HACS_THETA,
-        "budget": settings.HACS_BUDGET,
-        "e_days": settings.HACS_E_DAYS,
-        "due_by": due_text(counts["today"], settings.HACS_E_DAYS),
-        "due_count": due_count,
+        "due_by": due_text(counts["today"], due.options.e_days),
         "due": due,
         "histogram": interval_histogram(interval_lists()),
         "latest_list": CrawlList.objects.first(),
         "recent_jobs": JobRecord.objects.all()[:5],
+        "health": _health_box(),
     }
     return render(request, "dashboard/home.html", context)
+
+
+def _health_box() -> list[tuple[str, str, int]]:
+    """The Seed health box: (Health filter key, label, number of sites) per problem."""
+    counts = health_counts(now=timezone.now())
+    return [(key, label, counts[key]) for key, label in HEALTH_FILTERS.items()]

@@ -4,23 +4,36 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib import messages
 from django.core.paginator import Paginator
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
 
+from archive.health import MoveError, site_move
 from archive.models import Site, Tag
+from archive.status import sites_finish
 from archive.wayback import ArchiveConfig
 from dashboard.forms import SiteListForm
+from dashboard.health import site_evidence
+from dashboard.overview import window_start_days
+from dashboard.roles import is_librarian, librarian_required
 from dashboard.sites import (
     DEFAULT_SORT,
     SORT_KEYS,
+    SiteEstimates,
     site_estimates,
     site_history,
     site_row_values,
     site_rows,
 )
+from dashboard.views.upload import NOT_QUEUED
 from hacs.clock import reference_instant, to_days
 from hacs_site.clock import today
+from jobs.services import QueueUnavailable
+from operations.jobs import enqueue_import
 from scheduling.cells import due_text, horizon_day
 from scheduling.models import Level, Method
 
@@ -49,23 +62,25 @@ def site_list(request: HttpRequest) -> HttpResponse:
     day = today()
     t_days, e_days = to_days(reference_instant(day)), settings.HACS_E_DAYS
     horizon = horizon_day(day, e_days)
-    rows = site_rows(query=query, t_days=t_days, e_days=e_days)
+    window_start = window_start_days(day, settings.HACS_HISTORY_DAYS)
+    rows = site_rows(query=query, t_days=t_days, e_days=e_days, window_start=window_start)
     page = Paginator(rows, SITES_PER_PAGE).get_page(form.page_number())
+    shown = site_row_values(page.object_list, method=query.method, t_days=t_days, e_days=e_days)
     context = {
         "form": SiteListForm.showing(query, tags=tags),
         "query": query,
         "default_sort": DEFAULT_SORT,
         "page": page,
-        "rows": site_row_values(
-            page.object_list, method=query.method, t_days=t_days, e_days=e_days
-        ),
+        "rows": shown,
+        "open_intervals": any(row.interval_open for row in shown),
         "columns": _columns(query.sort, horizon=due_text(day, e_days)),
         "level_label": Level(query.level).label,
         "method_label": Method(query.method).label,
-        "filtered": bool(query.q or query.tag or query.status or query.history),
+        "filtered": bool(query.q or query.tag or query.status or query.history or query.health),
         "horizon": horizon,
         "due": due_text(day, e_days),
         "e_days": e_days,
+        "history_days": settings.HACS_HISTORY_DAYS,
     }
     return render(request, "dashboard/site_list.html", context)
 
@@ -108,8 +123,17 @@ def archive_check(site: Site) -> dict[str, object]:
 
 
 def site_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    site = get_object_or_404(Site.objects.prefetch_related("tags"), pk=pk)
+    site = get_object_or_404(
+        Site.objects.select_related("health", "moved_to")
+        .annotate(moved_from_count=Count("moved_from"))
+        .prefetch_related("tags"),
+        pk=pk,
+    )
     day = today()
+    estimates = site_estimates(
+        site=site, today=day, e_days=settings.HACS_E_DAYS, theta=settings.HACS_THETA,
+        window_start=window_start_days(day, settings.HACS_HISTORY_DAYS),
+    )  # fmt: skip
     history = site_history(site=site, wayback_url=settings.HACS_WAYBACK_URL)
     context = {
         "site": site,
@@ -117,11 +141,53 @@ def site_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "seed_href": site.seed_url if site.seed_url.startswith(("http://", "https://")) else "",
         "history": history,
         "updates_shown": history.updates[:UPDATES_SHOWN],
-        "estimates": site_estimates(
-            site=site, today=day, e_days=settings.HACS_E_DAYS, theta=settings.HACS_THETA
-        ),
+        "estimates": estimates,
+        "history_days": settings.HACS_HISTORY_DAYS,
         "e_days": settings.HACS_E_DAYS,
         "due": due_text(day, settings.HACS_E_DAYS),
         "archive": archive_check(site),
+        **_health_context(request, site, estimates),
     }
     return render(request, "dashboard/site_detail.html", context)
+
+
+def _health_context(
+    request: HttpRequest, site: Site, estimates: SiteEstimates
+) -> dict[str, object]:
+    """The Site page's "Seed health": its problems with their evidence, the move links, and
+    whether this user may add the redirect's target as a seed (no query for a site that
+    neither moved nor was moved to)."""
+    default = next((row.estimate for row in estimates.rows if row.is_default), None)
+    evidence = site_evidence(site=site, estimate=default, now=timezone.now())
+    target = next((item.target for item in evidence if item.kind == "moved"), "")
+    moved_from = list(site.moved_from.order_by("pk")) if site.moved_from_count else []
+    return {
+        "health": evidence,
+        "moved_from": moved_from,
+        "move_target": target,
+        "can_move": bool(target) and site.moved_to_id is None and is_librarian(request.user),
+    }
+
+
+@require_POST
+@librarian_required
+def site_move_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """Add the target of a moved seed's redirects as a new seed linked to the old one, and
+    import its archive history as the Upload page does."""
+    site = get_object_or_404(Site, pk=pk)
+    try:
+        moved = site_move(site=site)
+    except MoveError as error:
+        messages.error(request, str(error))
+        return redirect("site-detail", pk=site.pk)
+    target = moved.target
+    if moved.added:
+        try:
+            enqueue_import([target.pk], user=request.user, label=f"moved seed {target.seed_url}")
+        except QueueUnavailable as error:
+            sites_finish(failed={target.pk: NOT_QUEUED})
+            messages.warning(request, f"{target.seed_url} was added, but not queued: {error}")
+        messages.success(request, f"Added {target.seed_url} as a new seed, moved from this one.")
+    else:
+        messages.success(request, f"{target.seed_url} was already a seed; linked to it.")
+    return redirect("site-detail", pk=target.pk)

@@ -60,7 +60,7 @@ from hacs.evaluation import (
     learning_windows,
     window_scores,
 )
-from hacs.evaluation.ranking import budget_metrics
+from hacs.evaluation.ranking import budget_metrics, random_budget_metrics
 from hacs.ranking import posterior_probabilities
 from hacs.replay import Policy, ReplayState
 
@@ -374,7 +374,8 @@ class Evolution:
     """The outcome of :func:`evolve`: the chosen function, its fitness on training and
     validation, the training curve (best and mean training fitness per generation), and the
     finalists it was chosen from as (expression, training fitness, validation fitness), best
-    first."""
+    first — each terminal alone among them —, and Random's expected fitness on the validation
+    period: what the function must beat to rank better than chance."""
 
     function: ScoreFunction
     fitness: str
@@ -385,6 +386,7 @@ class Evolution:
     evaluations: int
     seed: int
     finalists: tuple[tuple[str, float, float], ...] = ()
+    random_validation: float = math.nan
 
 
 #: Training windows of fewer pairs than this are scored in the calling process.
@@ -523,6 +525,7 @@ def evolve(
         random.setstate(saved)
         scoring.close()
     valid_value, train_value, _, expression = finalists[0]
+    chance = random_budget_metrics(validation.offsets, validation.positive, budget_fraction)
     return Evolution(
         function=ScoreFunction(expression),
         fitness=fitness,
@@ -533,6 +536,7 @@ def evolve(
         evaluations=search.evaluations,
         seed=seed,
         finalists=tuple((expr, train, valid) for valid, train, _, expr in finalists),
+        random_validation=_defined_mean(chance[which]),
     )
 
 
