@@ -491,3 +491,23 @@ def test_every_line_of_the_ranking_charts_is_explained_under_them_with_a_link_on
     swatches = re.findall(r'stroke="(#[0-9A-Fa-f]{6})".*?<a href="#model-[a-z_0-9]+">(.*?)</a>',
                           key, re.S)  # fmt: skip
     assert {unescape(label): colour for colour, label in swatches} == pak_colours
+
+
+@pytest.mark.django_db
+def test_a_first_evaluation_defaults_to_the_history_hacs_holds(logged_in_client: Any) -> None:
+    """With no run yet, the form's period lies in the collection's own history (a history that
+    ended years ago included), so a first click evaluates something."""
+    from datetime import UTC, datetime, timedelta
+
+    from tests.factories import add_observations, make_site
+
+    first = datetime(2016, 1, 4, tzinfo=UTC)
+    add_observations(make_site(), [first + timedelta(days=9 * i) for i in range(200)],
+                     updates=[i % 3 == 0 for i in range(200)])  # fmt: skip
+    last = (first + timedelta(days=9 * 199)).date()
+    page = logged_in_client.get("/evaluation/").content.decode()
+    start = re.search(r'name="start" value="([0-9-]+)"', page).group(1)  # type: ignore[union-attr]
+    end = re.search(r'name="end" value="([0-9-]+)"', page).group(1)  # type: ignore[union-attr]
+    assert end == str(last - timedelta(days=7))
+    assert start == str(last - timedelta(days=7 + 1095))
+    assert first.date().isoformat() <= start

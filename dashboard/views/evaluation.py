@@ -28,6 +28,7 @@ from scheduling.jobs import enqueue_evaluation, enqueue_learning
 from scheduling.learning import (
     learned_scorer_create,
     learned_scorer_summary,
+    learning_history,
     learning_period_default,
 )
 from scheduling.models import EvaluationRun, LearnedScorer, Level
@@ -119,8 +120,10 @@ def _page(
 
 
 def _initial(latest: EvaluationRun | None) -> dict[str, Any]:
-    """The newest run's settings, so a librarian can vary one; else the paper's: three years of
-    weekly reference points, ending a week ago (the last whose week after t has passed)."""
+    """The newest run's settings, so a librarian can vary one; else the paper's three years of
+    weekly reference points, ending a week before the collection's last observation (the last
+    whose week after t is held) or a week ago, whichever is earlier, and starting no earlier
+    than its first: a first click evaluates the history HACS holds."""
     if latest is not None:
         p = latest.parameters
         try:
@@ -134,6 +137,13 @@ def _initial(latest: EvaluationRun | None) -> dict[str, Any]:
             pass  # a run stored by hand with odd parameters: fall back to the defaults
     end = today() - timedelta(days=7)
     start = end - timedelta(days=defaults.HISTORY_DAYS)
+    held = learning_history(level=Level.HOMEPAGE)
+    if held is not None:
+        first, last = held
+        end = min(end, last - timedelta(days=7))
+        start = max(first, end - timedelta(days=defaults.HISTORY_DAYS))
+        if start >= end:  # a history of a week or two: evaluate all of it
+            start, end = first, last
     return {"start": start, "end": end, "level": BOTH, "w_from": 1, "w_to": 12,
             "method": "interpolated"}  # fmt: skip
 
