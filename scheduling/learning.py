@@ -369,12 +369,19 @@ class LearningPeriod:
     note: str
 
 
-def learning_period_default(*, level: str, today: date) -> LearningPeriod:
-    """The collection's own history at ``level``: its first ``LEARN_SHARE`` to learn on, the
-    rest, from e after learning ends to the last observation, to test it. A history too short
-    to leave a test period is learned on whole; with no observation at all, the year before
-    ``today`` is offered and the note says that nothing can be learned yet."""
-    history = learning_history(level=level)
+_UNREAD: Any = object()
+
+
+def learning_period_default(
+    *, level: str, today: date, history: tuple[date, date] | None = _UNREAD
+) -> LearningPeriod:
+    """The collection's own history at ``level`` (``learning_history``, or ``history`` when the
+    caller has read it): its first ``LEARN_SHARE`` to learn on, the rest, from e after learning
+    ends to the last observation, to test it. A history too short to leave a test period is
+    learned on whole; with no observation at all, the year before ``today`` is offered and the
+    note says that nothing can be learned yet."""
+    if history is _UNREAD:
+        history = learning_history(level=level)
     if history is None:
         return LearningPeriod(
             start=today - timedelta(days=365), end=today, test_start=None, test_end=None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from datetime import timedelta
+from datetime import date, timedelta
 from typing import Any
 
 from django.contrib import messages
@@ -83,10 +83,11 @@ def _page(
     learn_form: LearnForm | None = None,
 ) -> HttpResponse:
     runs = list(EvaluationRun.objects.defer("results").select_related("created_by")[:RUNS_SHOWN])
+    held = learning_history(level=Level.HOMEPAGE)  # one aggregate over the observations
     if form is None:
-        form = EvaluationForm(initial=_initial(runs[0] if runs else None))
+        form = EvaluationForm(initial=_initial(runs[0] if runs else None, held))
     # The collection's own history: its earlier part to learn on, the later part to test.
-    learn_period = learning_period_default(level=Level.HOMEPAGE, today=today())
+    learn_period = learning_period_default(level=Level.HOMEPAGE, today=today(), history=held)
     if learn_form is None:
         learn_form = LearnForm(initial={"start": learn_period.start, "end": learn_period.end})
     selected = _selected_run(request, runs)
@@ -119,7 +120,7 @@ def _page(
     return render(request, "dashboard/evaluation.html", context, status=status)
 
 
-def _initial(latest: EvaluationRun | None) -> dict[str, Any]:
+def _initial(latest: EvaluationRun | None, held: tuple[date, date] | None) -> dict[str, Any]:
     """The newest run's settings, so a librarian can vary one; else the paper's three years of
     weekly reference points, ending a week before the collection's last observation (the last
     whose week after t is held) or a week ago, whichever is earlier, and starting no earlier
@@ -137,7 +138,6 @@ def _initial(latest: EvaluationRun | None) -> dict[str, Any]:
             pass  # a run stored by hand with odd parameters: fall back to the defaults
     end = today() - timedelta(days=7)
     start = end - timedelta(days=defaults.HISTORY_DAYS)
-    held = learning_history(level=Level.HOMEPAGE)
     if held is not None:
         first, last = held
         end = min(end, last - timedelta(days=7))
