@@ -11,7 +11,17 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Exists, ExpressionWrapper, F, FloatField, OuterRef, Q, QuerySet
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    OuterRef,
+    Q,
+    QuerySet,
+)
 
 from archive.models import Site, SiteHealth
 from hacs.clock import to_days
@@ -37,13 +47,13 @@ def stale_q(now: datetime, *, prefix: str = "health__") -> Q:
     )
 
 
-def stopped_estimates() -> QuerySet[Estimate]:
-    """Homepage estimates by the default method that say their site stopped changing
+def stopped_estimates(level: str = Level.HOMEPAGE) -> QuerySet[Estimate]:
+    """Estimates at ``level`` by the default method that say their site stopped changing
     (``hacs.health.stopped_changing``, in SQL)."""
     quiet = ExpressionWrapper(F("last_copy_days") - F("tau_days"), output_field=FloatField())
     return (
         Estimate.objects.filter(
-            level=Level.HOMEPAGE,
+            level=level,
             method=DEFAULT_METHOD,
             observations__gte=2,
             rate__isnull=False,
@@ -88,15 +98,19 @@ def health_counts(*, now: datetime) -> dict[str, int]:
         gone=Count("pk", filter=Q(problem=SiteHealth.Problem.GONE)),
         stale=Count("pk", filter=stale_q(now, prefix="")),
     )
-    counts["stopped"] = stopped_estimates().count()
+    counts["stopped"] = Site.objects.filter(stopped_annotation()).count()
     counts["any"] = health_filter(Site.objects.all(), "any", now=now).count()
     return counts
 
 
-def stopped_annotation() -> Exists:
-    """Whether the site stopped changing, as an annotation of a Site query (no query of its
-    own: the Sites table shows it for a page of rows in the page's query)."""
-    return Exists(stopped_estimates().filter(site=OuterRef("pk")))
+def stopped_annotation() -> ExpressionWrapper:
+    """Whether the site stopped changing, as a condition of a Site query (no query of its own:
+    the Sites table shows it for a page of rows in the page's query). Both levels must say so:
+    a homepage that never changes while the pages under it still do is a site that changes."""
+    both = Q(Exists(stopped_estimates(Level.HOMEPAGE).filter(site=OuterRef("pk")))) & Q(
+        Exists(stopped_estimates(Level.WEBSITE).filter(site=OuterRef("pk")))
+    )
+    return ExpressionWrapper(both, output_field=BooleanField())
 
 
 def row_badges(site: Site, *, now: datetime) -> list[tuple[str, str]]:
@@ -131,7 +145,9 @@ class Evidence:
     target: str = ""
 
 
-def site_evidence(*, site: Site, estimate: Estimate | None, now: datetime) -> list[Evidence]:
+def site_evidence(
+    *, site: Site, estimate: Estimate | None, now: datetime, website: Estimate | None = None
+) -> list[Evidence]:
     """The Site page's "Seed health": each problem the site has, said with its evidence.
 
     ``site.health`` is read as loaded (``select_related``: no query when it came with the
@@ -162,7 +178,12 @@ def site_evidence(*, site: Site, estimate: Estimate | None, now: datetime) -> li
                 else "No good capture of the homepage at all."
             )
             found.append(Evidence("stale", HEALTH_FILTERS["stale"], text))
-    if estimate is not None and _is_stopped(estimate):
+    if (
+        estimate is not None
+        and _is_stopped(estimate)
+        and website is not None
+        and _is_stopped(website)
+    ):
         assert estimate.last_copy_days is not None and estimate.tau_days is not None
         quiet = estimate.last_copy_days - estimate.tau_days
         if estimate.updates and estimate.rate:
@@ -170,8 +191,8 @@ def site_evidence(*, site: Site, estimate: Estimate | None, now: datetime) -> li
         else:
             times = ", with no update in its history"
         found.append(Evidence("stopped", HEALTH_FILTERS["stopped"],
-            f"No new link for {quiet:,.0f} days{times} "
-            f"(last copy {estimate.last_copy:%-d %b %Y})."))  # fmt: skip
+            f"No new link on the homepage for {quiet:,.0f} days{times} "
+            f"(last copy {estimate.last_copy:%-d %b %Y}), nor on the pages under it."))  # fmt: skip
     return found
 
 

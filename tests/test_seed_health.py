@@ -13,10 +13,12 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from archive.health import sites_health_update
 from archive.models import Capture, Site, SiteHealth, Tag
 from archive.status import sites_finish
+from dashboard.health import health_counts
 from hacs.formats.canon import seed_key
 from hacs_demo import build_demo_archive
 from jobs.models import JobRecord
@@ -85,9 +87,11 @@ def sites() -> dict[str, Site]:
     add_observations(found["stopped"], [days_ago(60), days_ago(3)], updates=[False, False])
     make_posterior_estimate(found["healthy"], rate=0.02, tau=days_ago(30), last_copy=days_ago(30))
     tau = days_ago(1000)
-    make_posterior_estimate(
-        found["stopped"], rate=0.01, tau=tau, last_copy=tau + timedelta(days=900), updates=4
-    )
+    for level in ("homepage", "website"):  # quiet on the homepage and every page under it
+        make_posterior_estimate(
+            found["stopped"], rate=0.01, tau=tau, last_copy=tau + timedelta(days=900), updates=4,
+            level=level,
+        )  # fmt: skip
     sites_finish(done=[site.pk for site in found.values()])
     return found
 
@@ -265,7 +269,8 @@ def test_the_site_page_gives_the_evidence(logged_in_client: Any, sites: dict[str
     stale = site_page(logged_in_client, sites["stale"])
     assert "Last good capture 2 Apr 2019, more than 1,095 days ago." in stale
     stopped = site_page(logged_in_client, sites["stopped"])
-    assert "No new link for 900 days, 9 × its mean interval" in stopped
+    assert "No new link on the homepage for 900 days, 9 × its mean interval" in stopped
+    assert "nor on the pages under it" in stopped
     healthy = site_page(logged_in_client, sites["healthy"])
     assert "Seed health" not in healthy
 
@@ -352,3 +357,18 @@ def test_a_site_that_did_not_move_has_nothing_to_add(sites: dict[str, Site]) -> 
     assert Site.objects.count() == count
     page = client.get(response["Location"])
     assert "knows no address this seed redirects to" in page.content.decode()
+
+
+def test_a_quiet_homepage_over_pages_that_still_change_has_not_stopped(
+    logged_in_client: Any, sites: dict[str, Site]
+) -> None:
+    """Stopped changing needs both levels: a homepage without a new link for 900 days whose
+    teaching pages still gain links is a site that changes."""
+    site = make_site(author="Quiet Homepage")
+    tau = days_ago(1000)
+    make_posterior_estimate(site, rate=0.01, tau=tau, last_copy=tau + timedelta(days=900),
+                            updates=0)  # fmt: skip
+    make_posterior_estimate(site, rate=0.05, tau=days_ago(20), last_copy=days_ago(3), updates=9,
+                            level="website")  # fmt: skip
+    assert health_counts(now=timezone.now())["stopped"] == 1  # Stef only
+    assert "Stopped changing" not in site_page(logged_in_client, site)

@@ -35,7 +35,7 @@ from hacs_site.clock import today
 from jobs.services import QueueUnavailable
 from operations.jobs import enqueue_import
 from scheduling.cells import due_text, horizon_day
-from scheduling.models import Level, Method
+from scheduling.models import DEFAULT_METHOD, Level, Method
 
 SITES_PER_PAGE = 50
 UPDATES_SHOWN = 200  # newest first; the timeline shows every update
@@ -158,7 +158,15 @@ def _health_context(
     whether this user may add the redirect's target as a seed (no query for a site that
     neither moved nor was moved to)."""
     default = next((row.estimate for row in estimates.rows if row.is_default), None)
-    evidence = site_evidence(site=site, estimate=default, now=timezone.now())
+    website = next(
+        (
+            row.estimate
+            for row in estimates.rows
+            if row.level == Level.WEBSITE and row.method == DEFAULT_METHOD
+        ),
+        None,
+    )
+    evidence = site_evidence(site=site, estimate=default, now=timezone.now(), website=website)
     target = next((item.target for item in evidence if item.kind == "moved"), "")
     moved_from = list(site.moved_from.order_by("pk")) if site.moved_from_count else []
     return {
