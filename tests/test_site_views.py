@@ -656,3 +656,5 @@ def test_a_site_without_a_copy_in_the_lists_window_is_not_captured_lately_not_du
     assert 'class="prob"' in calm_row
     page = client.get(reverse("site-detail", args=[old.pk])).content.decode()
     assert "not captured lately" in page
+    # The website level's two readings are told apart beside the table.
+    assert "the paper's reading of one merged timeline" in page
