@@ -58,9 +58,13 @@ def main(pytest_args: list[str]) -> int:
     if failures:
         print("FAILED: " + ", ".join(failures))
         return 1
-    ran = " and ".join(legs)
-    print(f"All checks passed, and the test suite on {ran}.")
+    print(summary(legs))
     return 0
+
+
+def summary(legs: list[str]) -> str:
+    """The last line of a passing run, naming the database legs that ran, and only those."""
+    return f"All checks passed, and the test suite on {' and '.join(legs)}."
 
 
 LEGS = "sqlite,postgres"

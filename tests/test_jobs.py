@@ -337,3 +337,13 @@ def test_a_site_job_that_rq_found_abandoned_or_that_raised_ends_its_site(redis_u
         abandoned.seed_url: True,
         raised.seed_url: False,
     }
+
+
+def test_an_import_of_one_site_is_labelled_in_the_singular(redis_url: str) -> None:
+    from operations.jobs import enqueue_import
+    from tests.factories import make_site
+
+    one = enqueue_import([make_site().pk])
+    two = enqueue_import([make_site().pk, make_site().pk])
+    assert one.label == "1 site from the archive"
+    assert two.label == "2 sites from the archive"
