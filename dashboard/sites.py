@@ -111,6 +111,9 @@ def site_rows(
     unknown, no update) sort last in both directions; the canonical key breaks ties so that
     pages never overlap.
     """
+    exposure = exposure_expression(
+        method=query.method, t_days=t_days, e_days=e_days, prefix="est__"
+    )
     rows = (
         Site.objects.search(query.q)
         .annotate(
@@ -144,17 +147,10 @@ def site_rows(
                 )
             ),
             p_key=(
-                exposure_expression(
-                    method=query.method, t_days=t_days, e_days=e_days, prefix="est__"
-                )
+                exposure
                 if window_start is None
                 else Case(
-                    When(
-                        _copied_since(window_start),
-                        then=exposure_expression(
-                            method=query.method, t_days=t_days, e_days=e_days, prefix="est__"
-                        ),
-                    ),
+                    When(_copied_since(window_start), then=exposure),
                     default=None,
                     output_field=FloatField(),
                 )

@@ -58,7 +58,11 @@ from hacs.replay import Policy
 from scheduling.cells import day_text
 from scheduling.estimates import timelines_load
 from scheduling.models import Learned, LearnedScorer, Level
-from scheduling.observations import evaluation_tables_load, observations_queryset
+from scheduling.observations import (
+    EpochMilliseconds,
+    evaluation_tables_load,
+    observations_queryset,
+)
 
 __all__ = [
     "LearnParameters",
@@ -561,11 +565,18 @@ class NewestCopies:
 
 
 def newest_copies(*, level: str, end: datetime) -> NewestCopies:
-    """The newest observation at ``level`` of every site observed by ``end``."""
-    timelines = timelines_load(level=level, end=end)
-    last = timelines.times[timelines.offsets[1:] - 1]
-    order = np.argsort(timelines.site_ids, kind="stable")
-    return NewestCopies(timelines.site_ids[order].astype(np.int64), last[order])
+    """The newest observation at ``level`` of every site observed by ``end``: one aggregate
+    query, in the days the timelines use (whole milliseconds, ``EpochMilliseconds``)."""
+    rows = (
+        observations_queryset(level=level, start=None, end=end, site_ids=None)
+        .order_by()
+        .values("site_id")
+        .annotate(last=Max(EpochMilliseconds("timestamp")))
+        .order_by("site_id")
+        .values_list("site_id", "last")
+    )
+    found = np.array(list(rows), dtype=np.int64).reshape(-1, 2)
+    return NewestCopies(found[:, 0], found[:, 1].astype(np.float64) / 1e3 / 86400.0)
 
 
 def learned_scores(scorer: LearnedScorer, *, day: date, e_days: float) -> LearnedScores:

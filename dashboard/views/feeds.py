@@ -7,6 +7,7 @@ opens these three feeds and nothing else.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -84,7 +85,7 @@ def _site_name(site: Any) -> str:
     return f"{site.author} ({site.seed_url})" if site.author else site.seed_url
 
 
-class SecretFeed(Feed):
+class SecretFeed(Feed, ABC):
     """A feed at a user's secret address; subclasses say what it holds (:meth:`content`)."""
 
     feed_type = AtomWithContent
@@ -104,8 +105,9 @@ class SecretFeed(Feed):
             raise Http404("No such feed.")
         return self.content(request, **kwargs)
 
+    @abstractmethod
     def content(self, request: HttpRequest, **kwargs: Any) -> FeedContent:
-        raise NotImplementedError
+        """What the feed holds, for the address's remaining arguments."""
 
     def title(self, obj: FeedContent) -> str:
         return obj.title

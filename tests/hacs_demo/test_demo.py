@@ -447,6 +447,24 @@ def test_long_run_mean_rates_are_recovered_from_the_events(truth: dict[str, Any]
     assert all(faster)
 
 
+def gap_statistics(
+    days: dict[str, list[float]], rates: dict[str, float]
+) -> tuple[list[float], int, float, int]:
+    """Over a site's pages' addition days: each page's coefficient of variation of the gaps
+    (pages with four gaps or more), the gaps under a week, how many a Poisson process of the
+    page's rate would give, and the number of gaps."""
+    cvs, short, expected, intervals = [], 0, 0.0, 0
+    for page, times in days.items():
+        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+        if len(gaps) >= 4:
+            mean = sum(gaps) / len(gaps)
+            cvs.append((sum((g - mean) ** 2 for g in gaps) / len(gaps)) ** 0.5 / mean)
+        short += sum(g < 7 for g in gaps)
+        expected += len(gaps) * (1 - math.exp(-7 * rates[page]))
+        intervals += len(gaps)
+    return cvs, short, expected, intervals
+
+
 def test_link_additions_cluster_in_editing_sessions(truth: dict[str, Any]) -> None:
     """Not memoryless: intervals between a page's additions have a coefficient of variation
     above 1 (a Poisson process's is 1) and far more of them are under a week than the page's
@@ -463,14 +481,11 @@ def test_link_additions_cluster_in_editing_sessions(truth: dict[str, Any]) -> No
             if e["kind"] == "add":
                 days[e["page"]].append(e["day"])
                 sessions[(site["index"], e["page"], e["session"])].append(e["day"])
-        for page, times in days.items():
-            gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
-            if len(gaps) >= 4:
-                mean = sum(gaps) / len(gaps)
-                cvs.append((sum((g - mean) ** 2 for g in gaps) / len(gaps)) ** 0.5 / mean)
-            short += sum(g < 7 for g in gaps)
-            expected_short += len(gaps) * (1 - math.exp(-7 * rates[page]))
-            intervals += len(gaps)
+        page_cvs, page_short, page_expected, page_intervals = gap_statistics(days, rates)
+        cvs += page_cvs
+        short += page_short
+        expected_short += page_expected
+        intervals += page_intervals
     assert sorted(cvs)[len(cvs) // 2] > 1.2, sorted(cvs)
     assert short > 3 * expected_short, (short, expected_short, intervals)
     sizes = [len(times) for times in sessions.values()]
@@ -500,13 +515,10 @@ def test_the_demo_without_bursts_adds_links_as_poisson_processes(tmp_path: Path)
         for e in site["events"]:
             if e["kind"] == "add":
                 days[e["page"]].append(e["day"])
-        for page, times in days.items():
-            gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
-            if len(gaps) >= 4:
-                mean = sum(gaps) / len(gaps)
-                cvs.append((sum((g - mean) ** 2 for g in gaps) / len(gaps)) ** 0.5 / mean)
-            short += sum(g < 7 for g in gaps)
-            expected_short += len(gaps) * (1 - math.exp(-7 * rates[page]))
+        page_cvs, page_short, page_expected, _ = gap_statistics(days, rates)
+        cvs += page_cvs
+        short += page_short
+        expected_short += page_expected
     assert 0.8 < sorted(cvs)[len(cvs) // 2] < 1.1, sorted(cvs)
     assert 0.7 * expected_short < short < 1.4 * expected_short, (short, expected_short)
 
