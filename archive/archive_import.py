@@ -81,6 +81,9 @@ class RunLimits:
     audit_share: float = 0.05  # grouped queries whose sample homepage is also asked exactly
     group_max_blocks: int = 30  # index blocks (~3,000 lines) a group's range may span
     history_days: int = 1095  # the daily list's window: its contents come first, estimated early
+    # An import fetches only the contents of each site's last ``history_days`` of copies; the
+    # older ones wait for the history pass (``archive_import(history=True)``).
+    older_later: bool = True
 
     @classmethod
     def from_settings(cls) -> RunLimits:
@@ -91,6 +94,7 @@ class RunLimits:
             audit_share=settings.HACS_REFRESH_AUDIT_SHARE,
             group_max_blocks=settings.HACS_REFRESH_GROUP_MAX_BLOCKS,
             history_days=settings.HACS_HISTORY_DAYS,
+            older_later=settings.HACS_OLDER_HISTORY_LATER,
         )
 
 
@@ -125,6 +129,7 @@ class SiteTally:
     waiting: int = 0  # contents still to fetch (−1: finished)
     recent: int = 0  # of which captured within the history window the daily list reads
     early: bool = False  # estimated once its recent contents were in
+    horizon: str = ""  # 14 digits: its copies from here on are within that window
 
 
 # --- The plan -----------------------------------------------------------------------------------
@@ -190,6 +195,7 @@ def archive_import(
     read_captures: bool = True,
     full: bool = False,
     defer_splits: bool = False,
+    history: bool = False,
     limits: RunLimits | None = None,
     finish: Callable[[list[int]], None],
     progress: Callable[[int, str, dict[str, int]], None],
@@ -198,6 +204,11 @@ def archive_import(
     captures stored, the fetch counts, the bad CDX lines and the sites that failed with why.
 
     ``read_captures=False`` only fetches the contents the sites still lack (the retry pass).
+    An import that reads captures fetches, with ``limits.older_later``, only the contents of
+    each site's last ``limits.history_days`` of copies (those its estimates and the daily list
+    read; the older ones are counted as left for later). ``history`` is that later pass: every
+    content the sites lack is fetched, and the sites keep their import status (a failure
+    leaves the content to be asked again, not the site failed).
     ``defer_splits`` (the nightly refresh, within its budget): a group found too big when its
     size is asked is not asked in parts tonight; its sites keep their last check and wait for
     the next night's choice.
@@ -210,7 +221,10 @@ def archive_import(
     ids = list(dict.fromkeys(site_ids))
     tally = {site_id: SiteTally() for site_id in ids}
     source = client.config.source if read_captures else ""  # the retry pass asks no CDX
-    run = _Run(client, limits, tally, finish, progress, source, defer_splits=defer_splits)
+    run = _Run(
+        client, limits, tally, finish, progress, source, defer_splits=defer_splits,
+        older_later=read_captures and limits.older_later and not history, history=history,
+    )  # fmt: skip
     if read_captures:
         queries = refresh_plan(ids, source, client.config.index_lag_days, full=full)
         run.go(queries, [])
@@ -226,10 +240,15 @@ class _Run:
     def __init__(
         self, client: ArchiveClient, limits: RunLimits, tally: dict[int, SiteTally],
         finish: Callable[[list[int]], None], progress: Callable[[int, str, dict[str, int]], None],
-        source: str, *, defer_splits: bool = False,
+        source: str, *, defer_splits: bool = False, older_later: bool = False,
+        history: bool = False,
     ) -> None:  # fmt: skip
         self.client = client
         self.defer_splits = defer_splits
+        self.older_later = older_later  # contents before a site's window wait for later
+        self.history = history  # the history pass: sites keep their import status
+        self.left_later: set[tuple[int, str, str]] = set()  # (site, urlkey, digest) left
+        self.recent: dict[tuple[int, str, str], bool] = {}  # a wanted content in a site's window
         self.limits = limits
         self.tally = tally
         self.finish = finish
@@ -245,8 +264,6 @@ class _Run:
         self.holders: dict[tuple[str, str], list[int]] = defaultdict(list)
         self.unsaved: list[tuple[SnapshotWanted, LinkSnapshot]] = []
         self._order = itertools.count()  # ties of the heap, in the order contents were wanted
-        # Contents captured from here on are those the daily list reads (``HACS_HISTORY_DAYS``).
-        self.horizon = cdx.format_timestamp(timezone.now() - timedelta(days=limits.history_days))
 
     # -- The loop -----------------------------------------------------------------------------
     def go(self, queries: Sequence[CdxQuery], fetch_only: list[int]) -> None:
@@ -382,19 +399,44 @@ class _Run:
         if not site_ids:
             return
         wanted, holders = _wanted_by_site(site_ids)
+        self._horizons(site_ids)
         for item in wanted:
             key = (item.urlkey, item.digest)
+            # A content is within a site's window when any copy of it there is (the newest).
+            newest = {i: stamp for i, stamp in holders[key].items() if i in self.tally}
+            recent = {i: stamp >= self.tally[i].horizon for i, stamp in newest.items()}
+            if self.older_later and not any(recent.values()):
+                for site_id in newest:  # before every holder's window: the history pass's
+                    if (site_id, *key) not in self.left_later:
+                        self.left_later.add((site_id, *key))
+                        self.tally[site_id].counts["older contents left for the history pass"] += 1
+                continue
             new = key not in self.holders
             held = self.holders[key]
-            recent = item.timestamp >= self.horizon
-            for site_id in holders[key]:
+            for site_id in newest:
                 if site_id not in held:
                     held.append(site_id)
                     self.tally[site_id].waiting += 1
-                    self.tally[site_id].recent += recent
+                    self.tally[site_id].recent += recent[site_id]
+                    self.recent[(site_id, *key)] = recent[site_id]
             if new:
                 heapq.heappush(self.wanted, (-int(item.timestamp), next(self._order), item))
         self._finish([i for i in site_ids if self.tally[i].waiting == 0])
+
+    def _horizons(self, site_ids: list[int]) -> None:
+        """Each site's window: its copies within ``history_days`` (and a day, the list's date
+        being after the copy) of its newest observation. Of a collection the archive still
+        captures, that is the daily list's window; of an archive that ended, the last years it
+        holds, which the Evaluation page reads first."""
+        newest = (
+            Capture.objects.filter(site_id__in=site_ids, is_observation=True)
+            .values("site_id")
+            .annotate(newest=Max("timestamp"))
+            .values_list("site_id", "newest")
+        )
+        for site_id, moment in newest:
+            start = moment - timedelta(days=self.limits.history_days + 1)
+            self.tally[site_id].horizon = cdx.format_timestamp(max(start, EARLIEST))
 
     def _ask(self, query: CdxQuery) -> QueryOutcome:
         """Send one query (on a pool thread: network only, no database)."""
@@ -554,7 +596,8 @@ class _Run:
         for site_id in site_ids:
             if not self.tally[site_id].failure:
                 self.tally[site_id].failure = reason
-                sites_finish(failed={site_id: reason})
+                if not self.history:  # the history pass leaves the site as it was
+                    sites_finish(failed={site_id: reason})
                 self.progress(site_id, reason, dict(self.tally[site_id].counts))
 
     # -- Contents -----------------------------------------------------------------------------
@@ -586,17 +629,17 @@ class _Run:
         ready, early = [], []
         for item, snapshot in pending:
             failed = snapshot.status == LinkSnapshot.Status.FAILED
-            recent = item.timestamp >= self.horizon
-            for site_id in self.holders.pop((item.urlkey, item.digest), []):
+            key = (item.urlkey, item.digest)
+            for site_id in self.holders.pop(key, []):
                 site = self.tally[site_id]
                 site.counts["fetch failures" if failed else "fetches"] += 1
                 site.waiting -= 1
-                site.recent -= recent
+                site.recent -= self.recent.pop((site_id, *key), False)
                 if site.failure:
                     continue
                 if site.waiting == 0:
                     ready.append(site_id)
-                elif site.recent == 0 and not site.early:
+                elif site.recent == 0 and not site.early and not self.history:
                     site.early = True
                     early.append(site_id)
         self._estimate_early([i for i in early if i not in ready])
@@ -636,7 +679,8 @@ class _Run:
             reason = _unexpected(f"Importing {url}", error)
             self._fail(site_ids, reason)
             return
-        sites_finish(done=site_ids)
+        if not self.history:
+            sites_finish(done=site_ids)
         for site_id in site_ids:
             site = self.tally[site_id]
             site.waiting = -1  # finished: later saves never finish it twice
@@ -717,19 +761,21 @@ def _too_big_failure(reason: str) -> bool:
 
 def _wanted_by_site(
     site_ids: list[int],
-) -> tuple[list[SnapshotWanted], dict[tuple[str, str], list[int]]]:
-    """The contents the sites lack, newest first, and for each the sites whose captures hold it."""
+) -> tuple[list[SnapshotWanted], dict[tuple[str, str], dict[int, str]]]:
+    """The contents the sites lack, newest first, and for each the sites whose observations
+    (revisits too) hold it, with the newest such copy's 14-digit time."""
     wanted = snapshots_missing(site_ids=site_ids)
     keys = {(w.urlkey, w.digest) for w in wanted}
-    holders: dict[tuple[str, str], list[int]] = defaultdict(list)
+    holders: dict[tuple[str, str], dict[int, str]] = defaultdict(dict)
     if keys:
         rows = (
-            Capture.objects.filter(site_id__in=site_ids, kind=Capture.Kind.OBSERVATION)
-            .values_list("urlkey", "digest", "site_id")
-            .distinct()
+            Capture.objects.filter(site_id__in=site_ids, is_observation=True)
+            .values("urlkey", "digest", "site_id")
+            .annotate(newest=Max("timestamp"))
+            .values_list("urlkey", "digest", "site_id", "newest")
         )
-        for urlkey, digest, site_id in rows:
+        for urlkey, digest, site_id, moment in rows:
             key = (urlkey, digest)
-            if key in keys and site_id not in holders[key]:
-                holders[key].append(site_id)
+            if key in keys:
+                holders[key][site_id] = cdx.format_timestamp(moment)
     return wanted, holders

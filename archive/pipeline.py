@@ -14,7 +14,8 @@ sources:
   reached, or whose configured URL cannot be requested, stops the fetches at once, its sentence
   failing every site not yet done;
 * :class:`FromWarcFiles` — WARC files: captures and, from the same pass, their pages' links;
-* :class:`FetchRetry` — the later pass for sites whose memento fetches failed: fetch what is
+* :class:`FetchRetry` — the later pass for sites whose memento fetches failed, or (``history``)
+  whose import left the contents of copies older than their window for later: fetch what is
   still missing and compute updates again.
 
 A site's import begins in :func:`sites_start` (marked running) and ends in :func:`sites_finish`
@@ -98,7 +99,12 @@ class FromWarcFiles:
 
 @dataclass(frozen=True)
 class FetchRetry:
+    """Fetch the contents the sites still lack. ``history``: the history pass, for the contents
+    older than each site's window that its import left for later; the sites keep their import
+    status whatever happens (a content that fails is asked again the next night)."""
+
     site_ids: Sequence[int]
+    history: bool = False
 
 
 Source = FromArchive | FromCdxFiles | FromWarcFiles | FetchRetry
@@ -192,7 +198,9 @@ def _from_archive(
     (``archive.archive_import``); every site ends done or failed, told to ``notify``."""
     urls = dict(Site.objects.filter(pk__in=list(source.site_ids)).values_list("pk", "seed_url"))
     ids = sorted(urls)
-    sites_start(ids)
+    history = isinstance(source, FetchRetry) and source.history
+    if not history:
+        sites_start(ids)
 
     def told(site_id: int, failure: str, counts: dict[str, int]) -> None:
         if failure:
@@ -205,7 +213,7 @@ def _from_archive(
         ids, client, read_captures=isinstance(source, FromArchive),
         full=isinstance(source, FromArchive) and source.full,
         defer_splits=isinstance(source, FromArchive) and source.defer_splits,
-        finish=finish, progress=told,
+        history=history, finish=finish, progress=told,
     )  # fmt: skip
     report.captures.merge(captures)
     report.fetches.update(fetches)

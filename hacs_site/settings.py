@@ -299,6 +299,10 @@ HACS_CDX_INDEX_LAG_DAYS = env_float("HACS_CDX_INDEX_LAG_DAYS", 30.0, minimum=0, 
 # once in one worker (the archive's rate limits still hold, shared through Redis), and when a
 # grouped query's answer is too big, so that the next refresh splits the group.
 HACS_ARCHIVE_PARALLEL = env_int("HACS_ARCHIVE_PARALLEL", 8, minimum=1, maximum=8)
+# An import from the archive fetches the contents of each site's last HACS_HISTORY_DAYS of
+# copies (what its estimates and the daily list read); the older ones are left to the history
+# pass (HACS_FETCH_RETRY_CRON), which fetches them when no first import is under way.
+HACS_OLDER_HISTORY_LATER = env_bool("HACS_OLDER_HISTORY_LATER", True)
 HACS_REFRESH_GROUP_MAX_ROWS = env_int("HACS_REFRESH_GROUP_MAX_ROWS", 20_000, minimum=100)
 HACS_REFRESH_GROUP_MAX_PAGES = env_int("HACS_REFRESH_GROUP_MAX_PAGES", 4, minimum=1)
 # Index blocks (~3,000 lines) a group's key range may span, asked before the group (Internet

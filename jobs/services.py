@@ -274,7 +274,7 @@ def job_ids_in_redis() -> tuple[set[str], set[str]] | None:
 WAITING_SHOWN = 50
 KNOWN_FUNCTIONS = {
     "operations.daily.daily_crawl_list_and_hand_offs": "Daily crawl list (from the scheduler)",
-    "operations.jobs.daily_fetch_retry": "Retry of failed fetches (from the scheduler)",
+    "operations.jobs.daily_fetch_retry": "Older history, failed fetches (from the scheduler)",
     "operations.jobs.nightly_refresh": "Nightly refresh from the archive (from the scheduler)",
 }
 # Every few minutes, and most often a no-op: the sweep, and the daily list's catch-up (the list

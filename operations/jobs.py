@@ -53,6 +53,7 @@ from operations.refresh import (
     sites_from_archive,
     sites_refresh,
     sites_with_failed_fetches,
+    sites_with_older_history,
 )
 
 logger = logging.getLogger(__name__)
@@ -214,6 +215,17 @@ def retry_fetches(record_id: int, site_ids: list[int]) -> None:
         sites_refresh(FetchRetry(site_ids), client=archive_client(), progress=run.item)
 
 
+def fetch_older_history(record_id: int, site_ids: list[int]) -> None:
+    """The history pass: the contents of copies older than each site's window, which its import
+    left for later. The sites keep their import status; a content that fails waits for the
+    next pass."""
+    with JobRun.resume(record_id) as run:
+        run.add_items(site_ids)
+        run.set_total(len(site_ids))
+        sites_refresh(FetchRetry(site_ids, history=True), client=archive_client(),
+                      progress=run.item)  # fmt: skip
+
+
 def file_import_run(
     run: JobRun, kind: str, paths: Sequence[Path], *, fetch: bool = True
 ) -> ImportReport:
@@ -328,10 +340,37 @@ def enqueue_fetch_retry(*, user: object = None) -> JobRecord | None:
     )
 
 
+OLDER_HISTORY = "Older history"
+
+
+def enqueue_history_pass(*, user: object = None) -> JobRecord | None:
+    """Queue the history pass for every site whose import left older contents for later; None
+    when there is none, or while an import is under way (a first import's own window comes
+    first: the archive's memento rate is shared) or the previous history pass still runs."""
+    if JobRecord.objects.filter(kind=JobRecord.Kind.IMPORT, status__in=JobRecord.ACTIVE).exists():
+        logger.info("An import is under way; the older history waits for the next pass.")
+        return None
+    site_ids = sites_with_older_history()
+    if not site_ids:
+        return None
+    return job_enqueue(
+        kind=JobRecord.Kind.IMPORT,
+        func=fetch_older_history,
+        args=(site_ids,),
+        label=f"{OLDER_HISTORY} of {_sites(len(site_ids))}: contents before their last "
+        f"{settings.HACS_HISTORY_DAYS:,} days of copies",
+        user=user,
+        total=len(site_ids),
+    )
+
+
 def daily_fetch_retry() -> int:
-    """The nightly retry pass (RQ cron): returns how many sites it queued."""
+    """The nightly retry pass (RQ cron): the history pass for the older contents imports left
+    for later (when no import is under way), and the retry of failed fetches. Returns how many
+    sites it queued."""
+    history = enqueue_history_pass()
     record = enqueue_fetch_retry()
-    return record.total if record is not None else 0
+    return sum(r.total for r in (history, record) if r is not None)
 
 
 NIGHTLY_REFRESH = "Nightly refresh"
@@ -385,6 +424,8 @@ def nightly_refresh() -> int:
 __all__ = [
     "daily_fetch_retry",
     "enqueue_fetch_retry",
+    "enqueue_history_pass",
+    "fetch_older_history",
     "enqueue_files",
     "enqueue_import",
     "file_import_run",

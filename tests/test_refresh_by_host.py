@@ -356,9 +356,11 @@ def test_a_group_whose_range_the_archive_would_cut_short_is_split_before_it_is_a
 def test_contents_come_newest_first_and_a_site_is_estimated_once_its_recent_ones_are_in(
     settings: Any, redis_url: str, monkeypatch: Any
 ) -> None:
-    """A first import fetches the newest contents first; once those within the daily list's
-    window (``HACS_HISTORY_DAYS``) are in, the site's updates and estimates are computed, before
-    its older contents arrive; it is finished again when its last content is in."""
+    """An import fetching every content (``HACS_OLDER_HISTORY_LATER`` off) fetches the newest
+    first; once those within the daily list's window (``HACS_HISTORY_DAYS``) are in, the site's
+    updates and estimates are computed, before its older contents arrive; it is finished again
+    when its last content is in. (By default the older ones wait for the history pass:
+    ``tests/test_older_history.py``.)"""
     from django.utils import timezone
 
     import archive.archive_import
@@ -377,7 +379,8 @@ def test_contents_come_newest_first_and_a_site_is_estimated_once_its_recent_ones
         seen.append((list(site_ids), LinkSnapshot.objects.count()))
 
     with IAArchive(rows, body_for=body_for) as archive:
-        use(settings, archive, HACS_ARCHIVE_PARALLEL=1, HACS_HISTORY_DAYS=365)
+        use(settings, archive, HACS_ARCHIVE_PARALLEL=1, HACS_HISTORY_DAYS=365,
+            HACS_OLDER_HISTORY_LATER=False)  # fmt: skip
         sites_import(FromArchive([site.pk]), client=archive_client(), after=after)
         fetched = [e.path.split("/")[2][:14] for e in archive.requests_to("web")]
     assert fetched == sorted(recent + old, reverse=True)  # newest first

@@ -1,0 +1,152 @@
+"""A first import fetches the contents of each site's window; the older ones wait for the
+history pass (issue 26: a paper-scale first import within a day).
+
+An import from the archive reads each seed's whole history from the CDX server but fetches only
+the contents of its last ``HACS_HISTORY_DAYS`` of copies, which its estimates and the daily list
+read; the older contents are fetched by the history pass (the nightly pass at
+``HACS_FETCH_RETRY_CRON``, or ``import_archive --history``), which leaves the sites' import status
+alone. Both passes together give the data of one import that fetches everything.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from archive.models import ArchiveCheck, Capture, LinkSnapshot, Site
+from archive.wayback import ArchiveConfig
+from jobs.models import JobRecord
+from operations.jobs import daily_fetch_retry, enqueue_history_pass
+from operations.refresh import sites_with_older_history
+from scheduling.models import Estimate
+from tests.factories import make_capture, make_site
+from tests.support.ia_server import Aimed, Fault, IAArchive
+from tests.test_refresh_by_host import body_for, capture, fingerprint, use
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+LEFT = "older contents left for the history pass"
+
+
+def stamp(days_ago: float) -> str:
+    return (timezone.now() - timedelta(days=days_ago)).strftime("%Y%m%d%H%M%S")
+
+
+def quiet(*args: str) -> str:
+    """Run ``import_archive`` and return what it printed."""
+    said = StringIO()
+    call_command("import_archive", *args, stdout=said, stderr=open(os.devnull, "w"))
+    return said.getvalue()
+
+
+def fetched(archive: IAArchive) -> list[str]:
+    return [e.path.split("/")[2][:14] for e in archive.requests_to("web")]
+
+
+def test_an_import_fetches_each_sites_window_and_the_history_pass_the_rest(
+    settings: Any, redis_url: str
+) -> None:
+    site = make_site(seed_url="http://old.edu/~ann/", canonical_key="edu,old)/~ann")
+    recent = [stamp(30 * m) for m in range(1, 4)]
+    old = [stamp(365 * y) for y in range(5, 9)]
+    # A content first captured six years ago and again two months ago: the window needs it.
+    kept_first, kept_again = stamp(365 * 6 + 10), stamp(61)
+    rows = [capture("old.edu", "/~ann", s, f"D{s}") for s in recent + old]
+    rows += [capture("old.edu", "/~ann", s, "KEPT") for s in (kept_first, kept_again)]
+    with IAArchive(rows, body_for=body_for) as archive:
+        use(settings, archive, HACS_ARCHIVE_PARALLEL=1, HACS_HISTORY_DAYS=365)
+        said = quiet()
+        first = fetched(archive)
+        assert first == sorted([*recent, kept_first], reverse=True)  # newest first
+        assert "4 contents of copies older than each site's last 365 days" in said
+        record = JobRecord.objects.get()
+        assert record.counts[LEFT] == 4
+        site.refresh_from_db()
+        assert site.import_status == Site.ImportStatus.DONE
+        assert Estimate.objects.filter(site=site).exists()
+        # The window's observations are numbered, the older ones wait without an index.
+        unread = Capture.objects.filter(site=site, is_observation=True, page_index=None)
+        assert sorted(unread.values_list("digest", flat=True)) == sorted(f"D{s}" for s in old)
+        assert sites_with_older_history() == [site.pk]
+
+        archive.state.log.clear()
+        said = quiet("--history")
+        assert archive.requests_to("cdx") == []  # contents only
+        assert fetched(archive) == sorted(old, reverse=True)
+        assert "left for the history pass" not in said
+        assert sites_with_older_history() == []
+        site.refresh_from_db()
+        assert site.import_status == Site.ImportStatus.DONE
+        two_passes = fingerprint()
+
+        # One import fetching every content at once gives the same data.
+        for model in (Capture, LinkSnapshot, Estimate, ArchiveCheck):
+            model.objects.all().delete()
+        use(settings, archive, HACS_OLDER_HISTORY_LATER=False)
+        archive.state.log.clear()
+        quiet()
+        assert sorted(fetched(archive)) == sorted([*recent, kept_first, *old])
+    assert fingerprint() == two_passes
+    assert two_passes[0] and two_passes[1]
+
+
+def test_the_history_pass_leaves_a_site_as_it_was_when_a_content_fails(
+    settings: Any, redis_url: str
+) -> None:
+    """A content the history pass cannot fetch is asked again the next night; the site stays
+    imported (its list data is whole) rather than failed."""
+    from archive.pipeline import FetchRetry
+    from operations.refresh import archive_client, sites_refresh
+
+    site = make_site(seed_url="http://old.edu/~bea/", canonical_key="edu,old)/~bea")
+    old = [stamp(365 * y) for y in (5, 6)]
+    rows = [capture("old.edu", "/~bea", s, f"D{s}") for s in [stamp(20), *old]]
+    with IAArchive(rows, body_for=body_for) as archive:
+        use(settings, archive, HACS_ARCHIVE_PARALLEL=1, HACS_HISTORY_DAYS=365,
+            HACS_HTTP_RETRIES=0)  # fmt: skip
+        quiet()
+        for s in old:  # the archive drops the connection for the older copies
+            archive.state.aimed.append(
+                Aimed(f"/web/{s}id_/http://old.edu/~bea", Fault("reset", on="web"))
+            )
+        report = sites_refresh(FetchRetry([site.pk], history=True), client=archive_client())
+        assert report.fetches["fetch failed"] == 2
+        assert fetched(archive)[1:] == old  # once each after the first pass's one
+    site.refresh_from_db()
+    assert site.import_status == Site.ImportStatus.DONE
+    assert site.import_error == ""
+    assert LinkSnapshot.objects.filter(status=LinkSnapshot.Status.FAILED).count() == 2
+
+
+def test_the_nightly_pass_queues_the_history_pass_only_when_no_import_is_under_way(
+    settings: Any, redis_url: str
+) -> None:
+    source = ArchiveConfig.from_settings().source
+    waiting = make_site(import_status=Site.ImportStatus.DONE)
+    make_capture(waiting, source=source, digest="OLD")  # an observation never fetched
+    fetched_site = make_site(import_status=Site.ImportStatus.DONE)
+    snapshot = LinkSnapshot.objects.create(urlkey=fetched_site.canonical_key, digest="NEW")
+    make_capture(fetched_site, source=source, digest="NEW", snapshot=snapshot)
+    running = make_site(import_status=Site.ImportStatus.RUNNING)  # its import fetches them
+    make_capture(running, source=source, digest="MID")
+    from_files = make_site(import_status=Site.ImportStatus.DONE)
+    make_capture(from_files, source="file:seeds.cdx", digest="FILE")
+    assert sites_with_older_history() == [waiting.pk]
+
+    under_way = JobRecord.objects.create(kind=JobRecord.Kind.IMPORT, status="running")
+    assert enqueue_history_pass() is None
+    assert daily_fetch_retry() == 0
+    under_way.status = JobRecord.Status.FINISHED
+    under_way.save()
+
+    assert daily_fetch_retry() == 1
+    record = JobRecord.objects.exclude(pk=under_way.pk).get()
+    assert record.label.startswith("Older history of 1 site: contents before their last")
+    assert record.total == 1
+    assert enqueue_history_pass() is None  # the pass itself is under way
