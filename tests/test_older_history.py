@@ -50,7 +50,7 @@ def fetched(archive: IAArchive) -> list[str]:
 
 
 def test_an_import_fetches_each_sites_window_and_the_history_pass_the_rest(
-    settings: Any, redis_url: str
+    settings: Any, redis_url: str, logged_in_client: Any
 ) -> None:
     site = make_site(seed_url="http://old.edu/~ann/", canonical_key="edu,old)/~ann")
     recent = [stamp(30 * m) for m in range(1, 4)]
@@ -74,6 +74,8 @@ def test_an_import_fetches_each_sites_window_and_the_history_pass_the_rest(
         unread = Capture.objects.filter(site=site, is_observation=True, page_index=None)
         assert sorted(unread.values_list("digest", flat=True)) == sorted(f"D{s}" for s in old)
         assert sites_with_older_history() == [site.pk]
+        page = logged_in_client.get(f"/sites/{site.pk}/").content.decode()
+        assert "4 copies older than the last 365 days still to read" in page
 
         archive.state.log.clear()
         said = quiet("--history")
@@ -81,6 +83,10 @@ def test_an_import_fetches_each_sites_window_and_the_history_pass_the_rest(
         assert fetched(archive) == sorted(old, reverse=True)
         assert "left for the history pass" not in said
         assert sites_with_older_history() == []
+        assert (
+            'data-field="older-history"'
+            not in logged_in_client.get(f"/sites/{site.pk}/").content.decode()
+        )
         site.refresh_from_db()
         assert site.import_status == Site.ImportStatus.DONE
         two_passes = fingerprint()
