@@ -343,14 +343,15 @@ def enqueue_fetch_retry(*, user: object = None) -> JobRecord | None:
 OLDER_HISTORY = "Older history"
 
 
-def enqueue_history_pass(*, user: object = None) -> JobRecord | None:
+def enqueue_history_pass(*, user: object = None, without: Sequence[int] = ()) -> JobRecord | None:
     """Queue the history pass for every site whose import left older contents for later; None
     when there is none, or while an import is under way (a first import's own window comes
     first: the archive's memento rate is shared) or the previous history pass still runs."""
     if JobRecord.objects.filter(kind=JobRecord.Kind.IMPORT, status__in=JobRecord.ACTIVE).exists():
         logger.info("An import is under way; the older history waits for the next pass.")
         return None
-    site_ids = sites_with_older_history()
+    left_out = set(without)  # the retry pass's sites: it fetches their older contents too
+    site_ids = [i for i in sites_with_older_history() if i not in left_out]
     if not site_ids:
         return None
     return job_enqueue(
@@ -368,7 +369,7 @@ def daily_fetch_retry() -> int:
     """The nightly retry pass (RQ cron): the history pass for the older contents imports left
     for later (when no import is under way), and the retry of failed fetches. Returns how many
     sites it queued."""
-    history = enqueue_history_pass()
+    history = enqueue_history_pass(without=sites_with_failed_fetches())
     record = enqueue_fetch_retry()
     return sum(r.total for r in (history, record) if r is not None)
 

@@ -15,9 +15,11 @@ from datetime import timedelta
 from io import StringIO
 from typing import Any
 
+import django_rq
 import pytest
 from django.core.management import call_command
 from django.utils import timezone
+from rq.job import Job
 
 from archive.models import ArchiveCheck, Capture, LinkSnapshot, Site
 from archive.wayback import ArchiveConfig
@@ -25,7 +27,7 @@ from jobs.models import JobRecord
 from operations.jobs import daily_fetch_retry, enqueue_history_pass
 from operations.refresh import sites_with_older_history
 from scheduling.models import Estimate
-from tests.factories import make_capture, make_site
+from tests.factories import WHEN, make_capture, make_site
 from tests.support.ia_server import Aimed, Fault, IAArchive
 from tests.test_refresh_by_host import body_for, capture, fingerprint, use
 
@@ -143,16 +145,26 @@ def test_the_nightly_pass_queues_the_history_pass_only_when_no_import_is_under_w
     make_capture(running, source=source, digest="MID")
     from_files = make_site(import_status=Site.ImportStatus.DONE)
     make_capture(from_files, source="file:seeds.cdx", digest="FILE")
-    assert sites_with_older_history() == [waiting.pk]
+    retrying = make_site(import_status=Site.ImportStatus.DONE)  # the retry pass fetches all
+    failed = LinkSnapshot.objects.create(
+        urlkey=retrying.canonical_key, digest="BAD", status=LinkSnapshot.Status.FAILED
+    )
+    make_capture(retrying, source=source, digest="BAD", snapshot=failed)
+    make_capture(retrying, source=source, digest="OLDER", timestamp=WHEN - timedelta(days=900))
+    assert sites_with_older_history() == [waiting.pk, retrying.pk]
 
     under_way = JobRecord.objects.create(kind=JobRecord.Kind.IMPORT, status="running")
     assert enqueue_history_pass() is None
-    assert daily_fetch_retry() == 0
     under_way.status = JobRecord.Status.FINISHED
     under_way.save()
 
-    assert daily_fetch_retry() == 1
-    record = JobRecord.objects.exclude(pk=under_way.pk).get()
-    assert record.label.startswith("Older history of 1 site: contents before their last")
-    assert record.total == 1
+    assert daily_fetch_retry() == 2
+    queued = JobRecord.objects.exclude(pk=under_way.pk)
+    history = queued.get(label__startswith="Older history")
+    assert history.label.startswith("Older history of 1 site: contents before their last")
+    job = Job.fetch(history.rq_id, connection=django_rq.get_connection("import"))
+    assert job.args[-1] == [waiting.pk]
+    assert history.total == 1
+    retry = queued.exclude(pk=history.pk).get()
+    assert retry.label == "retry of failed fetches of 1 site"
     assert enqueue_history_pass() is None  # the pass itself is under way
