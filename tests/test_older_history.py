@@ -133,7 +133,7 @@ def test_the_history_pass_leaves_a_site_as_it_was_when_a_content_fails(
 
 
 def test_the_nightly_pass_queues_the_history_pass_only_when_no_import_is_under_way(
-    settings: Any, redis_url: str
+    settings: Any, redis_url: str, django_capture_on_commit_callbacks: Any
 ) -> None:
     source = ArchiveConfig.from_settings().source
     waiting = make_site(import_status=Site.ImportStatus.DONE)
@@ -158,7 +158,8 @@ def test_the_nightly_pass_queues_the_history_pass_only_when_no_import_is_under_w
     under_way.status = JobRecord.Status.FINISHED
     under_way.save()
 
-    assert daily_fetch_retry() == 2
+    with django_capture_on_commit_callbacks(execute=True):  # the jobs reach Redis
+        assert daily_fetch_retry() == 2
     queued = JobRecord.objects.exclude(pk=under_way.pk)
     history = queued.get(label__startswith="Older history")
     assert history.label.startswith("Older history of 1 site: contents before their last")
