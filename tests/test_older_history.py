@@ -20,6 +20,7 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 from rq.job import Job
+from rq.serializers import JSONSerializer
 
 from archive.models import ArchiveCheck, Capture, LinkSnapshot, Site
 from archive.wayback import ArchiveConfig
@@ -163,7 +164,8 @@ def test_the_nightly_pass_queues_the_history_pass_only_when_no_import_is_under_w
     queued = JobRecord.objects.exclude(pk=under_way.pk)
     history = queued.get(label__startswith="Older history")
     assert history.label.startswith("Older history of 1 site: contents before their last")
-    job = Job.fetch(history.rq_id, connection=django_rq.get_connection("import"))
+    connection = django_rq.get_connection("import")
+    job = Job.fetch(history.rq_id, connection=connection, serializer=JSONSerializer)
     assert job.args[-1] == [waiting.pk]
     assert history.total == 1
     retry = queued.exclude(pk=history.pk).get()
