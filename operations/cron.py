@@ -9,7 +9,9 @@
   03:00; "off" turns it off): an incremental import of every site holding captures from that
   archive, so that the morning's list counts the copies the archive made since the day before.
 * The retry pass for failed memento fetches at ``HACS_FETCH_RETRY_CRON`` (default 04:00), before
-  the list, so that the list sees what the retry found.
+  the list, so that the list sees what the retry found; with it, when no import is under way,
+  the history pass for the contents of copies older than each site's window, which imports
+  leave for later (``operations.jobs.enqueue_history_pass``).
 * Every minute, the sweep that marks interrupted the jobs (and their sites) whose worker, Redis or
   terminal stopped (``operations.jobs.sweep_interrupted``), on the first queue every worker
   serves, so that it never waits behind an import.
