@@ -9,9 +9,10 @@ the real one does) and measures:
    real commands in a throw-away SQLite database: ``import_seeds``, a first ``import_archive``
    (one query per seed, its whole history) and its history pass, then on each of the first
    ``SAMPLE_NIGHTS`` nights the archive indexes that night's captures and the sites holding
-   captures from it are refreshed with ``import_archive`` (grouped by host, sized, audited; no budget: the budget is
-   the nightly job's). Requests, bytes and mementos are counted at the server; per 1,000 sites
-   and for the whole collection they are *extrapolated* from the sample, and labelled so.
+   captures from it are refreshed with ``import_archive`` (grouped by host, sized, audited; no
+   budget: the budget is the nightly job's). Requests, bytes and mementos are counted at the
+   server; per 1,000 sites and for the whole collection they are *extrapolated* from the
+   sample, and labelled so.
    A second, smaller first import (``RATE_CHECK_SEEDS`` seeds, at rates slow enough that the
    rate limits set the pace) times whether HACS's CDX queries and memento fetches add up (in
    series) or overlap (in parallel): its wall time against requests / rate of each kind.
