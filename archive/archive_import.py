@@ -68,6 +68,7 @@ T = TypeVar("T")
 SIZE_MAX_AGE = timedelta(days=30)  # a group's size is asked again after this
 SAVE_SECONDS = 10.0  # and at least this often while contents come in
 SAVE_EVERY = 50  # contents saved, and finished sites finished, this many fetches at a time
+LEFT_LATER = "older contents left for the history pass"  # a site's count, and the job's
 
 
 @dataclass(frozen=True)
@@ -409,7 +410,7 @@ class _Run:
                 for site_id in newest:  # before every holder's window: the history pass's
                     if (site_id, *key) not in self.left_later:
                         self.left_later.add((site_id, *key))
-                        self.tally[site_id].counts["older contents left for the history pass"] += 1
+                        self.tally[site_id].counts[LEFT_LATER] += 1
                 continue
             new = key not in self.holders
             held = self.holders[key]
@@ -681,6 +682,11 @@ class _Run:
             return
         if not self.history:
             sites_finish(done=site_ids)
+        by_count: dict[int, list[int]] = defaultdict(list)
+        for site_id in site_ids:  # what the history pass has still to fetch: now, or nothing
+            by_count[self.tally[site_id].counts[LEFT_LATER]].append(site_id)
+        for count, ids in by_count.items():
+            Site.objects.filter(pk__in=ids).update(older_pending=count)
         for site_id in site_ids:
             site = self.tally[site_id]
             site.waiting = -1  # finished: later saves never finish it twice

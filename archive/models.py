@@ -55,6 +55,9 @@ class Site(models.Model):
     import_error = models.TextField(blank=True)
     import_attempts = models.PositiveIntegerField(default=0)
     imported_at = models.DateTimeField(null=True, blank=True)
+    # Contents of copies older than the site's window that its last import from the archive left
+    # for the history pass (``archive.archive_import``); 0 once that pass has fetched them.
+    older_pending = models.PositiveIntegerField(default=0)
     # A seed that moved (its homepage redirects to another scope) points to the seed added for
     # its new address; the old site keeps its history. ``moved_from`` is the way back.
     moved_to = models.ForeignKey(

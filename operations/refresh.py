@@ -70,16 +70,11 @@ def sites_from_archive(config: ArchiveConfig | None = None) -> list[int]:
     return list(Site.objects.filter(Exists(held)).order_by("pk").values_list("pk", flat=True))
 
 
-def sites_with_older_history(config: ArchiveConfig | None = None) -> list[int]:
-    """Sites imported from the configured archive holding an observation whose content was
-    never fetched: copies older than the site's window, which its import left for the history
-    pass (``HACS_OLDER_HISTORY_LATER``)."""
-    source = (config or ArchiveConfig.from_settings()).source
-    unread = Capture.objects.filter(
-        site=OuterRef("pk"), source=source, is_observation=True, snapshot__isnull=True
-    )
-    done = Site.objects.filter(import_status=Site.ImportStatus.DONE)
-    return list(done.filter(Exists(unread)).order_by("pk").values_list("pk", flat=True))
+def sites_with_older_history() -> list[int]:
+    """Sites whose last import from the archive left the contents of copies older than their
+    window for the history pass (``Site.older_pending``), and that are not importing now."""
+    waiting = Site.objects.filter(import_status=Site.ImportStatus.DONE, older_pending__gt=0)
+    return list(waiting.order_by("pk").values_list("pk", flat=True))
 
 
 def sites_with_failed_fetches() -> list[int]:

@@ -77,8 +77,12 @@ def test_an_import_fetches_each_sites_window_and_the_history_pass_the_rest(
         unread = Capture.objects.filter(site=site, is_observation=True, page_index=None)
         assert sorted(unread.values_list("digest", flat=True)) == sorted(f"D{s}" for s in old)
         assert sites_with_older_history() == [site.pk]
+        site.refresh_from_db()
+        assert site.older_pending == 4
         page = logged_in_client.get(f"/sites/{site.pk}/").content.decode()
-        assert "4 copies older than the last 365 days still to read" in page
+        assert "4 contents of copies older than its last 365 days still to fetch" in page
+        page = logged_in_client.get("/evaluation/").content.decode()
+        assert "The older history of 1 site is still being fetched" in page
 
         archive.state.log.clear()
         said = quiet("--history")
@@ -90,7 +94,10 @@ def test_an_import_fetches_each_sites_window_and_the_history_pass_the_rest(
             'data-field="older-history"'
             not in logged_in_client.get(f"/sites/{site.pk}/").content.decode()
         )
+        page = logged_in_client.get("/evaluation/").content.decode()
+        assert 'data-notice="older-history"' not in page
         site.refresh_from_db()
+        assert site.older_pending == 0
         assert site.import_status == Site.ImportStatus.DONE
         two_passes = fingerprint()
 
@@ -137,16 +144,16 @@ def test_the_nightly_pass_queues_the_history_pass_only_when_no_import_is_under_w
     settings: Any, redis_url: str, django_capture_on_commit_callbacks: Any
 ) -> None:
     source = ArchiveConfig.from_settings().source
-    waiting = make_site(import_status=Site.ImportStatus.DONE)
+    waiting = make_site(import_status=Site.ImportStatus.DONE, older_pending=1)
     make_capture(waiting, source=source, digest="OLD")  # an observation never fetched
     fetched_site = make_site(import_status=Site.ImportStatus.DONE)
     snapshot = LinkSnapshot.objects.create(urlkey=fetched_site.canonical_key, digest="NEW")
     make_capture(fetched_site, source=source, digest="NEW", snapshot=snapshot)
-    running = make_site(import_status=Site.ImportStatus.RUNNING)  # its import fetches them
+    running = make_site(import_status=Site.ImportStatus.RUNNING, older_pending=3)  # importing
     make_capture(running, source=source, digest="MID")
     from_files = make_site(import_status=Site.ImportStatus.DONE)
     make_capture(from_files, source="file:seeds.cdx", digest="FILE")
-    retrying = make_site(import_status=Site.ImportStatus.DONE)  # the retry pass fetches all
+    retrying = make_site(import_status=Site.ImportStatus.DONE, older_pending=1)  # retry: all
     failed = LinkSnapshot.objects.create(
         urlkey=retrying.canonical_key, digest="BAD", status=LinkSnapshot.Status.FAILED
     )

@@ -7,12 +7,14 @@ import json
 from datetime import date, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from archive.models import Site
 from dashboard.forms import EvaluationForm, LearnForm
 from dashboard.roles import librarian_required
 from dashboard.views.jobs import explain
@@ -98,6 +100,10 @@ def _page(
         "learn_form": learn_form,
         "learn_period": learn_period,
         "learned_runs": _learned_runs(),
+        # Sites whose copies before their window still wait for the history pass: an evaluation
+        # of those earlier years reads fewer copies of them until it has run.
+        "older_pending": Site.objects.filter(older_pending__gt=0).count(),
+        "history_days": settings.HACS_HISTORY_DAYS,
     }
     if selected is not None and selected.status == EvaluationRun.Status.DONE and selected.results:
         results = selected.results

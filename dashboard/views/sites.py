@@ -119,13 +119,7 @@ def archive_check(site: Site) -> dict[str, object]:
         else set(site.captures.order_by().values_list("source", flat=True).distinct())
     )
     from_files = bool(sources) and config.source not in sources
-    older = 0
-    if site.import_status == Site.ImportStatus.DONE and not from_files:
-        # Copies older than the site's window whose contents the history pass has yet to fetch.
-        older = site.captures.filter(
-            source=config.source, is_observation=True, snapshot__isnull=True
-        ).count()
-    return {"check": check, "host": config.cdx_host, "refreshed": not from_files, "older": older}
+    return {"check": check, "host": config.cdx_host, "refreshed": not from_files}
 
 
 def site_detail(request: HttpRequest, pk: int) -> HttpResponse:
