@@ -178,3 +178,34 @@ def test_the_nightly_pass_queues_the_history_pass_only_when_no_import_is_under_w
     retry = queued.exclude(pk=history.pk).get()
     assert retry.label == "retry of failed fetches of 1 site"
     assert enqueue_history_pass() is None  # the pass itself is under way
+
+
+def test_two_passes_over_several_hosts_give_the_data_of_one_import(
+    settings: Any, redis_url: str
+) -> None:
+    """Twelve seeds on three hosts with subpages, a window of 120 days in a year of monthly
+    copies: the import and its history pass store, update for update and estimate for estimate
+    at both levels, what one import fetching everything stores."""
+    from tests.test_refresh_by_host import history, seeds
+
+    sites = seeds()
+    with IAArchive(history(range(1, 13)), body_for=body_for) as archive:
+        use(settings, archive, HACS_HISTORY_DAYS=120)
+        said = quiet()
+        left = JobRecord.objects.get().counts[LEFT]
+        assert left > 0 and f"{left} contents of copies older" in said
+        assert sorted(sites_with_older_history()) == sorted(s.pk for s in sites)
+        first = len(fetched(archive))
+        quiet("--history")
+        assert len(fetched(archive)) == first + left  # each older content once
+        assert sites_with_older_history() == []
+        two_passes = fingerprint()
+        for model in (Capture, LinkSnapshot, Estimate, ArchiveCheck):
+            model.objects.all().delete()
+        use(settings, archive, HACS_OLDER_HISTORY_LATER=False)
+        archive.state.log.clear()
+        quiet()
+        assert len(fetched(archive)) == first + left
+    assert fingerprint() == two_passes
+    levels = {row[1] for row in two_passes[1]}
+    assert {"homepage", "website"} <= levels
