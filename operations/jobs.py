@@ -340,9 +340,6 @@ def enqueue_fetch_retry(*, user: object = None) -> JobRecord | None:
     )
 
 
-OLDER_HISTORY = "Older history"
-
-
 def enqueue_history_pass(*, user: object = None, without: Sequence[int] = ()) -> JobRecord | None:
     """Queue the history pass for every site whose import left older contents for later; None
     when there is none, or while an import is under way (a first import's own window comes
@@ -358,7 +355,7 @@ def enqueue_history_pass(*, user: object = None, without: Sequence[int] = ()) ->
         kind=JobRecord.Kind.IMPORT,
         func=fetch_older_history,
         args=(site_ids,),
-        label=f"{OLDER_HISTORY} of {_sites(len(site_ids))}: contents before their last "
+        label=f"Older history of {_sites(len(site_ids))}: contents before their last "
         f"{settings.HACS_HISTORY_DAYS:,} days of copies",
         user=user,
         total=len(site_ids),

@@ -52,6 +52,15 @@ def fetched(archive: IAArchive) -> list[str]:
     return [e.path.split("/")[2][:14] for e in archive.requests_to("web")]
 
 
+def import_again_in_one_pass(settings: Any, archive: IAArchive) -> None:
+    """Forget what the archive gave, then import it again fetching every content at once."""
+    for model in (Capture, LinkSnapshot, Estimate, ArchiveCheck):
+        model.objects.all().delete()
+    use(settings, archive, HACS_OLDER_HISTORY_LATER=False)
+    archive.state.log.clear()
+    quiet()
+
+
 def test_an_import_fetches_each_sites_window_and_the_history_pass_the_rest(
     settings: Any, redis_url: str, logged_in_client: Any
 ) -> None:
@@ -102,11 +111,7 @@ def test_an_import_fetches_each_sites_window_and_the_history_pass_the_rest(
         two_passes = fingerprint()
 
         # One import fetching every content at once gives the same data.
-        for model in (Capture, LinkSnapshot, Estimate, ArchiveCheck):
-            model.objects.all().delete()
-        use(settings, archive, HACS_OLDER_HISTORY_LATER=False)
-        archive.state.log.clear()
-        quiet()
+        import_again_in_one_pass(settings, archive)
         assert sorted(fetched(archive)) == sorted([*recent, kept_first, *old])
     assert fingerprint() == two_passes
     assert two_passes[0] and two_passes[1]
@@ -200,11 +205,7 @@ def test_two_passes_over_several_hosts_give_the_data_of_one_import(
         assert len(fetched(archive)) == first + left  # each older content once
         assert sites_with_older_history() == []
         two_passes = fingerprint()
-        for model in (Capture, LinkSnapshot, Estimate, ArchiveCheck):
-            model.objects.all().delete()
-        use(settings, archive, HACS_OLDER_HISTORY_LATER=False)
-        archive.state.log.clear()
-        quiet()
+        import_again_in_one_pass(settings, archive)
         assert len(fetched(archive)) == first + left
     assert fingerprint() == two_passes
     levels = {row[1] for row in two_passes[1]}
