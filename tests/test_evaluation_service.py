@@ -36,7 +36,7 @@ from scheduling.evaluation_service import (
     parse_w_weeks,
 )
 from scheduling.jobs import enqueue_evaluation
-from scheduling.models import Estimate, EvaluationRun
+from scheduling.models import Estimate, EvaluationRun, RatePrior
 from scheduling.observations import EpochMilliseconds
 from tests.conftest import make_site
 from tests.support.demo_tables import evaluate_as_a_run, run_window, truth_tables
@@ -276,7 +276,10 @@ def demo_results(
             seeds = dict(Site.objects.values_list("pk", "seed_url"))
             site_urls = [seeds[int(pk)] for pk in tables.site_ids]
         finally:
-            for model in (EvaluationRun, Estimate, Capture, LinkSnapshot, Site, Tag, JobRecord):
+            # The import's fitted priors too: a test that estimates one site alone reads them.
+            for model in (
+                EvaluationRun, Estimate, RatePrior, Capture, LinkSnapshot, Site, Tag, JobRecord
+            ):
                 model.objects.all().delete()
             quiet.close()
     table = tables["homepage"]
