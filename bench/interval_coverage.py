@@ -19,12 +19,20 @@ copies a year), the share of sites whose 90 % interval holds the true mean inter
 with the number of open intervals, the share of them that hold the truth, their median N over
 the truth, and the median posterior mean rate over the true rate. With bursts, "now, sessions"
 is the coverage of the interval between editing sessions, 1 / (λ (1 − n)): a capture after a
-session sees one update however many links the session added, so that interval is the one
-captures can measure.
+session sees one update however many links the session added.
 
-Then the website level (``hacs.website``: the sum of the pages' posteriors on their new links;
-its band is unchanged), and a synthetic page that changes every 6–7 days (Poisson) captured every
-45 or 90 days for three years, under the demo's prior. Same seed, same figures.
+**now, at its gaps** is the coverage of each page's *pseudo-true* interval: the interval of the
+Poisson page that, over gaps like the page's own copies', would be found changed as often as the
+page really is (:func:`pseudo_true_rate`, from a long run of the page's own process). That is
+what a Poisson estimate from change/no-change can converge to however many copies it reads (the
+maximum likelihood under a wrong model tends to the model nearest the truth); without bursts it
+is the page's rate, with bursts it lies between the session rate and the link rate, nearer the
+link rate the denser the copies.
+
+Then the website level (``hacs.website``: the sum of the pages' posteriors on their new links
+read with κ and the links' dispersion φ), and a synthetic page that changes every 6–7 days
+(Poisson) captured every 45 or 90 days for three years, under the demo's prior. Same seed, same
+figures.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+from scipy.optimize import brentq
 
 from bench.common import END, START, before, bench_parser, demo_archive, load, read_truth
 from bench.website_rates import Pages
@@ -44,6 +53,7 @@ from hacs.bayes import (
     interval_posterior,
 )
 from hacs.website import fit_page_prior, page_links, website_posterior
+from hacs_demo.sessions import session_times
 
 SPAN_DAYS = float((END - START).days)
 YEARS = SPAN_DAYS / 365.25
@@ -69,7 +79,73 @@ def covers(low: np.ndarray, high: np.ndarray, truth: np.ndarray) -> np.ndarray:
     return (np.isnan(low) | (low <= truth)) & (truth <= high)
 
 
-def homepage(truth: dict, label: str) -> GammaPrior:
+def window_change_share(events: np.ndarray, gap: float, span: float) -> float:
+    """The share of windows (s, s + gap], s in [0, span − gap], holding at least one of the
+    sorted ``events`` (days): the chance that a page copied ``gap`` days apart is found changed."""
+    if gap >= span:
+        return 1.0 if events.size else 0.0
+    room = span - gap
+    high = np.clip(events, 0.0, room)  # a window starting in [e − gap, e) holds the event e
+    low = np.clip(events - gap, 0.0, room)
+    reached = np.maximum.accumulate(np.r_[0.0, high[:-1]])
+    return float(np.maximum(0.0, high - np.maximum(low, reached)).sum() / room)
+
+
+def pseudo_true_rate(events: np.ndarray, gaps: np.ndarray, span: float) -> float:
+    """The Poisson rate λ* whose chance of a change over each of ``gaps``, 1 − e^(−λ* gap), fits
+    the page's true chance p(gap) (:func:`window_change_share`) as the likelihood would: the root
+    of Σ gap (p e^(−λ gap) / (1 − e^(−λ gap)) − (1 − p)), the expected score of rule 5's
+    change/no-change likelihood. ∞ when every gap holds a change, 0 when none does."""
+    gaps = gaps[gaps > 0]
+    if gaps.size == 0:
+        return float("nan")
+    p = np.array([window_change_share(events, g, span) for g in gaps])
+    if (p >= 1.0).all():
+        return float("inf")
+    if (p <= 0.0).all():
+        return 0.0
+
+    def score(rate: float) -> float:
+        changed = -np.expm1(-rate * gaps)
+        return float(np.sum(gaps * (p * (1.0 - changed) / changed - (1.0 - p))))
+
+    if score(RATE_CEILING) > 0:
+        return float("inf")
+    return float(brentq(score, 1e-9, RATE_CEILING))
+
+
+RATE_CEILING = 10.0  # changes a day: beyond it the interval is under three hours
+
+
+def pseudo_true_intervals(truth: dict, observed: list, seed: int) -> np.ndarray:
+    """Each site's homepage pseudo-true mean interval (days) at its own copies' gaps, the chance
+    of a change over a gap read from a long run (PROCESS_DAYS) of the page's own process: its
+    rate, and with bursts its author's branching ratio and follow-up delay
+    (``hacs_demo.sessions``; a homepage's sessions do not follow the terms)."""
+    bursts = bool(truth["update_model"].get("bursts"))
+    rng = np.random.default_rng(seed)
+    out = []
+    for site, (times, _) in zip(truth["sites"], observed, strict=True):
+        rate = float(site["rate_per_day"]["homepage"])
+        if bursts:
+            habits = site["update_model"]
+            events, _ = session_times(
+                rng, rate=rate, branching=habits["branching_ratio"],
+                follow_up_days=habits["follow_up_mean_days"], total_days=PROCESS_DAYS,
+                term_days=None,
+            )  # fmt: skip
+        else:
+            events = np.sort(rng.uniform(0.0, PROCESS_DAYS, rng.poisson(rate * PROCESS_DAYS)))
+        gaps = np.diff(np.unique(np.asarray(times, dtype=float)))
+        found = pseudo_true_rate(events, gaps, PROCESS_DAYS)
+        out.append(np.inf if found == 0.0 else 1.0 / found)  # 1 / ∞ = 0; NaN stays NaN
+    return np.asarray(out)
+
+
+PROCESS_DAYS = 200 * 365.25  # long enough for the slowest page (one change in 5,000 days)
+
+
+def homepage(truth: dict, label: str, seed: int) -> GammaPrior:
     observed, _, rates = load(truth, "homepage")
     times, flags, offsets = before(observed, SPAN_DAYS + 1.0)
     evidence = interval_evidence(times, flags, offsets)
@@ -93,10 +169,12 @@ def homepage(truth: dict, label: str) -> GammaPrior:
     with np.errstate(divide="ignore"):
         session_interval = 1.0 / np.array([p["session_rate_per_day"] for p in homes])
     by_session = covers(now.low, now.high, session_interval)
+    by_gaps = covers(now.low, now.high, pseudo_true_intervals(truth, observed, seed))
     estimate = alpha / beta
     print(f"  {'third':38} {'sites':>5} {'band':>6} {'now':>6} {'open':>5} "
           f"{'open hold':>9} {'N / truth':>9} {'λ̂ / λ':>6}"
-          + (f" {'now, sessions':>13}" if bursts else ""))  # fmt: skip
+          + (f" {'now, sessions':>13}" if bursts else "")
+          + f" {'now, at its gaps':>16}")  # fmt: skip
     for name, mask in [*thirds(density[used]), ("all", np.ones(int(used.sum()), bool))]:
         rows = np.flatnonzero(used)[mask]
         opened = rows[now.open[rows]]
@@ -105,7 +183,8 @@ def homepage(truth: dict, label: str) -> GammaPrior:
         bias = np.median(estimate[rows] * true_interval[rows])
         print(f"  {name:38} {rows.size:5d} {old[rows].mean():6.3f} {new[rows].mean():6.3f} "
               f"{opened.size:5d} {hold:>9} {ratio:9.2f} {bias:6.2f}"
-              + (f" {by_session[rows].mean():13.3f}" if bursts else ""))  # fmt: skip
+              + (f" {by_session[rows].mean():13.3f}" if bursts else "")
+              + f" {by_gaps[rows].mean():16.3f}")  # fmt: skip
     closed = used & ~now.open
     widths = now.high[closed] / now.low[closed]
     print(f"  closed intervals: median high / low {np.median(widths):.2f} now, "
@@ -126,15 +205,15 @@ def website(truth: dict, label: str) -> None:
     site, page, time, fresh = (np.concatenate(x) for x in (site_l, page_l, time_l, fresh_l))
     grouped = page_links(site, page, time, fresh)
     known = np.bincount(grouped.page_site, minlength=pages.n_sites)
-    prior, kappa = fit_page_prior(grouped)
-    alpha, beta = website_posterior(grouped, pages.n_sites, prior, kappa, known)
+    prior, kappa, dispersion = fit_page_prior(grouped)
+    alpha, beta = website_posterior(grouped, pages.n_sites, prior, kappa, known, dispersion)
     low, high = interval_credible_bounds(alpha, beta, LEVEL)
     with np.errstate(divide="ignore"):
         true_interval = 1.0 / np.asarray(pages.long_run)
     copies = np.bincount(site, minlength=pages.n_sites) / YEARS
     used = np.isfinite(alpha) & (np.bincount(site, minlength=pages.n_sites) >= 2)
     hit = covers(low, high, true_interval)
-    print(f"\n{label}: website (pages' new links, band unchanged), {int(used.sum())} sites")
+    print(f"\n{label}: website (pages' new links / κ, read with φ), {int(used.sum())} sites")
     for name, mask in [*thirds(copies[used]), ("all", np.ones(int(used.sum()), bool))]:
         rows = np.flatnonzero(used)[mask]
         print(f"  {name:38} {rows.size:5d} band {hit[rows].mean():6.3f}")
@@ -179,7 +258,7 @@ def main() -> int:
     )
     with demo_archive(args.sites, args.seed, bursts=bursts) as demo:
         truth = read_truth(demo)
-    prior = homepage(truth, label)
+    prior = homepage(truth, label, args.seed)
     website(truth, label)
     synthetic(prior, args.seed)
     return 0

@@ -56,10 +56,11 @@ class Timelines:
 @dataclass(frozen=True)
 class LevelPrior:
     """A level's collection prior: on a site's rate (homepage) or on one page's rate with κ,
-    the new links per update (website; ``hacs.website``)."""
+    the new links per update, and φ, their dispersion (website; ``hacs.website``)."""
 
     gamma: GammaPrior
     links_per_update: float = 1.0
+    link_dispersion: float = 1.0
 
 
 def timelines_load(
@@ -136,6 +137,7 @@ def estimates_for_window(
                 prior.gamma,
                 prior.links_per_update,
                 [known[site_id] for site_id in timelines.site_ids.tolist()],
+                prior.link_dispersion,
             )
             low, high = interval_credible_bounds(alpha, beta)
         else:
@@ -183,7 +185,9 @@ def prior_for(*, level: str, start: datetime | None, end: datetime | None) -> Le
     """The stored prior of ``level``, or one fitted now on every site (and stored)."""
     stored = RatePrior.objects.filter(level=level).first()
     if stored is not None:
-        return LevelPrior(GammaPrior(stored.shape, stored.rate), stored.links_per_update)
+        return LevelPrior(
+            GammaPrior(stored.shape, stored.rate), stored.links_per_update, stored.link_dispersion
+        )
     return prior_fit(level=level, start=start, end=end)
 
 
@@ -198,6 +202,7 @@ def prior_fit(*, level: str, start: datetime | None, end: datetime | None) -> Le
             "shape": prior.gamma.shape,
             "rate": prior.gamma.rate,
             "links_per_update": prior.links_per_update,
+            "link_dispersion": prior.link_dispersion,
             "sites": len(timelines.site_ids),
         },
     )
@@ -209,10 +214,10 @@ def _prior_of(level: str, found: Observations, timelines: Timelines) -> LevelPri
     pages' new links (website)."""
     if level == Level.WEBSITE:
         site_index = np.searchsorted(timelines.site_ids, found.site_pk)
-        gamma, kappa = fit_page_prior(
+        gamma, kappa, dispersion = fit_page_prior(
             page_links(site_index, found.page, found.time, found.new_links)
         )
-        return LevelPrior(gamma, kappa)
+        return LevelPrior(gamma, kappa, dispersion)
     evidence = interval_evidence(timelines.times, timelines.updated, timelines.offsets)
     return LevelPrior(fit_interval_prior(evidence))
 

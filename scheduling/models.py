@@ -149,6 +149,9 @@ class RatePrior(models.Model):
     links_per_update = models.FloatField(
         default=1.0, help_text="κ: new links per update (website level; hacs.website)"
     )
+    link_dispersion = models.FloatField(
+        default=1.0, help_text="φ: how much more new links scatter than updates (hacs.website)"
+    )
     fitted_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

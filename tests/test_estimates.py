@@ -52,11 +52,14 @@ def test_the_website_posterior_sums_each_pages_link_posterior(collection: list[S
     ]
     site, page, time, links = (np.array(column) for column in zip(*rows, strict=True))
     pages = page_links(site, page, time, links)
-    prior, kappa = fit_page_prior(pages)
-    assert (stored.shape, stored.rate, stored.links_per_update) == pytest.approx(
-        (prior.shape, prior.rate, kappa), rel=1e-6
-    )
-    shape, rate = website_posterior(pages, len(collection), prior, kappa)
+    prior, kappa, dispersion = fit_page_prior(pages)
+    assert (
+        stored.shape,
+        stored.rate,
+        stored.links_per_update,
+        stored.link_dispersion,
+    ) == pytest.approx((prior.shape, prior.rate, kappa, dispersion), rel=1e-6)
+    shape, rate = website_posterior(pages, len(collection), prior, kappa, None, dispersion)
     for i, s in enumerate(collection):
         estimate = Estimate.objects.get(site=s, level=Level.WEBSITE, method=Method.POSTERIOR)
         # The prior's optimiser stops within its tolerance, which depends on the pages' order.
