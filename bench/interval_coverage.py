@@ -12,22 +12,23 @@ copies a year), the share of sites whose 90 % interval holds the true mean inter
 
 * **band** — the central interval of the Gamma(α, β) matched to the posterior
   (``interval_posterior`` and ``interval_credible_bounds``, what HACS showed before);
-* **now** — ``interval_bounds``: the central interval of the posterior on the grid, or, when the
-  captures are sparser than the changes, the open statement "at least one change every N days",
-  which holds the truth when 1/λ ≤ N;
+* **now** — ``interval_bounds``: the central interval of the posterior on the grid, its
+  likelihood raised to 1/φ (``change_dispersion``: how much more the changed intervals vary than
+  independent ones, on the collection), or, when the captures are sparser than the changes, the
+  open statement "at least one change every N days", which holds the truth when 1/λ ≤ N;
 
 with the number of open intervals, the share of them that hold the truth, their median N over
 the truth, and the median posterior mean rate over the true rate. With bursts, "now, sessions"
 is the coverage of the interval between editing sessions, 1 / (λ (1 − n)): a capture after a
 session sees one update however many links the session added.
 
-**now, at its gaps** is the coverage of each page's *pseudo-true* interval: the interval of the
-Poisson page that, over gaps like the page's own copies', would be found changed as often as the
-page really is (:func:`pseudo_true_rate`, from a long run of the page's own process). That is
-what a Poisson estimate from change/no-change can converge to however many copies it reads (the
-maximum likelihood under a wrong model tends to the model nearest the truth); without bursts it
-is the page's rate, with bursts it lies between the session rate and the link rate, nearer the
-link rate the denser the copies.
+**at its gaps** is the coverage of each page's *pseudo-true* interval (with φ = 1, and now):
+the interval of the Poisson page that, over gaps like the page's own copies', would be found
+changed as often as the page really is (:func:`pseudo_true_rate`, from a long run of the page's
+own process). That is what a Poisson estimate from change/no-change can converge to however many
+copies it reads (the maximum likelihood under a wrong model tends to the model nearest the
+truth); without bursts it is the page's rate, with bursts it lies between the session rate and
+the link rate, nearer the link rate the denser the copies.
 
 Then the website level (``hacs.website``: the sum of the pages' posteriors on their new links
 read with κ and the links' dispersion φ), and a synthetic page that changes every 6–7 days
@@ -46,6 +47,7 @@ from bench.common import END, START, before, bench_parser, demo_archive, load, r
 from bench.website_rates import Pages
 from hacs.bayes import (
     GammaPrior,
+    change_dispersion,
     fit_interval_prior,
     interval_bounds,
     interval_credible_bounds,
@@ -152,14 +154,17 @@ def homepage(truth: dict, label: str, seed: int) -> GammaPrior:
     prior = fit_interval_prior(evidence)
     alpha, beta = interval_posterior(prior, evidence)
     band_low, band_high = interval_credible_bounds(alpha, beta, LEVEL)
-    now = interval_bounds(prior, evidence, LEVEL)
+    dispersion = change_dispersion(times, flags, offsets, alpha / beta)
+    plain = interval_bounds(prior, evidence, LEVEL)  # φ = 1: changes read as independent
+    now = interval_bounds(prior, evidence, LEVEL, dispersion)
     with np.errstate(divide="ignore"):
         true_interval = 1.0 / np.asarray(rates)
     density = np.diff(offsets) / YEARS
     used = evidence.accesses >= 2
     print(f"\n{label}: homepage, {int(used.sum())} of {used.size} sites with an interval; "
           f"prior Gamma({prior.shape:.3g}, {prior.rate:.3g}), mean interval "
-          f"{prior.mean_interval_days:.1f} d")  # fmt: skip
+          f"{prior.mean_interval_days:.1f} d; changes' dispersion φ = "
+          f"{dispersion:.2f}")  # fmt: skip
     old = covers(band_low, band_high, true_interval)
     new = covers(now.low, now.high, true_interval)
     # With bursts a capture sees an editing session, not each link added in it: the interval
@@ -169,12 +174,14 @@ def homepage(truth: dict, label: str, seed: int) -> GammaPrior:
     with np.errstate(divide="ignore"):
         session_interval = 1.0 / np.array([p["session_rate_per_day"] for p in homes])
     by_session = covers(now.low, now.high, session_interval)
-    by_gaps = covers(now.low, now.high, pseudo_true_intervals(truth, observed, seed))
+    pseudo_true = pseudo_true_intervals(truth, observed, seed)
+    by_gaps = covers(now.low, now.high, pseudo_true)
+    by_gaps_plain = covers(plain.low, plain.high, pseudo_true)
     estimate = alpha / beta
     print(f"  {'third':38} {'sites':>5} {'band':>6} {'now':>6} {'open':>5} "
           f"{'open hold':>9} {'N / truth':>9} {'λ̂ / λ':>6}"
           + (f" {'now, sessions':>13}" if bursts else "")
-          + f" {'now, at its gaps':>16}")  # fmt: skip
+          + f" {'at its gaps, φ = 1':>18} {'now':>6}")  # fmt: skip
     for name, mask in [*thirds(density[used]), ("all", np.ones(int(used.sum()), bool))]:
         rows = np.flatnonzero(used)[mask]
         opened = rows[now.open[rows]]
@@ -184,7 +191,7 @@ def homepage(truth: dict, label: str, seed: int) -> GammaPrior:
         print(f"  {name:38} {rows.size:5d} {old[rows].mean():6.3f} {new[rows].mean():6.3f} "
               f"{opened.size:5d} {hold:>9} {ratio:9.2f} {bias:6.2f}"
               + (f" {by_session[rows].mean():13.3f}" if bursts else "")
-              + f" {by_gaps[rows].mean():16.3f}")  # fmt: skip
+              + f" {by_gaps_plain[rows].mean():18.3f} {by_gaps[rows].mean():6.3f}")  # fmt: skip
     closed = used & ~now.open
     widths = now.high[closed] / now.low[closed]
     print(f"  closed intervals: median high / low {np.median(widths):.2f} now, "
@@ -213,10 +220,14 @@ def website(truth: dict, label: str) -> None:
     copies = np.bincount(site, minlength=pages.n_sites) / YEARS
     used = np.isfinite(alpha) & (np.bincount(site, minlength=pages.n_sites) >= 2)
     hit = covers(low, high, true_interval)
+    with np.errstate(divide="ignore"):
+        held_interval = 1.0 / np.asarray(pages.held_long_run)
+    held = covers(low, high, held_interval)
     print(f"\n{label}: website (pages' new links / κ, read with φ), {int(used.sum())} sites")
     for name, mask in [*thirds(copies[used]), ("all", np.ones(int(used.sum()), bool))]:
         rows = np.flatnonzero(used)[mask]
-        print(f"  {name:38} {rows.size:5d} band {hit[rows].mean():6.3f}")
+        print(f"  {name:38} {rows.size:5d} band {hit[rows].mean():6.3f}, over the pages the "
+              f"archive holds {held[rows].mean():6.3f}")  # fmt: skip
 
 
 def synthetic(prior: GammaPrior, seed: int, pages: int = 400) -> None:

@@ -79,6 +79,7 @@ class Pages:
         self.fresh: list[np.ndarray] = []
         self.site_of: list[int] = []
         self.long_run: list[float] = []
+        self.held_long_run: list[float] = []  # over the pages the archive holds a copy of
         self.realised: list[float] = []
         self.visible: list[float] = []
         self.captures_a_day: list[float] = []
@@ -111,6 +112,8 @@ class Pages:
             self.visible.append(visible)
             events = [x for x in site["update_times"][level] if 0 <= x <= SPAN_DAYS]
             self.long_run.append(float(site["rate_per_day"][level]))
+            rate_of = {p["url"]: float(p["rate_per_day"]) for p in site["pages"]}
+            self.held_long_run.append(sum(rate_of.get(key, 0.0) for key in by_page))
             self.realised.append(len(events) / SPAN_DAYS)
             self.captures_a_day.append(len(rows) / SPAN_DAYS)
         self.n_sites = len(truth["sites"])

@@ -18,7 +18,11 @@ A site's rate (homepage level):
 * :func:`interval_bounds` reads each site's 90 % interval of 1/λ from the same grid posterior,
   and leaves it open ("at least one change every N days") when the captures are sparser than
   the changes, so that the likelihood cannot rule out a change a day (docs/readings.md,
-  "intervals that cover").
+  "intervals that cover"). Changes that come in clusters (an author's editing session) make the
+  changed intervals vary more than independent ones would: :func:`change_dispersion` measures
+  that on the collection (φ), and the interval reads the likelihood raised to 1/φ, the
+  quasi-likelihood, so that it is as wide as the evidence is worth. The rate (the posterior
+  mean) and every p stay as they are.
 
 A rate read from Poisson counts (a page's new links at website level, ``hacs.website``):
 :func:`fit_prior` fits the Gamma prior to counts m over exposures T by marginal likelihood (a
@@ -48,6 +52,7 @@ from hacs.estimators import accesses
 __all__ = [
     "RATE_GRID",
     "GammaPrior",
+    "change_dispersion",
     "IntervalEvidence",
     "change_probability_since",
     "fit_interval_prior",
@@ -358,11 +363,11 @@ class IntervalBounds:
 
 
 def interval_bounds(
-    prior: GammaPrior, evidence: IntervalEvidence, level: float = 0.9
+    prior: GammaPrior, evidence: IntervalEvidence, level: float = 0.9, dispersion: float = 1.0
 ) -> IntervalBounds:
     """Each site's credible bounds on 1/λ, read from its posterior on RATE_GRID (the exact
-    likelihood times the prior's mass, as :func:`interval_posterior` reads it), quantiles
-    interpolated in log λ within the grid's cells.
+    likelihood, raised to 1 / ``dispersion`` (:func:`change_dispersion`), times the prior's
+    mass), quantiles interpolated in log λ within the grid's cells.
 
     A site's interval is open when it has a changed interval and its likelihood at some rate of
     at least :data:`OPEN_RATE` (or in the limit λ → ∞, where it tends to 1 when no interval is
@@ -372,6 +377,8 @@ def interval_bounds(
     """
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1); got {level}")
+    if not (math.isfinite(dispersion) and dispersion >= 1.0):
+        raise ValueError(f"dispersion must be at least 1; got {dispersion}")
     with np.errstate(divide="ignore"):
         log_weights = np.log(_grid_weights(prior.shape, prior.rate))
     n = evidence.n_sites
@@ -388,7 +395,7 @@ def interval_bounds(
         best = np.maximum(log_lik.max(axis=1), at_infinity)
         best_fast = np.maximum(log_lik[:, fast].max(axis=1), at_infinity)
         is_open[lo:hi] = changed[lo:hi] & (best_fast - best >= math.log(OPEN_LIKELIHOOD))
-        log_post = log_lik + log_weights
+        log_post = log_lik / dispersion + log_weights
         post = np.exp(log_post - log_post.max(axis=1, keepdims=True))
         post /= post.sum(axis=1, keepdims=True)
         quantiles[lo:hi] = _grid_quantiles(post, np.array([tail, 1.0 - tail]))
@@ -396,6 +403,67 @@ def interval_bounds(
         low = np.where(is_open, np.nan, 1.0 / quantiles[:, 1])
         high = 1.0 / quantiles[:, 0]
     return IntervalBounds(low=low, high=high, open=is_open)
+
+
+#: :func:`change_dispersion` compares changes with their expectation in blocks of this many days
+#: of each site's history (half a year: long beside an editing session of days to weeks).
+BLOCK_DAYS = 182.0
+#: A block counts when its changes could vary by at least this much (variance Σ p(1 − p)).
+MIN_BLOCK_VARIANCE = 0.25
+#: The fewest degrees of freedom (blocks beyond each site's first) a reading of φ needs.
+MIN_DISPERSION_BLOCKS = 30
+
+
+def change_dispersion(
+    times: ArrayLike, updated: ArrayLike, offsets: ArrayLike, rate: ArrayLike
+) -> float:
+    """φ: how much more each site's changed intervals vary than independent ones would, on the
+    collection; arguments as for :func:`interval_evidence`, with each site's rate (per day; NaN
+    for a site to leave out), its posterior mean.
+
+    Each interval between a site's accesses changed with chance p = 1 − e^{−λ t}. Its intervals
+    are grouped in blocks of BLOCK_DAYS by their closing access, and each block whose variance
+    V = Σ p(1 − p) is at least MIN_BLOCK_VARIANCE gives a Pearson term (C − Σ p)² / V, C its
+    changed intervals. φ is the sum of the terms over the sum of each site's blocks less one
+    (its rate was fitted), from sites with two blocks or more: about 1 when changes are
+    independent, more when they come in sessions. At least 1, and 1 with fewer than
+    MIN_DISPERSION_BLOCKS degrees of freedom.
+    """
+    timeline = accesses(times, updated, offsets)
+    t, off = timeline.times, timeline.offsets
+    rates = np.asarray(rate, dtype=np.float64)
+    if rates.shape != (off.size - 1,):
+        raise ValueError(f"rate must hold one value per site ({off.size - 1})")
+    closing = np.ones(t.size, dtype=np.bool_)
+    counts = np.diff(off)
+    closing[off[:-1][counts > 0]] = False
+    at = np.flatnonzero(closing)
+    site = np.searchsorted(off, at, side="right") - 1
+    lam = rates[site]
+    use = np.isfinite(lam) & (lam >= 0)
+    at, site, lam = at[use], site[use], lam[use]
+    if at.size == 0:
+        return 1.0
+    p = -np.expm1(-lam * (t[at] - t[at - 1]))
+    block = np.floor(t[at] / BLOCK_DAYS).astype(np.int64)
+    # One group per (site, block): the intervals are in site, then time order.
+    new_group = np.r_[True, (site[1:] != site[:-1]) | (block[1:] != block[:-1])]
+    group = np.cumsum(new_group) - 1
+    n_groups = int(group[-1]) + 1
+    expected = np.bincount(group, weights=p, minlength=n_groups)
+    variance = np.bincount(group, weights=p * (1.0 - p), minlength=n_groups)
+    flags = timeline.updated[at].astype(np.float64)
+    changed = np.bincount(group, weights=flags, minlength=n_groups)
+    kept = variance >= MIN_BLOCK_VARIANCE
+    group_site = site[new_group][kept]
+    terms = (changed[kept] - expected[kept]) ** 2 / variance[kept]
+    blocks = np.bincount(group_site, minlength=off.size - 1)
+    pearson = np.bincount(group_site, weights=terms, minlength=off.size - 1)
+    several = blocks >= 2
+    freedom = int((blocks[several] - 1).sum())
+    if freedom < MIN_DISPERSION_BLOCKS:
+        return 1.0
+    return max(1.0, float(pearson[several].sum()) / freedom)
 
 
 def _grid_quantiles(post: FloatArray, levels: FloatArray) -> FloatArray:

@@ -24,6 +24,7 @@ from archive.health import sites_health_update
 from archive.models import Site
 from hacs.bayes import (
     GammaPrior,
+    change_dispersion,
     fit_interval_prior,
     interval_bounds,
     interval_credible_bounds,
@@ -56,11 +57,13 @@ class Timelines:
 @dataclass(frozen=True)
 class LevelPrior:
     """A level's collection prior: on a site's rate (homepage) or on one page's rate with κ,
-    the new links per update, and φ, their dispersion (website; ``hacs.website``)."""
+    the new links per update (website; ``hacs.website``), and φ, the evidence's dispersion:
+    of the changed intervals (homepage; ``hacs.bayes.change_dispersion``) or of the new links
+    (website; ``hacs.website.link_dispersion``)."""
 
     gamma: GammaPrior
     links_per_update: float = 1.0
-    link_dispersion: float = 1.0
+    dispersion: float = 1.0
 
 
 def timelines_load(
@@ -137,14 +140,14 @@ def estimates_for_window(
                 prior.gamma,
                 prior.links_per_update,
                 [known[site_id] for site_id in timelines.site_ids.tolist()],
-                prior.link_dispersion,
+                prior.dispersion,
             )
             low, high = interval_credible_bounds(alpha, beta)
         else:
             alpha, beta = interval_posterior(prior.gamma, evidence)
             # Read from the posterior on the grid, open when the captures are sparser than the
             # changes (docs/readings.md, "intervals that cover").
-            bounds = interval_bounds(prior.gamma, evidence)
+            bounds = interval_bounds(prior.gamma, evidence, dispersion=prior.dispersion)
             low, high, is_open = bounds.low, bounds.high, bounds.open
         rate = alpha / beta
     estimates: dict[int, Estimate] = {}
@@ -186,7 +189,7 @@ def prior_for(*, level: str, start: datetime | None, end: datetime | None) -> Le
     stored = RatePrior.objects.filter(level=level).first()
     if stored is not None:
         return LevelPrior(
-            GammaPrior(stored.shape, stored.rate), stored.links_per_update, stored.link_dispersion
+            GammaPrior(stored.shape, stored.rate), stored.links_per_update, stored.dispersion
         )
     return prior_fit(level=level, start=start, end=end)
 
@@ -202,7 +205,7 @@ def prior_fit(*, level: str, start: datetime | None, end: datetime | None) -> Le
             "shape": prior.gamma.shape,
             "rate": prior.gamma.rate,
             "links_per_update": prior.links_per_update,
-            "link_dispersion": prior.link_dispersion,
+            "dispersion": prior.dispersion,
             "sites": len(timelines.site_ids),
         },
     )
@@ -219,7 +222,12 @@ def _prior_of(level: str, found: Observations, timelines: Timelines) -> LevelPri
         )
         return LevelPrior(gamma, kappa, dispersion)
     evidence = interval_evidence(timelines.times, timelines.updated, timelines.offsets)
-    return LevelPrior(fit_interval_prior(evidence))
+    gamma = fit_interval_prior(evidence)
+    alpha, beta = interval_posterior(gamma, evidence)
+    dispersion = change_dispersion(
+        timelines.times, timelines.updated, timelines.offsets, alpha / beta
+    )
+    return LevelPrior(gamma, dispersion=dispersion)
 
 
 ESTIMATE_FIELDS = [

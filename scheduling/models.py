@@ -149,8 +149,10 @@ class RatePrior(models.Model):
     links_per_update = models.FloatField(
         default=1.0, help_text="κ: new links per update (website level; hacs.website)"
     )
-    link_dispersion = models.FloatField(
-        default=1.0, help_text="φ: how much more new links scatter than updates (hacs.website)"
+    dispersion = models.FloatField(
+        default=1.0,
+        help_text="φ: how much more the evidence varies than independent changes would "
+        "(changed intervals at homepage level, new links at website level)",
     )
     fitted_at = models.DateTimeField(auto_now=True)
 

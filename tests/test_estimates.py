@@ -8,10 +8,21 @@ import numpy as np
 import pytest
 
 from archive.models import Capture, Site
-from hacs.bayes import GammaPrior
+from hacs.bayes import (
+    GammaPrior,
+    change_dispersion,
+    interval_bounds,
+    interval_evidence,
+    interval_posterior,
+)
 from hacs.clock import to_days
 from hacs.website import fit_page_prior, page_links, website_posterior
-from scheduling.estimates import LevelPrior, estimates_for_window, estimates_recompute
+from scheduling.estimates import (
+    LevelPrior,
+    estimates_for_window,
+    estimates_recompute,
+    timelines_load,
+)
 from scheduling.models import Estimate, Level, Method, RatePrior
 from tests.factories import add_observations, make_site
 
@@ -57,7 +68,7 @@ def test_the_website_posterior_sums_each_pages_link_posterior(collection: list[S
         stored.shape,
         stored.rate,
         stored.links_per_update,
-        stored.link_dispersion,
+        stored.dispersion,
     ) == pytest.approx((prior.shape, prior.rate, kappa, dispersion), rel=1e-6)
     shape, rate = website_posterior(pages, len(collection), prior, kappa, None, dispersion)
     for i, s in enumerate(collection):
@@ -136,3 +147,43 @@ def test_a_page_copied_before_the_window_enters_the_website_rate_with_the_prior(
         level=Level.WEBSITE, method=Method.POSTERIOR, start=start, end=end, prior=prior
     )[site.pk]
     assert without_old.rate == pytest.approx(home_alpha / home_beta, rel=1e-12)
+
+
+def test_the_homepage_prior_stores_the_changes_dispersion_and_its_intervals_read_it(
+    collection: list[Site],
+) -> None:
+    """The stored homepage prior carries φ of hacs.bayes.change_dispersion on the collection's
+    timelines; every stored homepage interval is interval_bounds under that prior and φ, and
+    a larger φ widens the intervals while the rates stay as they are."""
+    estimates_recompute(levels=[Level.HOMEPAGE], methods=[Method.POSTERIOR])
+    stored = RatePrior.objects.get(level=Level.HOMEPAGE)
+    timelines = timelines_load(level=Level.HOMEPAGE)
+    evidence = interval_evidence(timelines.times, timelines.updated, timelines.offsets)
+    gamma = GammaPrior(stored.shape, stored.rate)
+    alpha, beta = interval_posterior(gamma, evidence)
+    phi = change_dispersion(timelines.times, timelines.updated, timelines.offsets, alpha / beta)
+    assert stored.dispersion == pytest.approx(phi, rel=1e-9)
+
+    def stored_bounds() -> dict[int, tuple[float | None, float | None, float]]:
+        rows = Estimate.objects.filter(level=Level.HOMEPAGE, method=Method.POSTERIOR)
+        return {e.site_id: (e.interval_low, e.interval_high, e.rate) for e in rows}
+
+    widths = {}
+    for dispersion in (stored.dispersion, 2.5):
+        RatePrior.objects.filter(level=Level.HOMEPAGE).update(dispersion=dispersion)
+        estimates_recompute(
+            levels=[Level.HOMEPAGE],
+            methods=[Method.POSTERIOR],
+            site_ids=[s.pk for s in collection],  # reads the stored prior
+        )
+        bounds = interval_bounds(gamma, evidence, dispersion=dispersion)
+        found = stored_bounds()
+        for i, site_id in enumerate(timelines.site_ids.tolist()):
+            low, high, rate = found[site_id]
+            assert high == pytest.approx(bounds.high[i], rel=1e-9)
+            assert (low is None) == bool(bounds.open[i])
+            if low is not None:
+                assert low == pytest.approx(bounds.low[i], rel=1e-9)
+            assert rate == pytest.approx(alpha[i] / beta[i], rel=1e-9)
+        widths[dispersion] = np.median([high / low for low, high, _ in found.values() if low])
+    assert widths[2.5] > widths[stored.dispersion] * 1.1

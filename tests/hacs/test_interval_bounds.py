@@ -154,3 +154,111 @@ def test_sites_are_read_independently_and_levels_are_checked() -> None:
     assert bounds.open.tolist() == [True, False]
     with pytest.raises(ValueError, match="level"):
         bayes.interval_bounds(PRIOR, fast, level=1.0)
+
+
+def slow_change_dispersion(sites: list[tuple[np.ndarray, np.ndarray]], rates: list[float]) -> float:
+    """φ by a loop over each site's half-year blocks (hacs.bayes.change_dispersion's docstring):
+    intervals between distinct instants, changed when any copy at the closing instant is."""
+    terms, freedom = 0.0, 0
+    for (times, flags), rate in zip(sites, rates, strict=True):
+        instants = sorted(set(times.tolist()))
+        changed = [bool(flags[times == x].any()) for x in instants]
+        blocks: dict[int, list[tuple[float, bool]]] = {}
+        for k in range(1, len(instants)):
+            p = 1.0 - math.exp(-rate * (instants[k] - instants[k - 1]))
+            blocks.setdefault(math.floor(instants[k] / bayes.BLOCK_DAYS), []).append(
+                (p, changed[k])
+            )
+        kept = []
+        for rows in blocks.values():
+            variance = sum(p * (1 - p) for p, _ in rows)
+            if variance >= bayes.MIN_BLOCK_VARIANCE:
+                kept.append((sum(c for _, c in rows) - sum(p for p, _ in rows)) ** 2 / variance)
+        if len(kept) >= 2:
+            terms += sum(kept)
+            freedom += len(kept) - 1
+    if freedom < bayes.MIN_DISPERSION_BLOCKS:
+        return 1.0
+    return max(1.0, terms / freedom)
+
+
+def random_sites(
+    rng: np.random.Generator, n: int
+) -> tuple[list[tuple[np.ndarray, np.ndarray]], list[float]]:
+    sites, rates = [], []
+    for _ in range(n):
+        times = np.sort(rng.choice(np.arange(0.0, 1500.0, 0.5), int(rng.integers(1, 60))))
+        flags = rng.random(times.size) < 0.4
+        flags[times == times[0]] = False  # the baseline instant
+        sites.append((times, flags))
+        rates.append(float(rng.choice([np.nan, rng.exponential(0.03)])))
+    return sites, rates
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_change_dispersion_equals_a_loop_over_each_sites_blocks(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    sites, rates = random_sites(rng, int(rng.integers(1, 40)))
+    times = np.concatenate([t for t, _ in sites])
+    flags = np.concatenate([f for _, f in sites])
+    offsets = np.r_[0, np.cumsum([t.size for t, _ in sites])]
+    found = bayes.change_dispersion(times, flags, offsets, rates)
+    assert found == pytest.approx(slow_change_dispersion(sites, rates), rel=1e-12)
+
+
+def clustered_pages(
+    rng: np.random.Generator, n: int, *, sessions: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pages copied every 3–20 days for three years, changing every 20–80 days on average:
+    independently, or in editing sessions (three changes a session, days apart)."""
+    times_l, flags_l, offsets = [], [], [0]
+    for _ in range(n):
+        mean = rng.uniform(20.0, 80.0)
+        if sessions:
+            starts = np.cumsum(rng.exponential(3 * mean, int(4 * SPAN / mean) + 10))
+            changes = np.sort(np.r_[starts, starts + rng.exponential(4.0, starts.size),
+                                    starts + rng.exponential(8.0, starts.size)])  # fmt: skip
+        else:
+            changes = np.cumsum(rng.exponential(mean, int(4 * SPAN / mean) + 10))
+        times = np.arange(0.0, SPAN, rng.uniform(3.0, 20.0))
+        seen = np.searchsorted(changes, times)
+        times_l.append(times)
+        flags_l.append(np.r_[False, np.diff(seen) > 0])
+        offsets.append(offsets[-1] + times.size)
+    return np.concatenate(times_l), np.concatenate(flags_l), np.array(offsets)
+
+
+def test_changes_in_sessions_read_a_dispersion_and_a_wider_interval_that_holds_the_truth() -> None:
+    """Independent changes read φ near 1; changes that come three to a session, days apart,
+    read φ well above it. Read with that φ the intervals are wider and still hold each site's
+    rate (the posterior mean, unchanged), and φ = 1 gives the intervals as before."""
+    rng = np.random.default_rng(30)
+    for sessions, low, high in ((False, 0.9, 1.15), (True, 1.3, 4.0)):
+        times, flags, offsets = clustered_pages(rng, 150, sessions=sessions)
+        evidence = bayes.interval_evidence(times, flags, offsets)
+        prior = bayes.fit_interval_prior(evidence)
+        alpha, beta = bayes.interval_posterior(prior, evidence)
+        phi = bayes.change_dispersion(times, flags, offsets, alpha / beta)
+        assert low <= phi <= high, (sessions, phi)
+        plain = bayes.interval_bounds(prior, evidence)
+        assert_same_bounds(bayes.interval_bounds(prior, evidence, dispersion=1.0), plain)
+        wide = bayes.interval_bounds(prior, evidence, dispersion=phi)
+        closed = ~plain.open
+        assert np.array_equal(wide.open, plain.open)  # the open rule reads the likelihood itself
+        widening = np.median(wide.high[closed] / wide.low[closed]) / np.median(
+            plain.high[closed] / plain.low[closed]
+        )
+        assert widening >= (1.1 if sessions else 1.0), widening
+        mean_interval = beta / alpha
+        inside = (wide.low[closed] <= mean_interval[closed]) & (
+            mean_interval[closed] <= wide.high[closed]
+        )
+        assert inside.all()
+    with pytest.raises(ValueError, match="dispersion"):
+        bayes.interval_bounds(PRIOR, poisson_page(6.5, 2.0, seed=2), dispersion=0.8)
+
+
+def assert_same_bounds(a: bayes.IntervalBounds, b: bayes.IntervalBounds) -> None:
+    assert np.array_equal(a.open, b.open)
+    assert np.array_equal(a.low, b.low, equal_nan=True)
+    assert np.array_equal(a.high, b.high)
