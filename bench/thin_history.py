@@ -200,8 +200,8 @@ def website_day(pages: Pages, day: float) -> tuple[np.ndarray, ...]:
     if DISPERSION:
         alpha, beta, prior = dispersed_posterior(grouped, pages.n_sites, known)
     else:
-        prior, kappa, dispersion = fit_page_prior(grouped)
-        alpha, beta = website_posterior(grouped, pages.n_sites, prior, kappa, known, dispersion)
+        prior, kappa, _ = fit_page_prior(grouped)
+        alpha, beta = website_posterior(grouped, pages.n_sites, prior, kappa, known)
     last = np.full(pages.n_sites, -np.inf)
     np.maximum.at(last, site, time)
     copied = known > 0

@@ -58,7 +58,6 @@ from hacs.website import (
     SHORT_INTERVAL_DAYS,
     PageLinks,
     fit_page_prior,
-    link_dispersion,
     links_per_update,
     links_per_update_readings,
     page_link_evidence,
@@ -180,7 +179,7 @@ def hacs_website(pages: Pages) -> np.ndarray:
     prior, kappa, dispersion = fit_page_prior(links)
     print(f"  κ = {kappa:.2f} new links per update, dispersion φ = {dispersion:.2f}; "
           f"page prior {prior}")  # fmt: skip
-    shape, rate = website_posterior(links, pages.n_sites, prior, kappa, None, dispersion)
+    shape, rate = website_posterior(links, pages.n_sites, prior, kappa)  # φ: intervals only
     return np.nan_to_num(shape / rate)
 
 
@@ -239,11 +238,9 @@ KAPPAS: dict[str, Callable[[PageLinks], float]] = {
 
 
 def website_rate(pages: PageLinks, n_sites: int, kappa: float) -> np.ndarray:
-    """Each site's posterior mean rate, its pages' new links read with ``kappa`` and, as HACS
-    reads them, their dispersion φ (``hacs.website.link_dispersion``)."""
-    dispersion = link_dispersion(pages)
-    prior = fit_prior(*page_link_evidence(pages, kappa, dispersion))
-    shape, rate = website_posterior(pages, n_sites, prior, kappa, None, dispersion)
+    """Each site's posterior mean rate, its pages' new links read with ``kappa``."""
+    prior = fit_prior(*page_link_evidence(pages, kappa))
+    shape, rate = website_posterior(pages, n_sites, prior, kappa)
     return np.nan_to_num(shape / rate)
 
 

@@ -134,15 +134,15 @@ def estimates_for_window(
             site_index = np.searchsorted(timelines.site_ids, found.site_pk)
             pages = page_links(site_index, found.page, found.time, found.new_links)
             known = known_page_counts(level=level, end=end, site_ids=site_ids)
-            alpha, beta = website_posterior(
-                pages,
-                timelines.site_ids.size,
-                prior.gamma,
-                prior.links_per_update,
-                [known[site_id] for site_id in timelines.site_ids.tolist()],
-                prior.dispersion,
+            known_pages = [known[site_id] for site_id in timelines.site_ids.tolist()]
+            n_sites, kappa = timelines.site_ids.size, prior.links_per_update
+            alpha, beta = website_posterior(pages, n_sites, prior.gamma, kappa, known_pages)
+            # The interval reads the links' dispersion; the rate and p do not (hacs.website).
+            low, high = interval_credible_bounds(
+                *website_posterior(
+                    pages, n_sites, prior.gamma, kappa, known_pages, prior.dispersion
+                )
             )
-            low, high = interval_credible_bounds(alpha, beta)
         else:
             alpha, beta = interval_posterior(prior.gamma, evidence)
             # Read from the posterior on the grid, open when the captures are sparser than the

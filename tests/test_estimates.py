@@ -12,6 +12,7 @@ from hacs.bayes import (
     GammaPrior,
     change_dispersion,
     interval_bounds,
+    interval_credible_bounds,
     interval_evidence,
     interval_posterior,
 )
@@ -64,19 +65,27 @@ def test_the_website_posterior_sums_each_pages_link_posterior(collection: list[S
     site, page, time, links = (np.array(column) for column in zip(*rows, strict=True))
     pages = page_links(site, page, time, links)
     prior, kappa, dispersion = fit_page_prior(pages)
+    assert dispersion > 1.0  # one link or three a changed copy
     assert (
         stored.shape,
         stored.rate,
         stored.links_per_update,
         stored.dispersion,
     ) == pytest.approx((prior.shape, prior.rate, kappa, dispersion), rel=1e-6)
-    shape, rate = website_posterior(pages, len(collection), prior, kappa, None, dispersion)
+    shape, rate = website_posterior(pages, len(collection), prior, kappa)
+    wide = interval_credible_bounds(
+        *website_posterior(pages, len(collection), prior, kappa, None, dispersion)
+    )
     for i, s in enumerate(collection):
         estimate = Estimate.objects.get(site=s, level=Level.WEBSITE, method=Method.POSTERIOR)
         # The prior's optimiser stops within its tolerance, which depends on the pages' order.
         assert estimate.posterior_shape == pytest.approx(shape[i], rel=1e-6)
         assert estimate.posterior_rate == pytest.approx(rate[i], rel=1e-6)
         assert estimate.rate == pytest.approx(shape[i] / rate[i], rel=1e-6)
+        # The interval reads the links' dispersion φ; the rate does not.
+        assert (estimate.interval_low, estimate.interval_high) == pytest.approx(
+            (wide[0][i], wide[1][i]), rel=1e-6
+        )
         assert estimate.last_copy_days == pytest.approx(max(time[site == i]))
     busy = [e.rate for e in Estimate.objects.filter(level=Level.WEBSITE, method=Method.POSTERIOR)
             .order_by("site_id")]  # fmt: skip

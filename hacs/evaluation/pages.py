@@ -10,7 +10,7 @@ Evaluations 1 and 2 judge the estimate the crawl list ranks by:
 
 * the window of reference point t is [t − 7w, t], both ends included, as for the merged
   timeline (``hacs.evaluation.windows``), so the same sites are eligible;
-* the prior, κ and φ at t are :func:`hacs.website.fit_page_prior` on every page's copies in
+* the prior and κ at t are :func:`hacs.website.fit_page_prior` on every page's copies in
   [t − 7·prior_weeks, t] (refitted every ``prior_every`` points), so they use nothing after t;
 * the sum runs over every page of the site with a copy at or before t, a page with no copy in
   the window entering with the prior (``hacs.website``, "Every known page"), as the crawl list
@@ -76,15 +76,14 @@ def _page_copies(table: ObservationTable) -> _PageCopies | None:
 
 
 def _page_priors(pages: _PageCopies, t: FloatArray, weeks: int, every: int) -> FloatArray:
-    """(shape, rate, κ, φ) at each reference point: :func:`hacs.website.fit_page_prior` on
-    every page's window [t − 7·weeks, t] at r = 0, every, 2·every, …, each used until the next."""
-    priors = np.empty((t.size, 4))
-    row = (1.0, 1.0, 1.0, 1.0)  # replaced at r = 0
+    """(shape, rate, κ) at each reference point: :func:`hacs.website.fit_page_prior` on every
+    page's window [t − 7·weeks, t] at r = 0, every, 2·every, …, each used until the next."""
+    priors = np.empty((t.size, 3))
+    row = (1.0, 1.0, 1.0)  # replaced at r = 0
     for r in range(t.size):
         if r % every == 0:
-            window = pages.window(float(t[r]) - 7.0 * weeks, float(t[r]))
-            prior, kappa, dispersion = fit_page_prior(window)
-            row = (prior.shape, prior.rate, kappa, dispersion)
+            prior, kappa, _ = fit_page_prior(pages.window(float(t[r]) - 7.0 * weeks, float(t[r])))
+            row = (prior.shape, prior.rate, kappa)
         priors[r] = row
     return priors
 
@@ -99,7 +98,7 @@ def _page_posteriors(
 ) -> tuple[FloatArray, FloatArray]:
     """(α, β) of every (reference point, site) pair, pairs of r at ``offsets[r]:offsets[r+1]``:
     the sum of the posteriors of the site's pages known at t, from their copies in the window
-    [t − 7w, t], under r's prior, κ and φ."""
+    [t − 7w, t], under r's prior and κ."""
     alpha = np.empty(site.size)
     beta = np.empty(site.size)
     for r in np.flatnonzero(np.diff(offsets)).tolist():
@@ -107,12 +106,7 @@ def _page_posteriors(
         prior = GammaPrior(float(priors[r, 0]), float(priors[r, 1]))
         window = pages.window(float(t[r]) - 7.0 * w, float(t[r]))
         site_alpha, site_beta = website_posterior(
-            window,
-            pages.n_sites,
-            prior,
-            float(priors[r, 2]),
-            pages.known_pages(float(t[r])),
-            float(priors[r, 3]),
+            window, pages.n_sites, prior, float(priors[r, 2]), pages.known_pages(float(t[r]))
         )
         alpha[lo:hi], beta[lo:hi] = site_alpha[site[lo:hi]], site_beta[site[lo:hi]]
     return alpha, beta

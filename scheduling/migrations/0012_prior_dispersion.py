@@ -2,9 +2,8 @@ from django.db import migrations, models
 
 
 def drop_priors(apps, schema_editor):  # type: ignore[no-untyped-def]
-    # The priors were fitted reading their evidence as independent changes; now its dispersion
-    # φ widens the intervals (homepage) and the link evidence (website). Dropped, each is
-    # refitted by the next estimate that needs it.
+    # The priors now carry φ, the dispersion of their evidence, which widens the intervals at
+    # both levels. Dropped, each is refitted (with φ) by the next estimate that needs it.
     apps.get_model("scheduling", "RatePrior").objects.all().delete()
 
 

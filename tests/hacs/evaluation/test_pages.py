@@ -17,7 +17,7 @@ def slow_website_posterior(
     observations: list[Obs], table: ObservationTable, t: float, w: int, e: float = 7.0
 ) -> dict[int, float]:
     """p of each site with a copy in [t − 7w, t], straight from hacs.website: the pages of the
-    window, the page prior, κ and φ of the 12-week window ending at t, the sum of the posteriors
+    window, the page prior and κ of the 12-week window ending at t, the sum of the posteriors
     of the site's pages copied by t, and p since the site's newest copy in the window."""
     assert table.new_links is not None
     fresh = {(int(p), float(x)): int(n) for p, x, n in
@@ -30,11 +30,11 @@ def slow_website_posterior(
                            [fresh[(o.page, o.time)] for o in inside])  # fmt: skip
         return found, inside
 
-    prior, kappa, dispersion = fit_page_prior(pages(t - 7.0 * 12, t)[0])
+    prior, kappa, _ = fit_page_prior(pages(t - 7.0 * 12, t)[0])
     window, inside = pages(t - 7.0 * w, t)
     known = [len({o.page for o in observations if o.site == site and o.time <= t})
              for site in range(table.site_count)]  # fmt: skip
-    alpha, beta = website_posterior(window, table.site_count, prior, kappa, known, dispersion)
+    alpha, beta = website_posterior(window, table.site_count, prior, kappa, known)
     result = {}
     for site in sorted({o.site for o in inside}):
         last = max(o.time for o in inside if o.site == site)
