@@ -12,8 +12,8 @@ copies a year), the share of sites whose 90 % interval holds the true mean inter
 
 * **band** — the central interval of the Gamma(α, β) matched to the posterior
   (``interval_posterior`` and ``interval_credible_bounds``, what HACS showed before);
-* **now** — ``interval_bounds``: the central interval of the posterior on the grid, its
-  likelihood raised to 1/φ (``change_dispersion``: how much more the changed intervals vary than
+* **now** — ``interval_bounds``: the central interval of the posterior on the grid, the
+  posterior raised to 1/φ (``change_dispersion``: how much more the changed intervals vary than
   independent ones, on the collection), or, when the captures are sparser than the changes, the
   open statement "at least one change every N days", which holds the truth when 1/λ ≤ N;
 
@@ -31,9 +31,9 @@ truth); without bursts it is the page's rate, with bursts it lies between the se
 the link rate, nearer the link rate the denser the copies.
 
 Then the website level (``hacs.website``: the sum of the pages' posteriors on their new links
-read with κ and the links' dispersion φ), and a synthetic page that changes every 6–7 days
-(Poisson) captured every 45 or 90 days for three years, under the demo's prior. Same seed, same
-figures.
+read with κ, its interval widened by the links' dispersion φ), and a synthetic page that changes
+every 6–7 days (Poisson) captured every 45 or 90 days for three years, under the demo's prior.
+Same seed, same figures.
 """
 
 from __future__ import annotations
@@ -213,8 +213,8 @@ def website(truth: dict, label: str) -> None:
     grouped = page_links(site, page, time, fresh)
     known = np.bincount(grouped.page_site, minlength=pages.n_sites)
     prior, kappa, dispersion = fit_page_prior(grouped)
-    alpha, beta = website_posterior(grouped, pages.n_sites, prior, kappa, known, dispersion)
-    low, high = interval_credible_bounds(alpha, beta, LEVEL)
+    alpha, beta = website_posterior(grouped, pages.n_sites, prior, kappa, known)
+    low, high = interval_credible_bounds(alpha, beta, LEVEL, dispersion)
     with np.errstate(divide="ignore"):
         true_interval = 1.0 / np.asarray(pages.long_run)
     copies = np.bincount(site, minlength=pages.n_sites) / YEARS

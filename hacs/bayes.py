@@ -20,9 +20,9 @@ A site's rate (homepage level):
   the changes, so that the likelihood cannot rule out a change a day (docs/readings.md,
   "intervals that cover"). Changes that come in clusters (an author's editing session) make the
   changed intervals vary more than independent ones would: :func:`change_dispersion` measures
-  that on the collection (φ), and the interval reads the likelihood raised to 1/φ, the
-  quasi-likelihood, so that it is as wide as the evidence is worth. The rate (the posterior
-  mean) and every p stay as they are.
+  that on the collection (φ), and the interval is read from the posterior raised to 1/φ (about
+  the same centre, φ times the variance), so that it is as wide as the evidence is worth. The
+  rate (the posterior mean) and every p stay as they are.
 
 A rate read from Poisson counts (a page's new links at website level, ``hacs.website``):
 :func:`fit_prior` fits the Gamma prior to counts m over exposures T by marginal likelihood (a
@@ -319,13 +319,17 @@ def change_probability_since(alpha: ArrayLike, beta: ArrayLike, elapsed: ArrayLi
 
 
 def interval_credible_bounds(
-    alpha: ArrayLike, beta: ArrayLike, level: float = 0.9
+    alpha: ArrayLike, beta: ArrayLike, level: float = 0.9, dispersion: float = 1.0
 ) -> tuple[FloatArray, FloatArray]:
-    """The central ``level`` credible interval of the mean interval 1/λ, in days."""
+    """The central ``level`` credible interval of the mean interval 1/λ, in days, under
+    Gamma(α, β) or, with ``dispersion`` φ, under Gamma(α/φ, β/φ): the same mean, φ times the
+    variance (``hacs.website.link_dispersion``)."""
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1); got {level}")
-    a = np.asarray(alpha, dtype=np.float64)
-    scale = 1.0 / np.asarray(beta, dtype=np.float64)
+    if not (math.isfinite(dispersion) and dispersion >= 1.0):
+        raise ValueError(f"dispersion must be at least 1; got {dispersion}")
+    a = np.asarray(alpha, dtype=np.float64) / dispersion
+    scale = dispersion / np.asarray(beta, dtype=np.float64)
     tail = (1.0 - level) / 2.0
     high_rate = gamma_distribution.ppf(1.0 - tail, a, scale=scale)
     low_rate = gamma_distribution.ppf(tail, a, scale=scale)
@@ -366,8 +370,8 @@ def interval_bounds(
     prior: GammaPrior, evidence: IntervalEvidence, level: float = 0.9, dispersion: float = 1.0
 ) -> IntervalBounds:
     """Each site's credible bounds on 1/λ, read from its posterior on RATE_GRID (the exact
-    likelihood, raised to 1 / ``dispersion`` (:func:`change_dispersion`), times the prior's
-    mass), quantiles interpolated in log λ within the grid's cells.
+    likelihood times the prior's mass, raised to 1 / ``dispersion``, :func:`change_dispersion`:
+    the same mode, φ times the spread), quantiles interpolated in log λ within the grid's cells.
 
     A site's interval is open when it has a changed interval and its likelihood at some rate of
     at least :data:`OPEN_RATE` (or in the limit λ → ∞, where it tends to 1 when no interval is
@@ -395,7 +399,7 @@ def interval_bounds(
         best = np.maximum(log_lik.max(axis=1), at_infinity)
         best_fast = np.maximum(log_lik[:, fast].max(axis=1), at_infinity)
         is_open[lo:hi] = changed[lo:hi] & (best_fast - best >= math.log(OPEN_LIKELIHOOD))
-        log_post = log_lik / dispersion + log_weights
+        log_post = (log_lik + log_weights) / dispersion
         post = np.exp(log_post - log_post.max(axis=1, keepdims=True))
         post /= post.sum(axis=1, keepdims=True)
         quantiles[lo:hi] = _grid_quantiles(post, np.array([tail, 1.0 - tail]))

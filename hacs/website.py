@@ -34,13 +34,13 @@ window:
   count the evidence looked φ times surer than it is, and the website's 90 % intervals held
   the true rate for 0.81–0.86 of sites on the demo without bursts; the scatter of m about the
   true λT there is 1.78–2.01 times Poisson, and φ reads 1.85–2.14 (docs/readings.md,
-  "Website intervals: link counts scatter more than updates"). φ widens the intervals only:
-  the rate and p read the evidence as it is, since reading it with φ ranked the bursty demo's
-  sites worse in Evaluation 2 (mean weighted P@K 0.030–0.040 against 0.036–0.052).
+  "Website intervals: link counts scatter more than updates"). φ widens the intervals only
+  (``hacs.bayes.interval_credible_bounds``: the site's Gamma with the same mean and φ times
+  its variance); the rate and p read the evidence as it is, since reading the evidence with φ
+  ranked the bursty demo's sites worse in Evaluation 2 (mean weighted P@K 0.030–0.040 against
+  0.036–0.052).
 * :func:`page_link_evidence` is each page's Gamma kernel: m = new links / κ updates over
-  T = span days (for an interval, both divided by φ: the quasi-Poisson likelihood, the same
-  rate with φ times the variance); the page's first copy in the window is its baseline and
-  counts no links.
+  T = span days; the page's first copy in the window is its baseline and counts no links.
 * :func:`site_sum` adds the pages' Gamma posteriors into one Gamma per site with the same mean
   and variance (a sum of independent Poisson processes has the sum of their rates; the Gamma
   with matched moments keeps one (α, β) per site, which SQL can sort by).
@@ -235,19 +235,14 @@ def link_dispersion(pages: PageLinks) -> float:
     return max(1.0, float(np.mean(links * links) / np.mean(links) ** 2))
 
 
-def page_link_evidence(
-    pages: PageLinks, kappa: float, dispersion: float = 1.0
-) -> tuple[FloatArray, FloatArray]:
-    """Each page's Gamma kernel (m, T): new links / κ over the span of its copies in days, both
-    divided by the links' dispersion φ (:func:`link_dispersion`)."""
+def page_link_evidence(pages: PageLinks, kappa: float) -> tuple[FloatArray, FloatArray]:
+    """Each page's Gamma kernel (m, T): new links / κ over the span of its copies, in days."""
     if not np.isfinite(kappa) or kappa <= 0:
         raise ValueError(f"kappa must be positive; got {kappa}")
-    if not np.isfinite(dispersion) or dispersion < 1.0:
-        raise ValueError(f"dispersion must be at least 1; got {dispersion}")
     if pages.time.size == 0:
         return np.zeros(0), np.zeros(0)
     counts = np.add.reduceat(pages.new_links, pages.offsets[:-1]).astype(np.float64)
-    return counts / (kappa * dispersion), (pages.last - pages.first) / dispersion
+    return counts / kappa, pages.last - pages.first
 
 
 def site_sum(
@@ -280,17 +275,15 @@ def website_posterior(
     prior: GammaPrior,
     kappa: float,
     known_pages: ArrayLike | None = None,
-    dispersion: float = 1.0,
 ) -> tuple[FloatArray, FloatArray]:
     """Each site's (α, β): its pages' posteriors under ``prior`` on their evidence read with κ
-    (:func:`page_link_evidence`), summed by :func:`site_sum`. With ``dispersion`` φ > 1 the
-    evidence is read as the quasi-likelihood: the Gamma an interval is read from.
+    (:func:`page_link_evidence`), summed by :func:`site_sum`.
 
     ``known_pages[s]``, when given, is the number of site s's pages HACS holds a copy of up to
     the window's end: a page with no copy in the window still changes, and enters the sum with
     the prior (module docstring, "Every known page").
     """
-    updates, exposure = page_link_evidence(pages, kappa, dispersion)
+    updates, exposure = page_link_evidence(pages, kappa)
     alpha, beta = posterior(prior, updates, exposure)
     page_site = pages.page_site
     if known_pages is not None:

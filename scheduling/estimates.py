@@ -138,11 +138,7 @@ def estimates_for_window(
             n_sites, kappa = timelines.site_ids.size, prior.links_per_update
             alpha, beta = website_posterior(pages, n_sites, prior.gamma, kappa, known_pages)
             # The interval reads the links' dispersion; the rate and p do not (hacs.website).
-            low, high = interval_credible_bounds(
-                *website_posterior(
-                    pages, n_sites, prior.gamma, kappa, known_pages, prior.dispersion
-                )
-            )
+            low, high = interval_credible_bounds(alpha, beta, dispersion=prior.dispersion)
         else:
             alpha, beta = interval_posterior(prior.gamma, evidence)
             # Read from the posterior on the grid, open when the captures are sparser than the

@@ -73,9 +73,7 @@ def test_the_website_posterior_sums_each_pages_link_posterior(collection: list[S
         stored.dispersion,
     ) == pytest.approx((prior.shape, prior.rate, kappa, dispersion), rel=1e-6)
     shape, rate = website_posterior(pages, len(collection), prior, kappa)
-    wide = interval_credible_bounds(
-        *website_posterior(pages, len(collection), prior, kappa, None, dispersion)
-    )
+    wide = interval_credible_bounds(shape, rate, dispersion=dispersion)
     for i, s in enumerate(collection):
         estimate = Estimate.objects.get(site=s, level=Level.WEBSITE, method=Method.POSTERIOR)
         # The prior's optimiser stops within its tolerance, which depends on the pages' order.

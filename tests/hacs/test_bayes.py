@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 from scipy.integrate import quad
+from scipy.stats import gamma as gamma_distribution
 
 from hacs import bayes
 
@@ -211,6 +212,25 @@ def test_credible_bounds_hold_the_posterior_mean_interval() -> None:
     assert (high - low)[1] < (high - low)[0]  # more evidence, narrower interval
     with pytest.raises(ValueError, match="level"):
         bayes.interval_credible_bounds(1.0, 1.0, level=1.5)
+
+
+def test_a_dispersion_widens_credible_bounds_about_the_same_mean() -> None:
+    """With φ the bounds are Gamma(α/φ, β/φ)'s: the same mean rate, φ times the variance, so
+    they hold the old ones; φ = 1 changes nothing and φ < 1 is refused."""
+    alpha, beta = np.array([3.0, 30.0, 0.7]), np.array([300.0, 3000.0, 90.0])
+    low, high = bayes.interval_credible_bounds(alpha, beta)
+    same = bayes.interval_credible_bounds(alpha, beta, dispersion=1.0)
+    assert np.array_equal(same[0], low) and np.array_equal(same[1], high)
+    wide_low, wide_high = bayes.interval_credible_bounds(alpha, beta, dispersion=2.5)
+    rates = gamma_distribution(alpha / 2.5, scale=2.5 / beta)
+    assert np.allclose(wide_low, 1 / rates.ppf(0.95), rtol=1e-12)
+    assert np.allclose(wide_high, 1 / rates.ppf(0.05), rtol=1e-12)
+    assert np.allclose(rates.mean(), alpha / beta) and np.allclose(
+        rates.var(), 2.5 * alpha / beta**2
+    )
+    assert np.all(wide_low < low) and np.all(wide_high > high)
+    with pytest.raises(ValueError, match="dispersion"):
+        bayes.interval_credible_bounds(alpha, beta, dispersion=0.5)
 
 
 def simulated_captures(
