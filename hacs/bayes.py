@@ -159,11 +159,7 @@ def interval_evidence(times: ArrayLike, updated: ArrayLike, offsets: ArrayLike) 
     has = counts > 0
     first[has] = t[off[:-1][has]]
     last[has] = t[off[1:][has] - 1]
-    # Intervals between consecutive accesses of a site, by the access that closes each.
-    closing = np.ones(t.size, dtype=np.bool_)
-    closing[off[:-1][has]] = False
-    at = np.flatnonzero(closing)
-    site = np.searchsorted(off, at, side="right") - 1
+    at, site = _closing_accesses(off)
     length = t[at] - t[at - 1]
     changed = timeline.updated[at]
     unchanged: FloatArray = np.bincount(
@@ -177,6 +173,21 @@ def interval_evidence(times: ArrayLike, updated: ArrayLike, offsets: ArrayLike) 
         last=last,
         accesses=counts.astype(np.int64),
     )
+
+
+def _closing_accesses(offsets: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The accesses that close an interval (every one but each site's first), and their sites:
+    the intervals between consecutive accesses of a site, by the access that closes each."""
+    closing = np.ones(int(offsets[-1]), dtype=np.bool_)
+    counts = np.diff(offsets)
+    closing[offsets[:-1][counts > 0]] = False
+    at = np.flatnonzero(closing)
+    return at, (np.searchsorted(offsets, at, side="right") - 1).astype(np.int64)
+
+
+def _check_dispersion(dispersion: float) -> None:
+    if not (math.isfinite(dispersion) and dispersion >= 1.0):
+        raise ValueError(f"dispersion must be at least 1; got {dispersion}")
 
 
 def _grid_weights(shape: float, rate: float) -> FloatArray:
@@ -326,8 +337,7 @@ def interval_credible_bounds(
     variance (``hacs.website.link_dispersion``)."""
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1); got {level}")
-    if not (math.isfinite(dispersion) and dispersion >= 1.0):
-        raise ValueError(f"dispersion must be at least 1; got {dispersion}")
+    _check_dispersion(dispersion)
     a = np.asarray(alpha, dtype=np.float64) / dispersion
     scale = dispersion / np.asarray(beta, dtype=np.float64)
     tail = (1.0 - level) / 2.0
@@ -381,8 +391,7 @@ def interval_bounds(
     """
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1); got {level}")
-    if not (math.isfinite(dispersion) and dispersion >= 1.0):
-        raise ValueError(f"dispersion must be at least 1; got {dispersion}")
+    _check_dispersion(dispersion)
     with np.errstate(divide="ignore"):
         log_weights = np.log(_grid_weights(prior.shape, prior.rate))
     n = evidence.n_sites
@@ -438,11 +447,7 @@ def change_dispersion(
     rates = np.asarray(rate, dtype=np.float64)
     if rates.shape != (off.size - 1,):
         raise ValueError(f"rate must hold one value per site ({off.size - 1})")
-    closing = np.ones(t.size, dtype=np.bool_)
-    counts = np.diff(off)
-    closing[off[:-1][counts > 0]] = False
-    at = np.flatnonzero(closing)
-    site = np.searchsorted(off, at, side="right") - 1
+    at, site = _closing_accesses(off)
     lam = rates[site]
     use = np.isfinite(lam) & (lam >= 0)
     at, site, lam = at[use], site[use], lam[use]
