@@ -74,6 +74,8 @@ def test_a_librarians_morning(
     page.get_by_label("Seed list file (CSV or plain text)").set_input_files(str(demo.seeds_path))
     page.get_by_role("button", name="Check the list").click()
     report = page.locator("table.rejected")
+    report.wait_for()  # the checked page has arrived, not only started to
+    page.wait_for_load_state()
     for line in bad_lines:
         assert report.locator(f"td.num:text-is('{line}')").count() == 1
     assert Site.objects.count() == 0
@@ -118,6 +120,7 @@ def test_a_librarians_morning(
     # A viewer browses but cannot upload.
     page.get_by_role("button", name="Log out").click()
     log_in(page, base, "reader")
+    page.get_by_role("link", name="Crawl list", exact=True).wait_for()  # the reader's menu is drawn
     assert page.get_by_role("link", name="Upload seeds").count() == 0
     response = page.goto(f"{base}/sites/upload/")
     assert response is not None and response.status == 403

@@ -66,6 +66,7 @@ def test_a_demo_capture_opens_in_hacss_own_demo_archive_with_its_banner(
     page.locator("td.when a").first.click()
     banner = page.locator("#hacs-demo-archive-banner")
     banner.wait_for()
+    page.wait_for_load_state()
     assert "HACS demo archive — synthetic." in banner.inner_text()
     assert page.url.startswith(f"{live_server.url}/demo-archive/")
     # A link on the archived page leads to the demo archive's nearest copy, banner and all.

@@ -46,6 +46,8 @@ def test_a_checked_file_is_added_without_choosing_it_again(
     page.goto(f"{base}/sites/upload/")
     page.get_by_label("Seed list file (CSV or plain text)").set_input_files(str(seeds))
     page.get_by_role("button", name="Check the list").click()
+    page.locator("table.rejected").wait_for()
+    page.wait_for_load_state()
     held = page.locator("#held-file")
     assert "Adding history-dept.csv" in held.inner_text()
     assert "4 seed lines" in held.inner_text()
