@@ -173,12 +173,20 @@ class Capture(models.Model):
         # partial: it holds only updates over a page's whole history (DESIGN rule 3 with the
         # window at the page's first observation), a few per cent of the rows, so that the feeds
         # find the collection's newest updates without reading every capture (dashboard.feeds).
+        # The third holds the homepage observations, so that the Evaluation page finds the
+        # collection's first and last day of history in two index reads, not a pass over every
+        # capture (``scheduling.learning.learning_history``).
         indexes = [
             models.Index(fields=["site", "is_observation", "depth", "timestamp"]),
             models.Index(
                 fields=["-timestamp"],
                 condition=Q(page_index__gt=0, link_floor__lt=0),
                 name="capture_update_time",
+            ),
+            models.Index(
+                fields=["timestamp"],
+                condition=Q(is_observation=True, depth=0, page_index__isnull=False),
+                name="capture_homepage_time",
             ),
         ]
 

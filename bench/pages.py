@@ -1,5 +1,5 @@
-"""Page speed with 20,000 sites: server time of the Sites page, a Site page and the crawl-list
-CSV (median and p95 of 50 requests each).
+"""Page speed with 20,000 sites: server time of the Overview, Evaluation, Jobs and Sites pages, a
+Site page and the crawl-list CSV (median and p95 of 50 requests each).
 
 Run from the project root: ``.venv/bin/python -m bench.pages [--sites N] [--requests N]``.
 It builds a throw-away SQLite database (or uses ``--database-url``) with synthetic sites, each
@@ -138,6 +138,9 @@ def main() -> None:
         client.force_login(user)
         crawl = CrawlList.objects.get()
         n = options.requests
+        report("Overview", timed(client, "/", n), 0.3)
+        report("Evaluation page", timed(client, "/evaluation/", n), 0.3)
+        report("Jobs page", timed(client, "/jobs/", n), 0.3)
         report("Sites page", timed(client, "/sites/", n), 0.3)
         report("Sites page, sorted by p", timed(client, "/sites/?sort=-probability&page=7", n), 0.3)
         report("Sites page, search", timed(client, "/sites/?q=Author%2012", n), 0.3)

@@ -30,9 +30,10 @@ from datetime import time as clock_time
 from typing import Any
 
 import numpy as np
-from django.db.models import Max, Min
+from django.db.models import Max, Min, Subquery
 from numpy.typing import NDArray
 
+from archive.models import Site
 from hacs import defaults
 from hacs.clock import reference_instant, to_days
 from hacs.evaluation import (
@@ -352,13 +353,26 @@ _GAP_DAYS = 7  # e: a test period starts this long after learning ends, so none 
 
 def learning_history(*, level: str) -> tuple[date, date] | None:
     """The first and the last day (UTC) with an observation at ``level``; None when there is
-    none. One aggregate query."""
-    found = observations_queryset(level=level, start=None, end=None, site_ids=None).aggregate(
-        first=Min("timestamp"), last=Max("timestamp")
-    )
-    if found["first"] is None:
+    none. One query: at the homepage level (the Evaluation page's) two reads of the partial
+    index ``capture_homepage_time``, one from each end, in two subqueries; at the website level
+    an aggregate over the observations."""
+    rows = observations_queryset(level=level, start=None, end=None, site_ids=None)
+    if level == Level.HOMEPAGE:
+        times = rows.values("timestamp")
+        ends = (
+            Site.objects.order_by()
+            .annotate(
+                first=Subquery(times.order_by("timestamp")[:1]),
+                last=Subquery(times.order_by("-timestamp")[:1]),
+            )
+            .values("first", "last")
+            .first()  # a site holds every observation
+        ) or {"first": None, "last": None}
+    else:
+        ends = rows.aggregate(first=Min("timestamp"), last=Max("timestamp"))
+    if ends["first"] is None or ends["last"] is None:
         return None
-    return found["first"].astimezone(UTC).date(), found["last"].astimezone(UTC).date()
+    return ends["first"].astimezone(UTC).date(), ends["last"].astimezone(UTC).date()
 
 
 @dataclass(frozen=True)
