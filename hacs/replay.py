@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -93,8 +94,8 @@ class ReplayState:
         counts = np.array([len(t) for t in self.times], dtype=np.int64)
         offsets = np.zeros(counts.size + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
-        times = np.fromiter((x for t in self.times for x in t), np.float64, int(offsets[-1]))
-        flags = np.fromiter((x for u in self.updated for x in u), np.bool_, int(offsets[-1]))
+        times = np.fromiter(chain.from_iterable(self.times), np.float64, int(offsets[-1]))
+        flags = np.fromiter(chain.from_iterable(self.updated), np.bool_, int(offsets[-1]))
         return times, flags, offsets
 
 
