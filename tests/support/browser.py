@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.db import connections
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 PASSWORD = "a long browser password"
@@ -39,6 +40,11 @@ def browser_page() -> Iterator[Any]:
         yield page
         context.close()
         browser.close()
+        # The test's ORM calls, made while Playwright's event loop runs, hold connections that
+        # the session's teardown does not reach: on PostgreSQL it could not drop the test
+        # database ("being accessed by other users"). Browser tests are transactional (the live
+        # server must see their data), so nothing is left open to roll back.
+        connections.close_all()
     os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 
