@@ -172,7 +172,12 @@ def measure(method: str) -> dict[str, Any]:
     import django
 
     django.setup()
-    from scheduling.evaluation_service import evaluation_run, evaluation_run_create
+    from scheduling.evaluation_service import (
+        PROGRESS_EVALUATE,
+        PROGRESS_LOAD,
+        evaluation_run,
+        evaluation_run_create,
+    )
     from scheduling.models import EvaluationRun
 
     run = evaluation_run_create(
@@ -188,7 +193,7 @@ def measure(method: str) -> dict[str, Any]:
     began, cpu_began = time.perf_counter(), time.process_time()
 
     def progress(fraction: float) -> None:
-        for name, at in (("loaded", 0.25), ("evaluated", 0.95)):
+        for name, at in (("loaded", PROGRESS_LOAD), ("evaluated", PROGRESS_EVALUATE)):
             if fraction >= at and name not in marks:
                 marks[name] = time.perf_counter() - began
 

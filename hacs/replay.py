@@ -251,6 +251,7 @@ def replay(
     extra: Mapping[str, Policy] | None = None,
     archive: ArchiveStream | None = None,
     refresh: Refresh | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> list[PolicyResult]:
     """Replay ``days`` days of crawling ``budget`` sites a day from ``start`` (days since 1970).
 
@@ -260,7 +261,8 @@ def replay(
     the older copy, then the lower site index. ``extra`` adds policies by name (the learned
     schedulers of ``hacs.learning``), replayed after ``policies``. ``archive`` models the
     archive's captures during the period, learned by ``refresh`` (default: every night); the
-    module docstring gives the readings.
+    module docstring gives the readings. ``progress`` receives the finished share of the
+    policies' days, 0 … 1, after each day.
     """
     times, flags, offsets = (np.asarray(history[0], np.float64), np.asarray(history[1], bool),
                              np.asarray(history[2], np.int64))  # fmt: skip
@@ -274,7 +276,8 @@ def replay(
     change_lists = [np.sort(np.asarray(c, dtype=np.float64)) for c in changes]
     rates = None if true_rates is None else np.asarray(true_rates, dtype=np.float64)
     results = []
-    for name, policy in _policies(policies, extra).items():
+    chosen = _policies(policies, extra)
+    for n, (name, policy) in enumerate(chosen.items()):
         state = _first_state(times, flags, offsets, start, e_days, seed, rates, budget)
         crawls = _Crawls.none(change_lists)
         world = None
@@ -285,6 +288,8 @@ def replay(
             if world is not None:
                 world.refresh_night(state, change_lists, policy, budget)
             _crawl_day(state, policy, budget, change_lists, crawls, world)
+            if progress is not None:
+                progress((n * days + day + 1) / (len(chosen) * days))
         results.append(_result(name, crawls, change_lists, start, days, budget, world))
     return results
 

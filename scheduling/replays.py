@@ -13,6 +13,7 @@ beside them.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import date, timedelta
 from pathlib import Path
@@ -50,8 +51,10 @@ def replay_collection(
     e_days: float = defaults.E_DAYS,
     truth: dict[str, Any] | None = None,
     seed: int = 0,
+    progress: Callable[[float], None] | None = None,
 ) -> dict[str, Any]:
-    """Replay ``days`` days of crawling from ``start`` for each budget share; JSON-ready."""
+    """Replay ``days`` days of crawling from ``start`` for each budget share; JSON-ready.
+    ``progress`` receives the finished share of the replays, 0 … 1."""
     begin = day_start(start)
     stop = day_start(start + timedelta(days=days))
     assert begin is not None and stop is not None
@@ -88,12 +91,17 @@ def replay_collection(
     learned = learned_replay_policies(level)
     labels = {**POLICY_LABELS, **{name: label for name, (_, label) in learned.items()}}
     budgets = []
-    for share in shares:
+    for n, share in enumerate(shares):
         budget = min(max(1, round(share * len(site_ids))), len(site_ids))
+
+        def done(fraction: float, n: int = n) -> None:
+            if progress is not None:
+                progress((n + fraction) / len(shares))
+
         results = replay(
             history=arrays, changes=changes, start=t0, days=days, budget=budget,
             policies=policies, e_days=e_days, true_rates=rates, seed=seed,
-            extra={name: policy for name, (policy, _) in learned.items()},
+            extra={name: policy for name, (policy, _) in learned.items()}, progress=done,
         ) if site_ids else []  # fmt: skip
         budgets.append(
             {

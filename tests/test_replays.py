@@ -97,7 +97,14 @@ def test_a_truth_file_gives_the_true_changes_and_rates(
 
 
 def test_nutch_adaptive_and_lambdacrawl_are_replayed_beside_hacs(collection: list[int]) -> None:
-    result = replay_collection(level="homepage", start=START, days=10, shares=(0.34, 0.5))
+    seen: list[float] = []
+    result = replay_collection(
+        level="homepage", start=START, days=10, shares=(0.34, 0.5), progress=seen.append
+    )
+    # Progress climbs through both budgets' replays, day by day, to the end.
+    policies = len(result["budgets"][0]["rows"])
+    assert len(seen) == 2 * policies * 10 and seen == sorted(seen) and seen[-1] == 1.0
+    assert seen[policies * 10 - 1] == 0.5
     for block in result["budgets"]:
         rows = {row["policy"]: row for row in block["rows"]}
         assert rows["nutch_adaptive"]["label"] == "Nutch adaptive (interval ×0.8 / ×1.4)"

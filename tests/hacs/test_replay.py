@@ -87,6 +87,17 @@ def test_the_posterior_prefers_a_site_that_changes_often() -> None:
     assert [r.found for r in results] == [1, 1]
 
 
+def test_progress_is_told_after_every_policys_every_day() -> None:
+    often = [(float(d), d > 0) for d in range(0, 40, 4)]
+    never = [(float(d), False) for d in range(0, 40, 4)]
+    seen: list[float] = []
+    replay(
+        history=history(often, never), changes=[[41.2], []], start=40.0, days=4, budget=1,
+        policies=["hacs", "round_robin", "random"], progress=seen.append,
+    )  # fmt: skip
+    assert seen == [(i + 1) / 12 for i in range(12)]
+
+
 def test_random_is_seeded_and_the_oracle_needs_rates() -> None:
     sites = [[(0.0, False)] for _ in range(20)]
     changes = [[float(i)] for i in range(20)]
