@@ -293,6 +293,15 @@ def test_demo_archive_and_warc_import_show_progress_on_a_terminal_only(
     assert f"written to {result}" in shown and GREEN in shown and "F1" in shown
     assert RED not in shown and result.stat().st_size > 0
 
+    # A replay: a bar through its policies' days on a terminal, none in a pipe.
+    simulate = ["simulate", "--start", "2017-06-01", "--days", "3", "--budgets", "0.5",
+                "--skip-checks"]  # fmt: skip
+    shown, status = on_terminal(simulate, terminal_env)
+    assert status == 0, shown
+    assert re.search(r"replaying:\s+100%\|", shown) and "found/crawls" in shown, shown
+    quiet = piped(simulate, terminal_env)
+    assert quiet.returncode == 0 and "found/crawls" in quiet.stdout and quiet.stderr == ""
+
 
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)

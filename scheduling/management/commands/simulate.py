@@ -1,9 +1,11 @@
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
 
 from scheduling.management.commands._options import day, positive
 from scheduling.models import Level
@@ -49,15 +51,25 @@ class Command(BaseCommand):
                 truth = truth_load(options["truth"])
             except (OSError, ValueError) as error:
                 raise CommandError(f"--truth: {error}") from None
-        result = replay_collection(
-            level=str(options["level"]),
-            start=options["start"],  # type: ignore[arg-type]
-            days=int(options["days"]),  # type: ignore[call-overload]
-            shares=options["budgets"],  # type: ignore[arg-type]
-            e_days=float(options["e_days"]),  # type: ignore[arg-type]
-            truth=truth,
-            seed=int(options["seed"]),  # type: ignore[call-overload]
-        )
+        # A bar on a terminal only: each policy's days, budget after budget.
+        bar = tqdm(total=100, unit="%", desc="replaying", disable=not sys.stderr.isatty())
+
+        def progress(fraction: float) -> None:
+            bar.update(int(fraction * 100) - bar.n)
+
+        try:
+            result = replay_collection(
+                level=str(options["level"]),
+                start=options["start"],  # type: ignore[arg-type]
+                days=int(options["days"]),  # type: ignore[call-overload]
+                shares=options["budgets"],  # type: ignore[arg-type]
+                e_days=float(options["e_days"]),  # type: ignore[arg-type]
+                truth=truth,
+                seed=int(options["seed"]),  # type: ignore[call-overload]
+                progress=progress,
+            )
+        finally:
+            bar.close()
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=1))
             return
