@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -122,6 +123,33 @@ def _check_range(name: str, number: float, minimum: float | None, maximum: float
         raise ImproperlyConfigured(f"{name}={number} is below the minimum of {minimum}.")
     if maximum is not None and number > maximum:
         raise ImproperlyConfigured(f"{name}={number} is above the maximum of {maximum}.")
+
+
+def env_cron(
+    name: str, default: str, *, off: bool = False, environ: Mapping[str, str] | None = None
+) -> str:
+    """A cron expression of five fields (minute hour day month weekday), parsed now so that an
+    impossible one (``0 25 * * *``) stops start-up naming its variable instead of leaving the
+    scheduler to log a traceback and never run the job. ``off`` also accepts the word "off"."""
+    from croniter import croniter  # imported here: only the settings' start-up parses crons
+
+    value = env_str(name, default, environ)
+    if off and value.lower() == "off":
+        return "off"
+    fields = value.split()
+    if len(fields) != 5:
+        raise ImproperlyConfigured(
+            f"{name}={value!r} is not a cron expression of five fields "
+            "(minute hour day month weekday)" + (", nor 'off'." if off else ".")
+        )
+    try:
+        # The next time too: "0 5 31 2 *" parses but never comes.
+        croniter(value, datetime(2000, 1, 1)).get_next(datetime)
+    except (ValueError, KeyError) as error:  # croniter's own errors derive from ValueError
+        raise ImproperlyConfigured(
+            f"{name}={value!r} is not a cron expression HACS can schedule ({error})."
+        ) from None
+    return value
 
 
 def env_list(name: str, default: list[str], environ: Mapping[str, str] | None = None) -> list[str]:

@@ -18,6 +18,7 @@ from hacs import defaults
 from hacs_site.env import (
     database_from_url,
     env_bool,
+    env_cron,
     env_float,
     env_header,
     env_hosts,
@@ -359,22 +360,10 @@ HACS_STALE_AFTER_DAYS = env_int("HACS_STALE_AFTER_DAYS", HACS_HISTORY_DAYS, mini
 # no update at all or at least HACS_STOPPED_FACTOR mean intervals.
 HACS_STOPPED_FACTOR = env_float("HACS_STOPPED_FACTOR", 5.0, minimum=1)
 HACS_STOPPED_MIN_DAYS = env_int("HACS_STOPPED_MIN_DAYS", 365, minimum=1)
-HACS_DAILY_CRAWL_LIST_CRON = env_str("HACS_DAILY_CRAWL_LIST_CRON", "0 5 * * *")
-HACS_FETCH_RETRY_CRON = env_str("HACS_FETCH_RETRY_CRON", "0 4 * * *")
+HACS_DAILY_CRAWL_LIST_CRON = env_cron("HACS_DAILY_CRAWL_LIST_CRON", "0 5 * * *")
+HACS_FETCH_RETRY_CRON = env_cron("HACS_FETCH_RETRY_CRON", "0 4 * * *")
 # "off": no nightly refresh; sites are then brought up to date only when someone imports them.
-HACS_ARCHIVE_REFRESH_CRON = env_str("HACS_ARCHIVE_REFRESH_CRON", "0 3 * * *")
-for _name, _value in (
-    ("HACS_DAILY_CRAWL_LIST_CRON", HACS_DAILY_CRAWL_LIST_CRON),
-    ("HACS_FETCH_RETRY_CRON", HACS_FETCH_RETRY_CRON),
-    ("HACS_ARCHIVE_REFRESH_CRON", HACS_ARCHIVE_REFRESH_CRON),
-):
-    if _name == "HACS_ARCHIVE_REFRESH_CRON" and _value == "off":
-        continue
-    if len(_value.split()) != 5:
-        raise ImproperlyConfigured(
-            f"{_name}={_value!r} is not a cron expression of five fields "
-            "(minute hour day month weekday)."
-        )
+HACS_ARCHIVE_REFRESH_CRON = env_cron("HACS_ARCHIVE_REFRESH_CRON", "0 3 * * *", off=True)
 
 LOGGING = {
     "version": 1,

@@ -23,6 +23,8 @@ observations up to it only.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -455,25 +457,25 @@ class LearnedSummary:
 
 
 def learned_scorer_summary(scorer: LearnedScorer) -> LearnedSummary:
-    """How well ``scorer`` (finished) learned, in words, and its formula for people."""
-    model = scorer.model or {}
+    """How well ``scorer`` (finished) learned, in words, and its formula for people; a stored
+    run that cannot be read back (edited or corrupt) says so instead."""
+    try:
+        _loaded(scorer)
+    except UnusableLearnedScorer as error:
+        return LearnedSummary(LearnedFit(str(error), worse=True), None)
     if scorer.kind == Learned.LWS:
         return LearnedSummary(_lws_fit(scorer.validation_fitness), None)
-    try:
-        formula = readable_formula(str(model["expression"]))
-    except (KeyError, ValueError):
-        formula = None
-    params = scorer.parameters or {}
+    model = scorer.model
+    params = LearnParameters.from_json(scorer.parameters)
+    baselines = model.get("baselines")
     return LearnedSummary(
         _gp4c_fit(
-            str(model.get("expression", "")),
+            str(model["expression"]),
             scorer.validation_fitness,
-            model.get("baselines") or {},
-            metric=_metric_name(
-                str(params.get("fitness", "ndcg")), float(params.get("budget_fraction", 0.05))
-            ),
+            baselines if isinstance(baselines, Mapping) else {},
+            metric=_metric_name(params.fitness, params.budget_fraction),
         ),
-        formula,
+        readable_formula(str(model["expression"])),
     )
 
 
@@ -494,9 +496,20 @@ def _lws_fit(r2: float | None) -> LearnedFit:
             worse=True,
         )
     return LearnedFit(
-        f"R² {r2:.3f} on held-out sites: it predicts the wait for the next update better than "
-        "the mean wait does."
+        f"R² {r2:.3f} on held-out sites: it explains {r2 * 100:.1f} % of how the wait for the "
+        f"next update varies between sites (the mean wait explains none), {_how_much(r2)}."
     )
+
+
+def _how_much(r2: float) -> str:
+    """R² in words a librarian can weigh (Cohen's conventions for R² are .02, .13 and .26)."""
+    if r2 < 0.02:
+        return "hardly better than guessing the mean wait for every site"
+    if r2 < 0.13:
+        return "a little better than guessing the mean wait"
+    if r2 < 0.26:
+        return "clearly better than guessing the mean wait"
+    return "much better than guessing the mean wait"
 
 
 def _gp4c_fit(
@@ -506,8 +519,13 @@ def _gp4c_fit(
     if fitness is None:
         return LearnedFit("No validation fitness was recorded.")
     shown = f"{metric} on the validation period {fitness:.3f}"
-    chance = baselines.get("random")
-    alone = {str(k): float(v) for k, v in (baselines.get("terminals") or {}).items()}
+    chance = _stored_number(baselines.get("random"))
+    terminals = baselines.get("terminals")
+    alone = {
+        str(name): number
+        for name, value in (terminals.items() if isinstance(terminals, Mapping) else ())
+        if (number := _stored_number(value)) is not None
+    }
     if not baselines:  # learned before baselines were kept
         return LearnedFit(f"{shown}.")
     if chance is None:
@@ -537,6 +555,13 @@ def _gp4c_fit(
         )
     against = f"the best terminal alone, {terminal_name(best[0])}, {best[1]:.3f}; " if best else ""
     return LearnedFit(f"{shown}, against {against}crawling at random {chance:.3f}.")
+
+
+def _stored_number(value: Any) -> float | None:
+    """A number read back from a stored run's JSON, or None when it holds something else."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
 
 
 def _signed(value: float, places: int) -> str:
@@ -717,14 +742,25 @@ def _loaded(scorer: LearnedScorer) -> ScoreFunction | LwsModel:
     """What a stored scheduler ranks with: GP4C's function or the LWS model;
     :class:`UnusableLearnedScorer` when the stored model cannot be read back."""
     try:
+        # Its parameters too: every list and replay reads them (its window, its e).
+        if not isinstance(scorer.parameters, Mapping) or not isinstance(scorer.model, Mapping):
+            raise TypeError("they are not a JSON object")
+        LearnParameters.from_json(scorer.parameters)
+    except (ValueError, TypeError) as error:
+        raise _unusable(scorer, f"its parameters are not usable ({error})") from None
+    try:
         if scorer.kind == Learned.GP4C:
-            return ScoreFunction(str((scorer.model or {})["expression"]))
-        return LwsModel.from_dict(scorer.model or {})
-    except (KeyError, ValueError) as error:
+            return ScoreFunction(str(scorer.model["expression"]))
+        return LwsModel.from_dict(scorer.model)
+    except (KeyError, ValueError, TypeError) as error:
         reason = f"its model has no {error}" if isinstance(error, KeyError) else str(error)
-        raise UnusableLearnedScorer(
-            f"The {scorer.kind.upper()} scheduler learned at the {scorer.level} level on "
-            f"{scorer.start} to {scorer.end} (learning run {scorer.pk}) cannot be read back: "
-            f"{reason}. Learn a new one with `manage.py learn_scorer --kind {scorer.kind} "
-            f"--level {scorer.level} --start … --end …` or on the Evaluation page."
-        ) from None
+        raise _unusable(scorer, reason) from None
+
+
+def _unusable(scorer: LearnedScorer, reason: str) -> UnusableLearnedScorer:
+    return UnusableLearnedScorer(
+        f"The {scorer.kind.upper()} scheduler learned at the {scorer.level} level on "
+        f"{scorer.start} to {scorer.end} (learning run {scorer.pk}) cannot be read back: "
+        f"{reason}. Learn a new one with `manage.py learn_scorer --kind {scorer.kind} "
+        f"--level {scorer.level} --start … --end …` or on the Evaluation page."
+    )

@@ -297,7 +297,7 @@ def refusal(depth: int) -> str:
     )
 
 
-@pytest.mark.parametrize("deep_scorer", [3_000, 100_000], indirect=True)
+@pytest.mark.parametrize("deep_scorer", [3_000, 20_000], indirect=True)
 def test_the_crawl_list_page_says_a_too_deep_function_cannot_be_read(
     logged_in_client: Any, deep_scorer: LearnedScorer
 ) -> None:
@@ -312,7 +312,7 @@ def test_the_crawl_list_page_says_a_too_deep_function_cannot_be_read(
     assert not CrawlList.objects.exists()
 
 
-@pytest.mark.parametrize("deep_scorer", [3_000, 100_000], indirect=True)
+@pytest.mark.parametrize("deep_scorer", [3_000, 20_000], indirect=True)
 def test_crawl_list_and_the_evaluation_say_a_too_deep_function_cannot_be_read(
     deep_scorer: LearnedScorer,
 ) -> None:

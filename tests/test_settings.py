@@ -121,6 +121,9 @@ def test_bad_database_urls_are_explained(url: str, message: str, tmp_path: Path)
         ("HACS_HTTPS", "maybe"),
         ("HACS_HSTS_SECONDS", "-1"),
         ("HACS_ARCHIVE_REFRESH_CRON", "nightly"),
+        ("HACS_DAILY_CRAWL_LIST_CRON", "0 25 * * *"),  # five fields, but no 25th hour
+        ("HACS_FETCH_RETRY_CRON", "61 4 * * *"),
+        ("HACS_ARCHIVE_REFRESH_CRON", "0 3 31 2 *"),  # parses, but never comes
         ("HACS_BROWSERTRIX_ALLOWED_HOSTS", "http://btrix.example/api"),
         ("HACS_BROWSERTRIX_ALLOWED_HOSTS", "127.0.0.1:99999"),
         ("HACS_THETA", "none"),  # with no HACS_BUDGET: every site every day

@@ -90,6 +90,12 @@ MAX_DEPTH = 10  # the paper's d
 #: function from any learning run loads, while a hand-edited or corrupt one nested thousands deep
 #: is refused with a message before anything recurses over it (Python stops at ~1,000 frames).
 MAX_LOADED_DEPTH = 10 * MAX_DEPTH
+#: The largest stored function HACS reads back, in nodes: twice the largest tree GP4C can learn
+#: (a full binary tree MAX_DEPTH deep), so a stored formula of millions of shallow terms is
+#: refused too, before it is parsed or scored on every site of a list.
+MAX_LOADED_SIZE = 2 * (2 ** (MAX_DEPTH + 1) - 1)
+#: Characters of a stored expression read at all (a generous 32 a node).
+MAX_LOADED_CHARACTERS = 32 * MAX_LOADED_SIZE
 GENERATIONS = 50  # the paper's N_g
 POPULATION = 300  # the paper's N_p
 _BLOCK = 65_536  # sites scored at a time (ScoreFunction.score)
@@ -176,6 +182,11 @@ _TOKEN = re.compile(
 
 def _parse(expression: str) -> _Node:
     """The tree of a prefix expression; ``ValueError`` naming what is wrong and where."""
+    if len(expression) > MAX_LOADED_CHARACTERS:
+        raise ValueError(
+            f"score function of {len(expression):,} characters; a score function may be at most "
+            f"{MAX_LOADED_CHARACTERS:,} characters long"
+        )
     tokens: list[tuple[str, str, int]] = []
     for match in _TOKEN.finditer(expression):
         name, number, other = match.groups()
@@ -196,6 +207,12 @@ def _parse(expression: str) -> _Node:
         raise ValueError(
             f"score function nested {deepest:,} deep; a score function may be at most "
             f"{MAX_LOADED_DEPTH} deep (GP4C learns functions at most {MAX_DEPTH} deep)"
+        )
+    nodes = sum(kind != "punct" for kind, _text, _at in tokens)
+    if nodes > MAX_LOADED_SIZE:
+        raise ValueError(
+            f"score function of {nodes:,} terms; a score function may hold at most "
+            f"{MAX_LOADED_SIZE:,} (GP4C learns functions at most {MAX_DEPTH} deep)"
         )
     position = 0
 
