@@ -92,6 +92,13 @@ def _normalised(record: cdx.CdxRecord) -> tuple[str, int | None]:
 
 
 _UNPLACED = (-1, -1, "")
+_FOREIGN_ORIGINAL = (-2, -1, "")
+_UNREADABLE_ORIGINAL = (-3, -1, "")
+#: How a row that is no seed's page is counted, by the site id ``_place`` gives it.
+_MISPLACED = {
+    -2: "invalid original (outside its urlkey's seed)",
+    -3: "invalid original (not a URL)",
+}
 
 
 def capture_limits(*, now: datetime | None = None) -> cdx.RowLimits:
@@ -151,14 +158,14 @@ def captures_store(
         if problem is not None:
             counts.skipped[f"invalid {problem.field}"] += 1
             continue
-        urlkey = record.urlkey
-        place = placements.get(urlkey)
+        key = (record.urlkey, record.original)
+        place = placements.get(key)
         if place is None:
-            place = _place(urlkey, record.original, index)
-            placements[urlkey] = place
+            place = _place(record.urlkey, record.original, index)
+            placements[key] = place
         site_id, depth, page_key = place
         if site_id < 0:
-            counts.skipped["outside every seed"] += 1
+            counts.skipped[_MISPLACED.get(site_id, "outside every seed")] += 1
             continue
         if depth > MAX_DEPTH:
             counts.skipped[f"deeper than {MAX_DEPTH}"] += 1
@@ -214,15 +221,29 @@ def captures_store(
 
 
 def _place(urlkey: str, original: str, index: ScopeIndex) -> tuple[int, int, str]:
-    """(site id, depth, page key) of a urlkey, or ``_UNPLACED``."""
+    """(site id, depth, page key) of a row, or ``_UNPLACED``, ``_FOREIGN_ORIGINAL`` or
+    ``_UNREADABLE_ORIGINAL``.
+
+    The urlkey places the row, and its original URL, canonicalised (dot segments resolved,
+    ``www.`` and scheme dropped), must lie in the same seed's scope: an archive that files
+    ``foo.edu/~ann/../~zed/`` or a page of another host under ``~ann``'s urlkey has its row
+    refused as a bad row, not stored as ``~ann``'s page.
+    """
+    try:
+        original_key = canonical_url(original) if original else None
+    except ValueError:
+        return _UNREADABLE_ORIGINAL if urlkey else _UNPLACED
     if not urlkey:
-        try:
-            urlkey = canonical_url(original)
-        except ValueError:
+        if original_key is None:
             return _UNPLACED
+        urlkey = original_key
     matched = index.match(urlkey)
     if matched is None:
         return _UNPLACED
+    if original_key is not None and original_key != urlkey:
+        by_original = index.match(original_key)
+        if by_original is None or by_original[0] != matched[0]:
+            return _FOREIGN_ORIGINAL
     return matched[0], matched[1], homepage_key(urlkey)
 
 

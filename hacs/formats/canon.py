@@ -445,7 +445,9 @@ class SeedScope:
         except ValueError:
             return None
         host, path, _query = split_urlkey(key)
-        if host != self.host_key:
+        if host != self.host_key or _DOT_SEGMENT.search(path):
+            # A urlkey is canonical: its dot segments are resolved. One that still holds
+            # them (``/~ann/../~zed``) names another page than its prefix says.
             return None
         prefix = self.path_prefix
         if not prefix or path == prefix or path.startswith(prefix + "/"):
@@ -491,6 +493,9 @@ class SeedScope:
         host, _, port = self.host_key.partition(":")
         dotted = ".".join(reversed(host.split(","))) + (f":{port}" if port else "")
         return dotted + (self.path_prefix or "/")
+
+
+_DOT_SEGMENT = re.compile(r"(?:^|/)(?:\.|%2e){1,2}(?:/|$)", re.IGNORECASE)
 
 
 def _raw_path(url: str) -> str:
