@@ -138,6 +138,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "dashboard.roles.roles",
                 "dashboard.context_processors.queue_status",
+                "dashboard.context_processors.import_archive",
             ],
         },
     },
@@ -265,6 +266,9 @@ HACS_JOB_MODULES = ("jobs.services", "operations.daily", "operations.jobs", "sch
 # Both URLs must be ones requests can send (port 1-65535, a valid host, no user name, password or
 # fragment): a bad one stops start-up here instead of failing every site's import.
 HACS_CDX_URL = env_url("HACS_CDX_URL", "https://web.archive.org/cdx/search/cdx")
+# Whether an operator chose the archive: pages say which archive an import will ask before it
+# asks, and that it is the default when nobody chose one (dashboard.context_processors).
+HACS_CDX_URL_CHOSEN = bool(env_str("HACS_CDX_URL", ""))
 HACS_CDX_DIALECT = env_str("HACS_CDX_DIALECT", "ia")
 if HACS_CDX_DIALECT not in ("ia", "pywb"):
     raise ImproperlyConfigured(f"HACS_CDX_DIALECT={HACS_CDX_DIALECT!r} must be 'ia' or 'pywb'.")

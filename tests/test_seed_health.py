@@ -3,6 +3,8 @@ Sites table, explained on the Site page, and the "add the new address" action.""
 
 from __future__ import annotations
 
+import html
+
 import io
 import re
 from datetime import UTC, datetime, timedelta
@@ -280,6 +282,24 @@ def test_only_librarians_see_the_add_button(sites: dict[str, Site]) -> None:
     assert label in site_page(librarian(), sites["moved"])
     assert label not in site_page(viewer(), sites["moved"])
     assert "as a new seed" not in site_page(librarian(), sites["gone"])
+
+
+@pytest.mark.parametrize(
+    ("chosen", "said"),
+    [
+        (False, "imported from the archive at web.archive.org, HACS's default: no archive has "
+                "been configured (an administrator sets HACS_CDX_URL to choose another)"),
+        (True, "imported from the archive at cdx.library.example (HACS_CDX_URL)"),
+    ],
+)  # fmt: skip
+def test_the_add_button_says_which_archive_the_import_will_ask(
+    sites: dict[str, Site], settings: Any, chosen: bool, said: str
+) -> None:
+    if chosen:
+        settings.HACS_CDX_URL = "https://cdx.library.example/cdx"
+    settings.HACS_CDX_URL_CHOSEN = chosen
+    page = html.unescape(site_page(librarian(), sites["moved"]))
+    assert said in page
 
 
 # --- Adding the new address ---------------------------------------------------------------------

@@ -291,3 +291,16 @@ def test_upload_tags_reach_stored_sites_and_the_report_says_so(logged_in_client:
     again = upload(logged_in_client, "check", tags="chemistry").content.decode()
     assert 'data-count="tagged"' not in again  # nothing left to gain
     assert "gain the tags given here" in again
+
+
+@pytest.mark.django_db
+def test_the_upload_page_says_which_archive_an_import_will_ask(
+    logged_in_client: Any, settings: Any
+) -> None:
+    settings.HACS_CDX_URL_CHOSEN = False
+    page = logged_in_client.get("/sites/upload/").content.decode()
+    assert "asks the archive at web.archive.org, HACS&#x27;s default: no archive has been" in page
+    settings.HACS_CDX_URL = "http://127.0.0.1:8080/coll/cdx"
+    settings.HACS_CDX_URL_CHOSEN = True
+    page = logged_in_client.get("/sites/upload/").content.decode()
+    assert "asks the archive at 127.0.0.1:8080 (HACS_CDX_URL) for each new seed" in page
