@@ -183,8 +183,9 @@ def recent_updates(
 
 
 def newest_crawl_list() -> CrawlList | None:
-    """The newest stored list: the one the Crawl list page opens with."""
-    return CrawlList.objects.first()
+    """The newest daily list: the day's list the Crawl list page opens with (lists built by
+    hand are experiments, never served as the day's list)."""
+    return CrawlList.objects.newest_daily()
 
 
 def crawl_list_entries(crawl: CrawlList, *, limit: int = FEED_LIST_ENTRIES) -> list[CrawlListEntry]:

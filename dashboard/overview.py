@@ -63,8 +63,8 @@ def window_start_days(day: date, history_days: int) -> float:
 
 @dataclass(frozen=True)
 class DueToday:
-    """What "due today" means on every page: the sites on today's crawl list as the daily job
-    builds it (``CrawlListOptions.from_settings``). ``built`` is that list when it is stored;
+    """What "due today" means on every page: the sites on today's daily list, which the daily
+    job builds (``CrawlListOptions.from_settings``). ``built`` is that list when it is stored;
     before it is, the stored homepage estimates are read by the same rule (a copy in the list's
     history window, p ≥ θ, the top k). A site without a copy in the window is not due: Seed
     health counts it as not captured lately (``dashboard.health``)."""
@@ -77,20 +77,7 @@ class DueToday:
 
 def due_today(*, day: date, limit: int = 10) -> DueToday:
     options = CrawlListOptions.from_settings()
-    built = (
-        CrawlList.objects.filter(
-            date=day,
-            source=CrawlList.Source.DAILY_JOB,
-            level=options.level,
-            method=options.method,
-            theta=options.theta,
-            budget=options.budget,
-            history_days=options.history_days,
-            e_days=options.e_days,
-        )  # fmt: skip
-        .order_by("-created_at")
-        .first()
-    )
+    built = CrawlList.objects.daily_for(day)
     if built is not None:
         entries = built.entries.select_related("site").order_by("rank")
         first = [

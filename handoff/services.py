@@ -35,9 +35,9 @@ def hand_off_urls(*, hand_off: HandOff, crawl_list: CrawlList) -> list[str]:
 
 
 def hand_off_list_for_day(*, hand_off: HandOff, day: date) -> CrawlList | None:
-    """The newest list stored for ``day`` at the hand-off's level."""
-    lists = CrawlList.objects.filter(date=day, level=hand_off.level)
-    return lists.order_by("-created_at", "-pk").first()
+    """``day``'s daily list when it is at the hand-off's level (experiments are handed off
+    only by hand, from the Crawl list page)."""
+    return CrawlList.objects.daily().filter(date=day, level=hand_off.level).first()
 
 
 def hand_off_check(*, hand_off: HandOff, crawl_list: CrawlList) -> str:

@@ -202,13 +202,21 @@ class StoredList:
         built = f"{count} of {crawl.eligible_sites} sites"
         short = list_shortfall(crawl, count)
         short = f" {short}" if short else ""
+        what = "Daily crawl list" if crawl.is_daily else "Crawl list"
         if self.new:
-            return f"Crawl list for {day_text(crawl.date)} built: {built}.{short}"
+            kept = "" if crawl.is_daily else _EXPERIMENT
+            return f"{what} for {day_text(crawl.date)} built: {built}.{short}{kept}"
         when = crawl.created_at.astimezone(UTC)
         return (
-            f"Crawl list for {day_text(crawl.date)}: {built}.{short} Same as the list built at "
+            f"{what} for {day_text(crawl.date)}: {built}.{short} Same as the list built at "
             f"{when:%H:%M} UTC on {day_text(when)} {crawl.built_by}; not stored again."
         )
+
+
+_EXPERIMENT = (
+    " Stored as an experiment: the daily job builds the day's list that Overview, the feed and "
+    "the hand-offs use."
+)
 
 
 def list_shortfall(crawl_list: CrawlList, count: int | None = None) -> str:
@@ -240,9 +248,18 @@ def crawl_list_store(
     user: Any = None,
     terminal_user: str = "",
 ) -> StoredList:
-    """Rank the sites for ``day`` and store the list with its parameters and who built it,
-    unless the newest stored list with the same date and options is identical (``ENTRY_FIELDS``):
-    then that one is returned and nothing is stored."""
+    """Rank the sites for ``day`` and store the list with its parameters and who built it.
+
+    The daily job (``source`` DAILY_JOB) stores the one daily list of ``day``: once it exists,
+    it is returned as it is (a run taken over after a crash hands off the list the first run
+    built), and a list built by hand is never taken for it. A list built by hand is an
+    experiment; when the newest stored list with the same date and options is identical
+    (``ENTRY_FIELDS``), that one is returned and nothing is stored."""
+    daily = source == CrawlList.Source.DAILY_JOB
+    if daily:
+        existing = CrawlList.objects.daily_for(day)
+        if existing is not None:
+            return StoredList(existing, new=False)
     ranked_list = crawl_list_rank(day=day, options=options)
     ranked = ranked_list.sites
     parameters = {
@@ -262,17 +279,19 @@ def crawl_list_store(
         for rank, r in enumerate(ranked, start=1)
     ]  # fmt: skip
     with transaction.atomic():
-        crawl_list_lock(parameters)
+        crawl_list_lock({"daily": day} if daily else parameters)
         previous = (
-            CrawlList.objects.filter(**parameters)
-            .select_related("created_by")
-            .order_by("-created_at", "-pk")
-            .first()
+            CrawlList.objects.daily().filter(date=day)
+            if daily
+            else CrawlList.objects.filter(**parameters)
         )
-        if previous is not None and _same_entries(previous, ranked_list.eligible, entries):
+        previous = previous.select_related("created_by").order_by("-created_at", "-pk").first()
+        if previous is not None and (
+            daily or _same_entries(previous, ranked_list.eligible, entries)
+        ):
             return StoredList(previous, new=False)
         crawl_list = CrawlList.objects.create(
-            **parameters, eligible_sites=ranked_list.eligible, source=source,
+            **parameters, eligible_sites=ranked_list.eligible, source=source, is_daily=daily,
             created_by=user if getattr(user, "is_authenticated", False) else None,
             terminal_user=terminal_user,
         )  # fmt: skip

@@ -6,6 +6,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import date
 
 import numpy as np
 from django.conf import settings
@@ -160,13 +161,32 @@ class RatePrior(models.Model):
         return f"{self.level} prior: Gamma({self.shape:.3g}, {self.rate:.3g})"
 
 
+class CrawlListQuerySet(models.QuerySet["CrawlList"]):
+    def daily(self) -> CrawlListQuerySet:
+        """The daily lists, one a date: the lists Overview, the feed and the hand-offs mean by
+        "today's list"."""
+        return self.filter(is_daily=True)
+
+    def daily_for(self, day: date) -> CrawlList | None:
+        """``day``'s daily list, or None while the daily job has not built it."""
+        return self.daily().filter(date=day).first()
+
+    def newest_daily(self) -> CrawlList | None:
+        """The daily list of the latest date that has one."""
+        return self.daily().order_by("-date").first()
+
+
 class CrawlList(models.Model):
     """A ranked list of sites to re-crawl on a date, stored so it can be downloaded again.
 
     ``source`` records what built it: the daily job, a librarian on the Crawl list page
     (``created_by``) or ``manage.py crawl_list`` in a terminal (``terminal_user``, the login
-    name the command ran under). A list identical to the newest stored one with the same date
-    and options is not stored again (``scheduling.crawl_lists.crawl_list_store``).
+    name the command ran under). ``is_daily`` marks the one daily list of its date, which the
+    daily job builds: "today's list" on Overview, in the feed and for the hand-offs. Every other
+    list is an experiment, labelled so. A list built by hand identical to the newest stored one
+    with the same date and options is not stored again
+    (``scheduling.crawl_lists.crawl_list_store``); the daily job never takes a list built by hand
+    as its own.
     """
 
     class Source(models.TextChoices):
@@ -194,10 +214,20 @@ class CrawlList(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     eligible_sites = models.PositiveIntegerField(default=0)
+    is_daily = models.BooleanField(
+        "daily list", default=False, help_text="The daily job's list of its date (one a date)."
+    )
+
+    objects = CrawlListQuerySet.as_manager()
 
     class Meta:
         ordering = ["-date", "-created_at"]
         indexes = [models.Index(fields=["date", "level"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["date"], condition=models.Q(is_daily=True), name="one_daily_list_per_date"
+            )
+        ]
 
     @property
     def method_short(self) -> str:
@@ -206,6 +236,11 @@ class CrawlList(models.Model):
 
     def __str__(self) -> str:
         return f"Crawl list {self.date} ({self.level})"
+
+    @property
+    def kind_label(self) -> str:
+        """"Daily list" or "Experiment", as every page labels a list."""
+        return "Daily list" if self.is_daily else "Experiment"
 
     @property
     def built_by(self) -> str:

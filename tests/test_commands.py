@@ -90,12 +90,20 @@ def test_crawl_list_without_options_builds_the_daily_jobs_list(
     initial = CrawlListForm.initial_values()
     assert {k: initial[k] for k in configured.to_json()} == configured.to_json()
     assert (initial["theta"], initial["history_days"], initial["e_days"]) == (0.05, 400, 3.0)
-    assert daily_crawl_list() == crawl.pk and CrawlList.objects.count() == 1
     assert "built: 3 of 3 sites" in err and out.startswith("rank,url,author")
+    assert "Stored as an experiment" in err and not crawl.is_daily
 
     page = logged_in_client.get(reverse("crawl-list")).content.decode()
     assert f"from the command line by {getpass.getuser()}" in page
-    assert "the daily job" not in page
+    assert "No daily list yet" in page and "Experiment</span>" in page
+
+    # The daily job builds the same entries, as the day's own list: never the experiment.
+    daily = CrawlList.objects.get(pk=daily_crawl_list())
+    assert daily.pk != crawl.pk and daily.is_daily and daily.source == CrawlList.Source.DAILY_JOB
+    fields = ("rank", "site_id", "probability")
+    assert list(daily.entries.values_list(*fields)) == list(crawl.entries.values_list(*fields))
+    page = logged_in_client.get(reverse("crawl-list")).content.decode()
+    assert "Daily list for" in page and "by the daily job" in page
 
 
 def test_each_list_says_who_built_it(sites: list[Site], logged_in_client: Any) -> None:

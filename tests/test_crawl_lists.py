@@ -400,12 +400,20 @@ def test_stored_lists_are_labelled_with_method_k_and_theta(
 ) -> None:
     for theta, budget in ((None, 8), (0.5, None), (0.2, 3)):
         crawl_list_store(
-            day=DAY, options=CrawlListOptions(theta=theta, budget=budget, e_days=1.0)
+            day=DAY, options=CrawlListOptions(theta=theta, budget=budget, e_days=1.0),
+            source=CrawlList.Source.PAGE if budget != 8 else CrawlList.Source.DAILY_JOB,
         )  # fmt: skip
     page = logged_in_client.get("/crawl-list/").content.decode()
     labels = re.findall(r"</time> · ([^<]*)</a>", page)
     assert labels == ["Homepage · posterior · k 3, θ 0.2", "Homepage · posterior · θ 0.5",
                       "Homepage · posterior · k 8"]  # fmt: skip
+    kinds = re.findall(r'<span class="list-kind list-kind-(\w+)">', page)
+    assert kinds == ["experiment", "experiment", "daily"]
+    # The page opens on the daily list, not on the newest experiment.
+    assert "Daily list for" in page and 'id="experiment-notice"' not in page
+    experiment = CrawlList.objects.filter(is_daily=False).first()
+    page = logged_in_client.get(f"/crawl-list/?list={experiment.pk}").content.decode()
+    assert "Experiment for" in page and 'id="experiment-notice"' in page
 
 
 def test_a_site_without_an_update_has_no_last_update_on_the_list(

@@ -158,8 +158,12 @@ def test_a_run_whose_job_the_sweep_marked_interrupted_is_taken_over_at_once(
 def test_a_list_built_on_the_page_does_not_stand_for_the_daily_run(
     settings: Any, collection: None, heritrix: HandOff, client: Any
 ) -> None:
-    """A librarian's identical list earlier in the day is reused, but still handed off once by
-    the daily run, which the page's own build does not do."""
+    """A librarian's identical list earlier in the day stays an experiment: the daily run
+    builds the day's own list and hands that one off, once; Overview, the feed and the
+    hand-offs all mean it by "today's list"."""
+    from dashboard.feeds import newest_crawl_list
+    from dashboard.overview import due_today
+    from handoff.services import hand_off_list_for_day
     from scheduling.crawl_lists import CrawlListOptions, crawl_list_store
 
     settings.HACS_THETA = 0.0
@@ -167,11 +171,20 @@ def test_a_list_built_on_the_page_does_not_stand_for_the_daily_run(
         day=today(), options=CrawlListOptions.from_settings(), source=CrawlList.Source.PAGE
     ).crawl_list
     assert not HandOffRun.objects.exists()
+    assert not built.is_daily and due_today(day=today()).built is None
+    assert newest_crawl_list() is None and hand_off_list_for_day(hand_off=heritrix, day=today()) is None
 
-    assert daily_crawl_list_and_hand_offs() == built.pk
-    assert HandOffRun.objects.get().crawl_list_id == built.pk
+    daily = daily_crawl_list_and_hand_offs()
+    assert daily is not None and daily != built.pk
+    assert CrawlList.objects.get(pk=daily).is_daily
+    assert HandOffRun.objects.get().crawl_list_id == daily
     assert daily_catch_up(now=at(time(23, 0), settings)) is None
     assert HandOffRun.objects.count() == 1
+    assert due_today(day=today()).built.pk == daily
+    assert newest_crawl_list().pk == daily
+    assert hand_off_list_for_day(hand_off=heritrix, day=today()).pk == daily
+    built.refresh_from_db()
+    assert not built.is_daily and built.built_by != "by the daily job"
 
 
 def test_the_admin_shows_the_daily_runs_and_their_errors(admin_client: Any, settings: Any) -> None:
@@ -193,8 +206,8 @@ def test_the_crawl_list_page_without_lists_says_when_the_daily_job_builds_one(
     following = datetime.combine(now.date(), time(6, 45), tzinfo=UTC)
     if following <= now:
         following += timedelta(days=1)
-    assert "No list selected" in page
-    assert f"builds the next one at 06:45 UTC on {following.day} {following:%b %Y}" in page
+    assert "No daily list yet" in page
+    assert f"builds the day's list at 06:45 UTC on {following.day} {following:%b %Y}" in page
 
 
 def test_a_run_whose_worker_stopped_while_handing_off_is_finished_by_the_catch_up(

@@ -245,12 +245,14 @@ def make_list(day: date, ranked: Sequence[tuple[Site, float]], **kw: Any) -> Cra
     return crawl
 
 
-def test_the_crawl_list_feed_lists_the_newest_list_in_rank_order(reader: Any, user: Any) -> None:
+def test_the_crawl_list_feed_lists_the_newest_daily_list_in_rank_order(reader: Any, user: Any) -> None:
     a, b, c = (make_site(author=name) for name in ("Ada", "Bob", "Cy"))
-    make_list(date(2024, 5, 1), [(a, 0.9)])
-    newest = make_list(date(2024, 5, 2), [(c, 0.95), (a, 0.8), (b, 0.61)])
+    make_list(date(2024, 5, 1), [(a, 0.9)], is_daily=True)
+    newest = make_list(date(2024, 5, 2), [(c, 0.95), (a, 0.8), (b, 0.61)], is_daily=True)
+    make_list(date(2024, 5, 2), [(b, 0.99)])  # a librarian's experiment, built later
+    make_list(date(2024, 5, 3), [(b, 0.99)])  # ... and one for a later date
     feed = parse(reader.get(feed_url("feed-list", user)))
-    assert feed.feed.title == "HACS · crawl list for 2 May 2024 (Homepage, 3 sites)"
+    assert feed.feed.title == "HACS · daily crawl list for 2 May 2024 (Homepage, 3 sites)"
     assert feed.feed.link == f"http://testserver/crawl-list/?list={newest.pk}"
     assert [e.title for e in feed.entries] == [
         f"#1 Cy ({c.seed_url}) · p = 0.950",
@@ -264,7 +266,8 @@ def test_the_crawl_list_feed_lists_the_newest_list_in_rank_order(reader: Any, us
     assert "20.0 days" in feed.entries[1].content[0].value  # the mean interval, 1/λ
 
 
-def test_the_crawl_list_feed_without_a_list_is_empty(reader: Any, user: Any) -> None:
+def test_the_crawl_list_feed_without_a_daily_list_is_empty(reader: Any, user: Any) -> None:
+    make_list(date(2024, 5, 3), [(make_site(), 0.99)])  # an experiment is not the day's list
     feed = parse(reader.get(feed_url("feed-list", user)))
     assert feed.entries == []
     assert "none stored yet" in feed.feed.title

@@ -39,8 +39,12 @@ USER_VAR = "HACS_BROWSERTRIX_LOGIN_TEST_USER"
 PASSWORD_VAR = "HACS_BROWSERTRIX_LOGIN_TEST_PASSWORD"
 
 
-def make_list(sites: list[Site], *, day: date = DAY, level: str = "homepage") -> CrawlList:
-    crawl = CrawlList.objects.create(date=day, level=level, history_days=1095, e_days=1)
+def make_list(
+    sites: list[Site], *, day: date = DAY, level: str = "homepage", daily: bool = False
+) -> CrawlList:
+    crawl = CrawlList.objects.create(
+        date=day, level=level, history_days=1095, e_days=1, is_daily=daily
+    )
     CrawlListEntry.objects.bulk_create(
         CrawlListEntry(crawl_list=crawl, rank=n, site=site, probability=1 - n / 100)
         for n, site in enumerate(sites, start=1)
@@ -500,17 +504,17 @@ def test_the_cron_scheduler_runs_the_list_and_the_hand_offs() -> None:
 # --- the command ---------------------------------------------------------------------------------
 
 
-def test_the_command_hands_off_the_newest_list_of_the_date(
+def test_the_command_hands_off_the_daily_list_of_the_date_not_a_newer_experiment(
     sites: list[Site], job_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    make_list(sites[:1])
-    newest = make_list(sites[1:4])
+    daily = make_list(sites[1:4], daily=True)
+    make_list(sites[:1])  # an experiment built later the same day
     heritrix_hand_off(job_dir)
     call_command("hand_off", "--date", "2026-11-24")
     out = capsys.readouterr().out
     assert "wrote 3 seeds to" in out
     run = HandOffRun.objects.get()
-    assert run.crawl_list == newest
+    assert run.crawl_list == daily
     assert seed_lines(next((job_dir / "action").glob("*.seeds"))) == [
         s.seed_url for s in sites[1:4]
     ]
@@ -541,7 +545,7 @@ def test_the_command_names_what_is_missing(
         call_command("hand_off", "--list", "999")
     with pytest.raises(CommandError, match="1 of 1 hand-offs did not go through"):
         call_command("hand_off", "--date", "2026-11-24")
-    assert "no homepage-level list is stored for 2026-11-24" in capsys.readouterr().err
+    assert "no homepage-level daily list is stored for 2026-11-24" in capsys.readouterr().err
     with pytest.raises(CommandError, match="1 of 1"):
         call_command("hand_off", "--list", str(make_list(sites, level="website").pk))
     assert "takes homepage-level lists" in capsys.readouterr().err
@@ -550,11 +554,23 @@ def test_the_command_names_what_is_missing(
 def test_a_failed_hand_off_from_the_command_exits_non_zero(
     sites: list[Site], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    make_list(sites)
+    make_list(sites, daily=True)
     heritrix_hand_off(tmp_path / "missing")
     with pytest.raises(CommandError):
         call_command("hand_off", "--date", "2026-11-24")
     assert f"{tmp_path / 'missing'} does not exist" in capsys.readouterr().err
+
+
+def test_the_command_says_a_date_has_no_daily_list_and_how_to_hand_off_an_experiment(
+    sites: list[Site], job_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    experiment = make_list(sites)
+    heritrix_hand_off(job_dir)
+    with pytest.raises(CommandError):
+        call_command("hand_off", "--date", "2026-11-24")
+    assert "no homepage-level daily list is stored for 2026-11-24" in capsys.readouterr().err
+    call_command("hand_off", "--list", str(experiment.pk))
+    assert HandOffRun.objects.get().crawl_list == experiment
 
 
 # --- the page ------------------------------------------------------------------------------------

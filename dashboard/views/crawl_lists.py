@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from dashboard.forms import CrawlListForm
 from dashboard.roles import librarian_required
+from hacs_site.clock import today
 from operations.daily import daily_list_next
 from scheduling.cells import Moment, day_text, due_text, interval_text, moment
 from scheduling.crawl_lists import (
@@ -44,8 +45,8 @@ def crawl_list(request: HttpRequest) -> HttpResponse:
         selected = get_object_or_404(
             CrawlList.objects.select_related("created_by", "scorer"), pk=int(request.GET["list"])
         )
-    elif lists:
-        selected = lists[0]
+    else:  # the day's list: today's daily list, else the newest one (never an experiment)
+        selected = CrawlList.objects.select_related("created_by", "scorer").newest_daily()
     page = None
     rows: list[EntryRow] = []
     if selected is not None:
@@ -60,7 +61,8 @@ def crawl_list(request: HttpRequest) -> HttpResponse:
         "due": due_text(selected.date, selected.e_days) if selected else "",
         "list_day": day_text(selected.date) if selected else "",
         "shortfall": list_shortfall(selected, page.paginator.count) if selected else "",
-        "next_daily": None if selected else daily_list_next(timezone.now()),
+        "next_daily": daily_list_next(timezone.now()),
+        "today": today(),
     }  # fmt: skip
     return render(request, "dashboard/crawl_list.html", context)
 

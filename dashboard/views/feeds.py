@@ -258,9 +258,9 @@ class CrawlListFeed(SecretFeed):
         crawl = newest_crawl_list()
         if crawl is None:
             return FeedContent(
-                title="HACS · crawl list (none stored yet)",
+                title="HACS · daily crawl list (none stored yet)",
                 link=reverse("crawl-list"),
-                subtitle="No crawl list is stored yet; the daily job builds one every morning.",
+                subtitle="No daily list is stored yet; the daily job builds one every morning.",
                 guid=guid,
                 entries=[],
             )
@@ -269,11 +269,12 @@ class CrawlListFeed(SecretFeed):
         shown = "" if count <= len(entries) else f" (the first {FEED_LIST_ENTRIES} of {count})"
         built = crawl.created_at.astimezone(UTC)
         return FeedContent(
-            title=f"HACS · crawl list for {day_text(crawl.date)} ({crawl.get_level_display()}, "
+            title=f"HACS · daily crawl list for {day_text(crawl.date)} "
+            f"({crawl.get_level_display()}, "
             f"{count} site{'' if count == 1 else 's'})",
             link=f"{reverse('crawl-list')}?list={crawl.pk}",
             subtitle=(
-                f"The newest stored crawl list, built {crawl.built_by}: the sites to re-crawl "
+                f"The newest daily list, built {crawl.built_by}: the sites to re-crawl "
                 f"in rank order{shown}, each with its probability of change "
                 f"{due_text(crawl.date, crawl.e_days)}."
             ),

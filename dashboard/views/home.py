@@ -22,7 +22,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "due_by": due_text(counts["today"], due.options.e_days),
         "due": due,
         "histogram": interval_histogram(interval_lists()),
-        "latest_list": CrawlList.objects.first(),
+        "latest_list": CrawlList.objects.newest_daily(),
         "recent_jobs": JobRecord.objects.all()[:5],
         "health": _health_box(),
     }

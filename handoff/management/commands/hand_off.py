@@ -26,7 +26,8 @@ def day(text: str) -> date:
 class Command(BaseCommand):
     help = (
         "Hand a stored crawl list to the crawlers: every enabled hand-off, or the one named. "
-        "The list is the newest one of the date at each hand-off's level, or the one given."
+        "The list is the date's daily list (the daily job's), or the one given with --list "
+        "(an experiment built on the Crawl list page or with crawl_list)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -59,8 +60,9 @@ class Command(BaseCommand):
             crawl_list = given or hand_off_list_for_day(hand_off=hand_off, day=chosen)
             if crawl_list is None:
                 self.stderr.write(
-                    f'Hand-off "{hand_off.name}": no {hand_off.level}-level list is stored for '
-                    f"{chosen}; build one with crawl_list --date {chosen} --level {hand_off.level}."
+                    f'Hand-off "{hand_off.name}": no {hand_off.level}-level daily list is stored '
+                    f"for {chosen} (the daily job builds one each morning); to hand off a list "
+                    "built by hand, give its id with --list."
                 )
                 failed += 1
                 continue
