@@ -26,6 +26,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 from django.conf import settings
 from django.db import connection, transaction
 
@@ -126,6 +127,7 @@ class RankedList:
     sites: list[RankedSite]
     eligible: int
     scorer: LearnedScorer | None = None
+    notice: str = ""  # a learned list that does not rank by its scheduler says so here
 
 
 def crawl_list_window(*, day: date, history_days: int) -> tuple[datetime, datetime]:
@@ -162,6 +164,7 @@ def crawl_list_rank(*, day: date, options: CrawlListOptions) -> RankedList:
         score = np.array([by_site.get(site_id, np.nan) for site_id in ids])
         order = learned_order(score, p, taus, seed_urls, to_days(t))
     kept = crawl_selection(order, p, theta=options.theta, budget=options.budget)
+    notice = "" if scorer is None else learned_notice(scorer, score, p, kept, options.theta)
     ranked = [
         RankedSite(
             site_id=ids[i],
@@ -174,7 +177,44 @@ def crawl_list_rank(*, day: date, options: CrawlListOptions) -> RankedList:
         )
         for i in kept
     ]
-    return RankedList(ranked, len(ids), scorer)
+    return RankedList(ranked, len(ids), scorer, notice)
+
+
+def learned_notice(
+    scorer: LearnedScorer,
+    score: NDArray[np.float64],
+    p: NDArray[np.float64],
+    kept: list[int],
+    theta: float | None,
+) -> str:
+    """Why a learned list is not ranked by its scheduler, in a sentence; empty when it is.
+    θ selects on HACS's probability, so it can remove every site the scheduler scored; and a
+    scheduler that gives every listed site one score leaves them in the probability's order."""
+    kind = scorer.kind.upper()
+    scored = np.isfinite(score)
+    listed = [i for i in kept if scored[i]]
+    if not scored.any():
+        return (
+            f"The {kind} scheduler scored no site with a copy in the window: the list is in "
+            "HACS's probability order."
+        )
+    values = {float(score[i]) for i in listed}
+    if len(listed) < 2 or len(values) != 1:
+        return ""
+    value = values.pop()
+    removed = scored & (score != value)
+    removed[kept] = False
+    if theta is not None and removed.any():
+        return (
+            f"θ {theta:g} removed every site the {kind} scheduler told apart from the listed "
+            f"ones (their P(change) is at most {float(p[removed].max()):.3f}); every listed site "
+            f"has the same score ({value:.4g}), so the list is in HACS's probability order. "
+            "Build it with a budget k and no θ to rank by the scheduler."
+        )
+    return (
+        f"The {kind} scheduler gave every listed site the same score ({value:.4g}): it does "
+        "not tell them apart, so they are in HACS's probability order."
+    )
 
 
 # What makes two stored lists the same list: their date and options, the learned scheduler that
@@ -200,8 +240,7 @@ class StoredList:
         crawl = self.crawl_list
         count = crawl.entries.count()
         built = f"{count} of {crawl.eligible_sites} sites"
-        short = list_shortfall(crawl, count)
-        short = f" {short}" if short else ""
+        short = " ".join(filter(None, ["", list_shortfall(crawl, count), crawl.notice]))
         what = "Daily crawl list" if crawl.is_daily else "Crawl list"
         if self.new:
             kept = "" if crawl.is_daily else _EXPERIMENT
@@ -292,6 +331,7 @@ def crawl_list_store(
             return StoredList(previous, new=False)
         crawl_list = CrawlList.objects.create(
             **parameters, eligible_sites=ranked_list.eligible, source=source, is_daily=daily,
+            notice=ranked_list.notice,
             created_by=user if getattr(user, "is_authenticated", False) else None,
             terminal_user=terminal_user,
         )  # fmt: skip

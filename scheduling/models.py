@@ -217,6 +217,9 @@ class CrawlList(models.Model):
     is_daily = models.BooleanField(
         "daily list", default=False, help_text="The daily job's list of its date (one a date)."
     )
+    notice = models.TextField(
+        blank=True, help_text="Why a learned list is not in its scheduler's order, if it is not."
+    )
 
     objects = CrawlListQuerySet.as_manager()
 

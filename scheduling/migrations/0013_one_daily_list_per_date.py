@@ -1,4 +1,4 @@
-"""One daily list a date: ``CrawlList.is_daily`` marks the list the daily job built for its
+"""One daily list a date, and a learned list's notice. ``CrawlList.is_daily`` marks the list the daily job built for its
 date. Existing lists keep their source; for each date, the list its daily run recorded, else the
 newest list the daily job built, becomes that date's daily list. Lists built by hand stay
 experiments, even where an earlier version had the daily job hand one of them off."""
@@ -38,6 +38,14 @@ class Migration(migrations.Migration):
                 default=False,
                 help_text="The daily job's list of its date (one a date).",
                 verbose_name="daily list",
+            ),
+        ),
+        migrations.AddField(
+            model_name="crawllist",
+            name="notice",
+            field=models.TextField(
+                blank=True,
+                help_text="Why a learned list is not in its scheduler's order, if it is not.",
             ),
         ),
         migrations.RunPython(mark_daily_lists, migrations.RunPython.noop),
