@@ -28,6 +28,7 @@ def build(sites: int) -> int:
     from archive.models import Capture, Site, Tag
     from scheduling.crawl_lists import CrawlListOptions, crawl_list_store
     from scheduling.estimates import estimates_recompute
+    from scheduling.models import CrawlList
 
     rng = np.random.default_rng(7)
     tags = Tag.objects.bulk_create([Tag(name=f"dept-{i}") for i in range(20)])
@@ -73,7 +74,10 @@ def build(sites: int) -> int:
         f"recompute of all estimates (2 levels × 3 methods): {time.perf_counter() - started:.1f} s"
     )
     started = time.perf_counter()
-    crawl_list_store(day=date(2018, 6, 1), options=CrawlListOptions(theta=0.0))
+    crawl_list_store(
+        day=date(2018, 6, 1), options=CrawlListOptions(theta=0.0),
+        source=CrawlList.Source.DAILY_JOB,
+    )  # fmt: skip
     print(f"building a crawl list of every site: {time.perf_counter() - started:.2f} s")
     busiest = (
         Capture.objects.values("site_id")

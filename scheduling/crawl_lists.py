@@ -26,9 +26,9 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 from django.conf import settings
 from django.db import connection, transaction
+from numpy.typing import NDArray
 
 from archive.models import Site
 from hacs import defaults
@@ -283,7 +283,7 @@ def crawl_list_store(
     *,
     day: date,
     options: CrawlListOptions,
-    source: str = CrawlList.Source.DAILY_JOB,
+    source: str,
     user: Any = None,
     terminal_user: str = "",
 ) -> StoredList:

@@ -86,7 +86,9 @@ def daily_list_build(*, run: DailyRun | None = None) -> CrawlList:
     ) as job:
         if run is not None:
             daily_run_follow(run=run, job=job.record)
-        crawl_list = crawl_list_store(day=day, options=CrawlListOptions.from_settings()).crawl_list
+        crawl_list = crawl_list_store(
+            day=day, options=CrawlListOptions.from_settings(), source=CrawlList.Source.DAILY_JOB
+        ).crawl_list
         job.advance(1, sites=crawl_list.entries.count())
     return crawl_list
 

@@ -20,7 +20,7 @@ from scheduling.daily import daily_list_build
 from scheduling.estimates import RecomputeOptions, estimates_recompute
 from scheduling.evaluation_service import evaluation_run
 from scheduling.learning import learned_scorer_run
-from scheduling.models import EvaluationRun, LearnedScorer
+from scheduling.models import CrawlList, EvaluationRun, LearnedScorer
 
 PROGRESS_STEPS = 100  # the Jobs page shows an evaluation's progress in percent
 
@@ -117,7 +117,9 @@ def build_crawl_list(record_id: int, day: str, options: dict[str, Any]) -> int:
     with JobRun.resume(record_id) as job:
         job.set_total(1)
         stored = crawl_list_store(
-            day=date.fromisoformat(day), options=CrawlListOptions.from_json(options)
+            day=date.fromisoformat(day),
+            options=CrawlListOptions.from_json(options),
+            source=CrawlList.Source.PAGE,
         )
         job.advance(1, sites=stored.crawl_list.entries.count())
     return stored.crawl_list.pk

@@ -24,7 +24,6 @@ observations up to it only.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta

@@ -242,7 +242,7 @@ class CrawlList(models.Model):
 
     @property
     def kind_label(self) -> str:
-        """"Daily list" or "Experiment", as every page labels a list."""
+        """ "Daily list" or "Experiment", as every page labels a list."""
         return "Daily list" if self.is_daily else "Experiment"
 
     @property

@@ -112,7 +112,9 @@ def test_the_csv_has_the_documented_columns_and_neutralised_cells(
 ) -> None:
     Site.objects.filter(author="Busy").update(author='=HYPERLINK("http://evil")')
     crawl = crawl_list_store(
-        day=DAY, options=CrawlListOptions(theta=0.0, history_days=1000)
+        day=DAY,
+        options=CrawlListOptions(theta=0.0, history_days=1000),
+        source=CrawlList.Source.PAGE,
     ).crawl_list
     out, err = io.StringIO(), io.StringIO()
     call_command("crawl_list", "--date", "2018-06-01", "--theta", "0", "--history-days", "1000",
@@ -219,7 +221,9 @@ def test_the_page_says_why_a_list_holds_fewer_than_its_budget(
 # --- the page ----------------------------------------------------------------------------------
 def test_a_viewer_can_read_and_download_but_not_build(client: Any, three_sites: list[Site]) -> None:
     crawl = crawl_list_store(
-        day=DAY, options=CrawlListOptions(theta=0.0, history_days=1000)
+        day=DAY,
+        options=CrawlListOptions(theta=0.0, history_days=1000),
+        source=CrawlList.Source.DAILY_JOB,
     ).crawl_list
     client.force_login(make_user("reader", role="viewer"))
     page = client.get("/crawl-list/")
@@ -335,7 +339,9 @@ def test_thin_history_never_reaches_certainty_soon_after_a_copy() -> None:
 
 def test_the_csv_shows_the_evidence_behind_each_probability(three_sites: list[Site]) -> None:
     crawl = crawl_list_store(
-        day=DAY, options=CrawlListOptions(method=Method.POSTERIOR, theta=0.0, history_days=1000)
+        day=DAY,
+        options=CrawlListOptions(method=Method.POSTERIOR, theta=0.0, history_days=1000),
+        source=CrawlList.Source.PAGE,
     ).crawl_list
     out = io.StringIO()
     for chunk in crawl_list_csv(crawl):
@@ -370,13 +376,17 @@ def test_two_builds_of_one_list_at_the_same_instant_store_it_once(three_sites: l
                 crawl_list_lock(parameters)
                 holding.set()
                 release.wait(30)
-                results["first"] = crawl_list_store(day=DAY, options=options)
+                results["first"] = crawl_list_store(
+                    day=DAY, options=options, source=CrawlList.Source.PAGE
+                )
         finally:
             connection.close()
 
     def second() -> None:
         try:
-            results["second"] = crawl_list_store(day=DAY, options=options)
+            results["second"] = crawl_list_store(
+                day=DAY, options=options, source=CrawlList.Source.PAGE
+            )
         finally:
             connection.close()
 
@@ -422,7 +432,9 @@ def test_a_site_without_an_update_has_no_last_update_on_the_list(
     """As on the Sites table: τ of a site with no update is its first observation (rule 5),
     which the list does not show as a last update; a site with updates shows its τ."""
     crawl = crawl_list_store(
-        day=DAY, options=CrawlListOptions(theta=None, budget=20, e_days=1.0)
+        day=DAY,
+        options=CrawlListOptions(theta=None, budget=20, e_days=1.0),
+        source=CrawlList.Source.PAGE,
     ).crawl_list
     entries = {e.site_id: e for e in crawl.entries.all()}
     assert entries[twelve_sites[0].pk].updates == 0 and entries[three_sites[0].pk].updates == 4

@@ -172,7 +172,10 @@ def test_a_list_built_on_the_page_does_not_stand_for_the_daily_run(
     ).crawl_list
     assert not HandOffRun.objects.exists()
     assert not built.is_daily and due_today(day=today()).built is None
-    assert newest_crawl_list() is None and hand_off_list_for_day(hand_off=heritrix, day=today()) is None
+    assert (
+        newest_crawl_list() is None
+        and hand_off_list_for_day(hand_off=heritrix, day=today()) is None
+    )
 
     daily = daily_crawl_list_and_hand_offs()
     assert daily is not None and daily != built.pk

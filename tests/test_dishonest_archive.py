@@ -62,9 +62,7 @@ def test_a_row_whose_original_is_not_the_urlkeys_seed_is_a_bad_row(
     )
     assert counts.skipped[reason] == 1
     assert counts.added == 1
-    assert list(Capture.objects.values_list("site_id", "url")) == [
-        (ann.pk, "http://foo.edu/~ann/")
-    ]
+    assert list(Capture.objects.values_list("site_id", "url")) == [(ann.pk, "http://foo.edu/~ann/")]
 
 
 def test_the_same_page_written_another_way_is_still_the_seeds(
@@ -105,7 +103,5 @@ def test_import_cdx_counts_the_misfiled_row_and_stores_the_rest(
     said = out.getvalue()
     assert "1 captures added" in said
     assert "2 invalid original (outside its urlkey's seed)" in said
-    assert list(Capture.objects.values_list("site_id", "url")) == [
-        (ann.pk, "http://foo.edu/~ann/")
-    ]
+    assert list(Capture.objects.values_list("site_id", "url")) == [(ann.pk, "http://foo.edu/~ann/")]
     assert not Capture.objects.filter(site=zed).exists()

@@ -245,7 +245,9 @@ def make_list(day: date, ranked: Sequence[tuple[Site, float]], **kw: Any) -> Cra
     return crawl
 
 
-def test_the_crawl_list_feed_lists_the_newest_daily_list_in_rank_order(reader: Any, user: Any) -> None:
+def test_the_crawl_list_feed_lists_the_newest_daily_list_in_rank_order(
+    reader: Any, user: Any
+) -> None:
     a, b, c = (make_site(author=name) for name in ("Ada", "Bob", "Cy"))
     make_list(date(2024, 5, 1), [(a, 0.9)], is_daily=True)
     newest = make_list(date(2024, 5, 2), [(c, 0.95), (a, 0.8), (b, 0.61)], is_daily=True)

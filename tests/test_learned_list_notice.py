@@ -95,7 +95,9 @@ def test_theta_that_removes_every_site_the_scheduler_told_apart_is_said(db: None
 
     crawl = build(theta=theta)
     assert set(crawl.entries.values_list("site__author", flat=True)) == {
-        "Quiet 0", "Quiet 1", "Quiet 2"
+        "Quiet 0",
+        "Quiet 1",
+        "Quiet 2",
     }
     assert crawl.notice == (
         f"θ {theta:g} removed every site the GP4C scheduler told apart from the listed ones "

@@ -105,7 +105,9 @@ def test_a_gp4c_crawl_list_ranks_every_site_by_the_stored_function(collection: l
         quiet.append(site.pk)
     estimates_recompute()
     crawl = crawl_list_store(
-        day=LIST_DAY, options=CrawlListOptions(method="gp4c", budget=40, history_days=400)
+        day=LIST_DAY,
+        options=CrawlListOptions(method="gp4c", budget=40, history_days=400),
+        source=CrawlList.Source.PAGE,
     ).crawl_list
     assert crawl.scorer == scorer and crawl.method == "gp4c"
     entries = list(crawl.entries.order_by("rank"))
@@ -141,6 +143,7 @@ def test_a_gp4c_crawl_list_ranks_every_site_by_the_stored_function(collection: l
     kept = crawl_list_store(
         day=LIST_DAY,
         options=CrawlListOptions(method="gp4c", theta=0.5, budget=None, history_days=400),
+        source=CrawlList.Source.PAGE,
     ).crawl_list
     scores = list(kept.entries.order_by("rank").values_list("score", "probability"))
     assert scores and all(score is not None and p >= 0.5 for score, p in scores)
@@ -164,7 +167,9 @@ def test_lws_learns_and_ranks_by_the_updates_expected_since_the_copy(
     assert model.samples > 0 and f"{model.samples:,} samples" in text
     assert "log_since_update" in text
     crawl = crawl_list_store(
-        day=LIST_DAY, options=CrawlListOptions(method="lws", budget=30, history_days=400)
+        day=LIST_DAY,
+        options=CrawlListOptions(method="lws", budget=30, history_days=400),
+        source=CrawlList.Source.PAGE,
     ).crawl_list
     t = reference_instant(LIST_DAY)
     timelines = timelines_load(level="homepage", end=t - timedelta(microseconds=1))
@@ -293,7 +298,9 @@ def test_the_crawl_list_page_shows_a_learned_lists_scores_and_scheduler(
 
     learn(*GP_ARGS)
     crawl = crawl_list_store(
-        day=LIST_DAY, options=CrawlListOptions(method="gp4c", budget=5, history_days=400)
+        day=LIST_DAY,
+        options=CrawlListOptions(method="gp4c", budget=5, history_days=400),
+        source=CrawlList.Source.PAGE,
     ).crawl_list
     client.force_login(make_user("viewer", role="viewer"))  # type: ignore[attr-defined]
     page = client.get(f"/crawl-list/?list={crawl.pk}").content.decode()  # type: ignore[attr-defined]

@@ -15,7 +15,7 @@ from archive.models import Site
 from hacs.clock import reference_instant
 from scheduling.crawl_lists import CrawlListOptions, crawl_list_csv, crawl_list_store
 from scheduling.estimates import estimates_recompute
-from scheduling.models import Estimate, Level, Method
+from scheduling.models import CrawlList, Estimate, Level, Method
 from tests.factories import add_observations, make_posterior_estimate, make_site
 
 pytestmark = pytest.mark.django_db
@@ -66,7 +66,7 @@ def test_the_crawl_list_keeps_the_flag_and_its_csv_leaves_the_lower_bound_empty(
     sites: dict[str, Site], logged_in_client: Any
 ) -> None:
     options = CrawlListOptions(method=Method.POSTERIOR, theta=0.0, history_days=1000, e_days=7)
-    crawl = crawl_list_store(day=DAY, options=options).crawl_list
+    crawl = crawl_list_store(day=DAY, options=options, source=CrawlList.Source.PAGE).crawl_list
     entry = crawl.entries.get(site=sites["rare"])
     assert entry.interval_open and entry.interval_low is None and entry.interval_high
     assert not crawl.entries.get(site=sites["dense"]).interval_open

@@ -151,7 +151,9 @@ def test_due_today_is_the_crawl_lists_rule_and_old_histories_are_not_captured_la
     assert due_stat + "</a> (p ≥ 0.5)" in page
     assert "Old 0" not in page
     # The daily list, once built, is what Overview shows.
-    crawl = crawl_list_store(day=now, options=CrawlListOptions.from_settings()).crawl_list
+    crawl = crawl_list_store(
+        day=now, options=CrawlListOptions.from_settings(), source=CrawlList.Source.DAILY_JOB
+    ).crawl_list
     assert crawl.source == CrawlList.Source.DAILY_JOB
     after = due_today(day=now)
     assert after.built == crawl and after.count == crawl.entries.count()

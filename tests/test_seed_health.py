@@ -4,7 +4,6 @@ Sites table, explained on the Site page, and the "add the new address" action.""
 from __future__ import annotations
 
 import html
-
 import io
 import re
 from datetime import UTC, datetime, timedelta

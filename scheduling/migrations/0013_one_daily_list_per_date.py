@@ -17,9 +17,9 @@ def mark_daily_lists(apps, schema_editor):
         .values_list("pk", "date")
     ):
         chosen[day] = crawl_list_id  # the newest of its date wins
-    for day, crawl_list_id in DailyRun.objects.filter(
-        crawl_list__source="daily_job"
-    ).values_list("date", "crawl_list_id"):
+    for day, crawl_list_id in DailyRun.objects.filter(crawl_list__source="daily_job").values_list(
+        "date", "crawl_list_id"
+    ):
         chosen[day] = crawl_list_id
     CrawlList.objects.filter(pk__in=list(chosen.values())).update(is_daily=True)
 
