@@ -50,9 +50,11 @@ from scheduling.models import DEFAULT_METHOD, Estimate, Level, Method, estimate_
 
 # --- The Sites table --------------------------------------------------------------------------
 
-# The History filter: λ > 0, λ = 0, and λ unknown (no estimate, or too few observations).
+# The History filter, by what the window's copies showed: an update, none, or too few copies to
+# estimate (no estimate at all counts as too few). By the updates, not by λ: the posterior (the
+# default estimate) gives a site without an update a rate above 0 from the collection's prior.
 HISTORY_FILTERS = {
-    "estimated": "Rate estimated",
+    "estimated": "Updates seen",
     "no_update": "No update seen",
     "insufficient": "Insufficient history",
 }
@@ -171,9 +173,9 @@ def site_rows(
     if query.status:
         rows = rows.filter(import_status=query.status)
     if query.history == "estimated":
-        rows = rows.filter(est__rate__gt=0)
+        rows = rows.filter(est__rate__isnull=False, est__updates__gt=0)
     elif query.history == "no_update":
-        rows = rows.filter(est__rate=0)
+        rows = rows.filter(est__rate__isnull=False, est__updates=0)
     elif query.history == "insufficient":
         rows = rows.filter(est__rate__isnull=True)
     if query.health:

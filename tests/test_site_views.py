@@ -111,12 +111,25 @@ def test_it_filters_by_tag_status_and_history(logged_in_client: Any) -> None:
     def shown(**params: str) -> list[str]:
         return sorted(authors(logged_in_client.get(LIST, {"method": "observed", **params})))
 
+    # The default estimate, the posterior, gives a site with no update a rate from the prior:
+    # "No update seen" still finds it, by its updates.
+    e = make_site(author="E")
+    make_estimate(e, method="posterior", rate=0.004, updates=0, observations=3)
+    make_estimate(a, method="posterior", rate=0.03, updates=2, observations=5)
+    posterior = {"method": "posterior"}
+    assert sorted(authors(logged_in_client.get(LIST, {**posterior, "history": "no_update"}))) == [
+        "E"
+    ]
+    assert sorted(authors(logged_in_client.get(LIST, {**posterior, "history": "estimated"}))) == [
+        "A"
+    ]
+
     assert shown(tag="physics") == ["A"]
     assert shown(status="failed") == ["B"]
     assert shown(status="done") == ["A", "C"]
     assert shown(history="estimated") == ["A"]
     assert shown(history="no_update") == ["B"]
-    assert shown(history="insufficient") == ["C", "D"]
+    assert shown(history="insufficient") == ["C", "D", "E"]  # E has no observed estimate
     assert shown(tag="physics", history="insufficient") == []
 
 
