@@ -43,6 +43,13 @@ def tau_cell(tau: datetime | None) -> str:
     return "" if tau is None else tau.astimezone(UTC).isoformat()
 
 
+def last_update_cell(tau: datetime | None, updates: int | None) -> str:
+    """The ``tau`` column of a CSV: the last update, empty when the window held none, as the
+    pages show "–" there. (DESIGN rule 5 then puts τ at the first observation, which the
+    probability reads; it is no update, so no table shows it as one.)"""
+    return "" if updates == 0 else tau_cell(tau)  # None: a list stored before updates were kept
+
+
 def days_cell(days: float | None) -> str:
     """A number of days to one decimal; empty when unknown."""
     return "" if days is None else f"{days:.1f}"

@@ -39,6 +39,7 @@ from scheduling.cells import (
     day_text,
     days_cell,
     interval_cell,
+    last_update_cell,
     neutralise,
     rate_cell,
     tau_cell,
@@ -383,11 +384,13 @@ def crawl_list_rows(crawl_list: CrawlList) -> Iterator[list[str]]:
     """The list's CSV rows (header first), in rank order, one query."""
     yield CSV_COLUMNS
     rows = crawl_list.entries.order_by("rank").values_list(
-        "rank", "site__seed_url", "site__author", "probability", "rate", "tau", "observations",
-        "span_days", "interval_low", "interval_high", "last_copy", "score",
+        "rank", "site__seed_url", "site__author", "probability", "rate", "tau", "updates",
+        "observations", "span_days", "interval_low", "interval_high", "last_copy", "score",
     )  # fmt: skip
     for row in rows.iterator(chunk_size=5000):
-        rank, url, author, probability, rate, tau, count, span, low, high, copy, score = row
+        rank, url, author, probability, rate, tau, updates, count, span, low, high, copy, score = (
+            row
+        )
         yield [
             str(rank),
             neutralise(url),
@@ -395,7 +398,7 @@ def crawl_list_rows(crawl_list: CrawlList) -> Iterator[list[str]]:
             f"{probability:.6f}",
             rate_cell(rate),
             interval_cell(rate),
-            tau_cell(tau),
+            last_update_cell(tau, updates),
             str(count),
             days_cell(span),
             days_cell(low),

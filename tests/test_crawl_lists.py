@@ -442,3 +442,35 @@ def test_a_site_without_an_update_has_no_last_update_on_the_list(
     rows = {row.split("</a>")[0].rsplit(">", 1)[-1]: row for row in page.split("<tr>")[1:]}
     assert 'title="No update seen in the window.">–' in rows[twelve_sites[0].author]
     assert "<time" in rows["Busy"].split("</td>")[4]  # the τ column
+
+
+def test_a_site_without_an_update_has_no_tau_in_the_csv_as_on_the_page(
+    logged_in_client: Any, three_sites: list[Site]
+) -> None:
+    """DESIGN rule 5 puts τ at the first observation when the window held no update; the page
+    shows "–" for the last update then, and the CSVs leave the cell empty: both say "none"."""
+    silent = make_site(author="Silent", seed_url="http://a.edu/~quiet/",
+                       canonical_key="edu,a)/~quiet")  # fmt: skip
+    add_observations(silent, before(300, 150, 30), updates=[False, False, False])
+    crawl = crawl_list_store(
+        day=DAY, options=CrawlListOptions(theta=0.0, history_days=1000),
+        source=CrawlList.Source.PAGE,
+    ).crawl_list  # fmt: skip
+    entry = crawl.entries.get(site=silent)
+    assert entry.updates == 0 and entry.tau is not None  # τ for p: the first observation
+    rows = list(csv.DictReader(b"".join(
+        logged_in_client.get(f"/crawl-list/{crawl.pk}.csv").streaming_content
+    ).decode().splitlines()))  # fmt: skip
+    by_author = {row["author"]: row for row in rows}
+    assert by_author["Silent"]["tau"] == ""
+    assert by_author["Busy"]["tau"] != ""  # a site with updates keeps its last update
+    page = logged_in_client.get(f"/crawl-list/?list={crawl.pk}").content.decode()
+    row = page[page.index("~quiet/") :]
+    assert 'title="No update seen in the window.">–</span>' in row[: row.index("</tr>")]
+
+    out = io.StringIO()
+    call_command("export_estimates", "--level", "homepage", "--method", "posterior",
+                 "--end", DAY.isoformat(), stdout=out)  # fmt: skip
+    exported = {r["author"]: r for r in csv.DictReader(out.getvalue().splitlines())}
+    assert exported["Silent"]["tau"] == "" and exported["Silent"]["updates"] == "0"
+    assert exported["Busy"]["tau"] != ""

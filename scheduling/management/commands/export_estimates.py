@@ -4,7 +4,14 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from archive.models import Site
 from hacs.clock import day_end, day_start
-from scheduling.cells import days_cell, interval_cell, neutralise, rate_cell, tau_cell
+from scheduling.cells import (
+    days_cell,
+    interval_cell,
+    last_update_cell,
+    neutralise,
+    rate_cell,
+    tau_cell,
+)
 from scheduling.crawl_lists import crawl_list_window
 from scheduling.estimates import estimates_for_window
 from scheduling.management.commands._options import chosen_day, day, window_arguments
@@ -61,7 +68,8 @@ class Command(BaseCommand):
             writer.writerow(
                 [
                     neutralise(site.seed_url), neutralise(site.author), level, method,
-                    rate_cell(rate), interval_cell(rate), tau_cell(estimate and estimate.tau),
+                    rate_cell(rate), interval_cell(rate),
+                    last_update_cell(estimate and estimate.tau, estimate and estimate.updates),
                     estimate.observations if estimate else 0,
                     estimate.updates if estimate else 0,
                     days_cell(estimate and estimate.span_days),
