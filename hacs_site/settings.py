@@ -194,10 +194,17 @@ TIME_ZONE = env_str("TIME_ZONE", "UTC")
 USE_I18N = False
 USE_TZ = True
 
+# Static files are collected into VAR_DIR/static under hashed names (run.sh runs collectstatic),
+# each with a gzip copy, so that WhiteNoise sends them compressed and cached for a year: Plotly
+# alone is 4.8 MB, 1.4 MB gzipped, and a first visit no longer waits for it on every page.
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
-STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise expects it even when it serves from the finders
+STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
 try:
     import plotly
 
@@ -205,8 +212,11 @@ try:
     STATICFILES_DIRS.append(("plotly", str(Path(plotly.__file__).parent / "package_data")))
 except ImportError:  # pragma: no cover - plotly is a pinned requirement
     pass
-WHITENOISE_USE_FINDERS = True
+# With DEBUG, files are served as they are edited, from the finders; otherwise only the
+# collected, hashed and compressed copies are (WhiteNoise caches those for a year).
+WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
+WHITENOISE_KEEP_ONLY_HASHED_FILES = True
 
 # A checked seed list is held in VAR_DIR/uploads, owner-only, for 24 hours so that *Add and
 # import* can use it; adding it deletes it. Nothing uploaded is ever served back.

@@ -183,6 +183,8 @@ def main() -> int:
         write_run_env(run_env, env)
         manage("migrate", "--no-input", "--verbosity", "0", env=env)
         say("Database is up to date.")
+        # Pages name their CSS, JS and Plotly by content hash, compressed: collected once here.
+        manage("collectstatic", "--no-input", "--verbosity", "0", env=env)
         ensure_admin(env)
         if not options.no_demo and env.get("HACS_DEMO", "1") != "0":
             load_demo(env)

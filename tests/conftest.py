@@ -26,6 +26,21 @@ pytest_plugins = ["tests.support.browser"]
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(scope="session", autouse=True)
+def collected_static() -> None:
+    """Pages name their static files by content hash (the manifest storage, settings.STORAGES):
+    collected once a session into the session's VAR_DIR, as run.sh collects them; files already
+    collected and unchanged are skipped."""
+    from django.contrib.staticfiles.handlers import StaticFilesHandler
+    from django.core.management import call_command
+
+    call_command("collectstatic", "--no-input", verbosity=0)
+    # The live server of the browser tests serves static files as HACS does, through WhiteNoise's
+    # hashed and compressed copies, not through Django's development handler, which reads the
+    # source folders and knows no hashed name.
+    StaticFilesHandler._should_handle = lambda self, path: False  # type: ignore[method-assign]
+
+
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[LocalServer]:
     """The session's Redis, with a password like the run command's (``redis_url`` carries it)."""

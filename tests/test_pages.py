@@ -33,7 +33,7 @@ def test_a_viewer_who_tries_to_upload_is_told_what_the_role_allows(client: Any) 
         "lists, evaluations and jobs, and download them, but not add seeds." in page
     )
     assert "ask an admin (head)" in page and "to make you a librarian" in page
-    assert 'href="/static/css/base.css"' in page  # the site's own page, not Django's plain one
+    assert re.search(r'href="/static/css/base\.[0-9a-f]{12}\.css"', page)  # HACS's own page
     assert "Upload seeds</a>" not in page  # the menu still hides what the viewer cannot do
 
 
@@ -61,7 +61,9 @@ def test_each_refused_action_is_named(client: Any, path: str, action: str) -> No
 @pytest.mark.django_db
 def test_the_favicon_is_linked_and_served(logged_in_client: Any) -> None:
     page = logged_in_client.get("/").content.decode()
-    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page
+    assert re.search(
+        r'<link rel="icon" href="/static/favicon\.[0-9a-f]{12}\.svg" type="image/svg\+xml">', page
+    )
     path = finders.find("favicon.svg")
     assert path is not None
     with open(path, encoding="utf-8") as svg:
@@ -72,7 +74,30 @@ def test_the_favicon_is_linked_and_served(logged_in_client: Any) -> None:
 def test_favicon_ico_leads_to_the_svg_even_before_logging_in(client: Any) -> None:
     response = client.get("/favicon.ico")
     assert response.status_code == 302
-    assert response["Location"] == "/static/favicon.svg"
+    assert re.fullmatch(r"/static/favicon\.[0-9a-f]{12}\.svg", response["Location"])
+
+
+# --- static files: hashed names, compressed, cached for a year ------------------------------
+
+
+@pytest.mark.django_db
+def test_static_files_are_named_by_content_compressed_and_cached_for_a_year(
+    logged_in_client: Any,
+) -> None:
+    page = logged_in_client.get("/").content.decode()
+    found = re.search(r'<script src="(/static/plotly/plotly\.min\.[0-9a-f]{12}\.js)"', page)
+    assert found, "Plotly is not named by its content"
+    response = logged_in_client.get(found.group(1), HTTP_ACCEPT_ENCODING="gzip, deflate")
+    assert response.status_code == 200
+    assert response["Content-Encoding"] == "gzip"
+    assert "max-age=31536000" in response["Cache-Control"]
+    assert "immutable" in response["Cache-Control"]
+    body = b"".join(response.streaming_content)
+    assert len(body) < 2_000_000  # plotly.min.js is 4.8 MB; gzipped it is about 1.4 MB
+    plain = logged_in_client.get(found.group(1))
+    assert "Content-Encoding" not in plain
+    # The unhashed name is not served: only the collected, hashed copies are.
+    assert logged_in_client.get("/static/plotly/plotly.min.js").status_code == 404
 
 
 # --- errors on the Jobs page ---------------------------------------------------------------
