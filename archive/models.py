@@ -68,6 +68,11 @@ class Site(models.Model):
         related_name="moved_from",
         help_text="The seed added for this seed's new address.",
     )
+    # A paused seed keeps its history, refreshes and estimates but is on no crawl list (daily or
+    # built by hand) until a librarian resumes it: a site on leave, or one being checked.
+    paused = models.BooleanField(
+        default=False, help_text="Kept and estimated, but left off every crawl list."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

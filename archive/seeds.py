@@ -123,3 +123,33 @@ def _site_ids_by_key(keys: Sequence[str]) -> dict[str, int]:
             Site.objects.filter(canonical_key__in=chunk).values_list("canonical_key", "pk")
         )
     return found
+
+
+def site_pause(*, site: Site, paused: bool) -> None:
+    """Leave a seed off every crawl list (``paused``) or put it back; its history, refreshes and
+    estimates go on either way."""
+    Site.objects.filter(pk=site.pk).update(paused=paused)
+    site.paused = paused
+
+
+def site_tags_set(*, site: Site, names: Sequence[str]) -> list[str]:
+    """Give a seed exactly these tags (made when new); returns them sorted. Tags no seed carries
+    any more stay, for the upload form and the filters. ``ValueError`` names a tag too long."""
+    wanted = list(dict.fromkeys(n.strip() for n in names if n.strip()))
+    for name in wanted:
+        if len(name) > MAX_TAG_LENGTH:
+            raise ValueError(
+                f"The tag “{name[:40]}…” is longer than {MAX_TAG_LENGTH} characters."
+            )
+    with transaction.atomic():
+        Tag.objects.bulk_create([Tag(name=n) for n in wanted], ignore_conflicts=True)
+        site.tags.set(Tag.objects.filter(name__in=wanted))
+    return sorted(wanted)
+
+
+def site_remove(*, site: Site) -> int:
+    """Delete a seed with its captures and estimates (and its lines on stored crawl lists);
+    returns how many captures went. Link contents other seeds share stay."""
+    captures = site.captures.count()
+    site.delete()
+    return captures

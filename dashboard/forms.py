@@ -40,7 +40,7 @@ class SiteListForm(forms.Form):
     status = forms.ChoiceField(
         label="Import",
         required=False,
-        choices=[("", "Any status"), *Site.ImportStatus.choices],
+        choices=[("", "Any status"), *Site.ImportStatus.choices, ("paused", "Paused")],
     )
     history = forms.ChoiceField(
         label="History",

@@ -47,7 +47,9 @@ def due_estimates(
     so the ordering and any threshold are done in SQL on it.
     """
     t_days = to_days(reference_instant(day))
-    rows = Estimate.objects.filter(level=Level.HOMEPAGE, method=method, rate__isnull=False)
+    rows = Estimate.objects.filter(
+        level=Level.HOMEPAGE, method=method, rate__isnull=False, site__paused=False
+    )
     if history_days is not None:
         start = window_start_days(day, history_days)
         rows = rows.filter(Q(last_copy_days__gte=start) | Q(last_copy_days__isnull=True))

@@ -11,14 +11,17 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import numpy as np
+from django.core.paginator import Paginator
 from django.db.models import (
     BooleanField,
     Case,
@@ -170,7 +173,9 @@ def site_rows(
     )
     if query.tag:
         rows = rows.filter(tags__name=query.tag)
-    if query.status:
+    if query.status == "paused":
+        rows = rows.filter(paused=True)
+    elif query.status:
         rows = rows.filter(import_status=query.status)
     if query.history == "estimated":
         rows = rows.filter(est__rate__isnull=False, est__updates__gt=0)
@@ -710,3 +715,46 @@ def site_estimates(
     return SiteEstimates(
         rows=rows, figure=figure, dates=(today, today + timedelta(days=horizon_days))
     )
+
+
+# --- The Sites table as CSV -------------------------------------------------------------------
+
+SITES_CSV_COLUMNS = [
+    "url", "author", "tags", "import_status", "paused", "level", "method", "probability",
+    "rate_per_day", "interval_days", "tau", "observations", "updates", "interval_low_days",
+    "interval_high_days", "last_copy", "health",
+]  # fmt: skip
+
+
+def site_rows_csv(
+    *, query: SiteListQuery, t_days: float, e_days: float, window_start: float | None
+) -> Iterator[str]:
+    """Every site the Sites table shows for ``query`` (all its pages), as CSV, in its order:
+    the values the table shows, with ``tau`` empty where the table shows "–" (no update)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(SITES_CSV_COLUMNS)
+    rows = site_rows(query=query, t_days=t_days, e_days=e_days, window_start=window_start)
+    paginator = Paginator(rows, 2000)
+    for number in paginator.page_range:
+        for row in site_row_values(
+            paginator.page(number).object_list, method=query.method, t_days=t_days, e_days=e_days
+        ):
+            site = row.site
+            writer.writerow(
+                [
+                    cells.neutralise(site.seed_url), cells.neutralise(site.author),
+                    cells.neutralise("; ".join(row.tags)), site.import_status,
+                    "yes" if site.paused else "", query.level, query.method,
+                    "" if row.probability is None else f"{row.probability:.6f}",
+                    cells.rate_cell(row.rate), cells.interval_cell(row.rate),
+                    cells.last_update_cell(row.last_update, row.updates),
+                    "" if row.observations is None else str(row.observations),
+                    "" if row.updates is None else str(row.updates),
+                    cells.days_cell(row.interval_low), cells.days_cell(row.interval_high),
+                    cells.tau_cell(row.last_copy), "; ".join(label for _key, label in row.badges),
+                ]
+            )  # fmt: skip
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()

@@ -2,7 +2,17 @@
 
 from django.urls import path
 
-from dashboard.views import crawl_lists, evaluation, feeds, handoff, home, jobs, sites, upload
+from dashboard.views import (
+    crawl_lists,
+    evaluation,
+    feeds,
+    handoff,
+    home,
+    jobs,
+    site_manage,
+    sites,
+    upload,
+)
 from dashboard.views.demo_archive import replay as demo_archive_replay
 
 urlpatterns = [
@@ -15,6 +25,11 @@ urlpatterns = [
     path("sites/", sites.site_list, name="site-list"),
     path("sites/<int:pk>/", sites.site_detail, name="site-detail"),
     path("sites/<int:pk>/move/", sites.site_move_view, name="site-move"),
+    path("sites/<int:pk>/retry/", site_manage.site_retry, name="site-retry"),
+    path("sites/<int:pk>/pause/", site_manage.site_pause_view, name="site-pause"),
+    path("sites/<int:pk>/tags/", site_manage.site_tags_view, name="site-tags"),
+    path("sites/<int:pk>/remove/", site_manage.site_remove_view, name="site-remove"),
+    path("sites.csv", sites.site_list_csv, name="site-list-csv"),
     path("sites/upload/", upload.upload_seeds, name="upload-seeds"),
     path("crawl-list/", crawl_lists.crawl_list, name="crawl-list"),
     path("crawl-list/build/", crawl_lists.crawl_list_create, name="crawl-list-create"),

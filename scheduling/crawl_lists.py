@@ -148,6 +148,8 @@ def crawl_list_rank(*, day: date, options: CrawlListOptions) -> RankedList:
         level=options.level, method=DEFAULT_METHOD if learned else options.method,
         start=start, end=end,
     )  # fmt: skip
+    for site_id in Site.objects.filter(paused=True).values_list("pk", flat=True):
+        found.pop(site_id, None)  # a paused seed is on no list
     if not found:
         return RankedList([], 0, scorer)
     ids = list(found)

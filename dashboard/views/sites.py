@@ -7,7 +7,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
@@ -28,6 +28,7 @@ from dashboard.sites import (
     site_history,
     site_row_values,
     site_rows,
+    site_rows_csv,
 )
 from dashboard.views.upload import NOT_QUEUED
 from hacs.clock import reference_instant, to_days
@@ -83,6 +84,20 @@ def site_list(request: HttpRequest) -> HttpResponse:
         "history_days": settings.HACS_HISTORY_DAYS,
     }
     return render(request, "dashboard/site_list.html", context)
+
+
+def site_list_csv(request: HttpRequest) -> StreamingHttpResponse:
+    """The Sites table, every page of it, as CSV: the same filters, sort and estimate."""
+    form = SiteListForm(request.GET, tags=list(Tag.objects.values_list("name", flat=True)))
+    query = form.query()
+    day = today()
+    rows = site_rows_csv(
+        query=query, t_days=to_days(reference_instant(day)), e_days=settings.HACS_E_DAYS,
+        window_start=window_start_days(day, settings.HACS_HISTORY_DAYS),
+    )  # fmt: skip
+    response = StreamingHttpResponse(rows, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="hacs-sites-{day}.csv"'
+    return response
 
 
 def _columns(current: str, *, horizon: str) -> list[dict[str, object]]:
