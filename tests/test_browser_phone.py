@@ -111,6 +111,56 @@ def test_every_page_fits_a_phone(
     assert page.locator("#hand-offs").bounding_box()["width"] <= PHONE["width"]
 
 
+def test_every_result_page_fits_a_phone(
+    live_server: Any, browser_page: Any, collection: CrawlList, tmp_path: Path
+) -> None:
+    """The pages an action leads to, not only those a link opens: the upload's check and its
+    report, a list just built, the Feeds page with its Copy buttons, a seed's Manage box, a
+    seed paused, the Sites table filtered, an experiment's notice."""
+    page, base = browser_page, live_server.url
+    page.set_viewport_size(PHONE)
+    log_in(page, base, "curator")
+    seeds = tmp_path / "seeds-with-a-rather-long-file-name-for-a-phone.csv"
+    seeds.write_text(
+        "url,author,tags\n"
+        "http://www.cs.example.edu/~a-very-long-user-name-that-does-not-wrap/,Ada,physics\n"
+        "not a url at all, but a long line that a phone must wrap somewhere sensible,Bob,\n"
+        "http://www.cs.example.edu/~a-very-long-user-name-that-does-not-wrap/index.html,Ada,\n"
+    )
+    widths = {}
+    page.goto(f"{base}/sites/upload/")
+    page.locator("input[type=file]").set_input_files(str(seeds))
+    page.get_by_role("button", name="Check the list").click()
+    page.locator("#report").wait_for()
+    page.wait_for_load_state("load")
+    widths["upload-check"] = page.evaluate(PAGE_WIDTH)
+    screenshot(page, tmp_path, "phone-upload-check.png")
+
+    page.goto(f"{base}/crawl-list/")
+    page.get_by_label("θ").fill("")
+    page.get_by_label("Budget k", exact=False).first.fill("3")
+    page.get_by_role("button", name="Build crawl list").click()
+    page.locator("#experiment-notice").wait_for()
+    widths["list-built"] = page.evaluate(PAGE_WIDTH)
+    screenshot(page, tmp_path, "phone-list-built.png")
+
+    site = Site.objects.order_by("pk").first()
+    assert site is not None
+    page.goto(f"{base}/sites/{site.pk}/")
+    page.get_by_role("button", name="Pause").click()
+    page.locator("#paused-notice").wait_for()
+    page.locator("summary", has_text="Remove this seed").click()
+    widths["site-paused"] = page.evaluate(PAGE_WIDTH)
+    screenshot(page, tmp_path, "phone-site-manage.png")
+
+    for name, path in {"feeds": "/feeds/", "sites-paused": "/sites/?status=paused"}.items():
+        page.goto(f"{base}{path}")
+        page.wait_for_load_state("load")
+        widths[name] = page.evaluate(PAGE_WIDTH)
+        screenshot(page, tmp_path, f"phone-{name}.png")
+    assert widths == dict.fromkeys(widths, PHONE["width"])
+
+
 def test_the_menu_button_leads_to_every_page_with_and_without_javascript(
     live_server: Any, browser_page: Any, collection: CrawlList
 ) -> None:

@@ -42,10 +42,7 @@ def site_pause_view(request: HttpRequest, pk: int) -> HttpResponse:
     site_pause(site=site, paused=paused)
     messages.success(
         request,
-        "Paused: this seed is on no crawl list until you resume it; its history and estimates "
-        "go on."
-        if paused
-        else "Resumed: this seed is on the crawl lists again.",
+        "Paused." if paused else "Resumed: this seed is on the crawl lists again.",
     )
     return redirect("site-detail", pk=site.pk)
 
