@@ -79,6 +79,10 @@ DENIED_ACTIONS = {
     "learning-start": "learn schedulers",
     "hand-off-now": "hand crawl lists to a crawler",
     "site-move": "add a moved seed's new address",
+    "site-retry": "retry a site's import",
+    "site-pause": "pause or resume seeds",
+    "site-tags": "change a seed's tags",
+    "site-remove": "remove seeds",
 }
 
 

@@ -602,7 +602,7 @@ def _level_timeline(
     interpolated = [
         charts.Mark(
             _iso(_moment(midpoint)),
-            f"midpoint of {_moment(before):%Y-%m-%d} and {_moment(after):%Y-%m-%d}",
+            f"midpoint of {cells.day_text(_moment(before))} and {cells.day_text(_moment(after))}",
         )
         for midpoint, before, after in zip(
             midpoints.tolist(),

@@ -61,6 +61,13 @@ def day_text(value: date | datetime) -> str:
     return f"{day.day} {day:%b %Y}"
 
 
+def when_text(value: datetime, *, seconds: bool = False) -> str:
+    """An instant for people, "30 Nov 2026, 05:00 UTC" (with seconds for a capture's exact
+    time): the one way pages, feeds and messages write a time."""
+    at = value.astimezone(UTC)
+    return f"{day_text(at)}, {at:%H:%M:%S} UTC" if seconds else f"{day_text(at)}, {at:%H:%M} UTC"
+
+
 def interval_text(rate: float | None) -> str:
     """The mean interval 1/λ for people, "12.3 days"; empty when λ is unknown or 0."""
     return "" if not rate else f"{1 / rate:.1f} days"
@@ -92,4 +99,4 @@ def moment(value: datetime | None) -> Moment | None:
     if value is None:
         return None
     at = value.astimezone(UTC)
-    return Moment(tau_cell(at), day_text(at), f"{day_text(at)}, {at:%H:%M} UTC")
+    return Moment(tau_cell(at), day_text(at), when_text(at))

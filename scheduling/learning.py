@@ -177,7 +177,10 @@ class LearnParameters:
         }
 
     def describe(self) -> str:
-        return f"{self.kind.upper()} at {self.level} level, learned on {self.start} to {self.end}"
+        return (
+            f"{self.kind.upper()} at {self.level} level, learned on {day_text(self.start)} to "
+            f"{day_text(self.end)}"
+        )
 
 
 def _whole(data: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
@@ -719,7 +722,9 @@ def learned_replay_policies(level: str) -> dict[str, tuple[Policy, str]]:
             if isinstance(learned, ScoreFunction)
             else lws.replay_policy(learned)
         )
-        label = f"{scorer.kind.upper()}, learned on {scorer.start} to {scorer.end}"
+        label = (
+            f"{scorer.kind.upper()}, learned on {day_text(scorer.start)} to {day_text(scorer.end)}"
+        )
         policies[scorer.kind] = (policy, label)
     return policies
 
@@ -759,7 +764,8 @@ def _loaded(scorer: LearnedScorer) -> ScoreFunction | LwsModel:
 def _unusable(scorer: LearnedScorer, reason: str) -> UnusableLearnedScorer:
     return UnusableLearnedScorer(
         f"The {scorer.kind.upper()} scheduler learned at the {scorer.level} level on "
-        f"{scorer.start} to {scorer.end} (learning run {scorer.pk}) cannot be read back: "
+        f"{day_text(scorer.start)} to {day_text(scorer.end)} (learning run {scorer.pk}) cannot "
+        "be read back: "
         f"{reason}. Learn a new one with `manage.py learn_scorer --kind {scorer.kind} "
         f"--level {scorer.level} --start … --end …` or on the Evaluation page."
     )

@@ -15,6 +15,7 @@ from django.utils import timezone
 from numpy.typing import ArrayLike, NDArray
 
 from hacs.ranking import crawl_probabilities, posterior_probabilities
+from scheduling.cells import day_text
 
 
 class Level(models.TextChoices):
@@ -417,4 +418,7 @@ class LearnedScorer(StoredRun):
         indexes = [models.Index(fields=["kind", "level", "status"])]
 
     def __str__(self) -> str:
-        return f"{self.kind.upper()} at {self.level} level, learned on {self.start} to {self.end}"
+        return (
+            f"{self.kind.upper()} at {self.level} level, learned on {day_text(self.start)} to "
+            f"{day_text(self.end)}"
+        )

@@ -112,9 +112,9 @@ def test_the_updates_feed_lists_homepage_updates_newest_first_with_the_links_the
     assert "homepage level" in feed.feed.title
     titles = [entry.title for entry in feed.entries]
     assert titles == [
-        "Ada Lovelace (http://cs.example.edu/~ada/) · updated 2024-03-31 12:00 UTC",
-        "http://math.example.org/~bob/ · updated 2024-03-26 12:00 UTC",
-        "Ada Lovelace (http://cs.example.edu/~ada/) · updated 2024-03-11 12:00 UTC",
+        "Ada Lovelace (http://cs.example.edu/~ada/) · updated 31 Mar 2024, 12:00 UTC",
+        "http://math.example.org/~bob/ · updated 26 Mar 2024, 12:00 UTC",
+        "Ada Lovelace (http://cs.example.edu/~ada/) · updated 11 Mar 2024, 12:00 UTC",
     ]
     # Ada's update of 31 March re-adds paper1 (seen in the page's history) and adds paper3.
     assert [links_in(entry) for entry in feed.entries] == [
@@ -158,7 +158,7 @@ def test_the_website_level_adds_the_inner_pages_updates(
     assert "website level" in feed.feed.title
     assert len(feed.entries) == 4
     newest = feed.entries[0]
-    assert newest.title.startswith("Ada Lovelace") and "2024-04-10" in newest.title
+    assert newest.title.startswith("Ada Lovelace") and "10 Apr 2024" in newest.title
     assert links_in(newest) == ["http://cs.example.edu/~ada/teaching/new.html"]
     assert "http://cs.example.edu/~ada/teaching/" in newest.summary
 

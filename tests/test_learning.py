@@ -287,7 +287,7 @@ def test_an_evaluation_run_ranks_with_the_newest_learned_schedulers(
     assert all(item["overlaps"] for item in overlapping["learned"])
     # The replay section replays them too, by the name of their kind and period.
     rows = {row["policy"]: row for row in results["replay"]["budgets"][0]["rows"]}
-    assert rows["gp4c"]["label"] == "GP4C, learned on 2017-03-01 to 2017-10-01"
+    assert rows["gp4c"]["label"] == "GP4C, learned on 1 Mar 2017 to 1 Oct 2017"
     assert rows["lws"]["crawls"] == rows["hacs"]["crawls"]
 
 

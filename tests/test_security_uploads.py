@@ -307,7 +307,7 @@ def test_the_crawl_list_page_says_a_too_deep_function_cannot_be_read(
     response = logged_in_client.post("/crawl-list/build/", form)
     assert response.status_code == 400
     page = response.content.decode()
-    which = "The GP4C scheduler learned at the homepage level on 2017-03-01 to 2017-10-01"
+    which = "The GP4C scheduler learned at the homepage level on 1 Mar 2017 to 1 Oct 2017"
     assert f"{which} (learning run {deep_scorer.pk}) {refusal(depth)}" in page
     assert not CrawlList.objects.exists()
 

@@ -67,7 +67,7 @@ def test_a_damaged_learning_run_is_a_sentence_on_the_list_page_command_and_evalu
 ) -> None:
     scorer = stored_scorer(parameters=parameters, model=model)
     which = (
-        "The GP4C scheduler learned at the homepage level on 2017-03-01 to 2017-10-01 "
+        "The GP4C scheduler learned at the homepage level on 1 Mar 2017 to 1 Oct 2017 "
         f"(learning run {scorer.pk}) cannot be read back: "
     )
 

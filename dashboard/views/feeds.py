@@ -38,7 +38,7 @@ from dashboard.feeds import (
     newest_crawl_list,
     recent_updates,
 )
-from scheduling.cells import day_text, due_text, interval_text, moment
+from scheduling.cells import day_text, due_text, interval_text, moment, when_text
 from scheduling.models import CrawlListEntry, Level
 
 # The date part of the feeds' tag URIs (RFC 4151) that no entry dates: the year HACS's feeds began.
@@ -167,7 +167,7 @@ def _update_entry(found: SiteUpdate, authority: str) -> Entry:
         compared = format_html(
             ', compared with <a href="{}">the copy of {}</a>',
             update.previous.replay_url,
-            f"{update.previous.timestamp.astimezone(UTC):%Y-%m-%d %H:%M} UTC",
+            when_text(update.previous.timestamp),
         )
     heading = format_html(
         '<p>{} added to <a href="{}">{}</a>{}.</p>', count, page.replay_url, page.url, compared
@@ -182,7 +182,7 @@ def _update_entry(found: SiteUpdate, authority: str) -> Entry:
     else:
         listed = format_html("<p>{}</p>", "The links are not available.")
     return Entry(
-        title=f"{_site_name(found.site)} · updated {at:%Y-%m-%d %H:%M} UTC",
+        title=f"{_site_name(found.site)} · updated {when_text(at)}",
         link=reverse("site-detail", args=[found.site.pk]),
         guid=f"tag:{authority},{at:%Y-%m-%d}:update/{found.capture_id}",
         summary=escape(f"{count} added to {page.url}"),
