@@ -18,6 +18,7 @@ from django.core.management import call_command
 
 from archive.models import Site
 from handoff.models import HandOff
+from jobs.models import JobRecord
 from scheduling.models import CrawlList
 from tests.factories import make_user
 from tests.support.browser import PASSWORD
@@ -152,6 +153,22 @@ def test_every_result_page_fits_a_phone(
     page.locator("summary", has_text="Remove this seed").click()
     widths["site-paused"] = page.evaluate(PAGE_WIDTH)
     screenshot(page, tmp_path, "phone-site-manage.png")
+
+    reason = "The CDX server answered 503 five times; retried in the next pass."
+    JobRecord.objects.create(
+        kind=JobRecord.Kind.IMPORT, label="import of 2 sites", status=JobRecord.Status.FAILED,
+        total=2, done=2, counts={"failed": 2}, error="All 2 failed; the reasons are listed below.",
+        failures=[{"item": "http://www.cs.example.edu/~gone/", "reason": reason},
+                  {"item": "http://www.cs.example.edu/~also-gone/", "reason": reason}],
+    )  # fmt: skip
+    page.goto(f"{base}/jobs/")
+    first = page.get_by_text(reason).first
+    first.wait_for()
+    assert first.is_visible(), "the reasons are below the sentence, not folded away"
+    box = first.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
+    widths["jobs-failed"] = page.evaluate(PAGE_WIDTH)
+    screenshot(page, tmp_path, "phone-jobs-failed.png")
 
     for name, path in {"feeds": "/feeds/", "sites-paused": "/sites/?status=paused"}.items():
         page.goto(f"{base}{path}")
