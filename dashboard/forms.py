@@ -185,7 +185,8 @@ class CrawlListForm(forms.Form):
         data = super().clean() or {}
         if data.get("theta") is None and data.get("budget") is None and not self.errors:
             raise forms.ValidationError(
-                "Give a threshold θ, a budget k, or both; otherwise every site is listed."
+                "No list was built: give a threshold θ (the sites whose P(change) reaches it), a "
+                "budget k (the k most likely to have changed), or both. θ 0 lists every site."
             )
         if data.get("method") in Learned.values and data.get("level"):
             try:

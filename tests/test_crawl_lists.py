@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 import re
 import threading
@@ -474,3 +475,16 @@ def test_a_site_without_an_update_has_no_tau_in_the_csv_as_on_the_page(
     exported = {r["author"]: r for r in csv.DictReader(out.getvalue().splitlines())}
     assert exported["Silent"]["tau"] == "" and exported["Silent"]["updates"] == "0"
     assert exported["Busy"]["tau"] != ""
+
+
+def test_neither_theta_nor_k_is_refused_saying_no_list_was_built(
+    logged_in_client: Any, three_sites: list[Site]
+) -> None:
+    form = {"day": DAY.isoformat(), "theta": "", "budget": "", "level": "homepage",
+            "method": "posterior", "history_days": "1000", "e_days": "1"}  # fmt: skip
+    response = logged_in_client.post("/crawl-list/build/", form)
+    assert response.status_code == 400
+    text = html.unescape(response.content.decode())
+    assert "No list was built: give a threshold θ" in text
+    assert "θ 0 lists every site." in text
+    assert not CrawlList.objects.exists()

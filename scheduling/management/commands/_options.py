@@ -123,7 +123,9 @@ def crawl_list_options(options: dict[str, Any]) -> CrawlListOptions:
         budget = configured.budget
     if theta is None and budget is None:
         raise CommandError(
-            "Give a threshold --theta, a budget --budget, or both; otherwise every site is listed."
+            "No list was built: give a threshold --theta (the sites whose P(change) reaches it), "
+            "a budget --budget (the k most likely to have changed), or both. --theta 0 lists "
+            "every site."
         )
     return CrawlListOptions(
         level=str(options["level"]), method=str(options["method"]), theta=theta,
