@@ -209,7 +209,9 @@ class EvaluationForm(forms.Form):
     w_to = forms.IntegerField(label="to (weeks)", min_value=1, max_value=MAX_W_WEEKS, initial=12)
     method = forms.ChoiceField(
         choices=[(m, m.capitalize()) for m in METHODS], initial="interpolated",
-        label="Estimate",
+        label="Rate estimate for the paper's g",
+        help_text="The HACS posterior, the default, always takes part; this chooses the rate "
+        "estimate behind the paper's g: observed (Eq. 4–5) or interpolated (Section II-B2).",
     )  # fmt: skip
 
     def clean(self) -> dict[str, Any]:

@@ -498,7 +498,8 @@ def test_every_line_of_the_ranking_charts_is_explained_under_them_with_a_link_on
 @pytest.mark.django_db
 def test_a_first_evaluation_defaults_to_the_history_hacs_holds(logged_in_client: Any) -> None:
     """With no run yet, the form's period lies in the collection's own history (a history that
-    ended years ago included), so a first click evaluates something."""
+    ended years ago included), so a first click evaluates something: the part of it the Learn
+    box keeps for testing."""
     from datetime import UTC, datetime, timedelta
 
     from tests.factories import add_observations, make_site
@@ -511,5 +512,7 @@ def test_a_first_evaluation_defaults_to_the_history_hacs_holds(logged_in_client:
     start = re.search(r'name="start" value="([0-9-]+)"', page).group(1)  # type: ignore[union-attr]
     end = re.search(r'name="end" value="([0-9-]+)"', page).group(1)  # type: ignore[union-attr]
     assert end == str(last - timedelta(days=7))
-    assert start == str(last - timedelta(days=7 + 1095))
+    # The later third, which the Learn box keeps for testing: never the days it learns on.
+    split = first.date() + timedelta(days=round((last - first.date()).days * 2 / 3))
+    assert start == str(split + timedelta(days=7))
     assert first.date().isoformat() <= start

@@ -81,6 +81,12 @@ def test_the_default_period_learns_on_the_earlier_part_of_the_history_and_tests_
         f"{test_from:%b %Y} to {test_to.day} {test_to:%b %Y} to test what it learns."
     )
     assert note in page
+    # The Evaluation form offers that test period: the two defaults do not overlap.
+    evaluation_form = page[
+        page.index('class="eval-form"') : page.index('class="eval-form learn-form"')
+    ]
+    offered = re.findall(r'name="(?:start|end)" value="([0-9-]+)"', evaluation_form)
+    assert offered == [test_from.isoformat(), test_to.isoformat()]
 
 
 def test_a_first_click_with_the_default_period_learns(

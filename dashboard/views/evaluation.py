@@ -28,6 +28,7 @@ from scheduling.evaluation_service import (
 )
 from scheduling.jobs import enqueue_evaluation, enqueue_learning
 from scheduling.learning import (
+    LearningPeriod,
     learned_scorer_create,
     learned_scorer_summary,
     learning_history,
@@ -86,10 +87,10 @@ def _page(
 ) -> HttpResponse:
     runs = list(EvaluationRun.objects.defer("results").select_related("created_by")[:RUNS_SHOWN])
     held = learning_history(level=Level.HOMEPAGE)  # one aggregate over the observations
-    if form is None:
-        form = EvaluationForm(initial=_initial(runs[0] if runs else None, held))
     # The collection's own history: its earlier part to learn on, the later part to test.
     learn_period = learning_period_default(level=Level.HOMEPAGE, today=today(), history=held)
+    if form is None:
+        form = EvaluationForm(initial=_initial(runs[0] if runs else None, held, learn_period))
     if learn_form is None:
         learn_form = LearnForm(initial={"start": learn_period.start, "end": learn_period.end})
     selected = _selected_run(request, runs)
@@ -126,11 +127,15 @@ def _page(
     return render(request, "dashboard/evaluation.html", context, status=status)
 
 
-def _initial(latest: EvaluationRun | None, held: tuple[date, date] | None) -> dict[str, Any]:
-    """The newest run's settings, so a librarian can vary one; else the paper's three years of
-    weekly reference points, ending a week before the collection's last observation (the last
-    whose week after t is held) or a week ago, whichever is earlier, and starting no earlier
-    than its first: a first click evaluates the history HACS holds."""
+def _initial(
+    latest: EvaluationRun | None, held: tuple[date, date] | None, learn: LearningPeriod
+) -> dict[str, Any]:
+    """The newest run's settings, so a librarian can vary one; else the period the Learn box
+    keeps for testing (the later third of the history, after the part it learns on), so that
+    the two forms' defaults never overlap; else, for a history too short to split, the paper's
+    three years of weekly reference points, ending a week before the collection's last
+    observation (the last whose week after t is held) or a week ago, whichever is earlier, and
+    starting no earlier than its first."""
     if latest is not None:
         p = latest.parameters
         try:
@@ -142,6 +147,9 @@ def _initial(latest: EvaluationRun | None, held: tuple[date, date] | None) -> di
             }  # fmt: skip
         except (KeyError, IndexError, TypeError, ValueError):
             pass  # a run stored by hand with odd parameters: fall back to the defaults
+    chosen = {"level": BOTH, "w_from": 1, "w_to": 12, "method": "interpolated"}
+    if learn.test_start is not None and learn.test_end is not None:
+        return {"start": learn.test_start, "end": learn.test_end, **chosen}
     end = today() - timedelta(days=7)
     start = end - timedelta(days=defaults.HISTORY_DAYS)
     if held is not None:
@@ -150,8 +158,7 @@ def _initial(latest: EvaluationRun | None, held: tuple[date, date] | None) -> di
         start = max(first, end - timedelta(days=defaults.HISTORY_DAYS))
         if start >= end:  # a history of a week or two: evaluate all of it
             start, end = first, last
-    return {"start": start, "end": end, "level": BOTH, "w_from": 1, "w_to": 12,
-            "method": "interpolated"}  # fmt: skip
+    return {"start": start, "end": end, **chosen}
 
 
 def _learned_runs() -> list[LearnedScorer]:
