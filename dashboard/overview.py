@@ -30,6 +30,7 @@ class DueSite:
     site: Site
     probability: float
     interval_days: float | None
+    prior_led: bool = False  # the p rests mostly on the collection's prior
 
     @property
     def interval(self) -> str:
@@ -83,7 +84,7 @@ def due_today(*, day: date, limit: int = 10) -> DueToday:
     if built is not None:
         entries = built.entries.select_related("site").order_by("rank")
         first = [
-            DueSite(e.site, e.probability, 1.0 / e.rate if e.rate else None)
+            DueSite(e.site, e.probability, 1.0 / e.rate if e.rate else None, e.rests_on_prior)
             for e in entries[:limit]
         ]
         count = entries.count()
@@ -116,7 +117,10 @@ def sites_due(
     first = list(rows.select_related("site")[:limit])
     probabilities = estimate_probabilities(first, t_days=t_days, e_days=e_days)
     shown = [
-        DueSite(site=e.site, probability=float(p), interval_days=e.interval_days)
+        DueSite(
+            site=e.site, probability=float(p), interval_days=e.interval_days,
+            prior_led=e.rests_on_prior,
+        )  # fmt: skip
         for e, p in zip(first, probabilities, strict=True)
     ]
     return total, shown

@@ -660,6 +660,14 @@ class SiteEstimates:
         """Whether an estimate's interval is open (captured too rarely to say how often)."""
         return any(row.estimate is not None and row.estimate.interval_open for row in self.rows)
 
+    @property
+    def any_prior_led(self) -> bool:
+        """Whether a shown probability rests mostly on the collection's prior."""
+        return any(
+            row.estimate is not None and row.estimate.rests_on_prior and row.probability is not None
+            for row in self.rows
+        )
+
 
 def site_estimates(
     *,

@@ -226,7 +226,7 @@ def learned_notice(
 # from unchanged estimates repeats them bit for bit.
 ENTRY_FIELDS = (
     "rank", "site_id", "probability", "rate", "tau", "observations", "updates", "span_days",
-    "interval_low", "interval_high", "interval_open", "last_copy", "score",
+    "interval_low", "interval_high", "interval_open", "last_copy", "prior_share", "score",
 )  # fmt: skip
 
 
@@ -316,7 +316,7 @@ def crawl_list_store(
             span_days=r.evidence.span_days,
             interval_low=r.evidence.interval_low, interval_high=r.evidence.interval_high,
             interval_open=r.evidence.interval_open, last_copy=r.evidence.last_copy,
-            score=r.score,
+            prior_share=r.evidence.prior_share, score=r.score,
         )
         for rank, r in enumerate(ranked, start=1)
     ]  # fmt: skip

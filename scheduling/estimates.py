@@ -121,7 +121,7 @@ def estimates_for_window(
     )  # fmt: skip
     evidence = interval_evidence(times, updated, offsets)
     rate = mle.rate
-    alpha = beta = low = high = np.full(rate.size, np.nan)
+    alpha = beta = low = high = share = np.full(rate.size, np.nan)
     is_open = np.zeros(rate.size, dtype=np.bool_)
     if method == Method.POSTERIOR:
         if prior is None:
@@ -146,6 +146,10 @@ def estimates_for_window(
             bounds = interval_bounds(prior.gamma, evidence, dispersion=prior.dispersion)
             low, high, is_open = bounds.low, bounds.high, bounds.open
         rate = alpha / beta
+        # The credibility weight of the prior: the posterior mean is share · prior mean +
+        # (1 − share) · the copies' own rate, share = β_prior / β (matched Gamma at both levels).
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.clip(prior.gamma.rate / beta, 0.0, 1.0)
     estimates: dict[int, Estimate] = {}
     for i, site_id in enumerate(timelines.site_ids.tolist()):
         mle_rate = float(mle.rate[i])
@@ -172,6 +176,7 @@ def estimates_for_window(
             interval_low=_finite(low[i]) if known else None,
             interval_high=_finite(high[i]) if known else None,
             interval_open=bool(is_open[i]) and bool(known),
+            prior_share=_finite(share[i]) if known else None,
         )
     return estimates
 
@@ -229,7 +234,7 @@ def _prior_of(level: str, found: Observations, timelines: Timelines) -> LevelPri
 ESTIMATE_FIELDS = [
     "window_start", "window_end", "rate", "tau", "tau_days", "observations", "updates",
     "last_copy", "last_copy_days", "span_days", "posterior_shape", "posterior_rate",
-    "interval_low", "interval_high", "interval_open", "computed_at",
+    "interval_low", "interval_high", "interval_open", "prior_share", "computed_at",
 ]  # fmt: skip
 
 

@@ -17,6 +17,10 @@ from numpy.typing import ArrayLike, NDArray
 from hacs.ranking import crawl_probabilities, posterior_probabilities
 from scheduling.cells import day_text
 
+#: A probability rests mostly on the collection's prior when the prior makes more than half of
+#: its rate's posterior mean (``Estimate.prior_share``): the pages say so beside it.
+PRIOR_LED = 0.5
+
 
 class Level(models.TextChoices):
     HOMEPAGE = "homepage", "Homepage"
@@ -86,6 +90,10 @@ class Estimate(models.Model):
     interval_low = models.FloatField(null=True, blank=True)
     interval_high = models.FloatField(null=True, blank=True)
     interval_open = models.BooleanField(default=False)
+    # How much of the posterior mean is the collection's prior rather than the site's copies:
+    # β_prior / β (the credibility weight of a Gamma posterior, whose mean is w · prior mean +
+    # (1 − w) · the copies' own rate). Above PRIOR_LED the p rests mostly on the prior.
+    prior_share = models.FloatField(null=True, blank=True)
     computed_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -93,6 +101,11 @@ class Estimate(models.Model):
             models.UniqueConstraint(fields=["site", "level", "method"], name="estimate_unique")
         ]
         indexes = [models.Index(fields=["level", "method", "rate"])]
+
+    @property
+    def rests_on_prior(self) -> bool:
+        """The posterior is mostly the collection's prior: few or short intervals of its own."""
+        return self.prior_share is not None and self.prior_share > PRIOR_LED
 
     def __str__(self) -> str:
         rate = "insufficient history" if self.rate is None else f"λ={self.rate:.4g}/day"
@@ -275,8 +288,13 @@ class CrawlListEntry(models.Model):
     interval_high = models.FloatField(null=True, blank=True)
     interval_open = models.BooleanField(default=False)  # as on Estimate
     last_copy = models.DateTimeField(null=True, blank=True)
+    prior_share = models.FloatField(null=True, blank=True)  # as on Estimate
     # The learned scheduler's score (learned methods only; higher is crawled first).
     score = models.FloatField(null=True, blank=True)
+
+    @property
+    def rests_on_prior(self) -> bool:
+        return self.prior_share is not None and self.prior_share > PRIOR_LED
 
     class Meta:
         ordering = ["crawl_list", "rank"]

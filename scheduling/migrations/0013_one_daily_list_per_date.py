@@ -1,4 +1,5 @@
-"""One daily list a date, and a learned list's notice. ``CrawlList.is_daily`` marks the list the daily job built for its
+"""One daily list a date, a learned list's notice, and how much a posterior rests on the
+prior (``prior_share``, filled by the next recompute of estimates). ``CrawlList.is_daily`` marks the list the daily job built for its
 date. Existing lists keep their source; for each date, the list its daily run recorded, else the
 newest list the daily job built, becomes that date's daily list. Lists built by hand stay
 experiments, even where an earlier version had the daily job hand one of them off."""
@@ -47,6 +48,16 @@ class Migration(migrations.Migration):
                 blank=True,
                 help_text="Why a learned list is not in its scheduler's order, if it is not.",
             ),
+        ),
+        migrations.AddField(
+            model_name="estimate",
+            name="prior_share",
+            field=models.FloatField(blank=True, null=True),
+        ),
+        migrations.AddField(
+            model_name="crawllistentry",
+            name="prior_share",
+            field=models.FloatField(blank=True, null=True),
         ),
         migrations.RunPython(mark_daily_lists, migrations.RunPython.noop),
         migrations.AddConstraint(
