@@ -69,7 +69,7 @@ IA_CDX_FIELDS = "urlkey,timestamp,original,mimetype,statuscode,digest,length"
 # What HACS asks archives to compress with, and all it decompresses (``_Inflater``): requests
 # would also offer br or zstd whenever their packages happen to be installed.
 ACCEPT_ENCODING = "gzip, deflate"
-# Default caps, sized from real answers (README "Security"): the largest real CDX answer seen is
+# Default caps, sized from real answers (docs/security.md): the largest real CDX answer seen is
 # 524 KB (2,236 rows) and real rows average 121 bytes as HACS asks for them, so 16 MiB holds
 # about 130,000 captures in one query; the largest real raw memento seen is 270 KB.
 MAX_CDX_BYTES = 16 * 1024 * 1024

@@ -49,7 +49,7 @@ chosen here, with no measurement behind it: change it with the spec, not the cod
   (assumption).
 * Nights: the archive keeps capturing at the same rates after 2018-06-01; a capture made on
   night n is indexed that night with probability 0.6, else 1 + a geometric number of nights
-  later (mean 2 more, at most 30, assumption; the README notes the archive indexes late).
+  later (mean 2 more, at most 30, assumption; docs/operating.md notes the archive indexes late).
 """
 
 from __future__ import annotations

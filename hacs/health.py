@@ -1,7 +1,7 @@
 """Seed health: whether a seed has moved, is gone, is no longer captured or stopped changing.
 
 Pure module (stdlib, NumPy and ``hacs.formats.canon``): no Django, no network. Times are days
-since 1970-01-01 UTC (``hacs.clock.to_days``). The rules, which the README's "Seed health"
+since 1970-01-01 UTC (``hacs.clock.to_days``). The rules, which docs/using.md's "Seed health"
 section states for librarians:
 
 * A homepage capture (depth 0) is **good** when it is an observation (DESIGN rule 1), **gone**

@@ -1,6 +1,6 @@
 """Django settings for HACS, read from the environment with working local defaults.
 
-Every variable is listed in the README ("Configuration"). A bad value stops start-up with a message
+Every variable is listed in docs/operating.md ("Configuration"). A bad value stops start-up with a message
 naming the variable (see ``hacs_site.env``).
 """
 
@@ -295,12 +295,12 @@ HACS_HTTP_TIMEOUT = env_float("HACS_HTTP_TIMEOUT", 30.0, minimum=1, maximum=600)
 HACS_HTTP_RETRIES = env_int("HACS_HTTP_RETRIES", 5, minimum=0, maximum=20)
 HACS_HTTP_BACKOFF_BASE = env_float("HACS_HTTP_BACKOFF_BASE", 2.0, minimum=0, maximum=600)
 # Decompressed bytes read of one memento (a longer one is recorded as too large, not parsed):
-# about 19 times the largest real raw memento seen (270 KB; README "Security").
+# about 19 times the largest real raw memento seen (270 KB; docs/security.md).
 HACS_MAX_MEMENTO_BYTES = env_int("HACS_MAX_MEMENTO_BYTES", 5 * 1024 * 1024, minimum=1024)
 # A whole request (connection, headers, body) must end within this many seconds, however slowly
 # the archive trickles its answer; one CDX query stops after so many pages or decompressed bytes
-# (16 MiB: about 130,000 captures of real rows, 32 times the largest real answer seen; README
-# "Security"). Memory for a body is at most its cap, however far a bomb would inflate.
+# (16 MiB: about 130,000 captures of real rows, 32 times the largest real answer seen;
+# docs/security.md). Memory for a body is at most its cap, however far a bomb would inflate.
 HACS_HTTP_DEADLINE = env_float("HACS_HTTP_DEADLINE", 60.0, minimum=1, maximum=3600)
 HACS_CDX_MAX_PAGES = env_int("HACS_CDX_MAX_PAGES", 100, minimum=1)
 HACS_MAX_CDX_BYTES = env_int("HACS_MAX_CDX_BYTES", 16 * 1024 * 1024, minimum=1024)
@@ -334,7 +334,7 @@ HACS_USER_AGENT = env_header(
     "HACS_USER_AGENT", "HACS/0.1 (History-Aware Crawl Scheduler; archive research)"
 )
 
-# --- Hand-offs (README "Handing the list to a crawler" and "Security") -------------------------
+# --- Hand-offs (docs/using.md "Handing the list to a crawler", docs/security.md) -------------------------
 # A Browsertrix hand-off is sent over https to public addresses only; a host listed here (host or
 # host:port, comma-separated; a Browsertrix on this machine or the library's network) may also be
 # reached over http and at loopback or private addresses. All of one hand-off's requests end
@@ -363,7 +363,7 @@ if HACS_THETA is None and HACS_BUDGET is None:
         "HACS_THETA=none lists every site every day; set HACS_BUDGET (the daily list's k) "
         "as well, or give HACS_THETA a threshold between 0 and 1."
     )
-# --- Seed health (``hacs.health``; README "Seed health") -----------------------------------------
+# --- Seed health (``hacs.health``; docs/using.md "Seed health") -----------------------------------------
 # A seed is moved or gone when at least this many of its newest decisive homepage captures, with
 # no good one after them, redirect away or answer 404/410.
 HACS_HEALTH_RECENT_CAPTURES = env_int("HACS_HEALTH_RECENT_CAPTURES", 3, minimum=1)
@@ -383,7 +383,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    # No log line holds a feed address's token (README "Following changes in a feed reader").
+    # No log line holds a feed address's token (docs/using.md "Following changes in a feed reader").
     "filters": {
         "feed_tokens": {"()": "hacs_site.log_redaction.FeedTokenFilter"},
         "refusals": {"()": "hacs_site.log_redaction.RefusalWithoutTraceback"},
@@ -413,7 +413,7 @@ if not DEBUG:
     X_FRAME_OPTIONS = "DENY"
     SECURE_CONTENT_TYPE_NOSNIFF = True
 
-# --- HTTPS (README "Deploying behind HTTPS") ---------------------------------------------------
+# --- HTTPS (docs/operating.md "Deploying behind HTTPS") ---------------------------------------------------
 # Off by default: the local run command serves plain http on 127.0.0.1. HACS_HTTPS redirects http
 # to https, keeps the session and CSRF cookies to https and sends HSTS. HACS_BEHIND_PROXY trusts
 # the X-Forwarded-Proto and X-Forwarded-For headers of the one reverse proxy in front of HACS; set

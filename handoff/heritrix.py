@@ -18,7 +18,7 @@ the hand-off is saved and again here). The job directory is resolved (symlinks, 
 opened one component at a time from the root without following symlinks, so a directory swapped
 for a symlink after the check is refused rather than written through; ``action/`` and the file
 itself may not be symlinks either. Files are created ``0o640``: readable by HACS's group (the
-user Heritrix runs as joins it, README "Security"), by nobody else.
+user Heritrix runs as joins it, docs/security.md), by nobody else.
 """
 
 from __future__ import annotations

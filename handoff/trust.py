@@ -1,7 +1,7 @@
 """What a hand-off may reach, checked when an admin saves it and again right before it sends.
 
 A hand-off is configured in the admin, triggered by librarians and answered by whatever its
-address leads to, so HACS trusts none of them beyond these rules (README "Security"):
+address leads to, so HACS trusts none of them beyond these rules (docs/security.md):
 
 * **Browsertrix** is contacted over https at a public address. A host an operator lists in
   ``HACS_BROWSERTRIX_ALLOWED_HOSTS`` (a Browsertrix on this machine or the library's network) may

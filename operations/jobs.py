@@ -1,7 +1,7 @@
 """Background jobs that import and estimate. Each takes its JobRecord id first and runs inside
 ``jobs.runner.JobRun`` (a fanned-out import's sites, in ``job_item_run``).
 
-RQ stores a queued job by the dotted path of its function; see the README ("Upgrading") for
+RQ stores a queued job by the dotted path of its function; see CHANGELOG.md for
 draining the queues before an upgrade that moves job functions.
 """
 
