@@ -48,15 +48,6 @@ def ia_parse(text: str) -> tuple[list[str], str | None]:
     return [r.urlkey for r in result.records], result.resume_key
 
 
-def most_in_a_window(arrivals: list[float], seconds: float) -> int:
-    """The most arrivals within any ``seconds`` (a window starting at an arrival)."""
-    arrivals = sorted(arrivals)
-    return max(
-        sum(1 for later in arrivals[i:] if later < start + seconds)
-        for i, start in enumerate(arrivals)
-    )
-
-
 def test_eight_threads_share_one_client_and_every_answer_reaches_its_thread(
     redis_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -94,6 +85,8 @@ def test_eight_threads_share_one_client_and_every_answer_reaches_its_thread(
         ]
         work += [(fetch, memento) for memento in mementos]
         random.Random(0).shuffle(work)  # queries and fetches interleaved
+        seconds, micros = redis.Redis.from_url(redis_url).time()
+        began = seconds + micros / 1e6  # Redis's clock, which the limiter schedules by
         with caplog.at_level(logging.WARNING), ThreadPoolExecutor(THREADS) as pool:
             futures = {args: pool.submit(task, *args) for task, args in work}
             answers = {args: future.result() for args, future in futures.items()}
@@ -112,11 +105,14 @@ def test_eight_threads_share_one_client_and_every_answer_reaches_its_thread(
     assert client.stats.mementos == len(mementos) and len(web) == len(mementos) + 5
     assert client.stats.retries == len(log) - pages - len(mementos)
 
-    # The shared limit held across the threads: one CDX request every 0.5 s, give or take the
-    # arrival of one request (a burst of 1).
-    arrivals = [e.at for e in cdx]
-    for seconds in (2.0, 5.0, 10.0):
-        assert most_in_a_window(arrivals, seconds) <= seconds * CDX_PER_MINUTE / 60 + 1
+    # The shared limit held across the threads: the limiter's schedule, on Redis's one clock,
+    # gave the CDX requests slots 0.5 s apart, so the last slot lies at least (n − 1) × 0.5 s
+    # after the run began. (Read from the schedule, not from the arrivals, which a loaded
+    # machine can bunch: a thread that wakes late sends its request next to the following one.)
+    keys = redis.Redis.from_url(redis_url).keys("hacs:ratelimit:cdx:*")
+    assert len(keys) == 1
+    next_free = float(redis.Redis.from_url(redis_url).get(keys[0]))
+    assert next_free - began >= len(cdx) * 60 / CDX_PER_MINUTE - 1e-6
     assert not [r for r in caplog.records if "pool is full" in r.getMessage()]
 
 
