@@ -1,7 +1,7 @@
 """Django settings for HACS, read from the environment with working local defaults.
 
-Every variable is listed in docs/operating.md ("Configuration"). A bad value stops start-up with a message
-naming the variable (see ``hacs_site.env``).
+Every variable is listed in docs/operating.md ("Configuration"). A bad value stops start-up with
+a message naming the variable (see ``hacs_site.env``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("HACS_VAR_DIR", str(BASE_DIR / "var")))
 
 
-# --- Private files -----------------------------------------------------------------------------
+# --- Private files --------------------------------------------------------------------------------
 # VAR_DIR holds the secret key, the SQLite database, Redis's data and run.env (whose DATABASE_URL
 # may carry a password): only the user HACS runs as may read them. Modes are tightened at every
 # start, so an installation made before HACS did so becomes private the next time it starts.
@@ -174,7 +174,7 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
-# --- Logins: throttling repeated failures (django-axes) ----------------------------------------
+# --- Logins: throttling repeated failures (django-axes) -------------------------------------------
 # After HACS_LOGIN_FAILURE_LIMIT failed attempts for one username from one address, on the login
 # page or the admin's, further attempts for that username from that address are refused until
 # HACS_LOGIN_COOLOFF_MINUTES have passed since the last one. Other users behind the same address
@@ -234,7 +234,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = HACS_MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_PERMISSIONS = 0o600
 FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 
-# --- Background jobs (RQ on Redis) -------------------------------------------------------------
+# --- Background jobs (RQ on Redis) ----------------------------------------------------------------
 REDIS_URL = env_url(
     "REDIS_URL",
     _run_env.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
@@ -272,7 +272,7 @@ RQ = {
 # The modules whose functions are jobs (or RQ callbacks); a job naming any other is refused.
 HACS_JOB_MODULES = ("jobs.services", "operations.daily", "operations.jobs", "scheduling.jobs")
 
-# --- Archives HACS reads (the only hosts it ever fetches) ---------------------------------------
+# --- Archives HACS reads (the only hosts it ever fetches) -----------------------------------------
 # Both URLs must be ones requests can send (port 1-65535, a valid host, no user name, password or
 # fragment): a bad one stops start-up here instead of failing every site's import.
 HACS_CDX_URL = env_url("HACS_CDX_URL", "https://web.archive.org/cdx/search/cdx")
@@ -334,7 +334,7 @@ HACS_USER_AGENT = env_header(
     "HACS_USER_AGENT", "HACS/0.1 (History-Aware Crawl Scheduler; archive research)"
 )
 
-# --- Hand-offs (docs/using.md "Handing the list to a crawler", docs/security.md) -------------------------
+# --- Hand-offs (docs/using.md "Handing the list to a crawler", docs/security.md) ------------------
 # A Browsertrix hand-off is sent over https to public addresses only; a host listed here (host or
 # host:port, comma-separated; a Browsertrix on this machine or the library's network) may also be
 # reached over http and at loopback or private addresses. All of one hand-off's requests end
@@ -348,7 +348,7 @@ if HACS_HERITRIX_ROOT and not os.path.isabs(HACS_HERITRIX_ROOT):
         "/opt/heritrix/jobs."
     )
 
-# --- Method defaults (DESIGN "Method", rule 8) -------------------------------------------------
+# --- Method defaults (DESIGN "Method", rule 8) ----------------------------------------------------
 HACS_HISTORY_DAYS = env_int("HACS_HISTORY_DAYS", defaults.HISTORY_DAYS, minimum=1)
 HACS_E_DAYS = env_float("HACS_E_DAYS", defaults.E_DAYS, minimum=0)
 # The daily list's budget k (unset: no limit) and threshold θ ("none": no threshold). A budget
@@ -363,7 +363,7 @@ if HACS_THETA is None and HACS_BUDGET is None:
         "HACS_THETA=none lists every site every day; set HACS_BUDGET (the daily list's k) "
         "as well, or give HACS_THETA a threshold between 0 and 1."
     )
-# --- Seed health (``hacs.health``; docs/using.md "Seed health") -----------------------------------------
+# --- Seed health (``hacs.health``; docs/using.md "Seed health") -----------------------------------
 # A seed is moved or gone when at least this many of its newest decisive homepage captures, with
 # no good one after them, redirect away or answer 404/410.
 HACS_HEALTH_RECENT_CAPTURES = env_int("HACS_HEALTH_RECENT_CAPTURES", 3, minimum=1)
@@ -413,7 +413,7 @@ if not DEBUG:
     X_FRAME_OPTIONS = "DENY"
     SECURE_CONTENT_TYPE_NOSNIFF = True
 
-# --- HTTPS (docs/operating.md "Deploying behind HTTPS") ---------------------------------------------------
+# --- HTTPS (docs/operating.md "Deploying behind HTTPS") -------------------------------------------
 # Off by default: the local run command serves plain http on 127.0.0.1. HACS_HTTPS redirects http
 # to https, keeps the session and CSRF cookies to https and sends HSTS. HACS_BEHIND_PROXY trusts
 # the X-Forwarded-Proto and X-Forwarded-For headers of the one reverse proxy in front of HACS; set

@@ -1,8 +1,8 @@
-import argparse
 from datetime import date
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from hacs_site.cli import day
 from hacs_site.clock import today
 from handoff.delivery import HandOffFailed
 from handoff.models import HandOff, HandOffRun
@@ -14,13 +14,6 @@ from handoff.services import (
     hand_off_urls,
 )
 from scheduling.models import CrawlList
-
-
-def day(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date like 2026-11-24") from None
 
 
 class Command(BaseCommand):

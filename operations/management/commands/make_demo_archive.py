@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -11,16 +10,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hacs_demo import build_demo_archive
 from hacs_demo.files import CDX_NAME, SEEDS_NAME, TRUTH_NAME, WARC_NAME
+from hacs_site.cli import day
 from operations.management.commands._progress import files_written_progress
 
 DEMO_FILES = (WARC_NAME, CDX_NAME, SEEDS_NAME, TRUTH_NAME)  # in the order they are written
-
-
-def iso_date(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a date as YYYY-MM-DD, got {text!r}") from None
 
 
 class Command(BaseCommand):
@@ -33,9 +26,9 @@ class Command(BaseCommand):
         parser.add_argument("outdir", type=Path, help="directory to write into (created)")
         parser.add_argument("--sites", type=int, default=40, help="number of authors (40)")
         parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
-        parser.add_argument("--start", type=iso_date, default=date(2015, 6, 1),
+        parser.add_argument("--start", type=day, default=date(2015, 6, 1),
                             help="first day of captures, YYYY-MM-DD (2015-06-01)")  # fmt: skip
-        parser.add_argument("--end", type=iso_date, default=date(2018, 6, 1),
+        parser.add_argument("--end", type=day, default=date(2018, 6, 1),
                             help="day after the last capture, YYYY-MM-DD (2018-06-01)")  # fmt: skip
         parser.add_argument(
             "--no-bursts", action="store_true",

@@ -10,19 +10,13 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
+from hacs_site.cli import day
 from hacs_site.clock import today
 from scheduling.crawl_lists import MAX_E_DAYS, MAX_HISTORY_DAYS, CrawlListOptions
 from scheduling.models import LIST_METHOD_CHOICES, Level
 
 # --theta left out: the configured θ, unless a --budget is given (``crawl_list_options``).
 NOT_GIVEN: Any = object()
-
-
-def day(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date like 2018-06-01") from None
 
 
 def probability(text: str) -> float:
