@@ -361,7 +361,7 @@ def test_the_replay_section_shows_each_policy_and_its_chart(
     run = done_run({**results, "replay": replay})
     page = viewer_client.get(f"/evaluation/?run={run.pk}").content.decode()
     assert "Day after day: the daily list replayed" in page
-    assert "28 days from 2016-01-18, homepage level" in page
+    assert "28 days from 18 Jan 2016, homepage level" in page
     assert '<tr class="best"><th scope="row">HACS (posterior, since the newest copy)</th>' in page
     assert '<td class="num">20 / 56</td><td class="num">0.357</td>' in page
     charts = json.loads(re.search(r'id="evaluation-charts"[^>]*>(.*?)</script>', page, re.S)[1])

@@ -18,6 +18,7 @@ from django.core.management import call_command
 
 from archive.models import ArchiveCheck, Capture, LinkSnapshot, QueryMemory, Site
 from operations.jobs import import_chunks
+from scheduling.cells import when_text
 from scheduling.models import Estimate
 from tests.factories import make_site
 from tests.support.ia_server import IAArchive, Row
@@ -325,7 +326,7 @@ def test_the_nightly_refresh_spends_its_budget_where_captures_are_likely_and_say
     assert set(fresh.values_list("site_id", flat=True)) == beta
     page = logged_in_client.get(reverse("site-detail", args=[site.pk])).content.decode()
     checked = ArchiveCheck.objects.get(site=site).checked_at
-    assert f"{checked.astimezone(UTC):%Y-%m-%d %H:%M} UTC" in page
+    assert f">{when_text(checked)}</time>" in page
     assert "not yet by the nightly refresh" not in page
 
 
