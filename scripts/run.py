@@ -57,6 +57,22 @@ def web_timeout(env: dict[str, str]) -> int:
     return max(120, int(deadline) + 30)
 
 
+#: The web server's processes and threads each. A thread serves only a request already read
+#: whole (``hacs_site.web_worker``), so slow clients hold none; 8 a process, not gunicorn's 1,
+#: let slow pages (an evaluation's, a hand-off reaching Browsertrix) run beside quick ones.
+WEB_PROCESSES, WEB_THREADS = 2, 8
+
+
+def web_command(port: int, env: dict[str, str]) -> list[str]:
+    """The web server's command line, serving on 127.0.0.1:``port``."""
+    return [str(Path(PYTHON).parent / "gunicorn"), "hacs_site.wsgi:application",
+            "--bind", f"127.0.0.1:{port}", "--workers", str(WEB_PROCESSES),
+            "--threads", str(WEB_THREADS),
+            "--worker-class", "hacs_site.web_worker.RequestReadingWorker",
+            "--timeout", str(web_timeout(env)), "--access-logfile", "-",
+            "--logger-class", "hacs_site.log_redaction.GunicornLogger"]  # fmt: skip
+
+
 def write_run_env(path: Path, env: dict[str, str]) -> None:
     """Leave what a second terminal needs where the settings look for it (owner-only: the
     REDIS_URL holds Redis's password, a DATABASE_URL may hold one too)."""
@@ -203,10 +219,7 @@ def main() -> int:
         port = options.port if not port_open(options.port) else free_port()
         if port != options.port:
             say(f"Port {options.port} is busy; using {port} instead.")
-        web = spawn([str(Path(PYTHON).parent / "gunicorn"), "hacs_site.wsgi:application",
-                     "--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4",
-                     "--timeout", str(web_timeout(env)), "--access-logfile", "-",
-                     "--logger-class", "hacs_site.log_redaction.GunicornLogger"], env)  # fmt: skip
+        web = spawn(web_command(port, env), env)
         children.append(("web server", web))
         deadline = time.monotonic() + 30
         while not port_open(port) and time.monotonic() < deadline and web.poll() is None:
