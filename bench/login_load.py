@@ -16,7 +16,10 @@ so the imports write as fast as they can. Then, at once:
   log out, and start again, for ``--seconds``; every 30 s the librarian checks a seed list.
 
 It prints the requests made, the errors (an answer other than the page's, or none within 60 s),
-the latency percentiles, how far the imports got, and the tracebacks in the servers' output.
+the latency percentiles of each kind of request (a login's include hashing its password, a
+second of CPU by design), how long a write waited for SQLite's lock (a transaction begun and
+ended every 0.2 s from outside HACS: what a login's writes wait at least), how far the imports
+got, and the tracebacks in the servers' output.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import json
 import os
 import random
 import re
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -69,6 +73,7 @@ class Tally:
     """Each request's latency by kind, and the failures, shared by the client threads."""
 
     latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    waits: list[float] = field(default_factory=list)  # of a write, for SQLite's lock
     errors: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -127,6 +132,26 @@ def upload(base: str, seeds: list[str], tally: Tally, until: float | None) -> No
         if until is None or time.monotonic() + 30 > until:
             return
         time.sleep(30)
+
+
+def lock_waits(database: Path, tally: Tally, until: float) -> None:
+    """How long a write waits for SQLite's lock: every 0.2 s, a transaction begun as HACS
+    begins one (IMMEDIATE) and ended at once, timed from outside HACS."""
+    db = sqlite3.connect(database, timeout=60, isolation_level=None)
+    try:
+        while time.monotonic() < until:
+            started = time.perf_counter()
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                db.execute("ROLLBACK")
+            except sqlite3.OperationalError:
+                with tally.lock:
+                    tally.errors.append("a write waited over 60 s for the database")
+            with tally.lock:
+                tally.waits.append(time.perf_counter() - started)
+            time.sleep(0.2)
+    finally:
+        db.close()
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -217,6 +242,8 @@ def run(tmp: Path, redis_url: str, archive: Any, terminal_seeds: list[str],
                    for n in range(options.clients)]  # fmt: skip
         threads.append(threading.Thread(target=upload, args=(base, uploaded_seeds[:50], tally,
                                                              until)))  # fmt: skip
+        threads.append(threading.Thread(target=lock_waits, args=(tmp / "hacs.sqlite3", tally,
+                                                                 until)))  # fmt: skip
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -240,6 +267,10 @@ def report(tally: Tally, progress: dict[str, int], logs: list[Path], options: An
         print(f"latency (s), {kind} ({len(times):,}): "
               + ", ".join(f"p{q} {percentile(times, q):.2f}" for q in (50, 90, 99))
               + f", max {max(times, default=float('nan')):.2f}")  # fmt: skip
+    waits = tally.waits
+    print(f"a write's wait for the database lock ({len(waits):,} tries, one every 0.2 s): "
+          + ", ".join(f"p{q} {percentile(waits, q):.2f}" for q in (50, 90, 99))
+          + f", max {max(waits, default=float('nan')):.2f} s")  # fmt: skip
     print(f"sites by import status when the clients stopped: {progress}")
     tracebacks = sum(path.read_text(errors="replace").count("Traceback") for path in logs)
     locked = sum(path.read_text(errors="replace").count("database is locked") for path in logs)

@@ -58,8 +58,9 @@ def web_timeout(env: dict[str, str]) -> int:
 
 
 #: The web server's processes and threads each. A thread serves only a request already read
-#: whole (``hacs_site.web_worker``), so slow clients hold none; 8 a process, not gunicorn's 1,
-#: let slow pages (an evaluation's, a hand-off reaching Browsertrix) run beside quick ones.
+#: whole (``hacs_site.web_worker``), so slow clients hold none; 8 threads a process (4 before)
+#: let slow pages (a hand-off reaching Browsertrix, a client reading a page slowly) run beside
+#: quick ones, for a little memory and, on PostgreSQL, a connection each.
 WEB_PROCESSES, WEB_THREADS = 2, 8
 
 
