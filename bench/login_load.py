@@ -8,8 +8,9 @@ collection (``bench.collection``, ``--seed``, its history ending today) at rates
 so the imports write as fast as they can. Then, at once:
 
 * a terminal re-reads ``--sites`` seeds' whole archive history (``import_archive --full``,
-  in-process, as a librarian at a terminal does; the sites were imported once before the
-  clients start, not measured: a refresh finishes sites by the host group, hundreds at once);
+  in-process, as a librarian at a terminal does), again and again: the sites were imported
+  once before the clients start (not measured), and a re-read, like the nightly refresh,
+  finishes sites by the host group, hundreds at once;
 * a librarian uploads ``--uploaded`` other seeds on the Upload page (*Add and import*), which
   the two import workers import, one job a site;
 * ``--clients`` users log in, open the Overview, Sites, a site's page, Jobs and the Crawl list,
@@ -214,48 +215,80 @@ def run(tmp: Path, redis_url: str, archive: Any, terminal_seeds: list[str],
             [sys.executable, str(ROOT / "scripts" / "run.py"), "--port", str(port), "--workers",
              "3"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    terminal_log = tmp / "terminal.log"
     try:
         wait_for(hacs, r"HACS is running at", log)
-        python = [sys.executable, "-c"]
-        subprocess.run([*python, USERS_SCRIPT, str(options.clients), PASSWORD], env=env, cwd=ROOT,
-                       check=True)  # fmt: skip
-        (tmp / "terminal.txt").write_text("\n".join(terminal_seeds) + "\n")
-        subprocess.run([sys.executable, "manage.py", "import_seeds", str(tmp / "terminal.txt")],
-                       env=env, cwd=ROOT, check=True, capture_output=True)  # fmt: skip
-        started = time.monotonic()
-        subprocess.run([sys.executable, "manage.py", "import_archive"], env=env, cwd=ROOT,
-                       check=True, capture_output=True)  # fmt: skip
-        print(f"first import of the terminal's {len(terminal_seeds):,} sites (not measured): "
-              f"{time.monotonic() - started:,.0f} s")  # fmt: skip
-        with open(terminal_log, "w") as out:
-            terminal = subprocess.Popen(
-                [sys.executable, "manage.py", "import_archive", "--full"], env=env, cwd=ROOT,
-                stdout=out, stderr=subprocess.STDOUT,
-            )  # fmt: skip
-        tally = Tally()
-        until = time.monotonic() + options.seconds
-        upload(base, uploaded_seeds, tally, None)
-        threads = [threading.Thread(target=browse, args=(base, f"reader{n}", tally, until,
-                                                           random.Random(options.seed + n)))
-                   for n in range(options.clients)]  # fmt: skip
-        threads.append(threading.Thread(target=upload, args=(base, uploaded_seeds[:50], tally,
-                                                             until)))  # fmt: skip
-        threads.append(threading.Thread(target=lock_waits, args=(tmp / "hacs.sqlite3", tally,
-                                                                 until)))  # fmt: skip
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        progress = subprocess.run([*python, PROGRESS_SCRIPT], env=env, cwd=ROOT, check=True,
-                                  capture_output=True, text=True).stdout  # fmt: skip
-        terminal.terminate()
-        terminal.wait(timeout=60)
+        prepare(tmp, env, terminal_seeds, options.clients)
+        tally, passes = Tally(), Passes()
+        measure(f"http://127.0.0.1:{port}", tmp, env, uploaded_seeds, tally, passes, options)
+        progress = subprocess.run([sys.executable, "-c", PROGRESS_SCRIPT], env=env, cwd=ROOT,
+                                  check=True, capture_output=True, text=True).stdout  # fmt: skip
     finally:
         hacs.terminate()
         hacs.wait(timeout=120)
-    report(tally, json.loads(progress.strip().splitlines()[-1]), [log, terminal_log], options)
+    each = ", ".join(f"{seconds:.0f} s" for seconds in passes.seconds)
+    print(f"the terminal's re-reads of its {len(terminal_seeds):,} sites done while the clients "
+          f"ran: {len(passes.seconds)} ({each})")  # fmt: skip
+    report(tally, json.loads(progress.strip().splitlines()[-1]), [log, tmp / "terminal.log"],
+           options)  # fmt: skip
+
+
+def prepare(tmp: Path, env: dict[str, str], terminal_seeds: list[str], clients: int) -> None:
+    """The users, and the terminal's sites imported once (not measured)."""
+    subprocess.run([sys.executable, "-c", USERS_SCRIPT, str(clients), PASSWORD], env=env,
+                   cwd=ROOT, check=True)  # fmt: skip
+    (tmp / "terminal.txt").write_text("\n".join(terminal_seeds) + "\n")
+    subprocess.run([sys.executable, "manage.py", "import_seeds", str(tmp / "terminal.txt")],
+                   env=env, cwd=ROOT, check=True, capture_output=True)  # fmt: skip
+    started = time.monotonic()
+    subprocess.run([sys.executable, "manage.py", "import_archive"], env=env, cwd=ROOT,
+                   check=True, capture_output=True)  # fmt: skip
+    print(f"first import of the terminal's {len(terminal_seeds):,} sites (not measured): "
+          f"{time.monotonic() - started:,.0f} s")  # fmt: skip
+
+
+@dataclass
+class Passes:
+    """The terminal's re-reads completed while the clients ran, each one's seconds."""
+
+    seconds: list[float] = field(default_factory=list)
+
+
+def terminal(env: dict[str, str], log: Path, until: float, passes: Passes) -> None:
+    """``import_archive --full`` again and again until ``until``; the last one is stopped."""
+    with open(log, "w") as out:
+        while time.monotonic() < until:
+            started = time.monotonic()
+            process = subprocess.Popen(
+                [sys.executable, "manage.py", "import_archive", "--full"], env=env, cwd=ROOT,
+                stdout=out, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+            try:
+                process.wait(timeout=max(until - time.monotonic(), 0.1))
+                passes.seconds.append(time.monotonic() - started)
+            except subprocess.TimeoutExpired:
+                process.terminate()
+                process.wait(timeout=60)
+
+
+def measure(base: str, tmp: Path, env: dict[str, str], uploaded_seeds: list[str], tally: Tally,
+            passes: Passes, options: Any) -> None:  # fmt: skip
+    """The clients, the librarian's upload and checks, the terminal and the lock's timer, for
+    ``options.seconds``."""
+    until = time.monotonic() + options.seconds
+    threads = [threading.Thread(target=terminal, args=(env, tmp / "terminal.log", until, passes))]
+    threads[0].start()
+    upload(base, uploaded_seeds, tally, None)  # the workers' imports
+    threads += [threading.Thread(target=browse, args=(base, f"reader{n}", tally, until,
+                                                      random.Random(options.seed + n)))
+                for n in range(options.clients)]  # fmt: skip
+    threads.append(threading.Thread(target=upload, args=(base, uploaded_seeds[:50], tally,
+                                                         until)))  # fmt: skip
+    threads.append(threading.Thread(target=lock_waits, args=(tmp / "hacs.sqlite3", tally,
+                                                             until)))  # fmt: skip
+    for thread in threads[1:]:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 def report(tally: Tally, progress: dict[str, int], logs: list[Path], options: Any) -> None:
@@ -271,7 +304,7 @@ def report(tally: Tally, progress: dict[str, int], logs: list[Path], options: An
     print(f"a write's wait for the database lock ({len(waits):,} tries, one every 0.2 s): "
           + ", ".join(f"p{q} {percentile(waits, q):.2f}" for q in (50, 90, 99))
           + f", max {max(waits, default=float('nan')):.2f} s")  # fmt: skip
-    print(f"sites by import status when the clients stopped: {progress}")
+    print(f"sites by import status at the end: {progress}")
     tracebacks = sum(path.read_text(errors="replace").count("Traceback") for path in logs)
     locked = sum(path.read_text(errors="replace").count("database is locked") for path in logs)
     print(f"tracebacks in the servers' output: {tracebacks}; 'database is locked': {locked}")
