@@ -7,10 +7,9 @@ database, with a fake Internet Archive (``tests.support.ia_server``) serving a s
 collection (``bench.collection``, ``--seed``, its history ending today) at rates that never wait,
 so the imports write as fast as they can. Then, at once:
 
-* a terminal re-reads ``--sites`` seeds' whole archive history (``import_archive --full``,
-  in-process, as a librarian at a terminal does), again and again: the sites were imported
-  once before the clients start (not measured), and a re-read, like the nightly refresh,
-  finishes sites by the host group, hundreds at once;
+* a terminal imports ``--sites`` new seeds' archive history (``import_seeds``, then
+  ``import_archive``, in-process, as a librarian at a terminal does): a first import fetches
+  contents and finishes sites as their last one arrives, many at once;
 * a librarian uploads ``--uploaded`` other seeds on the Upload page (*Add and import*), which
   the two import workers import, one job a site;
 * ``--clients`` users log in, open the Overview, Sites, a site's page, Jobs and the Crawl list,
@@ -50,6 +49,7 @@ from scripts.localservers import free_port, start_redis
 
 PASSWORD = "a long bench password"
 PAGES = ["/", "/sites/", "/jobs/", "/crawl-list/"]
+SITES_OPENED = 25  # the site pages the clients open: the first sites stored
 USERS_SCRIPT = r"""
 import sys, django
 django.setup()
@@ -111,7 +111,8 @@ def browse(base: str, username: str, tally: Tally, until: float, rng: random.Ran
             continue
         for page in PAGES:
             tally.timed("pages", session, "GET", base + page, 200)
-        tally.timed("pages", session, "GET", f"{base}/sites/{rng.randint(1, 50)}/", 200)
+        site = rng.randint(1, SITES_OPENED)  # among the terminal's seeds, stored first
+        tally.timed("pages", session, "GET", f"{base}/sites/{site}/", 200)
         csrf = session.cookies.get("csrftoken", "")
         tally.timed("log out", session, "POST", f"{base}/accounts/logout/", 302,
                     data={"csrfmiddlewaretoken": csrf})  # fmt: skip
@@ -174,7 +175,7 @@ def wait_for(process: subprocess.Popen[str], pattern: str, log: Path) -> str:
 
 def main() -> None:
     parser = argument_parser(__doc__)
-    parser.add_argument("--sites", type=int, default=1000, help="imported at a terminal")
+    parser.add_argument("--sites", type=int, default=1000, help="imported at a terminal (≥ 25)")
     parser.add_argument("--uploaded", type=int, default=200, help="uploaded, imported by workers")
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=int, default=180)
@@ -217,65 +218,51 @@ def run(tmp: Path, redis_url: str, archive: Any, terminal_seeds: list[str],
         )  # fmt: skip
     try:
         wait_for(hacs, r"HACS is running at", log)
-        prepare(tmp, env, terminal_seeds, options.clients)
-        tally, passes = Tally(), Passes()
-        measure(f"http://127.0.0.1:{port}", tmp, env, uploaded_seeds, tally, passes, options)
+        subprocess.run([sys.executable, "-c", USERS_SCRIPT, str(options.clients), PASSWORD],
+                       env=env, cwd=ROOT, check=True)  # fmt: skip
+        (tmp / "terminal.txt").write_text("\n".join(terminal_seeds) + "\n")
+        subprocess.run([sys.executable, "manage.py", "import_seeds", str(tmp / "terminal.txt")],
+                       env=env, cwd=ROOT, check=True, capture_output=True)  # fmt: skip
+        tally, took = Tally(), Took()
+        measure(f"http://127.0.0.1:{port}", tmp, env, uploaded_seeds, tally, took, options)
         progress = subprocess.run([sys.executable, "-c", PROGRESS_SCRIPT], env=env, cwd=ROOT,
                                   check=True, capture_output=True, text=True).stdout  # fmt: skip
     finally:
         hacs.terminate()
         hacs.wait(timeout=120)
-    each = ", ".join(f"{seconds:.0f} s" for seconds in passes.seconds)
-    print(f"the terminal's re-reads of its {len(terminal_seeds):,} sites done while the clients "
-          f"ran: {len(passes.seconds)} ({each})")  # fmt: skip
+    ended = f"finished in {took.seconds:.0f} s" if took.seconds else "still running at the end"
+    print(f"the terminal's import of {len(terminal_seeds):,} sites: {ended}")
     report(tally, json.loads(progress.strip().splitlines()[-1]), [log, tmp / "terminal.log"],
            options)  # fmt: skip
 
 
-def prepare(tmp: Path, env: dict[str, str], terminal_seeds: list[str], clients: int) -> None:
-    """The users, and the terminal's sites imported once (not measured)."""
-    subprocess.run([sys.executable, "-c", USERS_SCRIPT, str(clients), PASSWORD], env=env,
-                   cwd=ROOT, check=True)  # fmt: skip
-    (tmp / "terminal.txt").write_text("\n".join(terminal_seeds) + "\n")
-    subprocess.run([sys.executable, "manage.py", "import_seeds", str(tmp / "terminal.txt")],
-                   env=env, cwd=ROOT, check=True, capture_output=True)  # fmt: skip
-    started = time.monotonic()
-    subprocess.run([sys.executable, "manage.py", "import_archive"], env=env, cwd=ROOT,
-                   check=True, capture_output=True)  # fmt: skip
-    print(f"first import of the terminal's {len(terminal_seeds):,} sites (not measured): "
-          f"{time.monotonic() - started:,.0f} s")  # fmt: skip
-
-
 @dataclass
-class Passes:
-    """The terminal's re-reads completed while the clients ran, each one's seconds."""
+class Took:
+    """How long the terminal's import took (0 while it runs)."""
 
-    seconds: list[float] = field(default_factory=list)
+    seconds: float = 0.0
 
 
-def terminal(env: dict[str, str], log: Path, until: float, passes: Passes) -> None:
-    """``import_archive --full`` again and again until ``until``; the last one is stopped."""
+def terminal(env: dict[str, str], log: Path, until: float, took: Took) -> None:
+    """``import_archive`` of the terminal's sites; stopped at ``until`` if it still runs."""
+    started = time.monotonic()
     with open(log, "w") as out:
-        while time.monotonic() < until:
-            started = time.monotonic()
-            process = subprocess.Popen(
-                [sys.executable, "manage.py", "import_archive", "--full"], env=env, cwd=ROOT,
-                stdout=out, stderr=subprocess.STDOUT,
-            )  # fmt: skip
-            try:
-                process.wait(timeout=max(until - time.monotonic(), 0.1))
-                passes.seconds.append(time.monotonic() - started)
-            except subprocess.TimeoutExpired:
-                process.terminate()
-                process.wait(timeout=60)
+        process = subprocess.Popen([sys.executable, "manage.py", "import_archive"], env=env,
+                                   cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+        try:
+            process.wait(timeout=max(until - time.monotonic(), 0.1))
+            took.seconds = time.monotonic() - started
+        except subprocess.TimeoutExpired:
+            process.terminate()
+            process.wait(timeout=60)
 
 
 def measure(base: str, tmp: Path, env: dict[str, str], uploaded_seeds: list[str], tally: Tally,
-            passes: Passes, options: Any) -> None:  # fmt: skip
-    """The clients, the librarian's upload and checks, the terminal and the lock's timer, for
-    ``options.seconds``."""
+            took: Took, options: Any) -> None:  # fmt: skip
+    """The terminal's import, the librarian's upload and checks, the clients and the lock's
+    timer, for ``options.seconds``."""
     until = time.monotonic() + options.seconds
-    threads = [threading.Thread(target=terminal, args=(env, tmp / "terminal.log", until, passes))]
+    threads = [threading.Thread(target=terminal, args=(env, tmp / "terminal.log", until, took))]
     threads[0].start()
     upload(base, uploaded_seeds, tally, None)  # the workers' imports
     threads += [threading.Thread(target=browse, args=(base, f"reader{n}", tally, until,
