@@ -654,22 +654,25 @@ class _Run:
         if not site_ids:
             return
         try:
-            with transaction.atomic():
-                updates_compute(site_ids=site_ids)
-                self.finish(site_ids)
+            updates_compute(site_ids=site_ids)
+            self.finish(site_ids)
         except Exception:  # the site's finish will try again and say why
             log.exception("Estimating sites %s early failed", site_ids[:10])
 
     def _finish(self, site_ids: list[int]) -> None:
         """Sites whose contents are all in: updates, estimates (``finish``), marked done. When
-        the batch fails, each site is tried alone, so that one site's trouble fails only it."""
+        the batch fails, each site is tried alone, so that one site's trouble fails only it.
+
+        Not one transaction: the updates are written a site at a time and the estimates are
+        computed before their short write, so that on SQLite a login never waits for a batch.
+        Both are recomputed whole, so a batch cut short anywhere is simply done again: its sites
+        are marked done only at the end."""
         if not site_ids:
             return
         site_ids = sorted(site_ids)
         try:
-            with transaction.atomic():
-                updates_compute(site_ids=site_ids)
-                self.finish(site_ids)
+            updates_compute(site_ids=site_ids)
+            self.finish(site_ids)
         except Exception as error:
             if len(site_ids) > 1:
                 for site_id in site_ids:

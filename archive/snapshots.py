@@ -17,6 +17,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import OuterRef, Subquery
+from django.utils import timezone
 
 from archive.models import Capture, LinkSnapshot
 from archive.wayback import ArchiveError
@@ -25,6 +26,8 @@ from hacs.formats.links import decode_html, extract_links
 from hacs.updates import link_floors, new_link_counts
 
 BATCH = 2000
+LOOKUP_BATCH = 500  # urlkeys looked up in one query
+_SNAPSHOT_CONTENT = ["status", "links", "link_count", "error"]  # what a new attempt replaces
 
 
 @dataclass(frozen=True)
@@ -83,15 +86,31 @@ def snapshot_from_body(
 
 
 def snapshots_save(snapshots: Sequence[LinkSnapshot]) -> int:
-    """Save snapshots, replacing earlier failed attempts at the same content."""
+    """Save snapshots, replacing earlier failed attempts at the same content.
+
+    A failed attempt is overwritten in place, a batch in a few statements, where deleting it
+    cost two statements a content (and setting its captures' link to null): a short write, on
+    SQLite, which lets one connection write at a time."""
     if not snapshots:
         return 0
-    good = [s for s in snapshots if s.status != LinkSnapshot.Status.FAILED]
+    good = {(s.urlkey, s.digest): s for s in snapshots if s.status != LinkSnapshot.Status.FAILED}
+    urlkeys = sorted({urlkey for urlkey, _digest in good})
     with transaction.atomic():
-        for s in good:
-            LinkSnapshot.objects.filter(
-                urlkey=s.urlkey, digest=s.digest, status=LinkSnapshot.Status.FAILED
-            ).delete()
+        replaced = []
+        for start in range(0, len(urlkeys), LOOKUP_BATCH):
+            earlier = LinkSnapshot.objects.filter(
+                status=LinkSnapshot.Status.FAILED, urlkey__in=urlkeys[start : start + LOOKUP_BATCH]
+            ).only("pk", "urlkey", "digest")
+            for row in earlier:
+                new = good.get((row.urlkey, row.digest))
+                if new is not None:
+                    for name in _SNAPSHOT_CONTENT:
+                        setattr(row, name, getattr(new, name))
+                    row.fetched_at = timezone.now()
+                    replaced.append(row)
+        LinkSnapshot.objects.bulk_update(
+            replaced, [*_SNAPSHOT_CONTENT, "fetched_at"], batch_size=BATCH
+        )
         LinkSnapshot.objects.bulk_create(snapshots, batch_size=BATCH, ignore_conflicts=True)
     return len(snapshots)
 
@@ -136,43 +155,47 @@ def updates_compute(*, site_ids: Iterable[int]) -> int:
     (``page_index``); ``link_floor`` and ``new_links`` follow DESIGN's speed hint (see
     ``hacs.updates``). Observations whose content could not be read get no index and so
     take no part in estimates until a later pass fetches them.
+
+    One transaction a site: on SQLite, which lets one connection write at a time, a login or an
+    upload waits for one site's work at most, never for a whole import's batch.
     """
-    site_ids = list(site_ids)
+    changed = 0
+    for site_id in site_ids:
+        with transaction.atomic():
+            changed += _site_updates_compute(site_id)
+    return changed
+
+
+def _site_updates_compute(site_id: int) -> int:
+    """``updates_compute`` for one site, in the caller's transaction."""
     snapshot_id = Subquery(
         LinkSnapshot.objects.filter(urlkey=OuterRef("urlkey"), digest=OuterRef("digest")).values(
             "pk"
         )[:1]
     )
+    observations = Capture.objects.filter(site_id=site_id, is_observation=True)
+    observations.update(snapshot_id=snapshot_id)
     changed: list[Capture] = []
-    with transaction.atomic():
-        Capture.objects.filter(site_id__in=site_ids, is_observation=True).update(
-            snapshot_id=snapshot_id
-        )
-        for site_id in site_ids:
-            captures = list(
-                Capture.objects.filter(site_id=site_id, is_observation=True)
-                .select_related("snapshot")
-                .order_by("page_key", "timestamp", "urlkey")
-            )
-            by_page: dict[str, list[Capture]] = defaultdict(list)
-            for capture in captures:
-                snapshot = capture.snapshot
-                usable = snapshot is not None and snapshot.status == LinkSnapshot.Status.OK
-                if usable:
-                    by_page[capture.page_key].append(capture)
-                elif capture.page_index is not None or capture.link_floor is not None:
-                    capture.page_index = capture.link_floor = capture.new_links = None
-                    changed.append(capture)
-            for page in by_page.values():
-                link_sets = [c.snapshot.link_set() for c in page if c.snapshot is not None]
-                floors = link_floors(link_sets)
-                fresh = new_link_counts(link_sets)
-                for i, capture in enumerate(page):
-                    values = (i, int(floors[i]), int(fresh[i]))
-                    if (capture.page_index, capture.link_floor, capture.new_links) != values:
-                        capture.page_index, capture.link_floor, capture.new_links = values
-                        changed.append(capture)
-        Capture.objects.bulk_update(
-            changed, ["page_index", "link_floor", "new_links"], batch_size=BATCH
-        )
+    by_page: dict[str, list[Capture]] = defaultdict(list)
+    for capture in observations.select_related("snapshot").order_by(
+        "page_key", "timestamp", "urlkey"
+    ):
+        snapshot = capture.snapshot
+        if snapshot is not None and snapshot.status == LinkSnapshot.Status.OK:
+            by_page[capture.page_key].append(capture)
+        elif capture.page_index is not None or capture.link_floor is not None:
+            capture.page_index = capture.link_floor = capture.new_links = None
+            changed.append(capture)
+    for page in by_page.values():
+        link_sets = [c.snapshot.link_set() for c in page if c.snapshot is not None]
+        floors = link_floors(link_sets)
+        fresh = new_link_counts(link_sets)
+        for i, capture in enumerate(page):
+            values = (i, int(floors[i]), int(fresh[i]))
+            if (capture.page_index, capture.link_floor, capture.new_links) != values:
+                capture.page_index, capture.link_floor, capture.new_links = values
+                changed.append(capture)
+    Capture.objects.bulk_update(
+        changed, ["page_index", "link_floor", "new_links"], batch_size=BATCH
+    )
     return len(changed)

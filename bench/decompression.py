@@ -17,20 +17,32 @@ retries; a throw-away Redis holds the rate limit) as an import does (a CDX answe
 Cases: a 100 MB answer (about 100 KB of gzip) with the default CDX cap and with a cap it fits
 under (what an accepted big answer costs), a 1 GiB bomb (about 1 MB of gzip) under a 100 MiB
 cap and under the default one, and the same bomb as a memento under the default memento cap.
-The defaults are ``ArchiveConfig``'s, which equal the settings' defaults. Nothing is random.
+The defaults are ``ArchiveConfig``'s, which equal the settings' defaults.
+
+Then files with one long line, imported as a librarian imports files, by the ``import_cdx``
+and ``import_warc`` commands (``--no-fetch``; a fresh SQLite database, migrated before): a
+2.1 MB ``.cdx.gz`` holding a 2 GiB line between two good lines, and a 1 MB ``.warc.gz`` whose
+second record holds a 1 GiB header line, among its WARC headers or its HTTP headers. Each
+prints the same figures and what the command said. ``--answers`` or ``--files`` runs one half
+only. Nothing is random.
 """
 
 from __future__ import annotations
 
 import http.server
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import threading
+import uuid
 import zlib
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT
+from bench.common import ROOT, argument_parser
 from scripts.localservers import start_redis
 
 MB = 1000 * 1000
@@ -80,6 +92,42 @@ print(json.dumps({"before": before, "peak": peak, "traced": traced,
 """
 
 
+# Run in the child for a file: the command's output, and the same figures.
+FILE_CHILD = r"""
+import io, json, sys, time, tracemalloc
+import django
+django.setup()
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+args = json.loads(sys.argv[1])
+
+def status(field):
+    with open("/proc/self/status") as lines:
+        kib = next(line.split()[1] for line in lines if line.startswith(field + ":"))
+    return int(kib) * 1024
+
+with open("/proc/self/clear_refs", "w") as clear:
+    clear.write("5")
+before = status("VmRSS")
+tracemalloc.start()
+started = time.monotonic()
+out, err = io.StringIO(), io.StringIO()
+extra = ["--no-fetch"] if args["command"] == "import_cdx" else []
+try:
+    call_command(args["command"], args["file"], *extra, stdout=out, stderr=err)
+    outcome = out.getvalue().strip()
+except CommandError as error:
+    outcome = "refused: " + str(error)
+said = " | ".join(line.strip()[:160] for line in err.getvalue().splitlines() if line.strip())
+print(json.dumps({"before": before, "peak": status("VmHWM"),
+                  "traced": tracemalloc.get_traced_memory()[1],
+                  "seconds": time.monotonic() - started, "outcome": outcome, "said": said}))
+"""
+
+GOOD_CDX = "edu,example)/~a{n} 20170101000000 http://example.edu/~a{n}/ text/html 200 D{n} 1000\n"
+
+
 def gzip_of_zeros(size: int) -> bytes:
     """``size`` NUL bytes, gzip-compressed a MiB at a time (the bomb is never held whole)."""
     packer = zlib.compressobj(9, zlib.DEFLATED, 31)
@@ -112,7 +160,115 @@ def serve(payloads: dict[str, bytes]) -> http.server.ThreadingHTTPServer:
     return server
 
 
+def gzip_member(parts: Iterator[bytes]) -> bytes:
+    """One gzip member of the parts' bytes, compressed as they come (never held whole)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    return b"".join(packer.compress(part) for part in parts) + packer.flush()
+
+
+def long_part(byte: bytes, size: int) -> Iterator[bytes]:
+    block = byte * MIB
+    for done in range(0, size, MIB):
+        yield block[: min(MIB, size - done)]
+
+
+def cdx_with_a_long_line(size: int) -> bytes:
+    """A CDX file: a good line, ``size`` bytes without a line break, a good line; gzipped."""
+    first, last = GOOD_CDX.format(n=1).encode(), GOOD_CDX.format(n=2).encode()
+    return gzip_member(iter([first, *long_part(b"x", size), b"\n", last]))
+
+
+def warc_record(target: str, warc_extra: tuple[bytes, int], http_extra: tuple[bytes, int]) -> bytes:
+    """A gzipped WARC response record; ``warc_extra`` and ``http_extra`` are a header name and a
+    value length (0: none), its value ``size`` bytes of one letter."""
+    body = b"<html><a href='http://example.org/'>a</a></html>"
+    http_name, http_size = http_extra
+    http_head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+    http_tail = b"Content-Length: %d\r\n\r\n" % len(body) + body
+    block = len(http_head) + len(http_tail) + (len(http_name) + 4 + http_size if http_size else 0)
+    warc_name, warc_size = warc_extra
+    head = (
+        f"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: {target}\r\n"
+        "WARC-Date: 2017-01-01T00:00:00Z\r\n"
+        f"WARC-Record-ID: <urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, target)}>\r\n"
+        "Content-Type: application/http; msgtype=response\r\n"
+    ).encode()
+    parts: list[Any] = [head]
+    if warc_size:
+        parts += [warc_name + b": ", long_part(b"w", warc_size), b"\r\n"]
+    parts += [b"Content-Length: %d\r\n\r\n" % block, http_head]
+    if http_size:
+        parts += [http_name + b": ", long_part(b"h", http_size), b"\r\n"]
+    parts += [http_tail, b"\r\n\r\n"]
+    return gzip_member(p for part in parts for p in ([part] if isinstance(part, bytes) else part))
+
+
+def warc_with_a_long_header(size: int, *, http: bool) -> bytes:
+    """Three records; the second holds a header line of ``size`` bytes (WARC's, or HTTP's)."""
+    long = (b"X-Long", size)
+    records = [
+        warc_record("http://example.edu/~a1/", (b"", 0), (b"", 0)),
+        warc_record(
+            "http://example.edu/~a2/", (b"", 0) if http else long, long if http else (b"", 0)
+        ),
+        warc_record("http://example.edu/~a3/", (b"", 0), (b"", 0)),
+    ]
+    return b"".join(records)
+
+
+def file_cases(directory: Path) -> None:
+    """The long-line files, each imported by its command in a fresh child process."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "hacs_site.settings", "PYTHONPATH": str(ROOT),
+           "HACS_VAR_DIR": str(directory),
+           "DATABASE_URL": f"sqlite:///{directory}/bench.sqlite3"}  # fmt: skip
+    subprocess.run([sys.executable, str(ROOT / "manage.py"), "migrate", "--verbosity", "0"],
+                   cwd=ROOT, env=env, check=True)  # fmt: skip
+    seeds = directory / "seeds.txt"
+    seeds.write_text("".join(f"http://example.edu/~a{n}/\n" for n in (1, 2, 3)))
+    subprocess.run([sys.executable, str(ROOT / "manage.py"), "import_seeds", str(seeds)],
+                   cwd=ROOT, env=env, check=True, capture_output=True)  # fmt: skip
+    cases = [
+        ("CDX file, one 2 GiB line", "long-line.cdx.gz", "import_cdx",
+         lambda: cdx_with_a_long_line(2 * 1024 * MIB)),
+        ("WARC file, a 1 GiB WARC header line", "long-warc-header.warc.gz", "import_warc",
+         lambda: warc_with_a_long_header(1024 * MIB, http=False)),
+        ("WARC file, a 1 GiB HTTP header line", "long-http-header.warc.gz", "import_warc",
+         lambda: warc_with_a_long_header(1024 * MIB, http=True)),
+    ]  # fmt: skip
+    for title, name, command, make in cases:
+        path = directory / name
+        path.write_bytes(make())
+        done = subprocess.run(
+            [sys.executable, "-c", FILE_CHILD, json.dumps({"command": command, "file": str(path)})],
+            cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=1800,
+        )  # fmt: skip
+        figures = json.loads(done.stdout.strip().splitlines()[-1])
+        print(
+            f"{title} ({path.stat().st_size / MB:.1f} MB, {command}): "
+            f"rss before {figures['before'] / MIB:,.0f} MiB, "
+            f"peak rss {figures['peak'] / MIB:,.0f} MiB, "
+            f"traced peak {figures['traced'] / MIB:,.1f} MiB, {figures['seconds']:.1f} s; "
+            f"{figures['outcome'][:160]}"
+        )
+        if figures["said"]:
+            print(f"  {figures['said'][:300]}")
+        path.unlink()
+
+
 def main() -> None:
+    parser = argument_parser(__doc__)
+    half = parser.add_mutually_exclusive_group()
+    half.add_argument("--answers", action="store_true", help="only the archive's answers")
+    half.add_argument("--files", action="store_true", help="only the long-line files")
+    options = parser.parse_args()
+    if not options.files:
+        answers()
+    if not options.answers:
+        with tempfile.TemporaryDirectory(prefix="hacs-bench-") as name:
+            file_cases(Path(name))
+
+
+def answers() -> None:
     payloads = {"100mb": gzip_of_zeros(100 * MB), "1gib": gzip_of_zeros(1024 * MIB)}
     cases = [
         ("100 MB answer, default CDX cap", "100mb", "cdx", None),

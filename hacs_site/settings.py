@@ -114,8 +114,11 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
+    # Before the CSRF check, the first to read a body: a body is refused by its declared length
+    # and the user's role unread (so the user must be known first).
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "dashboard.request_limits.RequestBodyLimitMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
@@ -231,6 +234,12 @@ HACS_UPLOAD_HOLD_TOTAL_BYTES = env_int(
 )
 DATA_UPLOAD_MAX_MEMORY_SIZE = HACS_MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = HACS_MAX_UPLOAD_BYTES + 1024 * 1024
+# A request body is refused by its declared length before it is read, and an uploaded file is
+# held in memory, never in a temporary file (dashboard.request_limits).
+FILE_UPLOAD_HANDLERS = ["dashboard.request_limits.MemoryOnlyUploadHandler"]
+# Seconds a client has to send a request to the web server, one more for every 500 bytes that
+# arrive (hacs_site.web_worker): a slow client is answered 408 and closed past them.
+HACS_REQUEST_READ_SECONDS = env_int("HACS_REQUEST_READ_SECONDS", 20, minimum=1, maximum=3600)
 # Should an upload ever be stored, it is stored owner-only, like everything else in VAR_DIR.
 FILE_UPLOAD_PERMISSIONS = 0o600
 FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700

@@ -57,6 +57,23 @@ def web_timeout(env: dict[str, str]) -> int:
     return max(120, int(deadline) + 30)
 
 
+#: The web server's processes and threads each. A thread serves only a request already read
+#: whole (``hacs_site.web_worker``), so slow clients hold none; 8 threads a process (4 before)
+#: let slow pages (a hand-off reaching Browsertrix, a client reading a page slowly) run beside
+#: quick ones, for a little memory and, on PostgreSQL, a connection each.
+WEB_PROCESSES, WEB_THREADS = 2, 8
+
+
+def web_command(port: int, env: dict[str, str]) -> list[str]:
+    """The web server's command line, serving on 127.0.0.1:``port``."""
+    return [str(Path(PYTHON).parent / "gunicorn"), "hacs_site.wsgi:application",
+            "--bind", f"127.0.0.1:{port}", "--workers", str(WEB_PROCESSES),
+            "--threads", str(WEB_THREADS),
+            "--worker-class", "hacs_site.web_worker.RequestReadingWorker",
+            "--timeout", str(web_timeout(env)), "--access-logfile", "-",
+            "--logger-class", "hacs_site.log_redaction.GunicornLogger"]  # fmt: skip
+
+
 def write_run_env(path: Path, env: dict[str, str]) -> None:
     """Leave what a second terminal needs where the settings look for it (owner-only: the
     REDIS_URL holds Redis's password, a DATABASE_URL may hold one too)."""
@@ -205,10 +222,7 @@ def main() -> int:
         port = options.port if not port_open(options.port) else free_port()
         if port != options.port:
             say(f"Port {options.port} is busy; using {port} instead.")
-        web = spawn([str(Path(PYTHON).parent / "gunicorn"), "hacs_site.wsgi:application",
-                     "--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4",
-                     "--timeout", str(web_timeout(env)), "--access-logfile", "-",
-                     "--logger-class", "hacs_site.log_redaction.GunicornLogger"], env)  # fmt: skip
+        web = spawn(web_command(port, env), env)
         children.append(("web server", web))
         deadline = time.monotonic() + 30
         while not port_open(port) and time.monotonic() < deadline and web.poll() is None:

@@ -23,6 +23,11 @@ longer than its database column). They raise ``CdxError`` only when the document
 unusable (not JSON, no header row, a CDX header without a timestamp column, a compressed file
 cut short); ``read_cdx_file`` reads a file as a stream, so every record before the damage has
 been yielded by then.
+
+A file is read a bounded line at a time: a line longer than ``MAX_LINE_CHARS`` is a bad line,
+passed over without being held (a 2.1 MB ``.cdx.gz`` holding one 2 GiB line peaked at 4.40 GB
+when lines were read whole). An IA JSON file is one document, read whole, of at most
+``MAX_JSON_CHARS``.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import gzip
 import io
 import json
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta
 from enum import StrEnum
@@ -42,6 +47,8 @@ from hacs.formats.canon import canonical_url
 
 __all__ = [
     "HTML_TYPES",
+    "MAX_JSON_CHARS",
+    "MAX_LINE_CHARS",
     "MAX_PROBLEMS",
     "CdxError",
     "CdxParseResult",
@@ -69,6 +76,11 @@ __all__ = [
 
 #: Reasons kept per parse; the count of skipped lines is always exact.
 MAX_PROBLEMS = 100
+#: The longest line read from a CDX file or answer, in characters (real lines are a few hundred;
+#: a CDXJ line with long URLs a few thousand).
+MAX_LINE_CHARS = 1024 * 1024
+#: The longest IA JSON document read from a file (it is parsed whole), in characters.
+MAX_JSON_CHARS = 64 * 1024 * 1024
 
 #: MIME types that make a capture an HTML page (DESIGN.md rule 1), compared without parameters.
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -425,11 +437,16 @@ class CdxParseResult:
     resume_key: str | None
 
 
-def _lines(source: str | Iterable[str]) -> Iterator[tuple[int, str]]:
+def _lines(source: str | Iterable[str], stats: CdxStats) -> Iterator[tuple[int, str]]:
+    """Numbered lines, each one over ``MAX_LINE_CHARS`` skipped as a bad line."""
     # str.splitlines would also split on \x0b, \x1c, U+2028...; CDX lines end with \n.
     items = source.split("\n") if isinstance(source, str) else source
-    for number, line in enumerate(items, start=1):
-        yield number, line.rstrip("\r\n")
+    for number, item in enumerate(items, start=1):
+        line = item.rstrip("\r\n")
+        if len(line) > MAX_LINE_CHARS:
+            stats.skip(number, f"the line is longer than {MAX_LINE_CHARS:,} characters")
+            continue
+        yield number, line
 
 
 # --- Internet Archive text and classic CDX files -----------------------------------------
@@ -482,7 +499,7 @@ def iter_ia_text(
     header: dict[str, int] | None = None
     header_size = 0
     after_blank = False
-    for number, line in _lines(source):
+    for number, line in _lines(source, stats):
         fields = line.split()
         if not fields:
             after_blank = True
@@ -639,7 +656,7 @@ def iter_pywb_json(
     """Records from pywb's ``output=json``: one object per line (``url``, ``mime``, ``status``)."""
     stats = stats if stats is not None else CdxStats()
     limits = limits if limits is not None else RowLimits.until_tomorrow()
-    for number, line in _lines(source):
+    for number, line in _lines(source, stats):
         if not line.strip():
             continue
         try:
@@ -668,7 +685,7 @@ def iter_cdxj(
     """
     stats = stats if stats is not None else CdxStats()
     limits = limits if limits is not None else RowLimits.until_tomorrow()
-    for number, line in _lines(source):
+    for number, line in _lines(source, stats):
         if not line.strip() or line.startswith("!"):
             continue
         parts = line.split(" ", 2)
@@ -762,10 +779,12 @@ def read_cdx_file(
     """Records of a CDX file of any dialect, plain or gzip-compressed, read as a stream.
 
     Lines are decoded (UTF-8, undecodable bytes replaced) and parsed as they are read, so a
-    caller that stores records in batches keeps every one before a damaged part. ``stream``
-    must be seekable (a file). Raises ``CdxError`` naming the line where reading stopped when
-    the rest cannot be read: compressed data cut short or corrupt, an IA JSON document that is
-    not valid JSON or has no header, a CDX header without a timestamp column.
+    caller that stores records in batches keeps every one before a damaged part. A line longer
+    than ``MAX_LINE_CHARS`` is skipped as a bad line, never held whole. ``stream`` must be
+    seekable (a file). Raises ``CdxError`` naming the line where reading stopped when the rest
+    cannot be read: compressed data cut short or corrupt, an IA JSON document that is not valid
+    JSON, has no header or is longer than ``MAX_JSON_CHARS``, a CDX header without a timestamp
+    column.
     """
     stats = stats if stats is not None else CdxStats()
     magic = stream.read(2)
@@ -776,11 +795,16 @@ def read_cdx_file(
     text = io.TextIOWrapper(binary, encoding="utf-8-sig", errors="replace", newline="\n")
     lines = _FileLines(text)
     first: list[str] = []
-    for line in lines:  # up to the first non-blank line, which names the dialect
+    while line := lines.read_line():  # up to the first non-blank line, which names the dialect
         first.append(line)
         if line.strip():
             break
     dialect = sniff_dialect("".join(first))
+    if dialect is Dialect.IA_JSON:
+        yield from iter_ia_json(lines.document("".join(first)), stats, limits)
+        return
+    if first and _over(first[-1]):
+        lines.skip_rest()
     yield from _records(dialect, _chain(first, lines), stats, limits)
 
 
@@ -789,8 +813,14 @@ def _chain(first: list[str], rest: Iterable[str]) -> Iterator[str]:
     yield from rest
 
 
+def _over(line: str) -> bool:
+    """Whether ``line``, as ``_FileLines.read_line`` read it, is the start of a longer one."""
+    return len(line) > MAX_LINE_CHARS and not line.endswith("\n")
+
+
 class _FileLines:
-    """The lines of a text file, counted, with damage in compressed data as a ``CdxError``."""
+    """The lines of a text file, counted, each read ``MAX_LINE_CHARS`` + 1 characters at most
+    (a longer line is passed over), with damage in compressed data as a ``CdxError``."""
 
     def __init__(self, text: io.TextIOWrapper) -> None:
         self.text = text
@@ -800,13 +830,42 @@ class _FileLines:
         return self
 
     def __next__(self) -> str:
+        line = self.read_line()
+        if not line:
+            raise StopIteration
+        if _over(line):
+            self.skip_rest()  # its first characters stand for it: a bad line (``_lines``)
+        return line
+
+    def read_line(self) -> str:
+        """The next line ("" at the end), its first ``MAX_LINE_CHARS`` + 1 characters at most."""
+        line = self._read(self.text.readline, MAX_LINE_CHARS + 1)
+        self.count += bool(line)
+        return line
+
+    def skip_rest(self) -> None:
+        """Pass over the rest of a line too long to hold."""
+        while _over(self._read(self.text.readline, MAX_LINE_CHARS + 1)):
+            pass
+
+    def document(self, start: str) -> str:
+        """The whole file, which begins with ``start``: an IA JSON document, read whole."""
+        room = MAX_JSON_CHARS + 1 - len(start)
+        whole = start + (self._read(self.text.read, room) if room > 0 else "")
+        if len(whole) > MAX_JSON_CHARS:
+            raise CdxError(
+                f"the file is a JSON document longer than {MAX_JSON_CHARS:,} characters, which "
+                "HACS reads whole: split it into smaller files",
+                1,
+            )
+        return whole
+
+    def _read(self, read: Callable[[int], str], size: int) -> str:
         try:
-            line = next(self.text)
+            return read(size)
         except EOFError:
             raise CdxError(
                 "the compressed data ends early: the file is truncated", self.count + 1
             ) from None
         except (zlib.error, gzip.BadGzipFile) as error:
             raise CdxError(f"the compressed data is damaged ({error})", self.count + 1) from None
-        self.count += 1
-        return line

@@ -8,6 +8,12 @@ good record before a damaged part of the file. A record that cannot be a capture
 date or URL, a field the database cannot hold) is skipped and counted in a ``WarcStats`` with
 its byte offset; damage that ends the file (bytes that are not a WARC record, a record or gzip
 member cut short) raises ``WarcError`` naming the offset, after every good record before it.
+
+Headers are read with a bound: warcio reads a header line whole, whatever its length, and a
+1 MB file holding a 1 GiB header line peaked at 3.36 GB. A record whose header line (WARC or
+HTTP) is longer than ``MAX_HEADER_LINE`` bytes, or whose headers hold more than
+``MAX_HEADER_BYTES`` in all, ends the file's reading with ``WarcError`` at its offset: where the
+next record starts is written in those headers.
 """
 
 from __future__ import annotations
@@ -19,11 +25,19 @@ from datetime import datetime
 from typing import Any, BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
+from warcio.bufferedreaders import DecompressingBufferedReader
 
 from hacs.formats import cdx
 from hacs.formats.canon import canonical_url
 
-__all__ = ["WarcCapture", "WarcError", "WarcStats", "read_warc"]
+__all__ = ["MAX_HEADER_BYTES", "MAX_HEADER_LINE", "WarcCapture", "WarcError", "WarcStats",
+           "read_warc"]  # fmt: skip
+
+#: The longest header line read, WARC's or HTTP's, in bytes (real ones are a few hundred; a
+#: redirect's Location or a cookie may reach tens of thousands).
+MAX_HEADER_LINE = 1024 * 1024
+#: Bytes of one record's headers, WARC's and HTTP's together.
+MAX_HEADER_BYTES = 4 * 1024 * 1024
 
 
 class WarcError(ValueError):
@@ -73,9 +87,11 @@ def read_warc(
     stats = stats if stats is not None else WarcStats()
     limits = limits if limits is not None else cdx.RowLimits.until_tomorrow()
     iterator = ArchiveIterator(stream)
+    reader = iterator.reader = _BoundedReader(iterator.fh)  # see _BoundedReader
     end = iterator.offset  # where the last complete record ended
     records = iter(iterator)
     while True:
+        reader.header_room = MAX_HEADER_BYTES
         try:
             record = next(records)
         except StopIteration:
@@ -186,6 +202,44 @@ def _check_tail(stream: BinaryIO, end: int) -> None:
         )
 
 
+class _HeadersTooLong(Exception):
+    """A record's header line, or its headers in all, passed their bound."""
+
+
+class _BoundedReader(DecompressingBufferedReader):  # type: ignore[misc]
+    """warcio's reader, whose ``readline`` (which warcio calls for header lines only) reads at
+    most ``MAX_HEADER_LINE`` bytes of a line and ``header_room`` bytes between two records."""
+
+    header_room = MAX_HEADER_BYTES
+
+    def readline(self, length: int | None = None) -> bytes:
+        bound = min(MAX_HEADER_LINE, self.header_room) + 1
+        limit = bound if not length or length > bound else length
+        parts: list[bytes] = []
+        size = 0
+        while size < limit:  # warcio's own readline may stop short of its length
+            part = super().readline(limit - size)
+            if not part:
+                break
+            parts.append(part)
+            size += len(part)
+            if part.endswith(b"\n"):
+                break
+        line = b"".join(parts)
+        self.header_room -= size
+        if limit == bound and size >= bound and not line.endswith(b"\n"):
+            if bound <= MAX_HEADER_LINE:
+                raise _HeadersTooLong(
+                    f"a record's headers hold more than {MAX_HEADER_BYTES:,} bytes: the rest of "
+                    "the file is not read"
+                )
+            raise _HeadersTooLong(
+                f"a record's header line is longer than {MAX_HEADER_LINE:,} bytes: the rest of "
+                "the file is not read"
+            )
+        return line
+
+
 def _damage(error: BaseException) -> str:
     """warcio's complaint in one short line (its messages can quote a line of binary data).
 
@@ -194,6 +248,8 @@ def _damage(error: BaseException) -> str:
     mid-way: on damaged input any exception from the reader means "the rest cannot be read".
     """
     text = str(error).strip()
+    if isinstance(error, _HeadersTooLong):
+        return text
     if isinstance(error, zlib.error):
         return f"the compressed data is damaged ({text})"
     if isinstance(error, EOFError):
