@@ -181,7 +181,7 @@ def sweep_interrupted(*, rq_cleanup: bool = True) -> int:
     """
     stopped = job_records_sweep(rq_cleanup=rq_cleanup)
     for record in stopped:
-        if record.kind == JobRecord.Kind.IMPORT and record.items:
+        if record.kind in JobRecord.IMPORTING and record.items:
             sites_interrupt(record, INTERRUPTED_REASON)
     return len(stopped)
 
@@ -191,7 +191,7 @@ def sites_interrupt(record: JobRecord, reason: str) -> None:
     sites end failed with the reason, unless a live job holds them."""
     live: set[int] = set()
     for items in JobRecord.objects.filter(
-        kind=JobRecord.Kind.IMPORT, status__in=JobRecord.ACTIVE
+        kind__in=JobRecord.IMPORTING, status__in=JobRecord.ACTIVE
     ).values_list("items", flat=True):
         live.update(items)
     unfinished = (Site.ImportStatus.QUEUED, Site.ImportStatus.RUNNING)
@@ -389,6 +389,7 @@ def nightly_refresh() -> int:
     if running.exists():
         logger.warning("The previous nightly refresh is still under way; not starting another.")
         return 0
+    _inbox_first()
     config = ArchiveConfig.from_settings()
     site_ids = sites_from_archive(config)
     if not site_ids:
@@ -419,7 +420,29 @@ def nightly_refresh() -> int:
     return enqueue_import(chosen, label=label, counts=counts, nightly=True).total
 
 
+def _inbox_first() -> None:
+    """The crawl inbox is read before the nightly refresh (``operations.readback``), so that
+    the refresh and the morning's list count what the library's crawlers fetched; its trouble
+    never stops the refresh."""
+    from operations.readback import inbox_read_back  # it builds on this module
+
+    try:
+        inbox_read_back()
+    except Exception:
+        logger.exception("The crawl inbox could not be read before the nightly refresh")
+
+
+def crawls_read_back() -> int:
+    """The crawl read-back (RQ cron, ``HACS_CRAWL_READBACK_CRON``): the Heritrix jobs and
+    Browsertrix crawls hand-offs sent lists to, and the crawl inbox (``operations.readback``).
+    Returns how many read-back jobs it made."""
+    from operations.readback import crawl_read_back  # it builds on this module
+
+    return crawl_read_back()
+
+
 __all__ = [
+    "crawls_read_back",
     "daily_fetch_retry",
     "enqueue_fetch_retry",
     "enqueue_history_pass",

@@ -32,7 +32,7 @@ from django.db import connection, transaction
 from archive.models import Site
 from hacs import defaults
 from hacs.clock import reference_instant, to_days
-from hacs.ranking import crawl_order, crawl_selection, learned_order
+from hacs.ranking import crawl_order, crawl_selection, learned_order, round_robin_expected
 from scheduling.cells import (
     EXCEL_BOM,
     day_text,
@@ -126,6 +126,8 @@ class RankedList:
     sites: list[RankedSite]
     eligible: int
     scorer: LearnedScorer | None = None
+    # The changes a round-robin list of as many sites was expected to find (posterior p).
+    round_robin_expected: float | None = None
 
 
 def crawl_list_window(*, day: date, history_days: int) -> tuple[datetime, datetime]:
@@ -162,6 +164,10 @@ def crawl_list_rank(*, day: date, options: CrawlListOptions) -> RankedList:
         score = np.array([by_site.get(site_id, np.nan) for site_id in ids])
         order = learned_order(score, p, taus, seed_urls, to_days(t))
     kept = crawl_selection(order, p, theta=options.theta, budget=options.budget)
+    round_robin = None
+    if learned or options.method == DEFAULT_METHOD:  # p is the posterior's
+        copies = [np.nan if e.last_copy_days is None else e.last_copy_days for e in estimates]
+        round_robin = round_robin_expected(p, copies, seed_urls, len(kept))
     ranked = [
         RankedSite(
             site_id=ids[i],
@@ -174,7 +180,7 @@ def crawl_list_rank(*, day: date, options: CrawlListOptions) -> RankedList:
         )
         for i in kept
     ]
-    return RankedList(ranked, len(ids), scorer)
+    return RankedList(ranked, len(ids), scorer, round_robin)
 
 
 # What makes two stored lists the same list: their date and options, the learned scheduler that
@@ -273,6 +279,7 @@ def crawl_list_store(
             return StoredList(previous, new=False)
         crawl_list = CrawlList.objects.create(
             **parameters, eligible_sites=ranked_list.eligible, source=source,
+            round_robin_expected=ranked_list.round_robin_expected,
             created_by=user if getattr(user, "is_authenticated", False) else None,
             terminal_user=terminal_user,
         )  # fmt: skip

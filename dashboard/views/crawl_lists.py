@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from dashboard.crawl_yield import crawl_yield_context
 from dashboard.forms import CrawlListForm
 from dashboard.roles import librarian_required
 from operations.daily import daily_list_next
@@ -61,6 +62,7 @@ def crawl_list(request: HttpRequest) -> HttpResponse:
         "list_day": day_text(selected.date) if selected else "",
         "shortfall": list_shortfall(selected, page.paginator.count) if selected else "",
         "next_daily": None if selected else daily_list_next(timezone.now()),
+        "crawl_yield": crawl_yield_context(),
     }  # fmt: skip
     return render(request, "dashboard/crawl_list.html", context)
 
@@ -74,6 +76,7 @@ def crawl_list_create(request: HttpRequest) -> HttpResponse:
         context = {
             "form": form, "lists": lists, "selected": None, "page": None, "rows": [],
             "next_daily": daily_list_next(timezone.now()),
+            "crawl_yield": crawl_yield_context(),
         }  # fmt: skip
         return render(request, "dashboard/crawl_list.html", context, status=400)
     stored = crawl_list_store(
