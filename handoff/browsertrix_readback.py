@@ -184,8 +184,8 @@ def resource_download(*, hand_off: HandOff, resource: Resource, sink: BinaryIO) 
         raise DownloadRefused(f"{what} could not be downloaded: {_why(error, resource)}") from None
     if result.status != 200:
         logger.warning(
-            "Hand-off %r: %s answered %s for %s%s: %r", hand_off.name, resource.host,
-            result.status, resource.host, parts.path[:200], result.excerpt[:500],
+            "Hand-off %r: %s answered %s for %s: %r", hand_off.name, resource.host,
+            result.status, parts.path[:200], result.excerpt[:500],
         )  # fmt: skip
         expired = " (a signed address may have expired: it is asked again)" * (result.status == 403)
         raise DownloadRefused(
