@@ -2,7 +2,17 @@
 
 from django.urls import path
 
-from dashboard.views import crawl_lists, evaluation, feeds, handoff, home, jobs, sites, upload
+from dashboard.views import (
+    crawl_lists,
+    crawl_upload,
+    evaluation,
+    feeds,
+    handoff,
+    home,
+    jobs,
+    sites,
+    upload,
+)
 from dashboard.views.demo_archive import replay as demo_archive_replay
 
 urlpatterns = [
@@ -16,6 +26,7 @@ urlpatterns = [
     path("sites/<int:pk>/", sites.site_detail, name="site-detail"),
     path("sites/<int:pk>/move/", sites.site_move_view, name="site-move"),
     path("sites/upload/", upload.upload_seeds, name="upload-seeds"),
+    path("sites/upload/crawl/", crawl_upload.upload_crawl, name="upload-crawl"),
     path("crawl-list/", crawl_lists.crawl_list, name="crawl-list"),
     path("crawl-list/build/", crawl_lists.crawl_list_create, name="crawl-list-create"),
     path("crawl-list/<int:pk>.csv", crawl_lists.crawl_list_download_csv, name="crawl-list-csv"),

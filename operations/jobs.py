@@ -318,9 +318,48 @@ def enqueue_files(kind: str, paths: Sequence[str], *, user: object = None) -> Jo
         kind=JobRecord.Kind.IMPORT,
         func=import_files,
         args=(kind, [str(p) for p in paths]),
-        label=f"{len(paths)} {kind.upper()} file{'s' if len(paths) != 1 else ''}",
+        label=f"{len(paths)} {_file_kind(kind, paths)} file{'s' if len(paths) != 1 else ''}",
         user=user,
         total=len(paths),
+        on_failure=import_files_failed,
+    )
+
+
+def _file_kind(kind: str, paths: Sequence[str]) -> str:
+    """ "WARC", "WACZ", "WARC or WACZ" or "CDX", as the job's label names its files."""
+    if kind != "warc":
+        return kind.upper()
+    wacz = {str(p).lower().endswith(".wacz") for p in paths}
+    return "WARC or WACZ" if len(wacz) > 1 else ("WACZ" if wacz == {True} else "WARC")
+
+
+def import_uploaded_crawl(record_id: int, path: str, name: str) -> None:
+    """Import a WARC or WACZ file uploaded on the Upload page (kept owner-only under
+    ``HACS_VAR_DIR``), its captures named after the file as uploaded, then delete it."""
+    kind = "wacz" if name.lower().endswith(".wacz") else "warc"
+    with JobRun.resume(record_id, on_stop=sites_interrupt) as run:
+        run.set_total(1)
+        source = FromWarcFiles(
+            [Path(path)], max_body=settings.HACS_MAX_MEMENTO_BYTES, sources=[f"{kind}:{name}"]
+        )
+        result = sites_refresh(source, step=run.step)
+        failure = next((reason for _file, reason in result.failed_files), "")
+        if not failure and not result.captures.sites:
+            failure = NO_SEED_MATCHED
+        run.item(name, failure, {"captures": result.captures.added,
+                                 "captures outside every seed":
+                                 result.captures.skipped["outside every seed"]})  # fmt: skip
+    Path(path).unlink(missing_ok=True)
+
+
+def enqueue_uploaded_crawl(path: str, name: str, *, user: object = None) -> JobRecord:
+    return job_enqueue(
+        kind=JobRecord.Kind.IMPORT,
+        func=import_uploaded_crawl,
+        args=(path, name),
+        label=f"Uploaded {name}",
+        user=user,
+        total=1,
         on_failure=import_files_failed,
     )
 
@@ -448,6 +487,8 @@ __all__ = [
     "enqueue_history_pass",
     "fetch_older_history",
     "enqueue_files",
+    "enqueue_uploaded_crawl",
+    "import_uploaded_crawl",
     "enqueue_import",
     "file_import_run",
     "health_check",

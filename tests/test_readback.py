@@ -270,7 +270,8 @@ def test_inbox_files_are_read_and_moved_to_done_or_failed_with_a_sentence(
     ]  # fmt: skip
     failed = sorted(p.name for p in (inbox / "failed").iterdir())
     assert failed == ["notes.txt", "notes.txt.txt", "strangers.warc.gz", "strangers.warc.gz.txt"]
-    assert "no capture in it belongs to a seed" in (inbox / "failed/strangers.warc.gz.txt").read_text()
+    note = (inbox / "failed/strangers.warc.gz.txt").read_text()
+    assert "no capture in it belongs to a seed" in note
     assert "not a WARC or WACZ file" in (inbox / "failed/notes.txt.txt").read_text()
     assert (inbox / "brozzler.warc.gz.part").exists()  # still being written: left alone
     assert crawl_captures() == [

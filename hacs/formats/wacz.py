@@ -90,7 +90,13 @@ class EntryStream(Protocol):
 
 def is_wacz(stream: BinaryIO) -> bool:
     """Whether the stream starts like a ZIP (a WARC file starts ``WARC/`` or with gzip's
-    ``1f 8b``); it is left where it was."""
+    ``1f 8b``); it is left where it was. A buffered stream is peeked at, so that a pipe, which
+    cannot seek back, is read on as a WARC file."""
+    peek = getattr(stream, "peek", None)
+    if callable(peek):
+        return bytes(peek(4))[:4] == _LOCAL
+    if not stream.seekable():
+        return False
     where = stream.tell()
     try:
         return stream.read(4) == _LOCAL
