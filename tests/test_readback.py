@@ -365,3 +365,20 @@ def test_import_warc_reads_a_wacz(sites: list[Site], tmp_path: Path) -> None:
     call_command("import_warc", str(path))
     capture = Capture.objects.get(source="wacz:crawl.wacz")
     assert capture.url == seed(0) and capture.link_floor == -1
+
+
+def test_a_read_back_loads_neither_scikit_learn_nor_scipy_stats() -> None:
+    """A worker reading a crawl back stays small: the libraries only learning and the
+    evaluation need are not imported by the import path (bench.wacz_import measures it)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, django; django.setup(); import operations.readback, operations.jobs; "
+        "print(sorted(m for m in ('sklearn', 'scipy.stats', 'plotly') "
+        "if m in sys.modules))"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "hacs_site.settings"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parent.parent, check=True)  # fmt: skip
+    assert out.stdout.strip() == "[]"

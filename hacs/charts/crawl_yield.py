@@ -18,6 +18,7 @@ from hacs.charts.style import (
     DARK_GREY,
     ORANGE,
     SKY_BLUE,
+    WHITE,
     Figure,
     axis,
     layout,
@@ -54,11 +55,11 @@ def yield_figure(points: Sequence[YieldPoint]) -> Figure:
     traces: list[dict[str, Any]] = [
         _bars("Listed sites the crawl reached", days, [p.reached for p in points], SKY_BLUE,
               sizes, hatched=False),
-        _bars("… that had changed since HACS's newest copy", days,
+        _bars("… of them changed since HACS's copy", days,
               [p.changed for p in points], BLUE, sizes, hatched=True),
-        _line("Expected changes, round-robin list of the same size (posterior)", days,
+        _line("Round-robin list: expected changes", days,
               [p.round_robin for p in points], ORANGE, "square", "dash"),
-        _line("Expected changes, HACS's list (sum of its p)", days,
+        _line("HACS's list: expected changes (Σ p)", days,
               [p.expected for p in points], DARK_GREY, "circle-open", "dot"),
     ]  # fmt: skip
     return {
@@ -82,7 +83,10 @@ def _bars(
 ) -> dict[str, Any]:  # fmt: skip
     marker: dict[str, Any] = {"color": colour, "line": {"color": colour, "width": 1}}
     if hatched:  # not colour alone: the changed sites' bars are hatched too
-        marker["pattern"] = {"shape": "/", "fgcolor": "#ffffff", "size": 6, "solidity": 0.25}
+        marker["pattern"] = {
+            "shape": "/", "bgcolor": colour, "fgcolor": WHITE, "fillmode": "replace",
+            "size": 7, "solidity": 0.2,
+        }  # fmt: skip
     return {
         "type": "bar",
         "name": plain_text(name),

@@ -20,7 +20,7 @@ def test_the_figure_holds_reached_and_changed_bars_and_both_expectations() -> No
     assert reached["x"] == changed["x"] == ["2026-11-23", "2026-11-24"]
     assert (reached["y"], changed["y"]) == ([35, 0], [6, 0])
     assert round_robin["y"] == [2.5, None] and hacs["y"] == [4.2, 3.9]
-    assert "round-robin" in round_robin["name"] and "pattern" in changed["marker"]
+    assert "Round-robin" in round_robin["name"] and "pattern" in changed["marker"]
     assert reached["customdata"] == ["40 sites listed", "40 sites listed"]
     assert figure["layout"]["xaxis"]["type"] == "date"
 
