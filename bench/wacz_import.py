@@ -8,7 +8,8 @@ Run from the project root::
 It writes a WACZ as browsertrix-crawler does (one ``archive/data.warc.gz`` stored in the ZIP,
 an index, pages and ``datapackage.json``): ``--records`` responses of ``--sites`` seeds' pages
 to depth 2, four in five of them HTML pages of about 20 KB with 60 links each and one in five a
-PDF of random bytes sized so that the file is ``--gib`` GiB. A fresh process (so that
+PDF of random bytes sized so that the PDFs alone fill ``--gib`` GiB (the file is a little
+larger). A fresh process (so that
 ``ru_maxrss`` is the import's own; another one migrated a throw-away SQLite database and added
 the seeds) finds the file in the crawl inbox and runs what the scheduler runs,
 ``operations.readback.inbox_read_back``: the WACZ read with ``hacs.formats.wacz``, every
@@ -73,8 +74,7 @@ def write_wacz(path: Path, *, records: int, sites: int, target_bytes: int, seed:
     rng = np.random.default_rng(seed)
     warc = path.with_suffix(".warc.gz")
     pdfs = records - int(records * HTML_SHARE)
-    html_estimate = int(records * HTML_SHARE) * 4_500  # a 20 KB page gzips to ~4.5 KB
-    pdf_size = max(1024, (target_bytes - html_estimate) // max(pdfs, 1))
+    pdf_size = max(1024, target_bytes // max(pdfs, 1))  # the pages come on top: ≥ the target
     with open(warc, "wb") as stream:
         writer = WARCWriter(stream, gzip=True, warc_version="WARC/1.1")
         for r in range(records):

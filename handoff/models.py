@@ -13,6 +13,10 @@ The Browsertrix token is never stored: the hand-off stores the *name* of the env
 variable that holds it. What a hand-off may reach (Browsertrix's address, the variables it reads,
 Heritrix's directory) is ruled by ``handoff.trust``, checked here when an admin saves it and again
 when it is sent.
+
+What the crawl then fetched comes home (``operations.readback``): ``FollowedCrawl`` follows a
+crawl a Browsertrix hand-off started, ``CrawlFile`` remembers each crawl file read back, and
+``ListYield`` counts what a handed-off list's crawl reached and found changed.
 """
 
 from __future__ import annotations

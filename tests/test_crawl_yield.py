@@ -154,3 +154,11 @@ def test_the_pages_show_the_yield_chart_and_its_table(
 def test_without_a_list_handed_off_the_section_says_so(logged_in_client: Any) -> None:
     html = logged_in_client.get("/crawl-list/").content.decode()
     assert 'id="yield-empty"' in html and 'id="crawl-yield-chart"' not in html
+
+
+def test_the_admin_lists_what_was_read_back(sites: list[Site], admin_client: Any) -> None:
+    handed_off(sites[:2], T0)
+    for model in ("listyield", "crawlfile", "followedcrawl"):
+        response = admin_client.get(f"/admin/handoff/{model}/")
+        assert response.status_code == 200, model
+    assert "1 list yield" in admin_client.get("/admin/handoff/listyield/").content.decode()

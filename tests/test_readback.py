@@ -382,3 +382,31 @@ def test_a_read_back_loads_neither_scikit_learn_nor_scipy_stats() -> None:
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parent.parent, check=True)  # fmt: skip
     assert out.stdout.strip() == "[]"
+
+
+def test_a_read_back_stopped_mid_file_reads_it_again_and_stores_nothing_twice(
+    sites: list[Site], job: HeritrixJob, hand_off: HandOff, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import operations.readback as readback
+
+    job.launch("20261124050000")
+    job.write_warc([crawl(0, new=True), crawl(1, new=False)])
+    real = readback.sites_refresh
+
+    def stopped(*args: Any, **kwargs: Any) -> Any:
+        real(*args, **kwargs)  # the captures are stored, then Ctrl-C before the file is noted
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(readback, "sites_refresh", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        heritrix_read_back(hand_off)
+    record = JobRecord.objects.get(kind="read_back")
+    assert record.status == "interrupted"
+    assert not CrawlFile.objects.exists()  # not remembered: the next pass reads it again
+    monkeypatch.setattr(readback, "sites_refresh", real)
+    again = heritrix_read_back(hand_off)
+    assert again is not None and again.status == "finished"
+    assert again.counts["captures already stored"] == 2 and "captures added" not in again.counts
+    assert len(crawl_captures()) == 2
+    assert set(Site.objects.filter(pk__in=[s.pk for s in sites[:2]]).values_list(
+        "import_status", flat=True)) == {"done"}  # fmt: skip
