@@ -241,7 +241,9 @@ def _from_archive(
 # damage, and memory stays bounded however large the file is.
 CDX_BATCH = 50_000
 WARC_BATCH = 1_000
-WARC_BATCH_BYTES = 64 * 1024 * 1024
+# Bodies held per batch: pages are parsed for their links a batch at a time, and a batch's
+# bodies and parse trees are most of an import's memory (bench.wacz_import).
+WARC_BATCH_BYTES = 8 * 1024 * 1024
 
 
 @dataclass

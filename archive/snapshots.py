@@ -25,6 +25,7 @@ from hacs.formats.links import decode_html, extract_links
 from hacs.updates import link_floors, new_link_counts
 
 BATCH = 2000
+FLUSH = 500  # changed observations held (each with its page's link set) before they are written
 
 
 @dataclass(frozen=True)
@@ -173,7 +174,7 @@ def updates_compute(*, site_ids: Iterable[int]) -> int:
                     if (capture.page_index, capture.link_floor, capture.new_links) != values:
                         capture.page_index, capture.link_floor, capture.new_links = values
                         changed.append(capture)
-            if len(changed) >= BATCH:
+            if len(changed) >= FLUSH:
                 # Written as they come, a site at a time: each changed row holds its page's
                 # link set, so keeping every site's until the end grew with the history
                 # (a 1 GiB crawl's 20,000 captures held about 100 MB).

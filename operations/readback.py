@@ -144,14 +144,15 @@ def _read_back_job(label: str, total: int) -> JobRun:
 
 
 #: The SQLite page cache a read-back keeps, in KiB (PRAGMA cache_size takes it negative).
-READ_BACK_CACHE_KIB = 16 * 1024
+READ_BACK_CACHE_KIB = 8 * 1024
 
 
 @contextmanager
 def modest_cache() -> Iterator[None]:
-    """On SQLite, a read-back keeps a 16 MiB page cache instead of the 64 MiB of HACS's other
-    processes (``hacs_site.env``): it writes a crawl's rows once and seldom reads them again, so
-    a larger cache only holds memory (a 1 GiB WACZ peaked 48 MiB higher, ``bench.wacz_import``)."""
+    """On SQLite, a read-back keeps an 8 MiB page cache instead of the 64 MiB of HACS's other
+    processes (``hacs_site.env``): it writes a crawl's rows once and seldom reads them again,
+    so a larger cache only holds memory (``bench.wacz_import``: it filled as a 1 GiB WACZ was
+    read)."""
     if connection.vendor != "sqlite":
         yield
         return
