@@ -191,11 +191,14 @@ def test_browsertrix_the_list_the_crawl_followed_its_wacz_read_and_tomorrows_lis
     crawl.refresh_from_db()
     assert crawl.status == "read"
     assert [r.path for r in storage.requests] == ["/btrix-data/crawl-1.wacz"]
-    assert sorted(
-        Capture.objects.filter(source__startswith="crawl:browsertrix:").values_list(
-            "url", flat=True
+    assert (
+        sorted(
+            Capture.objects.filter(source__startswith="crawl:browsertrix:").values_list(
+                "url", flat=True
+            )
         )
-    ) == urls
+        == urls
+    )
     assert tomorrows_list() == [seed(2), seed(3)]
     counted = ListYield.objects.get(crawl_list=todays_list())
     assert (counted.reached, counted.changed) == (2, 1)
