@@ -242,7 +242,8 @@ def browsertrix_read_back(crawl: FollowedCrawl, *, now: datetime) -> JobRecord |
         )  # fmt: skip
     elif check.finished:
         record = _crawl_files(crawl, check)
-    if record is None and crawl.status == FollowedCrawl.Status.FOLLOWING:
+    # Still followed past the wait (not finished, or its files never all downloaded): given up.
+    if crawl.status == FollowedCrawl.Status.FOLLOWING:
         if waited > timedelta(hours=settings.HACS_CRAWL_WAIT_HOURS):
             record = _crawl_ended(crawl, FollowedCrawl.Status.GIVEN_UP, _given_up(crawl, check))
     crawl.save()
@@ -251,13 +252,22 @@ def browsertrix_read_back(crawl: FollowedCrawl, *, now: datetime) -> JobRecord |
 
 def _given_up(crawl: FollowedCrawl, check: CrawlCheck) -> str:
     hand_off = crawl.run.hand_off
+    hours = f"{settings.HACS_CRAWL_WAIT_HOURS:g} hours after its hand-off (HACS_CRAWL_WAIT_HOURS"
+    by_hand = (
+        "HACS stopped following it. To read what it fetched, download its WACZ files from "
+        "Browsertrix into the crawl inbox, or import them with import_warc."
+    )
+    if check.finished:
+        return (
+            f'Browsertrix crawl {crawl.crawl_id} of hand-off "{hand_off.name}" finished, but its '
+            f"files could not all be downloaded {hours}; the last reason: "
+            f"{crawl.message or 'unknown'}); {by_hand}"
+        )
     last = f'its last state "{crawl.state}"' if crawl.state else "no state known"
     said = f" ({check.problem})" if check.problem else ""
     return (
         f'Browsertrix crawl {crawl.crawl_id} of hand-off "{hand_off.name}" had not finished '
-        f"{settings.HACS_CRAWL_WAIT_HOURS:g} hours after its hand-off (HACS_CRAWL_WAIT_HOURS; "
-        f"{last}){said}; HACS stopped following it. To read what it fetched, download its WACZ "
-        "files from Browsertrix into the crawl inbox, or import them with import_warc."
+        f"{hours}; {last}){said}; {by_hand}"
     )
 
 
@@ -316,6 +326,7 @@ def _crawl_file(job: JobRun, crawl: FollowedCrawl, resource: Resource, key: str)
         outcome = read_file(job, CrawlerFile(path, resource.name, source))
     except DownloadRefused as refused:
         job.item(resource.name, refused.sentence)
+        crawl.message = refused.sentence
         return True
     finally:
         path.unlink(missing_ok=True)

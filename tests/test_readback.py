@@ -410,3 +410,23 @@ def test_a_read_back_stopped_mid_file_reads_it_again_and_stores_nothing_twice(
     assert len(crawl_captures()) == 2
     assert set(Site.objects.filter(pk__in=[s.pk for s in sites[:2]]).values_list(
         "import_status", flat=True)) == {"done"}  # fmt: skip
+
+
+def test_the_site_page_shows_each_captures_source_and_the_crawls_on_the_timeline(
+    sites: list[Site], inbox: Path, logged_in_client: Any, settings: Any
+) -> None:
+    from dashboard.sites import site_history
+
+    (inbox / "wget.warc.gz").write_bytes(warc_bytes([crawl(0, new=True)]))
+    inbox_read_back()
+    site = Site.objects.get(seed_url=seed(0))
+    history = site_history(site=site, wayback_url=settings.HACS_WAYBACK_URL)
+    assert history.timeline is not None
+    stars = [t for t in history.timeline["data"] if t["legendgroup"] == "crawl"]
+    assert stars and all(" · Library crawl: crawl inbox (wget.warc.gz)" in text
+                         for t in stars for text in t["customdata"])  # fmt: skip
+    newest = history.recent_captures[0]
+    assert (newest.crawl, newest.replay_url) == (True, "")  # no archive holds the library's copy
+    assert history.recent_captures[-1].source == "File history.warc.gz"
+    html = logged_in_client.get(f"/sites/{site.pk}/").content.decode()
+    assert "Library crawl: crawl inbox (wget.warc.gz)" in html and 'class="library-crawl"' in html

@@ -274,3 +274,21 @@ def test_an_expired_address_is_asked_again_and_files_read_before_are_not(
     assert crawl.status == "read"
     assert set(CrawlFile.objects.values_list("name", flat=True)) == {"a.wacz", "b.wacz"}
     assert Capture.objects.filter(url=seed(1)).count() == 1
+
+
+def test_files_that_never_download_are_given_up_after_the_wait(
+    browsertrix: Any, sites: list[Site], settings: Any
+) -> None:
+    settings.HACS_CRAWL_WAIT_HOURS = 6
+    crawl = started(browsertrix, sites)
+    browsertrix.crawl_set(crawl.crawl_id, "complete", {"a.wacz": wacz(0)},
+                          storage=browsertrix.storage)  # fmt: skip
+    browsertrix.storage.expire()
+    crawl_read_back()
+    crawl.refresh_from_db()
+    assert crawl.status == "following" and "answered 403" in crawl.message
+    crawl_read_back(now=timezone.now() + timedelta(hours=7))
+    crawl.refresh_from_db()
+    assert crawl.status == "given_up"
+    assert "files could not all be downloaded" in crawl.message
+    assert "answered 403" in crawl.message
