@@ -78,6 +78,7 @@ def test_a_viewer_uploads_nothing(uploads: Path, client: Any) -> None:
     upload = SimpleUploadedFile("crawl.wacz", crawl_file())
     response = client.post("/sites/upload/crawl/", {"file": upload})
     assert response.status_code == 403
+    assert "but not import crawl files." in response.content.decode()
     assert not uploads.exists() or list(uploads.iterdir()) == []
 
 
