@@ -597,7 +597,8 @@ def _level_timeline(
     groups: dict[str, list[charts.Mark]] = defaultdict(list)
     for row, iso in captures:
         status = "" if row.status is None else f" {row.status}"
-        text = f"{_short(row.url)} · {row.kind}{status} · {row.source}"
+        source = f" · {row.source}" if row.source else ""
+        text = f"{_short(row.url)} · {row.kind}{status}{source}"
         group = _KIND_GROUP.get(row.kind, "other")
         if row.crawl and group in ("observation", "revisit"):
             group = "crawl"

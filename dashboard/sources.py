@@ -43,7 +43,7 @@ def source_label(source: str, names: HandOffNames) -> str:
         return "Demo archive"
     if kind in ("warc", "wacz", "cdx") and name:
         return f"File {name}"
-    return source or "unknown"
+    return source  # empty when nobody recorded it (rows stored before sources were)
 
 
 def is_library_crawl(source: str) -> bool:
