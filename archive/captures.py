@@ -172,7 +172,10 @@ def captures_store(
             continue
         by_site[site_id].append((record, depth, page_key))
     counts.sites = set(by_site)
-    stored = _stored_captures(counts.sites)
+    wanted = {
+        site_id: {record.urlkey for record, _d, _k in items} for site_id, items in by_site.items()
+    }
+    stored = _stored_captures(wanted)
     rows: list[tuple[Any, ...]] = []
     kind_changes: list[tuple[str, bool, int]] = []
     adapt = _datetime_adapter()
@@ -281,18 +284,54 @@ def _stored_form(record: cdx.CdxRecord, mimetype: str, status: int | None) -> cd
     )  # fmt: skip
 
 
-def _stored_captures(site_ids: set[int]) -> dict[int, list[tuple[cdx.CdxRecord, int, str]]]:
+#: A batch naming at most this many (site, page) pairs reads only those pages' stored captures;
+#: a larger one (a CDX file's 50,000-row batches) reads its sites' whole history in one pass.
+PAGES_READ_ALONE = 10_000
+
+
+def _stored_captures(
+    wanted: dict[int, set[str]],
+) -> dict[int, list[tuple[cdx.CdxRecord, int, str]]]:
+    """The stored captures, with their ids and kinds, that decide the kinds of a batch's rows:
+    those of the same pages (a row's kind depends on its urlkey's captures alone,
+    ``hacs.updates.classify``). A batch of few pages reads only theirs, so that a crawl read
+    back batch by batch does not read its sites' whole history again at every batch (its
+    memory and time grew with the history)."""
+    pairs = [(site_id, key) for site_id, keys in wanted.items() for key in keys]
+    if len(pairs) > PAGES_READ_ALONE:
+        return _stored_of_sites(set(wanted))
+    found: dict[int, list[tuple[cdx.CdxRecord, int, str]]] = defaultdict(list)
+    pairs.sort()
+    for start in range(0, len(pairs), 400):
+        chunk = set(pairs[start : start + 400])
+        rows = Capture.objects.filter(
+            site_id__in={site_id for site_id, _key in chunk}, urlkey__in={k for _s, k in chunk}
+        )
+        for site_id, pk, urlkey, *rest in rows.values_list(*_STORED_FIELDS):
+            if (site_id, urlkey) in chunk:
+                found[site_id].append(_stored_record(pk, urlkey, *rest))
+    return found
+
+
+_STORED_FIELDS = (
+    "site_id", "id", "urlkey", "timestamp", "url", "mimetype", "status", "digest", "length",
+    "kind",
+)  # fmt: skip
+
+
+def _stored_record(pk: int, urlkey: str, *rest: Any) -> tuple[cdx.CdxRecord, int, str]:
+    moment, url, mimetype, status, digest, length, kind = rest
+    return cdx.CdxRecord(urlkey, moment, url, mimetype, status, digest, length), pk, kind
+
+
+def _stored_of_sites(site_ids: set[int]) -> dict[int, list[tuple[cdx.CdxRecord, int, str]]]:
     """The sites' stored captures as records, with their ids and kinds."""
     found: dict[int, list[tuple[cdx.CdxRecord, int, str]]] = defaultdict(list)
     ids = sorted(site_ids)
     for start in range(0, len(ids), 500):
-        rows = Capture.objects.filter(site_id__in=ids[start : start + 500]).values_list(
-            "site_id", "id", "urlkey", "timestamp", "url", "mimetype", "status", "digest",
-            "length", "kind",
-        )  # fmt: skip
-        for site_id, pk, urlkey, moment, url, mimetype, status, digest, length, kind in rows:
-            record = cdx.CdxRecord(urlkey, moment, url, mimetype, status, digest, length)
-            found[site_id].append((record, pk, kind))
+        rows = Capture.objects.filter(site_id__in=ids[start : start + 500])
+        for site_id, pk, urlkey, *rest in rows.values_list(*_STORED_FIELDS):
+            found[site_id].append(_stored_record(pk, urlkey, *rest))
     return found
 
 

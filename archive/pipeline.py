@@ -13,7 +13,7 @@ sources:
   :class:`FetchRetry` or an import that fetches finishes them); an archive that cannot be
   reached, or whose configured URL cannot be requested, stops the fetches at once, its sentence
   failing every site not yet done;
-* :class:`FromWarcFiles` — WARC files: captures and, from the same pass, their pages' links;
+* :class:`FromWarcFiles` — WARC or WACZ files: captures and, from the same pass, their pages' links;
 * :class:`FetchRetry` — the later pass for sites whose memento fetches failed, or (``history``)
   whose import left the contents of copies older than their window for later: fetch what is
   still missing and compute updates again.
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Protocol
@@ -55,6 +55,7 @@ from archive.snapshots import snapshot_from_body, snapshots_fetch, snapshots_sav
 from archive.status import sites_finish, sites_start
 from archive.wayback import ArchiveClient
 from hacs.formats import cdx
+from hacs.formats.wacz import WaczError, is_wacz, read_wacz
 from hacs.formats.warc import WarcCapture, WarcError, WarcStats, read_warc
 
 log = logging.getLogger(__name__)
@@ -93,8 +94,15 @@ class FromCdxFiles:
 
 @dataclass(frozen=True)
 class FromWarcFiles:
+    """WARC or WACZ files (told apart by their first bytes). ``sources`` names each file's
+    captures (``Capture.source``; ``archive.sources``), by default ``warc:NAME`` or
+    ``wacz:NAME``; ``opener`` opens a path when the caller must choose how (the crawl
+    read-back opens files below a root without following symbolic links)."""
+
     paths: Sequence[Path]
     max_body: int = 5 * 1024 * 1024
+    sources: Sequence[str] = ()
+    opener: Callable[[Path], BinaryIO] | None = None
 
 
 @dataclass(frozen=True)
@@ -166,8 +174,9 @@ def sites_import(
         _from_archive(source, client, report, finish, notify)
     elif isinstance(source, FromWarcFiles):
         run = _FileRun(ScopeIndex.for_sites(), report, step or _no_step, start=True)
-        for path in source.paths:
-            in_file = _warc_file(path, source.max_body, run)
+        labels = list(source.sources) or [""] * len(source.paths)
+        for path, label in zip(source.paths, labels, strict=True):
+            in_file = _warc_file(path, source.max_body, run, label, source.opener)
             notify(str(path), _file_failure(report, path), {"sites": len(in_file)})
             _finish_touched(in_file, report, finish)
             run.running -= in_file
@@ -232,7 +241,9 @@ def _from_archive(
 # damage, and memory stays bounded however large the file is.
 CDX_BATCH = 50_000
 WARC_BATCH = 1_000
-WARC_BATCH_BYTES = 64 * 1024 * 1024
+# Bodies held per batch: pages are parsed for their links a batch at a time, and a batch's
+# bodies and parse trees are most of an import's memory (bench.wacz_import).
+WARC_BATCH_BYTES = 8 * 1024 * 1024
 
 
 @dataclass
@@ -324,62 +335,125 @@ def _cdx_file(path: Path, run: _FileRun) -> set[int]:
     return touched
 
 
-def _warc_file(path: Path, max_body: int, run: _FileRun) -> set[int]:
-    """Store one WARC file's captures and the link snapshots of its pages as they are read;
-    returns the sites. Damage stops the file where it starts and is recorded as its failure,
-    with the byte offset; the records before it are kept."""
-    index = run.index
-    report = run.report
-    stats = WarcStats()
-    limits = capture_limits()
-    touched: set[int] = set()
-    saved: set[tuple[str, str]] = set()
-    pending: list[WarcCapture] = []
-    pending_bytes = 0
-    reading: _Reading | None = None
+class _WarcBatches:
+    """A WARC or WACZ file's captures stored as they are read, in batches with the link
+    snapshots of their pages; memory stays bounded however large the file is."""
 
-    def store() -> None:
-        read = reading.since_last() if reading is not None else {}
-        records = [item.record for item in pending]
-        counts = run.store(records, f"warc:{path.name}", limits, read)
-        touched.update(counts.sites)
+    def __init__(self, run: _FileRun, source: str, max_body: int) -> None:
+        self.run = run
+        self.source = source
+        self.max_body = max_body
+        self.limits = capture_limits()
+        self.touched: set[int] = set()
+        self.saved: set[tuple[str, str]] = set()
+        self.pending: list[WarcCapture] = []
+        self.pending_bytes = 0
+        self.reading: _Reading | None = None
+        self.captures = 0  # read from the file's WARC records so far
+
+    def add(self, records: Iterable[WarcCapture]) -> None:
+        for item in records:
+            self.pending.append(item)
+            self.captures += 1
+            if self.reading is not None:
+                self.reading.records += 1
+            self.pending_bytes += len(item.body or b"")
+            if len(self.pending) >= WARC_BATCH or self.pending_bytes >= WARC_BATCH_BYTES:
+                self.store()
+
+    def store(self) -> None:
+        read = self.reading.since_last() if self.reading is not None else {}
+        records = [item.record for item in self.pending]
+        counts = self.run.store(records, self.source, self.limits, read)
+        self.touched.update(counts.sites)
+        index, max_body = self.run.index, self.max_body
         snapshots = {}
-        for item in pending:
+        for item in self.pending:
             matched = index.match(item.record.urlkey)
             if item.body is None or matched is None or matched[1] > MAX_DEPTH:
                 continue
             key = (item.record.urlkey, item.record.digest)
-            if key not in saved:
-                saved.add(key)
+            if key not in self.saved:
+                self.saved.add(key)
                 snapshots[key] = snapshot_from_body(
                     urlkey=key[0], digest=key[1], url=item.record.original,
                     body=item.body[:max_body], content_type=item.content_type,
                     truncated=len(item.body) > max_body,
                 )  # fmt: skip
-        report.snapshots += snapshots_save(list(snapshots.values()))
-        pending.clear()
+        self.run.report.snapshots += snapshots_save(list(snapshots.values()))
+        self.pending.clear()
+        self.pending_bytes = 0
 
+
+def _warc_file(
+    path: Path, max_body: int, run: _FileRun, source: str = "",
+    opener: Callable[[Path], BinaryIO] | None = None,
+) -> set[int]:  # fmt: skip
+    """Store one WARC or WACZ file's captures and the link snapshots of its pages as they are
+    read; returns the sites. Damage stops the file (or a WACZ's WARC file) where it starts and
+    is recorded as its failure, with the byte offset; the records before it are kept."""
+    stats = WarcStats()
+    batches = _WarcBatches(run, source, max_body)
     failure = ""
     try:
-        with open(path, "rb") as stream:
-            reading = _Reading(stream)
-            for item in read_warc(stream, max_body=max_body, stats=stats, limits=limits):
-                pending.append(item)
-                reading.records += 1
-                pending_bytes += len(item.body or b"")
-                if len(pending) >= WARC_BATCH or pending_bytes >= WARC_BATCH_BYTES:
-                    store()
-                    pending_bytes = 0
-            store()
+        with (opener or _open_file)(path) as stream:
+            batches.reading = _Reading(stream)
+            if is_wacz(stream):
+                batches.source = source or f"wacz:{path.name}"
+                failure = _wacz_records(stream, batches, stats)
+            else:
+                batches.source = source or f"warc:{path.name}"
+                batches.add(read_warc(stream, max_body=max_body, stats=stats,
+                                      limits=batches.limits))  # fmt: skip
+            batches.store()
     except OSError as error:
         failure = f"cannot be read ({error.strerror or error})"
     except WarcError as error:
         failure = f"stopped at offset {error.offset:,}: {error.reason}" + _kept(stats.captures)
-    if pending:
-        store()
-    _file_report(report, path, "offset", stats.skipped, stats.problems, failure)
-    updates_compute(site_ids=touched)
-    return touched
+    except WaczError as error:
+        failure = _wacz_failure(error, stats.captures)
+    if batches.pending:
+        batches.store()
+    _file_report(run.report, path, "offset", stats.skipped, stats.problems, failure)
+    updates_compute(site_ids=batches.touched)
+    return batches.touched
+
+
+def _open_file(path: Path) -> BinaryIO:
+    return open(path, "rb")
+
+
+def _wacz_records(stream: BinaryIO, batches: _WarcBatches, stats: WarcStats) -> str:
+    """Store the captures of each WARC file inside a WACZ (``hacs.formats.wacz``); returns the
+    failure of the first WARC file that could not be read to its end (the others are still
+    read), or empty. Raises ``WaczError`` for a WACZ refused, or truncated."""
+    failures: list[str] = []
+    for entry, data in read_wacz(stream):
+        before = stats.captures
+        try:
+            batches.add(read_warc(data, max_body=batches.max_body, stats=stats,
+                                  limits=batches.limits))  # fmt: skip
+        except WarcError as error:
+            reason = data.failure or error.reason
+            failures.append(
+                f"{entry.name} stopped at offset {error.offset:,}: {reason}"
+                + _kept(stats.captures - before)
+            )
+            continue
+        if data.failure:
+            failures.append(f"{entry.name}: {data.failure}")
+    return "; ".join(failures[:3]) + (
+        f" (and {len(failures) - 3} more)" if len(failures) > 3 else ""
+    )
+
+
+def _wacz_failure(error: WaczError, captures: int) -> str:
+    """A refused or truncated WACZ in a sentence: a refused one stores nothing."""
+    if error.truncated:
+        return f"{error.reason} ({captures:,} captures read)"
+    if captures:
+        return f"stopped: {error.reason}" + _kept(captures)
+    return f"refused: {error.reason}; nothing in it was stored"
 
 
 def _kept(records: int) -> str:

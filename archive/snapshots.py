@@ -28,6 +28,7 @@ from hacs.updates import link_floors, new_link_counts
 BATCH = 2000
 LOOKUP_BATCH = 500  # urlkeys looked up in one query
 _SNAPSHOT_CONTENT = ["status", "links", "link_count", "error"]  # what a new attempt replaces
+FLUSH = 500  # changed observations held (each with its page's link set) before they are written
 
 
 @dataclass(frozen=True)
@@ -176,6 +177,7 @@ def _site_updates_compute(site_id: int) -> int:
     observations = Capture.objects.filter(site_id=site_id, is_observation=True)
     observations.update(snapshot_id=snapshot_id)
     changed: list[Capture] = []
+    written = 0
     by_page: dict[str, list[Capture]] = defaultdict(list)
     for capture in observations.select_related("snapshot").order_by(
         "page_key", "timestamp", "urlkey"
@@ -195,7 +197,18 @@ def _site_updates_compute(site_id: int) -> int:
             if (capture.page_index, capture.link_floor, capture.new_links) != values:
                 capture.page_index, capture.link_floor, capture.new_links = values
                 changed.append(capture)
+        if len(changed) >= FLUSH:
+            # Written as they come: each changed row holds its page's link set, so keeping a
+            # big site's until the end grew with its history.
+            written += _updates_write(changed)
+    return written + _updates_write(changed)
+
+
+def _updates_write(changed: list[Capture]) -> int:
+    """Write the update data of ``changed`` and forget them; returns how many were written."""
     Capture.objects.bulk_update(
         changed, ["page_index", "link_floor", "new_links"], batch_size=BATCH
     )
-    return len(changed)
+    count = len(changed)
+    changed.clear()
+    return count

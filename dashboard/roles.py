@@ -71,6 +71,7 @@ ROLE_ALLOWS = {
 #: What the librarian-only pages do, by URL name, completing "… but not …".
 DENIED_ACTIONS = {
     "upload-seeds": "add seeds",
+    "upload-crawl": "import crawl files",
     "job-retry": "retry failed sites",
     "job-health": "run a health check",
     "crawl-list-create": "build crawl lists",

@@ -39,6 +39,7 @@ from django.urls import reverse
 
 from archive.models import Capture, LinkSnapshot, Site
 from dashboard.health import health_filter, row_badges, stopped_annotation
+from dashboard.sources import HandOffNames, is_library_crawl, source_label
 from hacs import charts
 from hacs.clock import from_days, reference_instant, to_days
 from hacs.estimators import accesses, update_instants
@@ -356,7 +357,11 @@ DEMO_ARCHIVE_SOURCE = f"warc:{LOCAL_WARC_NAME}"
 def capture_archive_url(source: str, *, wayback_url: str) -> str:
     """Where a capture is replayed, by the archive it came from: the synthetic demo archive's
     captures in the replay HACS serves of it (``/demo-archive``), since no public archive ever
-    held them; every other capture in ``wayback_url``, the configured Wayback Machine."""
+    held them; the library's own crawls nowhere (empty: their WARC files are the library's, not
+    an archive's HACS can link to); every other capture in ``wayback_url``, the configured
+    Wayback Machine."""
+    if is_library_crawl(source):
+        return ""
     if source == DEMO_ARCHIVE_SOURCE:
         sample = reverse("demo-archive", args=["0" * 14, "u"])
         return sample[: -len("/00000000000000/u")]
@@ -377,6 +382,8 @@ class CaptureRow:
     kind: str
     status: int | None
     wayback_url: str
+    source: str = ""  # where it came from, in words (``dashboard.sources``)
+    crawl: bool = False  # made by the library's own crawler
 
     @property
     def kind_label(self) -> str:
@@ -384,6 +391,9 @@ class CaptureRow:
 
     @property
     def replay_url(self) -> str:
+        """The capture in its archive; empty for a library crawl's, which no archive holds."""
+        if not self.wayback_url:
+            return ""
         return memento_url(self.wayback_url, self.timestamp, self.url)
 
 
@@ -404,8 +414,11 @@ class UpdateRow:
     def added_links(self) -> list[AddedLink]:
         """The added links as URLs, each with the archive's copy nearest the update."""
         links = [surt_to_url(link) for link in self.added]
-        moment = self.capture.timestamp
-        return [AddedLink(url, memento_url(self.capture.wayback_url, moment, url)) for url in links]
+        moment, wayback = self.capture.timestamp, self.capture.wayback_url
+        # A library crawl's update links the pages themselves: no archive holds that copy.
+        return [
+            AddedLink(url, memento_url(wayback, moment, url) if wayback else url) for url in links
+        ]
 
 
 @dataclass
@@ -471,12 +484,18 @@ def site_history(*, site: Site, wayback_url: str, recent: int = 100) -> SiteHist
     observations: list[PageObservation] = []
     kinds: Counter[str] = Counter()
     archives: dict[str, str] = {}  # each capture's replay, by the source it came from
+    labels: dict[str, str] = {}  # and its source in words
+    names = HandOffNames()
     for (
         moment, url, page_key, depth, kind, status, page_index, floor, new, snapshot_id, source
     ) in rows:  # fmt: skip
         if source not in archives:
             archives[source] = capture_archive_url(source, wayback_url=wayback_url)
-        row = CaptureRow(moment, url, depth, kind, status, archives[source])
+            labels[source] = source_label(source, names)
+        row = CaptureRow(
+            moment, url, depth, kind, status, archives[source], labels[source],
+            is_library_crawl(source),
+        )  # fmt: skip
         iso = _iso(moment)
         captures.append((row, iso))
         kinds[kind] += 1
@@ -585,8 +604,12 @@ def _level_timeline(
     groups: dict[str, list[charts.Mark]] = defaultdict(list)
     for row, iso in captures:
         status = "" if row.status is None else f" {row.status}"
-        text = f"{_short(row.url)} · {row.kind}{status}"
-        groups[_KIND_GROUP.get(row.kind, "other")].append(charts.Mark(iso, text))
+        source = f" · {row.source}" if row.source else ""
+        text = f"{_short(row.url)} · {row.kind}{status}{source}"
+        group = _KIND_GROUP.get(row.kind, "other")
+        if row.crawl and group in ("observation", "revisit"):
+            group = "crawl"
+        groups[group].append(charts.Mark(iso, text))
     level_obs = _timeline([o for o in observations if depth is None or o.row.depth == depth])
     updates = [
         charts.Mark(o.iso, f"{_short(o.row.url)} · {o.new_links or 0} new links")

@@ -4,6 +4,7 @@ from django.urls import path
 
 from dashboard.views import (
     crawl_lists,
+    crawl_upload,
     evaluation,
     feeds,
     handoff,
@@ -31,6 +32,7 @@ urlpatterns = [
     path("sites/<int:pk>/remove/", site_manage.site_remove_view, name="site-remove"),
     path("sites.csv", sites.site_list_csv, name="site-list-csv"),
     path("sites/upload/", upload.upload_seeds, name="upload-seeds"),
+    path("sites/upload/crawl/", crawl_upload.upload_crawl, name="upload-crawl"),
     path("crawl-list/", crawl_lists.crawl_list, name="crawl-list"),
     path("crawl-list/build/", crawl_lists.crawl_list_create, name="crawl-list-create"),
     path("crawl-list/<int:pk>.csv", crawl_lists.crawl_list_download_csv, name="crawl-list-csv"),

@@ -23,6 +23,7 @@ __all__ = [
     "crawl_selection",
     "learned_order",
     "rank_order",
+    "round_robin_expected",
 ]
 
 
@@ -103,3 +104,20 @@ def crawl_selection(
     p = np.asarray(probability, dtype=np.float64)
     kept = [i for i in order if theta is None or p[i] >= theta]
     return kept if budget is None else kept[:budget]
+
+
+def round_robin_expected(
+    probability: ArrayLike, last_copy: ArrayLike, urls: Sequence[str], count: int
+) -> float:
+    """The changes a round-robin list of ``count`` sites is expected to find: the sum of p over
+    the sites whose newest copy is oldest (a site never copied first; ties by URL), as the
+    replay's round-robin crawls them (``hacs.replay``). With the posterior's p, it is what
+    crawling in turn would have bought on the day a list was built, for the list's yield."""
+    p = np.asarray(probability, dtype=np.float64)
+    copy = np.asarray(last_copy, dtype=np.float64)
+    if count < 0:
+        raise ValueError(f"count must be non-negative, got {count}")
+    oldest = np.where(np.isnan(copy), -np.inf, copy)
+    keys = np.asarray(urls, dtype=str) if len(urls) else np.zeros(0, dtype=str)
+    order = np.lexsort((keys, oldest))[:count]
+    return float(p[order].sum())

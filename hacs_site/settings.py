@@ -6,6 +6,7 @@ a message naming the variable (see ``hacs_site.env``).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import stat
 from datetime import timedelta
@@ -209,13 +210,11 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
-try:
-    import plotly
-
-    # plotly.js ships inside the plotly wheel; HACS serves that copy rather than a CDN.
-    STATICFILES_DIRS.append(("plotly", str(Path(plotly.__file__).parent / "package_data")))
-except ImportError:  # pragma: no cover - plotly is a pinned requirement
-    pass
+# plotly.js ships inside the plotly wheel; HACS serves that copy rather than a CDN. The package
+# is found, not imported: importing it costs every HACS process ~10 MiB it never uses.
+_plotly = importlib.util.find_spec("plotly")
+if _plotly is not None and _plotly.origin:  # pragma: no branch - plotly is a pinned requirement
+    STATICFILES_DIRS.append(("plotly", str(Path(_plotly.origin).parent / "package_data")))
 # With DEBUG, files are served as they are edited, from the finders; otherwise only the
 # collected, hashed and compressed copies are (WhiteNoise caches those for a year).
 WHITENOISE_USE_FINDERS = DEBUG
@@ -358,6 +357,28 @@ if HACS_HERITRIX_ROOT and not os.path.isabs(HACS_HERITRIX_ROOT):
         "/opt/heritrix/jobs."
     )
 
+# --- The crawl comes home (docs/using.md, "Reading the crawls back") ---------------------------
+# What the library's crawlers fetched is imported back without a hand: the WARC files of every
+# Heritrix hand-off's job, the WACZ files of every crawl a Browsertrix hand-off started (downloaded
+# from the Browsertrix host or a storage host listed here, within HACS_MAX_CRAWL_FILE_BYTES and
+# HACS_CRAWL_DOWNLOAD_SECONDS), and the files dropped into HACS_CRAWL_INBOX. A crawl that has not
+# ended HACS_CRAWL_WAIT_HOURS after its hand-off is given up.
+HACS_BROWSERTRIX_STORAGE_HOSTS = env_hosts("HACS_BROWSERTRIX_STORAGE_HOSTS")
+HACS_CRAWL_INBOX = env_str("HACS_CRAWL_INBOX", "")
+if HACS_CRAWL_INBOX and not os.path.isabs(HACS_CRAWL_INBOX):
+    raise ImproperlyConfigured(
+        f"HACS_CRAWL_INBOX={HACS_CRAWL_INBOX!r} must be an absolute path, e.g. /srv/hacs/inbox."
+    )
+HACS_CRAWL_INBOX_SETTLE_SECONDS = env_int("HACS_CRAWL_INBOX_SETTLE_SECONDS", 60, minimum=0)
+HACS_CRAWL_WAIT_HOURS = env_float("HACS_CRAWL_WAIT_HOURS", 48.0, minimum=0.1, maximum=24 * 365)
+HACS_MAX_CRAWL_FILE_BYTES = env_int("HACS_MAX_CRAWL_FILE_BYTES", 10 * 1024**3, minimum=1024 * 1024)
+HACS_CRAWL_DOWNLOAD_SECONDS = env_float(
+    "HACS_CRAWL_DOWNLOAD_SECONDS", 3600.0, minimum=10, maximum=7 * 86400
+)
+HACS_MAX_CRAWL_UPLOAD_BYTES = env_int(
+    "HACS_MAX_CRAWL_UPLOAD_BYTES", 2 * 1024**3, minimum=1024 * 1024
+)
+
 # --- Method defaults (DESIGN "Method", rule 8) ----------------------------------------------------
 HACS_HISTORY_DAYS = env_int("HACS_HISTORY_DAYS", defaults.HISTORY_DAYS, minimum=1)
 HACS_E_DAYS = env_float("HACS_E_DAYS", defaults.E_DAYS, minimum=0)
@@ -388,6 +409,8 @@ HACS_DAILY_CRAWL_LIST_CRON = env_cron("HACS_DAILY_CRAWL_LIST_CRON", "0 5 * * *")
 HACS_FETCH_RETRY_CRON = env_cron("HACS_FETCH_RETRY_CRON", "0 4 * * *")
 # "off": no nightly refresh; sites are then brought up to date only when someone imports them.
 HACS_ARCHIVE_REFRESH_CRON = env_cron("HACS_ARCHIVE_REFRESH_CRON", "0 3 * * *", off=True)
+# "off": crawls are read back only when imported by hand (import_warc, the inbox by read_back).
+HACS_CRAWL_READBACK_CRON = env_cron("HACS_CRAWL_READBACK_CRON", "*/15 * * * *", off=True)
 
 LOGGING = {
     "version": 1,

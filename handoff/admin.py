@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from handoff.models import HandOff, HandOffRun
+from handoff.models import CrawlFile, FollowedCrawl, HandOff, HandOffRun, ListYield
 
 
 @admin.register(HandOff)
@@ -38,6 +38,48 @@ class HandOffRunAdmin(admin.ModelAdmin):
     readonly_fields = [
         "hand_off", "crawl_list", "job", "status", "sites", "steps", "message", "created_by",
         "created_at",
+    ]  # fmt: skip
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+
+@admin.register(FollowedCrawl)
+class FollowedCrawlAdmin(admin.ModelAdmin):
+    """The Browsertrix crawls hand-offs started, and how following them ended."""
+
+    list_display = ["crawl_id", "run", "state", "status", "checked_at", "ended_at"]
+    list_filter = ["status"]
+    readonly_fields = [
+        "run", "crawl_id", "state", "status", "checked_at", "ended_at", "message", "job",
+    ]  # fmt: skip
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+
+@admin.register(CrawlFile)
+class CrawlFileAdmin(admin.ModelAdmin):
+    """The crawl files read back, remembered so that none is read twice; delete a row to have
+    its file read again."""
+
+    list_display = ["key", "hand_off", "size", "status", "captures", "read_at"]
+    list_filter = ["status", "hand_off"]
+    search_fields = ["key", "name"]
+    readonly_fields = [
+        "key", "hand_off", "name", "size", "mtime_ns", "digest", "status", "message", "captures",
+        "job", "read_at",
+    ]  # fmt: skip
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+
+@admin.register(ListYield)
+class ListYieldAdmin(admin.ModelAdmin):
+    list_display = ["crawl_list", "handed_off_at", "listed", "reached", "changed", "expected"]
+    readonly_fields = [
+        "crawl_list", "handed_off_at", "listed", "expected", "reached", "changed", "computed_at",
     ]  # fmt: skip
 
     def has_add_permission(self, request: object) -> bool:

@@ -125,6 +125,7 @@ def browsertrix_deliver(
         f'Hand-off "{hand_off.name}" sent {len(urls)} seeds to Browsertrix at {hand_off.host} '
         f"and started workflow {hand_off.workflow_id} (crawl {crawl_id}).",
         session.steps,
+        crawl_id=crawl_id,
     )
 
 

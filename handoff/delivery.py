@@ -11,6 +11,7 @@ class Delivery:
 
     message: str
     steps: list[str] = field(default_factory=list)
+    crawl_id: str = ""  # the crawl it started (Browsertrix), which HACS then follows
 
 
 class HandOffFailed(Exception):

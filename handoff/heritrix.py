@@ -113,7 +113,7 @@ def write_atomically(text: str, *, root: str, job_dir: str, subdir: str, name: s
     relative to those directories, also without following a symlink. A symlink anywhere below
     the root raises ``OSError`` with ``errno.ELOOP``.
     """
-    job_fd = _open_below(root, job_dir)
+    job_fd = open_below(root, job_dir)
     try:
         target_fd = os.open(subdir, _DIRECTORY, dir_fd=job_fd) if subdir else job_fd
         try:
@@ -145,7 +145,7 @@ def _write_and_rename(text: str, job_fd: int, target_fd: int, name: str) -> None
         raise
 
 
-def _open_below(root: str, path: str) -> int:
+def open_below(root: str, path: str) -> int:
     """A descriptor of directory ``path``, opened from ``root`` one component at a time
     without following symlinks (``path`` and ``root`` are resolved already, so a symlink met
     here was put there after the check)."""

@@ -13,6 +13,10 @@ The Browsertrix token is never stored: the hand-off stores the *name* of the env
 variable that holds it. What a hand-off may reach (Browsertrix's address, the variables it reads,
 Heritrix's directory) is ruled by ``handoff.trust``, checked here when an admin saves it and again
 when it is sent.
+
+What the crawl then fetched comes home (``operations.readback``): ``FollowedCrawl`` follows a
+crawl a Browsertrix hand-off started, ``CrawlFile`` remembers each crawl file read back, and
+``ListYield`` counts what a handed-off list's crawl reached and found changed.
 """
 
 from __future__ import annotations
@@ -215,3 +219,93 @@ class HandOffRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hand_off} {self.created_at:%Y-%m-%d %H:%M}: {self.get_status_display()}"
+
+
+class FollowedCrawl(models.Model):
+    """A Browsertrix crawl that a hand-off started, followed through Browsertrix's API until it
+    ends (``handoff.readback``): then its WACZ files are read back, or its failure reported.
+    One that has not ended within ``HACS_CRAWL_WAIT_HOURS`` is given up."""
+
+    class Status(models.TextChoices):
+        FOLLOWING = "following", "Following"
+        READ = "read", "Read back"
+        FAILED = "failed", "Crawl failed"
+        GIVEN_UP = "given_up", "Given up"
+
+    run = models.OneToOneField(HandOffRun, on_delete=models.CASCADE, related_name="followed")
+    crawl_id = models.CharField(max_length=100)
+    state = models.CharField(
+        max_length=40, blank=True, help_text="The crawl's state as Browsertrix last gave it."
+    )
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.FOLLOWING, db_index=True
+    )
+    checked_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    message = models.TextField(blank=True)
+    job = models.ForeignKey(
+        "jobs.JobRecord", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The read-back's job (or the job that reported the crawl's end).",
+    )  # fmt: skip
+
+    class Meta:
+        ordering = ["-run__created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"crawl {self.crawl_id} ({self.get_status_display()})"
+
+
+class CrawlFile(models.Model):
+    """A file of a library crawl that HACS has read back, remembered by where it lies, its size
+    and its SHA-256, so that a file seen before is not read again while one that grew or was
+    rewritten is. ``key`` says where: ``heritrix:<hand-off>:<launch>/warcs/<name>`` or
+    ``browsertrix:<hand-off>:<crawl>/<name>``."""
+
+    class Status(models.TextChoices):
+        READ = "read", "Read"
+        FAILED = "failed", "Read with a failure"
+        REFUSED = "refused", "Refused"
+
+    key = models.CharField(max_length=700, unique=True)
+    hand_off = models.ForeignKey(HandOff, on_delete=models.CASCADE, related_name="crawl_files")
+    name = models.CharField(max_length=300)
+    size = models.BigIntegerField()
+    mtime_ns = models.BigIntegerField(null=True, blank=True)
+    digest = models.CharField(max_length=64, help_text="SHA-256 of the file as read.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.READ)
+    message = models.TextField(blank=True)
+    captures = models.PositiveIntegerField(default=0, help_text="Captures it added.")
+    job = models.ForeignKey(
+        "jobs.JobRecord", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    read_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-read_at"]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class ListYield(models.Model):
+    """The list's own yield: of the sites a handed-off list named, how many the library's crawls
+    reached in the crawl's window (from the first hand-off of the list until the next list at
+    its level was handed off, at most ``HACS_CRAWL_WAIT_HOURS``), and how many of those had
+    changed since HACS's newest copy before the crawl (``handoff.crawl_yield``). ``expected`` is
+    the list's own sum of p; the round-robin expectation is on the list."""
+
+    crawl_list = models.OneToOneField(
+        "scheduling.CrawlList", on_delete=models.CASCADE, related_name="crawl_yield"
+    )
+    handed_off_at = models.DateTimeField(db_index=True)
+    listed = models.PositiveIntegerField(default=0)
+    expected = models.FloatField(default=0.0, help_text="The sum of the list's probabilities.")
+    reached = models.PositiveIntegerField(null=True, blank=True)
+    changed = models.PositiveIntegerField(null=True, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["handed_off_at"]
+
+    def __str__(self) -> str:
+        return f"yield of list {self.crawl_list_id}: {self.changed}/{self.reached}/{self.listed}"

@@ -18,9 +18,10 @@ from typing import Any
 from django.db.models import OuterRef, Subquery
 
 from handoff.browsertrix import browsertrix_deliver
+from handoff.crawl_yield import list_yield_start
 from handoff.delivery import Delivery, HandOffFailed
 from handoff.heritrix import heritrix_deliver
-from handoff.models import HandOff, HandOffRun
+from handoff.models import FollowedCrawl, HandOff, HandOffRun
 from jobs.models import JobRecord
 from jobs.runner import JobRun
 from scheduling.crawl_lists import crawl_list_seed_urls
@@ -95,24 +96,30 @@ def hand_off_run(
                       user=user) as job:  # fmt: skip
         if started is not None:
             started(job.record)
-        status, sent, steps, message = _hand_off_send(hand_off, crawl_list, urls)
+        status, sent, steps, message, crawl_id = _hand_off_send(hand_off, crawl_list, urls)
         failed = status == HandOffRun.Status.FAILED
         job.advance(0 if failed else 1, sites=sent, steps=len(steps))
-        # The outcome is recorded whole: a finished job has its run.
+        # The outcome is recorded whole: a finished job has its run, the crawl it started is
+        # followed, and the list's yield is counted from then on.
         with job.ending(error=message if failed else ""):
             run = HandOffRun.objects.create(
                 hand_off=hand_off, crawl_list=crawl_list, job=job.record, status=status,
                 sites=sent, steps=steps, message=message,
                 created_by=user if getattr(user, "is_authenticated", False) else None,
             )  # fmt: skip
+            if status == HandOffRun.Status.SENT:
+                list_yield_start(crawl_list=crawl_list, at=run.created_at)
+            if crawl_id:
+                FollowedCrawl.objects.create(run=run, crawl_id=crawl_id, checked_at=None)
     return run
 
 
 def _hand_off_send(
     hand_off: HandOff, crawl_list: CrawlList, urls: list[str]
-) -> tuple[str, int, list[str], str]:
-    """Send the URLs; returns the outcome (status, sites sent, steps, message)."""
-    status, sent = HandOffRun.Status.FAILED, 0
+) -> tuple[str, int, list[str], str, str]:
+    """Send the URLs; returns the outcome (status, sites sent, steps, message, the crawl it
+    started)."""
+    status, sent, crawl_id = HandOffRun.Status.FAILED, 0, ""
     steps: list[str] = []
     if not urls:
         status = HandOffRun.Status.EMPTY
@@ -137,7 +144,8 @@ def _hand_off_send(
             status, sent, steps, message = (
                 HandOffRun.Status.SENT, len(urls), delivery.steps, delivery.message
             )  # fmt: skip
-    return status, sent, steps, message
+            crawl_id = delivery.crawl_id
+    return status, sent, steps, message, crawl_id
 
 
 def hand_offs_run_daily(

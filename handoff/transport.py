@@ -15,7 +15,9 @@ button, so this client adds what the archive's does not need:
   connection, sending, headers and body — because a per-read timeout never fires for an answer
   trickled a byte at a time. A timer cuts the connection when the deadline passes, which ends a
   blocked read at once (as ``archive.wayback`` does for headers).
-* **A capped answer**: Browsertrix answers with small JSON objects.
+* **A capped answer**: Browsertrix answers with small JSON objects. A crawl's WACZ file is
+  downloaded instead (``GuardedClient.download``): streamed to a file as it arrives, within its
+  own cap and deadline.
 
 ``GuardedClient.send`` raises ``AddressRefused``, ``DeadlinePassed`` or ``AnswerTooLarge`` for
 these, and ``requests``' own exceptions for a connection that failed or timed out.
@@ -29,7 +31,7 @@ import time
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import requests
 import requests.adapters
@@ -40,6 +42,8 @@ import urllib3.exceptions
 from handoff.trust import address_problem
 
 MAX_ANSWER_BYTES = 1024 * 1024
+CHUNK_BYTES = 256 * 1024  # a download is copied on in pieces of this size
+MAX_EXCERPT_BYTES = 2048  # of a refused download's answer, for the log
 
 
 class AddressRefused(Exception):
@@ -64,6 +68,17 @@ class Answer:
     status: int
     headers: Mapping[str, str]
     body: bytes
+
+
+@dataclass(frozen=True)
+class Download:
+    """A download's outcome: the status, the headers, the bytes copied (a 200 answer's) and,
+    for any other status, the start of what the server said."""
+
+    status: int
+    headers: Mapping[str, str]
+    size: int
+    excerpt: bytes
 
 
 @dataclass
@@ -267,6 +282,66 @@ class GuardedClient:
         if exchange.cut:  # an answer that "ended" when its connection was cut is not whole
             raise DeadlinePassed()
         return Answer(response.status_code, response.headers, body)
+
+    def download(self, path: str, sink: _Sink, *, max_bytes: int) -> Download:
+        """GET ``path`` (with its query, as given) and copy a 200 answer's body into ``sink``
+        as it arrives, at most ``max_bytes`` (``AnswerTooLarge`` past them); the same checks
+        and deadline as :meth:`send`. Any other status comes back with an empty body and a
+        short excerpt of what the server said (for the log only)."""
+        exchange = _Exchange(deadline=self.deadline, listed=self.listed)
+        left = exchange.left()
+        if left <= 0:
+            raise DeadlinePassed()
+        timer = threading.Timer(left, exchange.cut_all)
+        timer.daemon = True
+        token = _EXCHANGE.set(exchange)
+        timer.start()
+        response: requests.Response | None = None
+        said = b""
+        size = 0
+        try:
+            response = self._session.request(
+                "GET", self.base_url + path, timeout=min(self.timeout, left),
+                allow_redirects=False, stream=True,
+            )  # fmt: skip
+            if response.status_code == 200:
+                size = _read_into(response, sink, max_bytes)
+            else:
+                said = response.raw.read(MAX_EXCERPT_BYTES, decode_content=True) or b""
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError):
+            if exchange.cut or exchange.left() <= 0:
+                raise DeadlinePassed() from None
+            raise
+        finally:
+            timer.cancel()
+            _EXCHANGE.reset(token)
+            if response is not None:
+                response.close()
+            self._adapter.close()
+        if exchange.cut:
+            raise DeadlinePassed()
+        return Download(response.status_code, response.headers, size, said)
+
+
+class _Sink(Protocol):
+    def write(self, data: bytes, /) -> int: ...
+
+
+def _read_into(response: requests.Response, sink: _Sink, max_bytes: int) -> int:
+    """Copy the answer's body to ``sink`` as it arrives; raises ``AnswerTooLarge`` past
+    ``max_bytes`` (nothing more is read)."""
+    size = 0
+    try:
+        while chunk := response.raw.read(CHUNK_BYTES, decode_content=True):
+            size += len(chunk)
+            if size > max_bytes:
+                raise AnswerTooLarge()
+            sink.write(chunk)
+    except urllib3.exceptions.ReadTimeoutError as error:
+        raise requests.ReadTimeout(str(error)) from None
+    except (urllib3.exceptions.HTTPError, OSError) as error:
+        raise requests.ConnectionError(f"the answer was cut off: {error}") from None
+    return size
 
 
 def _read_capped(response: requests.Response) -> bytes:

@@ -103,6 +103,53 @@ def browsertrix_address_problem(url: str) -> str:
     return f"The Browsertrix address {url} is {problem}; {allow}" if problem else ""
 
 
+def storage_address_problem(url: str, *, api_url: str) -> str:
+    """Empty when HACS may download a crawl's file from ``url``; else the sentence saying why
+    not and which setting would allow it. The file may lie on the Browsertrix host itself
+    (``api_url``) or on a storage host listed in ``HACS_BROWSERTRIX_STORAGE_HOSTS`` (often S3 or
+    MinIO); either is then reached as Browsertrix is: over https at public addresses, unless
+    ``HACS_BROWSERTRIX_ALLOWED_HOSTS`` lists it. Messages name the host, never the address's
+    path or query (a signed address carries a credential)."""
+    parts = urlsplit(url)
+    if parts.scheme not in DEFAULT_PORTS or not parts.hostname:
+        return "Browsertrix gave a file address that is not http:// or https://."
+    try:
+        where = host_port(parts)
+    except ValueError:
+        return "Browsertrix gave a file address whose port is not a number."
+    if parts.username is not None or parts.password is not None:
+        return f"Browsertrix gave a file address at {where} with a user name or password (…@)."
+    storage = {entry.lower() for entry in settings.HACS_BROWSERTRIX_STORAGE_HOSTS}
+    own = where == host_port(urlsplit(api_url))
+    if not own and where not in storage and where.rsplit(":", 1)[0] not in storage:
+        return (
+            f"Browsertrix stores the crawl's files at {where}, which "
+            f"HACS_BROWSERTRIX_STORAGE_HOSTS does not list; list {where} there to let HACS "
+            "download them (a storage host such as S3 or MinIO is another host than "
+            "Browsertrix's)."
+        )
+    if host_is_listed(url):
+        return ""
+    allow = (
+        f"for storage on this machine or the library's network, list {where} in "
+        "HACS_BROWSERTRIX_ALLOWED_HOSTS too."
+    )
+    if parts.scheme != "https":
+        return (
+            f"HACS downloads crawl files only over https, and {where} is reached over "
+            f"{parts.scheme}; {allow}"
+        )
+    host = (parts.hostname or "").lower().rstrip(".")
+    if host == _LOOPBACK_NAMES[0] or host.endswith(_LOOPBACK_NAMES[1]):
+        return f"The crawl's files at {where} are on this machine (loopback); {allow}"
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return ""  # a name: its addresses are checked when it is resolved, before connecting
+    problem = address_problem(host)
+    return f"The crawl's files at {where} are at {problem}; {allow}" if problem else ""
+
+
 def address_problem(address: str) -> str:
     """Empty for a public (globally routable) IP address; else what it is, in a few words.
 

@@ -20,6 +20,7 @@ class JobRecord(models.Model):
         LEARNING = "learning", "Learning a scheduler"
         CRAWL_LIST = "crawl_list", "Crawl list"
         HAND_OFF = "hand_off", "Hand-off"
+        READ_BACK = "read_back", "Crawl read-back"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -31,6 +32,9 @@ class JobRecord(models.Model):
         INTERRUPTED = "interrupted", "Interrupted"
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
+    # The kinds that import captures and start sites' imports (an interrupted one leaves its
+    # sites to be marked failed).
+    IMPORTING = (Kind.IMPORT, Kind.READ_BACK)
     ENDED = (Status.FINISHED, Status.PARTIAL, Status.FAILED)
 
     rq_id = models.CharField("RQ job id", max_length=64, unique=True)

@@ -40,6 +40,7 @@ QUEUE_FOR_KIND = {
     JobRecord.Kind.EVALUATION: "evaluation",
     JobRecord.Kind.LEARNING: "evaluation",  # beside evaluations: never behind imports
     JobRecord.Kind.CRAWL_LIST: "estimation",
+    JobRecord.Kind.READ_BACK: "import",
 }
 # The order in which a worker serving every queue takes jobs: short and time-critical work
 # (health checks, crawl lists and recomputes, evaluations) before imports, which can take hours.
@@ -276,10 +277,15 @@ KNOWN_FUNCTIONS = {
     "operations.daily.daily_crawl_list_and_hand_offs": "Daily crawl list (from the scheduler)",
     "operations.jobs.daily_fetch_retry": "Older history, failed fetches (from the scheduler)",
     "operations.jobs.nightly_refresh": "Nightly refresh from the archive (from the scheduler)",
+    "operations.jobs.crawls_read_back": "Crawl read-back (from the scheduler)",
 }
 # Every few minutes, and most often a no-op: the sweep, and the daily list's catch-up (the list
 # it builds shows with its own record).
-HIDDEN_FUNCTIONS = {"operations.jobs.sweep_interrupted", "operations.daily.daily_catch_up"}
+HIDDEN_FUNCTIONS = {
+    "operations.jobs.sweep_interrupted",
+    "operations.daily.daily_catch_up",
+    "operations.jobs.crawls_read_back",  # a job of its own only when it reads something
+}
 
 
 def jobs_waiting() -> list[dict[str, Any]]:

@@ -12,6 +12,10 @@
   the list, so that the list sees what the retry found; with it, when no import is under way,
   the history pass for the contents of copies older than each site's window, which imports
   leave for later (``operations.jobs.enqueue_history_pass``).
+* Every fifteen minutes (``HACS_CRAWL_READBACK_CRON``; "off" turns it off), the crawl read-back:
+  what the library's crawlers fetched after a hand-off (Heritrix's WARC files, Browsertrix's
+  WACZ files) and what was dropped into the crawl inbox, imported as observations
+  (``operations.readback``).
 * Every minute, the sweep that marks interrupted the jobs (and their sites) whose worker, Redis or
   terminal stopped (``operations.jobs.sweep_interrupted``), on the first queue every worker
   serves, so that it never waits behind an import.
@@ -24,7 +28,12 @@ from rq import cron
 
 from jobs.services import JobQueue
 from operations.daily import daily_catch_up, daily_crawl_list_and_hand_offs
-from operations.jobs import daily_fetch_retry, nightly_refresh, sweep_interrupted
+from operations.jobs import (
+    crawls_read_back,
+    daily_fetch_retry,
+    nightly_refresh,
+    sweep_interrupted,
+)
 
 # RQ 3.0's cron enqueues through a plain ``rq.Queue`` made inside ``CronJob.enqueue``, which takes
 # no serializer and so pickles, and HACS's workers refuse pickles. Until RQ's cron takes one, it
@@ -51,4 +60,11 @@ if settings.HACS_ARCHIVE_REFRESH_CRON != "off":
         queue_name="import",
         cron=settings.HACS_ARCHIVE_REFRESH_CRON,
         name="archive-refresh",
+    )
+if settings.HACS_CRAWL_READBACK_CRON != "off":
+    cron.register(
+        crawls_read_back,
+        queue_name="import",
+        cron=settings.HACS_CRAWL_READBACK_CRON,
+        name="crawl-read-back",
     )

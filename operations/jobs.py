@@ -181,7 +181,7 @@ def sweep_interrupted(*, rq_cleanup: bool = True) -> int:
     """
     stopped = job_records_sweep(rq_cleanup=rq_cleanup)
     for record in stopped:
-        if record.kind == JobRecord.Kind.IMPORT and record.items:
+        if record.kind in JobRecord.IMPORTING and record.items:
             sites_interrupt(record, INTERRUPTED_REASON)
     return len(stopped)
 
@@ -191,7 +191,7 @@ def sites_interrupt(record: JobRecord, reason: str) -> None:
     sites end failed with the reason, unless a live job holds them."""
     live: set[int] = set()
     for items in JobRecord.objects.filter(
-        kind=JobRecord.Kind.IMPORT, status__in=JobRecord.ACTIVE
+        kind__in=JobRecord.IMPORTING, status__in=JobRecord.ACTIVE
     ).values_list("items", flat=True):
         live.update(items)
     unfinished = (Site.ImportStatus.QUEUED, Site.ImportStatus.RUNNING)
@@ -318,9 +318,48 @@ def enqueue_files(kind: str, paths: Sequence[str], *, user: object = None) -> Jo
         kind=JobRecord.Kind.IMPORT,
         func=import_files,
         args=(kind, [str(p) for p in paths]),
-        label=f"{len(paths)} {kind.upper()} file{'s' if len(paths) != 1 else ''}",
+        label=f"{len(paths)} {_file_kind(kind, paths)} file{'s' if len(paths) != 1 else ''}",
         user=user,
         total=len(paths),
+        on_failure=import_files_failed,
+    )
+
+
+def _file_kind(kind: str, paths: Sequence[str]) -> str:
+    """ "WARC", "WACZ", "WARC or WACZ" or "CDX", as the job's label names its files."""
+    if kind != "warc":
+        return kind.upper()
+    wacz = {str(p).lower().endswith(".wacz") for p in paths}
+    return "WARC or WACZ" if len(wacz) > 1 else ("WACZ" if wacz == {True} else "WARC")
+
+
+def import_uploaded_crawl(record_id: int, path: str, name: str) -> None:
+    """Import a WARC or WACZ file uploaded on the Upload page (kept owner-only under
+    ``HACS_VAR_DIR``), its captures named after the file as uploaded, then delete it."""
+    kind = "wacz" if name.lower().endswith(".wacz") else "warc"
+    with JobRun.resume(record_id, on_stop=sites_interrupt) as run:
+        run.set_total(1)
+        source = FromWarcFiles(
+            [Path(path)], max_body=settings.HACS_MAX_MEMENTO_BYTES, sources=[f"{kind}:{name}"]
+        )
+        result = sites_refresh(source, step=run.step)
+        failure = next((reason for _file, reason in result.failed_files), "")
+        if not failure and not result.captures.sites:
+            failure = NO_SEED_MATCHED
+        run.item(name, failure, {"captures": result.captures.added,
+                                 "captures outside every seed":
+                                 result.captures.skipped["outside every seed"]})  # fmt: skip
+    Path(path).unlink(missing_ok=True)
+
+
+def enqueue_uploaded_crawl(path: str, name: str, *, user: object = None) -> JobRecord:
+    return job_enqueue(
+        kind=JobRecord.Kind.IMPORT,
+        func=import_uploaded_crawl,
+        args=(path, name),
+        label=f"Uploaded {name}",
+        user=user,
+        total=1,
         on_failure=import_files_failed,
     )
 
@@ -389,6 +428,7 @@ def nightly_refresh() -> int:
     if running.exists():
         logger.warning("The previous nightly refresh is still under way; not starting another.")
         return 0
+    _inbox_first()
     config = ArchiveConfig.from_settings()
     site_ids = sites_from_archive(config)
     if not site_ids:
@@ -419,12 +459,36 @@ def nightly_refresh() -> int:
     return enqueue_import(chosen, label=label, counts=counts, nightly=True).total
 
 
+def _inbox_first() -> None:
+    """The crawl inbox is read before the nightly refresh (``operations.readback``), so that
+    the refresh and the morning's list count what the library's crawlers fetched; its trouble
+    never stops the refresh."""
+    from operations.readback import inbox_read_back  # it builds on this module
+
+    try:
+        inbox_read_back()
+    except Exception:
+        logger.exception("The crawl inbox could not be read before the nightly refresh")
+
+
+def crawls_read_back() -> int:
+    """The crawl read-back (RQ cron, ``HACS_CRAWL_READBACK_CRON``): the Heritrix jobs and
+    Browsertrix crawls hand-offs sent lists to, and the crawl inbox (``operations.readback``).
+    Returns how many read-back jobs it made."""
+    from operations.readback import crawl_read_back  # it builds on this module
+
+    return crawl_read_back()
+
+
 __all__ = [
+    "crawls_read_back",
     "daily_fetch_retry",
     "enqueue_fetch_retry",
     "enqueue_history_pass",
     "fetch_older_history",
     "enqueue_files",
+    "enqueue_uploaded_crawl",
+    "import_uploaded_crawl",
     "enqueue_import",
     "file_import_run",
     "health_check",

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 from archive.models import Site
 from hacs import defaults
 from hacs.clock import reference_instant, to_days
-from hacs.ranking import crawl_order, crawl_selection, learned_order
+from hacs.ranking import crawl_order, crawl_selection, learned_order, round_robin_expected
 from scheduling.cells import (
     EXCEL_BOM,
     day_text,
@@ -129,6 +129,8 @@ class RankedList:
     eligible: int
     scorer: LearnedScorer | None = None
     notice: str = ""  # a learned list that does not rank by its scheduler says so here
+    # The changes a round-robin list of as many sites was expected to find (posterior p).
+    round_robin_expected: float | None = None
 
 
 def crawl_list_window(*, day: date, history_days: int) -> tuple[datetime, datetime]:
@@ -168,6 +170,10 @@ def crawl_list_rank(*, day: date, options: CrawlListOptions) -> RankedList:
         order = learned_order(score, p, taus, seed_urls, to_days(t))
     kept = crawl_selection(order, p, theta=options.theta, budget=options.budget)
     notice = "" if scorer is None else learned_notice(scorer, score, p, kept, options.theta)
+    round_robin = None
+    if learned or options.method == DEFAULT_METHOD:  # p is the posterior's
+        copies = [np.nan if e.last_copy_days is None else e.last_copy_days for e in estimates]
+        round_robin = round_robin_expected(p, copies, seed_urls, len(kept))
     ranked = [
         RankedSite(
             site_id=ids[i],
@@ -180,7 +186,7 @@ def crawl_list_rank(*, day: date, options: CrawlListOptions) -> RankedList:
         )
         for i in kept
     ]
-    return RankedList(ranked, len(ids), scorer, notice)
+    return RankedList(ranked, len(ids), scorer, notice, round_robin)
 
 
 def learned_notice(
@@ -335,6 +341,7 @@ def crawl_list_store(
         crawl_list = CrawlList.objects.create(
             **parameters, eligible_sites=ranked_list.eligible, source=source, is_daily=daily,
             notice=ranked_list.notice,
+            round_robin_expected=ranked_list.round_robin_expected,
             created_by=user if getattr(user, "is_authenticated", False) else None,
             terminal_user=terminal_user,
         )  # fmt: skip

@@ -228,6 +228,11 @@ class CrawlList(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     eligible_sites = models.PositiveIntegerField(default=0)
+    round_robin_expected = models.FloatField(
+        null=True, blank=True,
+        help_text="The changes a list of the same size in round-robin order (oldest copy "
+        "first) was expected to find, by the posterior; empty for the paper's methods.",
+    )  # fmt: skip
     is_daily = models.BooleanField(
         "daily list", default=False, help_text="The daily job's list of its date (one a date)."
     )

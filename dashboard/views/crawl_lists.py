@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from dashboard.crawl_yield import crawl_yield_context
 from dashboard.forms import CrawlListForm
 from dashboard.roles import librarian_required
 from hacs_site.clock import today
@@ -63,6 +64,7 @@ def crawl_list(request: HttpRequest) -> HttpResponse:
         "shortfall": list_shortfall(selected, page.paginator.count) if selected else "",
         "next_daily": daily_list_next(timezone.now()),
         "today": today(),
+        "crawl_yield": crawl_yield_context(),
     }  # fmt: skip
     return render(request, "dashboard/crawl_list.html", context)
 
@@ -76,6 +78,7 @@ def crawl_list_create(request: HttpRequest) -> HttpResponse:
         context = {
             "form": form, "lists": lists, "selected": None, "page": None, "rows": [],
             "next_daily": daily_list_next(timezone.now()),
+            "crawl_yield": crawl_yield_context(),
         }  # fmt: skip
         return render(request, "dashboard/crawl_list.html", context, status=400)
     stored = crawl_list_store(

@@ -166,11 +166,16 @@ def _update_entry(found: SiteUpdate, authority: str) -> Entry:
     if update.previous is not None:
         compared = format_html(
             ', compared with <a href="{}">the copy of {}</a>',
-            update.previous.replay_url,
+            # A library crawl's copy is in no archive: the page itself is linked instead.
+            update.previous.replay_url or update.previous.url,
             when_text(update.previous.timestamp),
         )
     heading = format_html(
-        '<p>{} added to <a href="{}">{}</a>{}.</p>', count, page.replay_url, page.url, compared
+        '<p>{} added to <a href="{}">{}</a>{}.</p>',
+        count,
+        page.replay_url or page.url,
+        page.url,
+        compared,
     )
     if links:
         listed = format_html(

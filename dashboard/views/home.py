@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from dashboard.crawl_yield import crawl_yield_context
 from dashboard.health import HEALTH_FILTERS, health_counts
 from dashboard.overview import due_today, interval_lists, overview_counts
 from hacs.charts import interval_histogram
@@ -25,6 +26,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "latest_list": CrawlList.objects.newest_daily(),
         "recent_jobs": JobRecord.objects.all()[:5],
         "health": _health_box(),
+        "crawl_yield": crawl_yield_context(),
     }
     return render(request, "dashboard/home.html", context)
 

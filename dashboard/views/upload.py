@@ -176,6 +176,7 @@ def _limits() -> dict[str, int]:
         "line_length": MAX_LINE_LENGTH,
         "held_hours": HELD_HOURS,
         "held_files": settings.HACS_UPLOAD_HOLD_PER_USER,
+        "crawl_bytes": settings.HACS_MAX_CRAWL_UPLOAD_BYTES,  # a crawl's WARC or WACZ file
     }
 
 

@@ -28,6 +28,7 @@ from hacs.charts.style import (
     BLUE,
     CURVE_COLOURS,
     DARK_GREY,
+    GREEN,
     GREY,
     ORANGE,
     PAIR_COLOURS,
@@ -65,6 +66,9 @@ CAPTURE_GROUPS: dict[str, tuple[str, str, str]] = {
     "revisit": ("Revisit (same content)", SKY_BLUE, "circle-open"),
     "redirect_error": ("Redirect or error", ORANGE, "x-thin-open"),
     "other": ("Other (not HTML, orphan revisit…)", GREY, "square-open"),
+    # An observation or revisit the library's own crawler made (read back after a hand-off,
+    # or from the crawl inbox), beside the archive's: its hover box names its source.
+    "crawl": ("The library's crawl (observation or revisit)", GREEN, "star"),
 }
 UPDATE_STYLE = ("Detected update", VERMILLION, "diamond")
 INTERPOLATED_STYLE = ("Interpolated update instant", PURPLE, "triangle-up")

@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.linear_model import HuberRegressor
 
 from hacs.estimators import _check_offsets  # the estimators' timelines, read the same way
 from hacs.evaluation import ExtraScorer, ObservationTable
@@ -666,6 +665,10 @@ def _fit(x: FloatArray, y: FloatArray, regressor: str) -> _Linear:
         design = np.hstack([np.ones((z.shape[0], 1)), z])
         solution = np.linalg.lstsq(design, y, rcond=None)[0]
         return means, scales, solution[1:], float(solution[0])
+    # Imported here: scikit-learn costs every process that imports HACS ~15 MiB of memory, and
+    # only learning fits the regression.
+    from sklearn.linear_model import HuberRegressor
+
     huber = HuberRegressor(epsilon=_HUBER_EPSILON, alpha=_HUBER_ALPHA, max_iter=_HUBER_MAX_ITER)
     huber.fit(z, y)
     coefficients = np.asarray(huber.coef_, dtype=np.float64)

@@ -340,3 +340,29 @@ def test_rates_that_vary_less_than_poisson_noise_give_a_bounded_point_mass() -> 
     prior = bayes.fit_prior(m, big_t)
     assert prior.shape <= 1e4
     assert prior.shape / prior.rate == pytest.approx(m.sum() / big_t.sum(), rel=0.02)
+
+
+def test_the_credible_bounds_are_scipys_gamma_quantiles_to_the_bit() -> None:
+    """``hacs.bayes`` computes gamma quantiles without importing ``scipy.stats`` (memory); they
+    must be the very numbers ``scipy.stats.gamma.ppf`` gives, edge cases included."""
+    import math
+
+    from scipy.stats import chi2
+
+    from hacs.bayes import OPEN_LIKELIHOOD, interval_credible_bounds
+
+    rng = np.random.default_rng(7)
+    alpha = np.concatenate([rng.gamma(2.0, 2.0, 5000) + 1e-6, [0.0, -1.0, np.nan, np.inf, 2.0]])
+    beta = np.concatenate([rng.gamma(2.0, 60.0, 5000) + 1e-6, [1.0, 1.0, 1.0, 1.0, np.inf]])
+    tail = (1.0 - 0.9) / 2.0  # as the function computes it (not quite 0.05)
+    for dispersion in (1.0, 2.5):
+        a, scale = alpha / dispersion, dispersion / beta
+        with np.errstate(divide="ignore", invalid="ignore"):
+            expected = (
+                1.0 / gamma_distribution.ppf(1.0 - tail, a, scale=scale),
+                1.0 / gamma_distribution.ppf(tail, a, scale=scale),
+            )
+            low, high = interval_credible_bounds(alpha, beta, 0.9, dispersion)
+        np.testing.assert_array_equal(low, expected[0])
+        np.testing.assert_array_equal(high, expected[1])
+    assert math.exp(-float(chi2.ppf(0.9, 1)) / 2.0) == OPEN_LIKELIHOOD

@@ -129,7 +129,7 @@ def test_an_empty_timeline_is_still_a_figure() -> None:
 def test_unknown_capture_groups_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown capture groups"):
         timeline_figure([LevelTimeline("Homepage", captures={"pdf": [Mark("2020-01-01", "")]})])
-    assert set(CAPTURE_GROUPS) == {"observation", "revisit", "redirect_error", "other"}
+    assert set(CAPTURE_GROUPS) == {"observation", "revisit", "redirect_error", "other", "crawl"}
 
 
 # --- Probability curve --------------------------------------------------------------------------

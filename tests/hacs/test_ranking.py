@@ -65,3 +65,19 @@ def test_a_site_without_any_copy_is_certain_to_differ_and_nothing_known_is_zero(
         [2.0, 2.0, math.nan], [100.0, 100.0, 100.0], [-math.inf, math.nan, 5.0], t=10.0, e=0.0
     )
     assert p.tolist() == [1.0, 0.0, 0.0]
+
+
+def test_round_robin_expects_the_changes_of_the_sites_copied_longest_ago() -> None:
+    from hacs.ranking import round_robin_expected
+
+    p = [0.1, 0.9, 0.4, 0.3]
+    copies = [50.0, 10.0, 20.0, float("nan")]  # the last was never copied: first of all
+    urls = ["http://a/", "http://b/", "http://c/", "http://d/"]
+    assert round_robin_expected(p, copies, urls, 0) == 0.0
+    assert round_robin_expected(p, copies, urls, 1) == pytest.approx(0.3)
+    assert round_robin_expected(p, copies, urls, 2) == pytest.approx(0.3 + 0.9)
+    assert round_robin_expected(p, copies, urls, 9) == pytest.approx(1.7)
+    # Ties in the copy's time go to the URL.
+    assert round_robin_expected([0.5, 0.2], [5.0, 5.0], ["http://b/", "http://a/"], 1) == 0.2
+    with pytest.raises(ValueError, match="non-negative"):
+        round_robin_expected(p, copies, urls, -1)

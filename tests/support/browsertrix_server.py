@@ -11,13 +11,23 @@ It speaks, on 127.0.0.1, the routes and answers of Browsertrix's backend
 * ``PATCH /api/orgs/{oid}/crawlconfigs/{cid}`` (JSON ``UpdateCrawlConfig``) →
   ``{"updated": true, "settings_changed", "metadata_changed", …}``; 404 ``file_not_found`` for a
   seed file it does not hold, 400 ``use_one_of_seeds_or_seedfile`` for both at once;
-* ``POST /api/orgs/{oid}/crawlconfigs/{cid}/run`` → ``{"started": CRAWL}``.
+* ``POST /api/orgs/{oid}/crawlconfigs/{cid}/run`` → ``{"started": CRAWL}``; the crawl starts in
+  the state ``starting``;
+* ``GET /api/orgs/{oid}/crawls/{crawl_id}/replay.json`` → the crawl (``CrawlOutWithResources``):
+  ``{"id", "type": "crawl", "cid", "state", "finished", "resources": [{"name", "path", "hash",
+  "size", "crawlId", "numReplicas", "expireAt"}]}``, each ``path`` a signed address of the WACZ
+  file on a storage host (:class:`StorageServer`, like S3 or MinIO, on a second loopback
+  address) or, for a crawl told so, a ``/data/…`` path on this host; 404 ``crawl_not_found`` for
+  a crawl it does not hold. Crawl states are Browsertrix's (``starting``, ``running``,
+  ``generate-wacz``, ``uploading-wacz``, ``complete``, ``failed``, ``canceled``,
+  ``stopped_by_user``, …), set by the test with ``crawl_set``.
 
 Every ``/api/orgs/…`` request needs ``Authorization: Bearer TOKEN`` (401 ``invalid_credentials``
 otherwise, 403 for the viewer's token); an unknown organisation is 404 ``org_not_found``, an
 unknown workflow 404 ``crawl_config_not_found``; errors are FastAPI's ``{"detail": …}``. Every
 request is recorded (method, path, query, headers, body). ``fail(step, status)`` makes the next
-request of a step ("login", "upload", "patch", "run") answer that status as Browsertrix would;
+request of a step ("login", "upload", "patch", "run", "replay") answer that status as
+Browsertrix would;
 ``stall(step)`` holds it unanswered until the server stops; ``redirect(step, location)`` answers
 307 to another address; ``fail(step, status, body=b"…")`` answers that body as plain text, as a
 service that is not Browsertrix would.
@@ -25,6 +35,7 @@ service that is not Browsertrix would.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import uuid
@@ -69,11 +80,25 @@ class Fault:
 
 
 @dataclass
+class Crawl:
+    """A crawl Browsertrix runs: its state, its WACZ files by name, and where they are served
+    (a storage host, or this host's ``/data/`` when ``storage`` is None)."""
+
+    id: str
+    state: str = "starting"
+    files: dict[str, bytes] = field(default_factory=dict)
+    storage: StorageServer | None = None
+    hashes: bool = True  # give each file's SHA-256, as Browsertrix does
+    sizes: dict[str, int] = field(default_factory=dict)  # sizes to claim instead of the true ones
+
+
+@dataclass
 class BrowsertrixState:
     org_id: str = ORG_ID
     workflows: dict[str, dict[str, Any]] = field(default_factory=dict)
     files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
     crawls: list[str] = field(default_factory=list)
+    runs: dict[str, Crawl] = field(default_factory=dict)
 
 
 class BrowsertrixServer:
@@ -125,6 +150,22 @@ class BrowsertrixServer:
     def redirect(self, step: str, location: str) -> None:
         self.faults[step] = Fault(status=307, location=location)
 
+    def crawl_set(
+        self, crawl_id: str, state: str, files: dict[str, bytes] | None = None, *,
+        storage: StorageServer | None = None, hashes: bool = True,
+        sizes: dict[str, int] | None = None,
+    ) -> Crawl:  # fmt: skip
+        """Put the crawl in ``state``, with its WACZ files served by ``storage`` (or by this
+        host under ``/data/`` without one)."""
+        crawl = self.state.runs.setdefault(crawl_id, Crawl(crawl_id))
+        crawl.state, crawl.hashes, crawl.storage = state, hashes, storage
+        crawl.sizes = dict(sizes or {})
+        if files is not None:
+            crawl.files = dict(files)
+        if storage is not None:
+            storage.files.update(crawl.files)
+        return crawl
+
     def steps(self) -> list[tuple[str, str]]:
         """``(method, path)`` of every request so far, in order."""
         return [(r.method, r.path) for r in self.requests]
@@ -136,6 +177,8 @@ class BrowsertrixServer:
         if method == "POST" and path == "/api/auth/jwt/login":
             return self._login(body)
         parts = path.strip("/").split("/")
+        if method == "GET" and parts[:1] == ["data"] and len(parts) == 2:
+            return self._data(parts[1], query)
         if parts[:2] != ["api", "orgs"] or len(parts) < 4:
             return 404, {"detail": "Not Found"}, {}
         auth = headers.get("authorization", "")
@@ -148,6 +191,8 @@ class BrowsertrixServer:
         rest = parts[3:]
         if method == "PUT" and rest == ["files", "seedFile"]:
             return self._fault("upload") or self._upload(query, body)
+        if method == "GET" and rest[0] == "crawls" and rest[2:] == ["replay.json"]:
+            return self._fault("replay") or self._replay(rest[1])
         if rest[0] == "crawlconfigs" and len(rest) in (2, 3):
             workflow = self.state.workflows.get(rest[1])
             if method == "PATCH" and len(rest) == 2:
@@ -215,7 +260,43 @@ class BrowsertrixServer:
             return 404, {"detail": f"Crawl Config '{WORKFLOW_ID}' not found"}, {}
         crawl_id = f"manual-20261124050000-{uuid.uuid4().hex[:12]}"
         self.state.crawls.append(crawl_id)
+        self.state.runs[crawl_id] = Crawl(crawl_id)
         return 200, {"started": crawl_id}, {}
+
+    def _replay(self, crawl_id: str) -> tuple[int, Any, dict[str, str]]:
+        crawl = self.state.runs.get(crawl_id)
+        if crawl is None:
+            return 404, {"detail": "crawl_not_found"}, {}
+        ended = crawl.state in ("complete", "failed", "canceled") or crawl.state.startswith(
+            ("stopped_", "skipped_")
+        )
+        resources = [
+            {
+                "name": name, "path": self._file_address(crawl, name),
+                "hash": hashlib.sha256(data).hexdigest() if crawl.hashes else "",
+                "size": crawl.sizes.get(name, len(data)), "crawlId": crawl_id,
+                "numReplicas": 0, "expireAt": "2030-01-01T00:00:00Z",
+            }
+            for name, data in crawl.files.items()
+        ]  # fmt: skip
+        return 200, {
+            "id": crawl_id, "type": "crawl", "cid": WORKFLOW_ID, "oid": self.state.org_id,
+            "state": crawl.state, "finished": "2026-11-24T06:00:00Z" if ended else None,
+            "resources": resources, "initialPages": [], "pagesQueryUrl": "",
+        }, {}  # fmt: skip
+
+    def _file_address(self, crawl: Crawl, name: str) -> str:
+        if crawl.storage is not None:
+            return crawl.storage.address(name)
+        return f"/data/{name}?{SIGNED_QUERY.format(signature=signature(name))}"
+
+    def _data(self, name: str, query: dict[str, str]) -> tuple[int, Any, dict[str, str]]:
+        for crawl in self.state.runs.values():
+            if name in crawl.files and crawl.storage is None:
+                if query.get("X-Amz-Signature") != signature(name):
+                    return 403, b"<Error><Code>SignatureDoesNotMatch</Code></Error>", {}
+                return 200, crawl.files[name], {}
+        return 404, {"detail": "Not Found"}, {}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -240,7 +321,8 @@ class BrowsertrixServer:
                 raw = isinstance(answer, bytes)
                 data = answer if raw else json.dumps(answer).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "text/plain" if raw else "application/json")
+                self.send_header("Content-Type", "application/octet-stream" if raw
+                                 else "application/json")  # fmt: skip
                 self.send_header("Content-Length", str(len(data)))
                 for name, value in extra.items():
                     self.send_header(name, value)
@@ -248,5 +330,86 @@ class BrowsertrixServer:
                 self.wfile.write(data)
 
             do_GET = do_PUT = do_PATCH = do_POST = do_DELETE = _serve
+
+        return Handler
+
+
+SIGNED_QUERY = (
+    "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=minio%2F20261124%2Fus-east-1%2Fs3%2F"
+    "aws4_request&X-Amz-Date=20261124T060000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host&"
+    "X-Amz-Signature={signature}"
+)
+
+
+def signature(name: str) -> str:
+    """The signature of a file's address (an S3 signed address carries one, and a credential)."""
+    return hashlib.sha256(f"secret/{name}".encode()).hexdigest()
+
+
+class StorageServer:
+    """A storage host serving a crawl's WACZ files at signed addresses, as S3 or MinIO serve
+    Browsertrix's: ``GET /btrix-data/NAME?X-Amz-…&X-Amz-Signature=…`` answers the file, 403
+    ``SignatureDoesNotMatch`` for a wrong signature (or every signature once ``expire()`` was
+    called), 404 for an unknown file. It listens on its own loopback address (127.0.0.2 by
+    default), another host than Browsertrix's; every request is recorded."""
+
+    def __init__(self, host: str = "127.0.0.2", *, scheme: str = "http") -> None:
+        self.host, self.scheme = host, scheme
+        self.files: dict[str, bytes] = {}
+        self.requests: list[Recorded] = []
+        self.expired = False
+        self.lock = threading.Lock()
+        self.httpd = ThreadingHTTPServer((host, 0), self._handler())
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def where(self) -> str:
+        return f"{self.host}:{self.httpd.server_address[1]}"
+
+    def address(self, name: str) -> str:
+        query = SIGNED_QUERY.format(signature=signature(name))
+        return f"{self.scheme}://{self.where}/btrix-data/{name}?{query}"
+
+    def expire(self) -> None:
+        self.expired = True
+
+    def __enter__(self) -> StorageServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=10)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+                parts = urlsplit(self.path)
+                query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                with server.lock:
+                    server.requests.append(Recorded("GET", parts.path, query, headers, b""))
+                name = parts.path.removeprefix("/btrix-data/")
+                if name not in server.files:
+                    status, data = 404, b"<Error><Code>NoSuchKey</Code></Error>"
+                elif server.expired or query.get("X-Amz-Signature") != signature(name):
+                    status, data = 403, b"<Error><Code>SignatureDoesNotMatch</Code></Error>"
+                else:
+                    status, data = 200, server.files[name]
+                self.send_response(status)
+                self.send_header("Content-Type", "application/wacz" if status == 200
+                                 else "application/xml")  # fmt: skip
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
         return Handler

@@ -11,7 +11,10 @@ from operations.management.commands._progress import (
 
 
 class Command(BaseCommand):
-    help = "Import captures and their pages' links from WARC files (responses and revisits)."
+    help = (
+        "Import captures and their pages' links from WARC files (responses and revisits) or "
+        "WACZ files (the WARC files inside, read with bounded memory)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("files", nargs="+", type=Path)
