@@ -173,7 +173,8 @@ def refresh_seeds(
             site_id__in=anchors, source=source, newest_seen__isnull=False
         )
         for site_id, seen in checks.values_list("site_id", "newest_seen"):
-            anchors[site_id] = max(seen, anchors[site_id])
+            if seen is not None:
+                anchors[site_id] = max(seen, anchors[site_id])
     seeds = []
     for site_id in ids:
         if site_id not in urls:
@@ -198,7 +199,7 @@ def archive_import(
     defer_splits: bool = False,
     history: bool = False,
     limits: RunLimits | None = None,
-    finish: Callable[[list[int]], None],
+    finish: Callable[[list[int]], object],
     progress: Callable[[int, str, dict[str, int]], None],
 ) -> tuple[CaptureCounts, Counter[str], int, dict[int, str]]:
     """Bring ``site_ids`` up to date from the archive (see the module docstring); returns the
@@ -240,7 +241,7 @@ class _Run:
 
     def __init__(
         self, client: ArchiveClient, limits: RunLimits, tally: dict[int, SiteTally],
-        finish: Callable[[list[int]], None], progress: Callable[[int, str, dict[str, int]], None],
+        finish: Callable[[list[int]], object], progress: Callable[[int, str, dict[str, int]], None],
         source: str, *, defer_splits: bool = False, older_later: bool = False,
         history: bool = False,
     ) -> None:  # fmt: skip
@@ -301,7 +302,8 @@ class _Run:
                     fetching[memento_pool.submit(self._fetch, item)] = item
                 if not asking and not fetching and not sizing:
                     break
-                done, _running = wait([*asking, *fetching, *sizing], return_when=FIRST_COMPLETED)
+                running: list[Future[Any]] = [*asking, *fetching, *sizing]
+                done, _running = wait(running, return_when=FIRST_COMPLETED)
                 for future in done:
                     if future in sizing:
                         asked_once = True

@@ -124,7 +124,7 @@ def capture_limits(*, now: datetime | None = None) -> cdx.RowLimits:
 
 
 def _max_length(name: str) -> int:
-    size = Capture._meta.get_field(name).max_length
+    size = getattr(Capture._meta.get_field(name), "max_length", None)
     assert size is not None, f"Capture.{name} has no max_length"
     return size
 
@@ -150,7 +150,7 @@ def captures_store(
     counts = CaptureCounts()
     limits = limits if limits is not None else capture_limits()
     problem_of = cdx.row_problem
-    placements: dict[str, tuple[int, int, str]] = {}
+    placements: dict[tuple[str, str], tuple[int, int, str]] = {}
     by_site: dict[int, list[tuple[cdx.CdxRecord, int, str]]] = defaultdict(list)
     for record in records:
         counts.read += 1
@@ -185,14 +185,14 @@ def captures_store(
         seen: set[tuple[str, datetime]] = set()
         fresh: list[tuple[cdx.CdxRecord, int, str]] = []
         for record, depth, page_key in items:
-            key = (record.urlkey, record.timestamp)
-            if key in already:
+            stamp = (record.urlkey, record.timestamp)
+            if stamp in already:
                 counts.skipped["already stored"] += 1
                 continue
-            if key in seen:
+            if stamp in seen:
                 counts.skipped["repeated (url, timestamp)"] += 1
                 continue
-            seen.add(key)
+            seen.add(stamp)
             mimetype, status = _normalised(record)
             fresh.append((_stored_form(record, mimetype, status), depth, page_key))
         if not fresh:

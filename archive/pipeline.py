@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import BinaryIO, Protocol, cast
 
 from django.db import transaction
 
@@ -154,7 +154,7 @@ def sites_import(
     source: Source,
     *,
     client: ArchiveClient | None = None,
-    after: Callable[[list[int]], None] | None = None,
+    after: Callable[[list[int]], object] | None = None,
     progress: Progress | None = None,
     step: Callable[[Step], None] | None = None,
 ) -> ImportReport:
@@ -200,7 +200,7 @@ def _from_archive(
     source: FromArchive | FetchRetry,
     client: ArchiveClient,
     report: ImportReport,
-    finish: Callable[[list[int]], None],
+    finish: Callable[[list[int]], object],
     notify: Progress,
 ) -> None:
     """The archive's sites: queries planned by host and run in parallel, contents newest first
@@ -431,7 +431,7 @@ def _wacz_records(stream: BinaryIO, batches: _WarcBatches, stats: WarcStats) -> 
     for entry, data in read_wacz(stream):
         before = stats.captures
         try:
-            batches.add(read_warc(data, max_body=batches.max_body, stats=stats,
+            batches.add(read_warc(cast(BinaryIO, data), max_body=batches.max_body, stats=stats,
                                   limits=batches.limits))  # fmt: skip
         except WarcError as error:
             reason = data.failure or error.reason
@@ -480,7 +480,7 @@ def _file_report(
 
 
 def _fetch_touched(
-    site_ids: list[int], client: ArchiveClient, run: _FileRun, finish: Callable[[list[int]], None]
+    site_ids: list[int], client: ArchiveClient, run: _FileRun, finish: Callable[[list[int]], object]
 ) -> None:
     """Fetch the missing snapshots of CDX files' sites one site at a time, then finish those
     fetched; an archive that cannot be reached stops the fetches and fails the rest with its
@@ -504,7 +504,7 @@ def _fetch_touched(
 
 
 def _finish_touched(
-    touched: set[int], report: ImportReport, finish: Callable[[list[int]], None]
+    touched: set[int], report: ImportReport, finish: Callable[[list[int]], object]
 ) -> None:
     if not touched:
         return

@@ -110,7 +110,7 @@ def _tags_gained(wanted: Sequence[tuple[int, Sequence[str]]]) -> dict[int, list[
 
 
 def _max_length(name: str) -> int:
-    size = Site._meta.get_field(name).max_length
+    size = getattr(Site._meta.get_field(name), "max_length", None)
     assert size is not None, f"Site.{name} has no max_length"
     return size
 
@@ -138,9 +138,7 @@ def site_tags_set(*, site: Site, names: Sequence[str]) -> list[str]:
     wanted = list(dict.fromkeys(n.strip() for n in names if n.strip()))
     for name in wanted:
         if len(name) > MAX_TAG_LENGTH:
-            raise ValueError(
-                f"The tag “{name[:40]}…” is longer than {MAX_TAG_LENGTH} characters."
-            )
+            raise ValueError(f"The tag “{name[:40]}…” is longer than {MAX_TAG_LENGTH} characters.")
     with transaction.atomic():
         Tag.objects.bulk_create([Tag(name=n) for n in wanted], ignore_conflicts=True)
         site.tags.set(Tag.objects.filter(name__in=wanted))

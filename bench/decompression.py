@@ -143,7 +143,7 @@ def serve(payloads: dict[str, bytes]) -> http.server.ThreadingHTTPServer:
         def log_message(self, *args: Any) -> None:
             return
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             body = payloads[self.path.split("/")[1]]
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

@@ -163,6 +163,7 @@ def recent_updates(
         if source not in archives:
             archives[source] = capture_archive_url(source, wayback_url=wayback_url)
         row = CaptureRow(moment, url, depth, kind, status, archives[source])
+        assert index is not None and floor is not None  # filtered above
         by_site[site_id].append(PageObservation(row, "", key, index, floor, new, snapshot))
     links = snapshot_links({o.snapshot_id for obs in by_site.values() for o in obs})
     found_updates = {

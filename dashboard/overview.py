@@ -110,7 +110,7 @@ def sites_due(
     ``history_days`` only those with a copy in that window), and the first ``limit``."""
     rows = due_estimates(day=day, e_days=e_days, method=method, history_days=history_days)
     if theta is not None and theta > 0:
-        rows = rows.filter(exposure__gte=exposure_threshold(theta))
+        rows = rows.filter(exposure__gte=exposure_threshold(theta))  # type: ignore[misc]  # annotated
     total = rows.count() if budget is None else min(budget, rows.count())
     limit = min(limit, total)
     t_days = to_days(reference_instant(day))
@@ -118,7 +118,9 @@ def sites_due(
     probabilities = estimate_probabilities(first, t_days=t_days, e_days=e_days)
     shown = [
         DueSite(
-            site=e.site, probability=float(p), interval_days=e.interval_days,
+            site=e.site,
+            probability=float(p),
+            interval_days=e.interval_days,
             prior_led=e.rests_on_prior,
         )  # fmt: skip
         for e, p in zip(first, probabilities, strict=True)
@@ -131,7 +133,8 @@ def interval_lists() -> dict[str, list[float]]:
     found: dict[str, list[float]] = {"Homepage": [], "Website": []}
     rows = Estimate.objects.filter(method=Method.OBSERVED, rate__gt=0).values_list("level", "rate")
     for level, rate in rows.iterator(chunk_size=10_000):
-        found["Homepage" if level == Level.HOMEPAGE else "Website"].append(1.0 / rate)
+        if rate is not None:  # rate__gt=0 leaves none out; the stubs cannot know
+            found["Homepage" if level == Level.HOMEPAGE else "Website"].append(1.0 / rate)
     return found
 
 

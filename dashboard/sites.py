@@ -185,7 +185,7 @@ def site_rows(
     elif query.history == "insufficient":
         rows = rows.filter(est__rate__isnull=True)
     if query.health:
-        rows = health_filter(rows, query.health, now=from_days(t_days) or datetime.now(UTC))
+        rows = health_filter(rows, query.health, now=from_days(t_days) or datetime.now(UTC))  # type: ignore[assignment]  # same rows, fewer
     return rows.order_by(*_ordering(query.sort_key, query.descending), "canonical_key")
 
 

@@ -260,8 +260,9 @@ class RequestReadingWorker(ThreadWorker):  # type: ignore[misc]
             conn.parser.unreader.unread(data)
             conn.data_ready = True
         unreader = getattr(conn.parser, "unreader", None)
-        if isinstance(getattr(unreader, "sock", None), _DeadlineSocket):
-            unreader.sock.deadline = conn.deadline or Deadline(self.read_seconds)
+        sock = getattr(unreader, "sock", None)
+        if isinstance(sock, _DeadlineSocket):
+            sock.deadline = conn.deadline or Deadline(self.read_seconds)
         return super().handle(conn)
 
     def murder_pending(self) -> None:

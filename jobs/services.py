@@ -58,7 +58,7 @@ class QueueUnavailable(CommandError):
 
 def queue_problem() -> str:
     """Empty when Redis answers, else one sentence saying what is wrong and what to do."""
-    url = settings.RQ_QUEUES["default"]["URL"]
+    url = str(settings.RQ_QUEUES["default"]["URL"])
     client = redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2)
     try:
         client.ping()
@@ -196,7 +196,7 @@ def job_enqueue(
     def _enqueue() -> None:
         try:
             queue.enqueue(
-                func,
+                func,  # type: ignore[type-var]  # RQ takes a function or its dotted name
                 record.pk,
                 *args,
                 job_id=record.rq_id,
@@ -310,7 +310,7 @@ def jobs_waiting() -> list[dict[str, Any]]:
                 found.append(
                     {
                         "queue": name,
-                        "label": KNOWN_FUNCTIONS.get(job.func_name, job.func_name),
+                        "label": KNOWN_FUNCTIONS.get(job.func_name or "", job.func_name),
                         "enqueued_at": job.enqueued_at,
                     }
                 )

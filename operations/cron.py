@@ -38,7 +38,7 @@ from operations.jobs import (
 # RQ 3.0's cron enqueues through a plain ``rq.Queue`` made inside ``CronJob.enqueue``, which takes
 # no serializer and so pickles, and HACS's workers refuse pickles. Until RQ's cron takes one, it
 # makes HACS's queues instead (tests/test_security_redis.py checks what it stores).
-cron.Queue = JobQueue  # type: ignore[attr-defined]
+cron.Queue = JobQueue  # type: ignore[attr-defined, misc]
 
 cron.register(sweep_interrupted, queue_name="default", interval=60, name="sweep-interrupted")
 cron.register(

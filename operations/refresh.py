@@ -110,7 +110,7 @@ def refresh_choice(
         site_id: SiteState(
             site_id,
             capture_rate(sorted(times[site_id]), today, window_days=RATE_WINDOW_DAYS),
-            min(to_days(checked[site_id]), today) if checked.get(site_id) is not None else None,
+            min(to_days(stamp), today) if (stamp := checked.get(site_id)) is not None else None,
         )
         for site_id in site_ids
     }

@@ -328,12 +328,12 @@ def crawl_list_store(
     ]  # fmt: skip
     with transaction.atomic():
         crawl_list_lock({"daily": day} if daily else parameters)
-        previous = (
+        same = (
             CrawlList.objects.daily().filter(date=day)
             if daily
             else CrawlList.objects.filter(**parameters)
         )
-        previous = previous.select_related("created_by").order_by("-created_at", "-pk").first()
+        previous = same.select_related("created_by").order_by("-created_at", "-pk").first()
         if previous is not None and (
             daily or _same_entries(previous, ranked_list.eligible, entries)
         ):

@@ -156,14 +156,14 @@ def estimates_for_window(
         # The paper's estimates need two instants ("insufficient history" below); the posterior
         # has one for every site with a copy: with no interval to learn from it is the prior,
         # so a thin site's p grows with the age of its copy and it is crawled in its turn.
-        known = np.isfinite(mle_rate) if method != Method.POSTERIOR else True
+        has_rate = np.isfinite(mle_rate) if method != Method.POSTERIOR else True
         estimates[site_id] = Estimate(
             site_id=site_id,
             level=level,
             method=method,
             window_start=start,
             window_end=end,
-            rate=float(rate[i]) if known else None,
+            rate=float(rate[i]) if has_rate else None,
             tau=from_days(float(mle.tau[i])),
             tau_days=_finite(mle.tau[i]),
             observations=int(mle.observations[i]),
@@ -171,12 +171,12 @@ def estimates_for_window(
             last_copy=from_days(float(evidence.last[i])),
             last_copy_days=_finite(evidence.last[i]),
             span_days=_finite(evidence.last[i] - evidence.first[i]),
-            posterior_shape=_finite(alpha[i]) if known else None,
-            posterior_rate=_finite(beta[i]) if known else None,
-            interval_low=_finite(low[i]) if known else None,
-            interval_high=_finite(high[i]) if known else None,
-            interval_open=bool(is_open[i]) and bool(known),
-            prior_share=_finite(share[i]) if known else None,
+            posterior_shape=_finite(alpha[i]) if has_rate else None,
+            posterior_rate=_finite(beta[i]) if has_rate else None,
+            interval_low=_finite(low[i]) if has_rate else None,
+            interval_high=_finite(high[i]) if has_rate else None,
+            interval_open=bool(is_open[i]) and bool(has_rate),
+            prior_share=_finite(share[i]) if has_rate else None,
         )
     return estimates
 

@@ -361,6 +361,7 @@ def learning_history(*, level: str) -> tuple[date, date] | None:
     index ``capture_homepage_time``, one from each end, in two subqueries; at the website level
     an aggregate over the observations."""
     rows = observations_queryset(level=level, start=None, end=None, site_ids=None)
+    ends: Mapping[str, Any]
     if level == Level.HOMEPAGE:
         times = rows.values("timestamp")
         ends = (
@@ -467,7 +468,7 @@ def learned_scorer_summary(scorer: LearnedScorer) -> LearnedSummary:
         return LearnedSummary(LearnedFit(str(error), worse=True), None)
     if scorer.kind == Learned.LWS:
         return LearnedSummary(_lws_fit(scorer.validation_fitness), None)
-    model = scorer.model
+    model = scorer.model or {}  # _loaded checked it holds an expression
     params = LearnParameters.from_json(scorer.parameters)
     baselines = model.get("baselines")
     return LearnedSummary(

@@ -381,7 +381,7 @@ class StoredRun(models.Model):
         names, set on the run inside the block) or failed with the exception's message, which
         is raised again. Yields the progress callback (0 … 1, stored at every 1 %)."""
         began = time.perf_counter()
-        rows = type(self).objects.filter(pk=self.pk)
+        rows = type(self)._default_manager.filter(pk=self.pk)
         rows.update(status=self.Status.RUNNING, progress=0.0, error="", finished_at=None)
         saved = [-1.0]
 

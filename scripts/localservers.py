@@ -254,7 +254,7 @@ def start_postgres(directory: Path | None = None, *, port: int | None = None) ->
     )  # fmt: skip
     if init.returncode != 0:
         raise ServerError(f"initdb failed ({init.returncode}):\n{init.stdout}\n{init.stderr}")
-    log = open(server.log_path, "wb")  # noqa: SIM115 - handed to the child process
+    log = open(server.log_path, "wb")
     server.process = subprocess.Popen(
         [*as_user, str(bindir / "postgres"), "-D", str(data), "-p", str(port),
          "-k", str(directory), "-c", "listen_addresses=127.0.0.1",

@@ -21,6 +21,8 @@ from scripts.localservers import ServerError, postgres_url, start_postgres  # no
 
 PYTHON = sys.executable
 PURE_CORE = ["hacs", "hacs_demo"]  # the pure packages, checked with mypy --strict
+# The Django layers, checked with mypy's defaults and the django-stubs plugin.
+DJANGO_APPS = ["archive", "scheduling", "operations", "dashboard", "jobs", "handoff", "hacs_site"]
 
 
 def banner(text: str) -> None:
@@ -39,10 +41,16 @@ def main(pytest_args: list[str]) -> int:
     banner("ruff check")
     if run([PYTHON, "-m", "ruff", "check", "."]) != 0:
         failures.append("ruff check")
+    banner("ruff format --check")
+    if run([PYTHON, "-m", "ruff", "format", "--check", "."]) != 0:
+        failures.append("ruff format --check")
     banner("mypy --strict on the pure core")
     present = [path for path in PURE_CORE if (ROOT / path).exists()]
     if present and run([PYTHON, "-m", "mypy", "--strict", *present]) != 0:
         failures.append("mypy")
+    banner("mypy on the Django apps (django-stubs)")
+    if run([PYTHON, "-m", "mypy", *DJANGO_APPS]) != 0:
+        failures.append("mypy on the apps")
     banner("makemigrations --check")
     if run([PYTHON, "manage.py", "makemigrations", "--check", "--dry-run"], env) != 0:
         failures.append("makemigrations --check")

@@ -31,10 +31,16 @@ def collected_static() -> None:
     """Pages name their static files by content hash (the manifest storage, settings.STORAGES):
     collected once a session into the session's VAR_DIR, as run.sh collects them; files already
     collected and unchanged are skipped."""
+    import fcntl
+
+    from django.conf import settings
     from django.contrib.staticfiles.handlers import StaticFilesHandler
     from django.core.management import call_command
 
-    call_command("collectstatic", "--no-input", verbosity=0)
+    # One collector at a time: pytest-xdist's workers share the session's VAR_DIR.
+    with open(Path(settings.VAR_DIR) / ".collectstatic.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        call_command("collectstatic", "--no-input", verbosity=0)
     # The live server of the browser tests serves static files as HACS does, through WhiteNoise's
     # hashed and compressed copies, not through Django's development handler, which reads the
     # source folders and knows no hashed name.

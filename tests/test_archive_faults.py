@@ -259,7 +259,7 @@ def gzip_bomb() -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             return
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/html")
             self.send_header("Content-Encoding", "gzip")

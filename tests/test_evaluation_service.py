@@ -265,7 +265,7 @@ def demo_results(
     """Import the demo archive, evaluate its homepage level, load its tables, and remove the
     data again (so tests that flush the database cannot interfere)."""
     demo = build_demo_archive(tmp_path_factory.mktemp("eval-demo"), sites=DEMO_SITES, seed=0)
-    quiet = open(os.devnull, "w")  # noqa: SIM115 - closed below
+    quiet = open(os.devnull, "w")
     with django_db_blocker.unblock():
         try:
             call_command("import_seeds", str(demo.seeds_path), stdout=quiet, stderr=quiet)
@@ -281,7 +281,14 @@ def demo_results(
         finally:
             # The import's fitted priors too: a test that estimates one site alone reads them.
             for model in (
-                EvaluationRun, Estimate, RatePrior, Capture, LinkSnapshot, Site, Tag, JobRecord
+                EvaluationRun,
+                Estimate,
+                RatePrior,
+                Capture,
+                LinkSnapshot,
+                Site,
+                Tag,
+                JobRecord,
             ):
                 model.objects.all().delete()
             quiet.close()

@@ -70,7 +70,7 @@ class Archive:
             def log_message(self, *args: Any) -> None:
                 return
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 archive.requests.append((self.path, dict(self.headers.items())))
                 status, headers, body = (
                     archive.answers.pop(0) if len(archive.answers) > 1 else archive.answers[0]

@@ -220,7 +220,7 @@ def test_held_files_stay_within_the_bounds_when_requests_run_at_once(
         try:
             for n in range(25):
                 upload._store(owner=str(owner), data=b"x" * (1000 + n))
-        except BaseException as error:  # noqa: BLE001 - reported below, with the others
+        except BaseException as error:
             errors.append(error)
 
     threads = [threading.Thread(target=check_lists, args=(owner,)) for owner in range(8)]

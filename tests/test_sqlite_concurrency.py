@@ -84,7 +84,7 @@ def test_a_transaction_holds_the_write_lock_from_its_start_and_readers_still_rea
         db.close()
 
 
-class _atomic:  # noqa: N801 - a context manager read as a statement
+class _atomic:
     """A transaction on a connection outside ``django.db.connections``, begun as Django
     begins one (``BEGIN`` in the configured mode) and committed at the end."""
 

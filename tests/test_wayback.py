@@ -155,7 +155,7 @@ def test_redirects_leaving_the_archive_are_refused(redis_url: str) -> None:
         def log_message(self, *args: Any) -> None:
             return
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self.send_response(302)
             self.send_header("Location", "http://seed-site.example.edu/~a/")
             self.end_headers()

@@ -4,15 +4,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('archive', '0008_capture_homepage_time'),
+        ("archive", "0008_capture_homepage_time"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='site',
-            name='paused',
-            field=models.BooleanField(default=False, help_text='Kept and estimated, but left off every crawl list.'),
+            model_name="site",
+            name="paused",
+            field=models.BooleanField(
+                default=False, help_text="Kept and estimated, but left off every crawl list."
+            ),
         ),
     ]

@@ -61,7 +61,7 @@ def crawl_list(request: HttpRequest) -> HttpResponse:
         "form": form, "lists": lists, "selected": selected, "page": page, "rows": rows,
         "due": due_text(selected.date, selected.e_days) if selected else "",
         "list_day": day_text(selected.date) if selected else "",
-        "shortfall": list_shortfall(selected, page.paginator.count) if selected else "",
+        "shortfall": list_shortfall(selected, page.paginator.count) if selected and page else "",
         "next_daily": daily_list_next(timezone.now()),
         "today": today(),
         "crawl_yield": crawl_yield_context(),

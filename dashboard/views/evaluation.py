@@ -212,7 +212,7 @@ def _finished(pk: int) -> EvaluationRun:
 @require_GET
 def evaluation_download_json(request: HttpRequest, pk: int) -> HttpResponse:
     run = _finished(pk)
-    document = {"run": run.pk, **run.results}
+    document = {"run": run.pk, **(run.results or {})}
     response = HttpResponse(
         json.dumps(document, indent=1, allow_nan=False), content_type="application/json"
     )
@@ -227,7 +227,7 @@ def evaluation_download_table_csv(request: HttpRequest, pk: int) -> HttpResponse
     response["Content-Disposition"] = f'attachment; filename="hacs-evaluation-{run.pk}-table.csv"'
     writer = csv.writer(response, lineterminator="\n")
     writer.writerow(charts.TABLE_COLUMNS)
-    for row in charts.table_rows(run.results):
+    for row in charts.table_rows(run.results or {}):
         writer.writerow([_cell(value) for value in row])
     return response
 

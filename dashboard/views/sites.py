@@ -183,7 +183,7 @@ def _health_context(
     )
     evidence = site_evidence(site=site, estimate=default, now=timezone.now(), website=website)
     target = next((item.target for item in evidence if item.kind == "moved"), "")
-    moved_from = list(site.moved_from.order_by("pk")) if site.moved_from_count else []
+    moved_from = list(site.moved_from.order_by("pk")) if site.moved_from_count else []  # type: ignore[attr-defined]  # annotated
     return {
         "health": evidence,
         "moved_from": moved_from,

@@ -22,11 +22,11 @@ import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.template.defaultfilters import filesizeformat
 
@@ -119,8 +119,8 @@ def upload_seeds(request: HttpRequest) -> HttpResponse:
         context["held"] = _hold(request, form, data, name, lines=lines, held=held)
     elif not checking:
         _release(request, held)
-        form.data = form.data.copy()
-        form.data["held"] = ""  # added: the page's form starts afresh
+        form.data = fresh = cast(QueryDict, form.data).copy()
+        fresh["held"] = ""  # added: the page's form starts afresh
     job = None
     queue_error = ""
     if not checking and report.added and form.cleaned_data["import_history"]:
@@ -212,8 +212,8 @@ def _hold(
     files[held.token] = {"name": held.name, "size": held.size, "lines": held.lines}
     request.session[SESSION_KEY] = files
     # The page's form now carries the token instead of the file.
-    form.data = form.data.copy()
-    form.data["held"] = held.token
+    form.data = fresh = cast(QueryDict, form.data).copy()
+    fresh["held"] = held.token
     return held
 
 

@@ -5,16 +5,22 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('jobs', '0004_hand_off_kind'),
-        ('scheduling', '0008_daily_runs'),
+        ("jobs", "0004_hand_off_kind"),
+        ("scheduling", "0008_daily_runs"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='learnedscorer',
-            name='job',
-            field=models.ForeignKey(blank=True, help_text='The background job running it, whose record tells when its worker died.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='jobs.jobrecord'),
+            model_name="learnedscorer",
+            name="job",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="The background job running it, whose record tells when its worker died.",
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="jobs.jobrecord",
+            ),
         ),
     ]

@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('scheduling', '0009_stored_runs_share_their_fields'),
+        ("scheduling", "0009_stored_runs_share_their_fields"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='crawllistentry',
-            name='interval_open',
+            model_name="crawllistentry",
+            name="interval_open",
             field=models.BooleanField(default=False),
         ),
         migrations.AddField(
-            model_name='estimate',
-            name='interval_open',
+            model_name="estimate",
+            name="interval_open",
             field=models.BooleanField(default=False),
         ),
     ]

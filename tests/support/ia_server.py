@@ -528,10 +528,10 @@ class IAArchive:
         class Handler(BaseHTTPRequestHandler):
             fault: Fault | None = None  # this request's misbehaviour
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 return
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 parts = urlsplit(self.path)
                 query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
                 kind_of_path = "cdx" if parts.path == "/cdx/search/cdx" else "web"

@@ -45,7 +45,7 @@ class Command(BaseCommand):
                 raise CommandError("No hand-off is enabled; add one in Admin → Hand-offs.")
         given = None
         if list_id is not None:
-            given = CrawlList.objects.filter(pk=list_id).first()
+            given = CrawlList.objects.filter(pk=int(str(list_id))).first()
             if given is None:
                 raise CommandError(f"No crawl list has id {list_id}.")
         failed = 0

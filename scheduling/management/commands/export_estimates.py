@@ -64,17 +64,24 @@ class Command(BaseCommand):
         writer.writerow(COLUMNS)
         for site in sites:
             estimate = found.get(site.pk)
-            rate = estimate.rate if estimate else None
             writer.writerow(
-                [
-                    neutralise(site.seed_url), neutralise(site.author), level, method,
-                    rate_cell(rate), interval_cell(rate),
-                    last_update_cell(estimate and estimate.tau, estimate and estimate.updates),
-                    estimate.observations if estimate else 0,
-                    estimate.updates if estimate else 0,
-                    days_cell(estimate and estimate.span_days),
-                    days_cell(estimate and estimate.interval_low),
-                    days_cell(estimate and estimate.interval_high),
-                    tau_cell(estimate and estimate.last_copy),
-                ]
+                [neutralise(site.seed_url), neutralise(site.author), level, method,
+                 *(_cells(estimate) if estimate else _cells_without())]
             )  # fmt: skip
+
+
+def _cells(estimate: Estimate) -> list[object]:
+    """The columns after ``method`` for a site with an estimate."""
+    return [
+        rate_cell(estimate.rate), interval_cell(estimate.rate),
+        last_update_cell(estimate.tau, estimate.updates),
+        estimate.observations, estimate.updates,
+        days_cell(estimate.span_days), days_cell(estimate.interval_low),
+        days_cell(estimate.interval_high), tau_cell(estimate.last_copy),
+    ]  # fmt: skip
+
+
+def _cells_without() -> list[object]:
+    """The same columns for a site without one: no rate, no copies."""
+    return [rate_cell(None), interval_cell(None), last_update_cell(None, None), 0, 0,
+            days_cell(None), days_cell(None), days_cell(None), tau_cell(None)]  # fmt: skip

@@ -269,7 +269,7 @@ IA_ROWS = [
         "200",
         "AAAA",
         "2301",
-    ],  # noqa: E501
+    ],
     [
         "edu,example)/~ada",
         "20150201120000",
@@ -278,7 +278,7 @@ IA_ROWS = [
         "-",
         "AAAA",
         "512",
-    ],  # noqa: E501
+    ],
 ]
 
 
@@ -315,7 +315,7 @@ def test_it_skips_bad_json_rows_by_row_number() -> None:
             "200",
             "B",
             "1",
-        ],  # noqa: E501
+        ],
         ["too", "short"],
         IA_ROWS[1],
     ]
@@ -364,7 +364,7 @@ def test_it_reads_pywb_json_lines_including_revisits() -> None:
             "length": "2301",
             "offset": "0",
             "filename": "a.warc.gz",
-        },  # noqa: E501
+        },
         {
             "urlkey": "edu,example)/~ada",
             "timestamp": "20150201120000",
@@ -372,7 +372,7 @@ def test_it_reads_pywb_json_lines_including_revisits() -> None:
             "mime": "warc/revisit",
             "digest": "AAAA",
             "length": "512",
-        },  # noqa: E501
+        },
         {
             "urlkey": "edu,example)/~ada",
             "timestamp": "20150301120000",
@@ -380,14 +380,14 @@ def test_it_reads_pywb_json_lines_including_revisits() -> None:
             "mime": "warc/revisit",
             "status": "-",
             "digest": "AAAA",
-        },  # noqa: E501
+        },
         {
             "urlkey": "edu,example)/~ada",
             "timestamp": "20150401120000",
             "url": "http://example.edu/~ada/",
             "status": 200,
             "length": 77,
-        },  # noqa: E501
+        },
     ]
     result = parse_cdx("\n".join(json.dumps(line) for line in lines) + "\n")
     assert result.dialect is Dialect.PYWB_JSON
