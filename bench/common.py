@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import calendar
 import json
+import os
 import sys
 import tempfile
 import time
@@ -284,3 +285,24 @@ def replay_cells(totals: dict[str, list[int]], hacs_label: str) -> str:
         label = hacs_label if name == "hacs" else name
         cells.append(f"{label} {found}/{crawls}" + (f" ({over} overlisted)" if over else ""))
     return "  ".join(cells)
+
+
+# --- HACS's commands in a child process -------------------------------------------------------
+
+CHILD_ENV = {"DJANGO_SETTINGS_MODULE": "hacs_site.settings", "PYTHONPATH": str(ROOT)}
+
+
+def fake_archive_env(archive: Any, redis_url: str, database: Path) -> dict[str, str]:
+    """The environment of HACS's commands run against the fake Internet Archive ``archive``
+    (``tests.support.ia_server``), in the SQLite file ``database``, at rates that never wait."""
+    return {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{database}",
+        "REDIS_URL": redis_url,
+        "HACS_CDX_URL": archive.cdx_url,
+        "HACS_CDX_DIALECT": "ia",
+        "HACS_WAYBACK_URL": archive.wayback_url,
+        "HACS_CDX_RATE_PER_MINUTE": "6000",
+        "HACS_MEMENTO_RATE_PER_MINUTE": "60000",
+        **CHILD_ENV,
+    }

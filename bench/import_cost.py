@@ -30,29 +30,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
-from bench.common import ROOT, argument_parser
+from bench.common import CHILD_ENV, ROOT, argument_parser, fake_archive_env
 from scripts.localservers import postgres_url, start_postgres, start_redis
 
 # The child processes run Django on the project's modules: the project root on their path.
-CHILD_ENV = {"DJANGO_SETTINGS_MODULE": "hacs_site.settings", "PYTHONPATH": str(ROOT)}
-
-
-def fake_archive_env(archive: Any, redis_url: str, database: Path) -> dict[str, str]:
-    """The environment of HACS's commands run against the fake Internet Archive ``archive``
-    (``tests.support.ia_server``), in the SQLite file ``database``, at rates that never wait."""
-    return {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{database}",
-        "REDIS_URL": redis_url,
-        "HACS_CDX_URL": archive.cdx_url,
-        "HACS_CDX_DIALECT": "ia",
-        "HACS_WAYBACK_URL": archive.wayback_url,
-        "HACS_CDX_RATE_PER_MINUTE": "6000",
-        "HACS_MEMENTO_RATE_PER_MINUTE": "60000",
-        **CHILD_ENV,
-    }
 
 
 def synthetic_cdx(path: Path, *, sites: int, lines: int, seed: int = 0) -> None:

@@ -134,7 +134,7 @@ class SampleRun:
         self, tmp: Path, archive: Any, redis_url: str, seeds: list[str], *, name: str = "sample",
         rates: tuple[float, float] | None = None,
     ) -> None:  # fmt: skip
-        from bench.import_cost import fake_archive_env
+        from bench.common import fake_archive_env
 
         self.archive = archive
         self.env = fake_archive_env(archive, redis_url, tmp / f"{name}.sqlite3")

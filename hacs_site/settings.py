@@ -279,7 +279,7 @@ RQ = {
     "WORKER_CLASS": "jobs.services.JobWorker",
 }
 # The modules whose functions are jobs (or RQ callbacks); a job naming any other is refused.
-HACS_JOB_MODULES = ("jobs.services", "operations.daily", "operations.jobs", "scheduling.jobs")
+HACS_JOB_MODULES = ("jobs.callbacks", "operations.daily", "operations.jobs", "scheduling.jobs")
 
 # --- Archives HACS reads (the only hosts it ever fetches) -----------------------------------------
 # Both URLs must be ones requests can send (port 1-65535, a valid host, no user name, password or

@@ -101,12 +101,23 @@ def job_function(name: str | None) -> Callable[..., Any]:
     function defined in one of ``settings.HACS_JOB_MODULES`` itself (not a name imported into
     one, such as ``operations.jobs.os``). Raises ``JobRefused`` otherwise.
     """
+    name = RENAMED.get(name or "", name)
     module_name, _, attribute = (name or "").rpartition(".")
     if module_name in settings.HACS_JOB_MODULES and attribute.isidentifier():
         found = getattr(importlib.import_module(module_name), attribute, None)
         if inspect.isfunction(found) and found.__module__ == module_name:
             return found
     raise JobRefused(f"{name!r} is not one of HACS's job functions; the job was not run.")
+
+
+# RQ's failure callback of every queued job, named by its dotted path: the module that defines it
+# builds on the runner, which builds on this one.
+RECORD_FAILURE = "jobs.callbacks.job_record_failure"
+# Jobs queued before the callback moved name it by an older path.
+RENAMED = {
+    "jobs.services.job_record_failure": RECORD_FAILURE,
+    "jobs.services._record_failure": RECORD_FAILURE,
+}
 
 
 class QueuedJob(Job):
@@ -184,8 +195,9 @@ def job_enqueue(
     The job's first argument is always the ``JobRecord`` id, so the job can report progress;
     ``args`` must be JSON-able (ids, ISO dates, option dicts), as the job is stored as JSON.
     Raises ``QueueUnavailable`` (and records nothing) when Redis cannot be reached.
-    ``on_failure``, when given, is RQ's failure callback instead of :func:`job_record_failure`;
-    it marks the record through ``jobs.runner.job_rq_failed`` as that one does.
+    ``on_failure``, when given, is RQ's failure callback instead of
+    ``jobs.callbacks.job_record_failure``; it marks the record through
+    ``jobs.runner.job_rq_failed`` as that one does.
     """
     problem = queue_problem()
     if problem:
@@ -200,7 +212,7 @@ def job_enqueue(
                 record.pk,
                 *args,
                 job_id=record.rq_id,
-                on_failure=Callback(on_failure or job_record_failure),
+                on_failure=Callback(on_failure or RECORD_FAILURE),
                 result_ttl=7 * 24 * 3600,
                 failure_ttl=30 * 24 * 3600,
             )
@@ -228,24 +240,6 @@ def job_record_create(
         total=total,
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )
-
-
-def job_record_failure(
-    job: Job, connection: Any, exc_type: type, exc: BaseException, tb: Any
-) -> None:
-    """RQ failure callback of every queued job: its record is marked failed with the reason, or
-    interrupted when RQ found the job abandoned (``jobs.runner.job_rq_failed``).
-
-    Queued jobs name it by this dotted path, which a worker checks against ``HACS_JOB_MODULES``.
-    """
-    # Imported here: the runner is built on this module's queues.
-    from jobs.runner import job_rq_failed
-
-    job_rq_failed(job.id, exc_type, exc)
-
-
-# Jobs queued before the callback was renamed name it by its old dotted path.
-_record_failure = job_record_failure
 
 
 # --- What waits in Redis -------------------------------------------------------------------------

@@ -16,7 +16,6 @@ import django_rq
 import redis
 from django.conf import settings
 from django.db import connection
-from django.db.models import QuerySet
 from rq import Callback
 from rq.exceptions import AbandonedJobError
 from rq.job import Job
@@ -55,6 +54,7 @@ from operations.refresh import (
     sites_with_failed_fetches,
     sites_with_older_history,
 )
+from operations.stops import NO_SEED_MATCHED, sites_interrupt, sites_stopped
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def import_sites(
                 )
                 run.interrupt(reason)
                 waiting = [site_id for rest in chunks[chunks.index(chunk) :] for site_id in rest]
-                _sites_stopped(record_id, Site.objects.filter(pk__in=waiting), reason)
+                sites_stopped(record_id, Site.objects.filter(pk__in=waiting), reason)
                 raise
             queued += len(chunk)
 
@@ -186,27 +186,6 @@ def sweep_interrupted(*, rq_cleanup: bool = True) -> int:
     return len(stopped)
 
 
-def sites_interrupt(record: JobRecord, reason: str) -> None:
-    """An import stopped (the runner's ``on_stop`` hook, and the sweep's): its queued or running
-    sites end failed with the reason, unless a live job holds them."""
-    live: set[int] = set()
-    for items in JobRecord.objects.filter(
-        kind__in=JobRecord.IMPORTING, status__in=JobRecord.ACTIVE
-    ).values_list("items", flat=True):
-        live.update(items)
-    unfinished = (Site.ImportStatus.QUEUED, Site.ImportStatus.RUNNING)
-    ids = set(record.items) - live
-    _sites_stopped(record.pk, Site.objects.filter(pk__in=ids, import_status__in=unfinished), reason)
-
-
-def _sites_stopped(record_id: int, sites: QuerySet[Site], reason: str) -> None:
-    """Mark ``sites`` failed with the reason and list them among the job's failures, so that
-    "Retry these sites" covers them."""
-    for site in sites.only("seed_url"):
-        sites_finish(failed={site.pk: reason})
-        job_item_interrupted(record_id, item=site.seed_url, reason=reason)
-
-
 def retry_fetches(record_id: int, site_ids: list[int]) -> None:
     """The later pass over sites whose memento fetches failed: fetch what is still missing."""
     with JobRun.resume(record_id) as run:
@@ -249,12 +228,6 @@ def file_import_run(
         run.fail_item(", ".join(p.name for p in paths), NO_SEED_MATCHED)
     run.advance(0, captures=result.captures.added)
     return result
-
-
-NO_SEED_MATCHED = (
-    "no capture in it belongs to a seed site HACS holds, so nothing was imported: add the seed "
-    "list first (Upload seeds, or manage.py import_seeds), then import the file again"
-)
 
 
 def _sites(n: int) -> str:
@@ -500,6 +473,5 @@ __all__ = [
     "import_site_failed",
     "import_sites",
     "retry_fetches",
-    "sites_interrupt",
     "sweep_interrupted",
 ]

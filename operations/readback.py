@@ -53,8 +53,8 @@ from handoff.heritrix_readback import heritrix_open, heritrix_scan
 from handoff.models import CrawlFile, FollowedCrawl, HandOff, HandOffRun
 from jobs.models import JobRecord
 from jobs.runner import JobRun
-from operations.jobs import NO_SEED_MATCHED, sites_interrupt
 from operations.refresh import sites_refresh
+from operations.stops import NO_SEED_MATCHED, sites_interrupt
 
 logger = logging.getLogger(__name__)
 

@@ -322,7 +322,7 @@ def test_a_closed_terminal_is_found_by_its_silent_heartbeat(
         django.setup()
         from archive.pipeline import FromArchive
         from jobs.runner import JobRun
-        from operations.jobs import sites_interrupt
+        from operations.stops import sites_interrupt
         from operations.refresh import archive_client, sites_refresh
         with JobRun.start(kind="import", label="from a terminal", queue="terminal",
                           total=1, items=[{site.pk}], on_stop=sites_interrupt) as run:

@@ -121,11 +121,12 @@ def test_a_json_job_naming_a_function_outside_hacs_is_refused_without_running(
 def test_only_functions_defined_in_hacss_job_modules_are_job_functions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jobs.services import job_record_failure
+    from jobs.callbacks import job_record_failure
     from operations.jobs import import_site
 
     assert job_function("operations.jobs.import_site") is import_site
-    assert job_function("jobs.services.job_record_failure") is job_record_failure
+    assert job_function("jobs.callbacks.job_record_failure") is job_record_failure
+    assert job_function("jobs.services.job_record_failure") is job_record_failure  # queued before
     for name in (
         "os.system",
         "builtins.open",

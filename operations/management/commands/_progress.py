@@ -16,7 +16,8 @@ from tqdm import tqdm
 from archive.pipeline import ImportReport
 from jobs.models import JobRecord
 from jobs.runner import JobRun
-from operations.jobs import enqueue_files, file_import_run, sites_interrupt
+from operations.jobs import enqueue_files, file_import_run
+from operations.stops import sites_interrupt
 
 
 @contextmanager

@@ -7,13 +7,14 @@ from archive.pipeline import FetchRetry, FromArchive
 from hacs.formats.canon import seed_key
 from jobs.models import JobRecord
 from jobs.runner import JobRun
-from operations.jobs import enqueue_history_pass, enqueue_import, sites_interrupt
+from operations.jobs import enqueue_history_pass, enqueue_import
 from operations.refresh import (
     archive_client,
     sites_refresh,
     sites_with_failed_fetches,
     sites_with_older_history,
 )
+from operations.stops import sites_interrupt
 
 SHOWN_FAILURES = 50  # failed sites listed one a line; the rest are counted
 
