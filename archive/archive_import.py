@@ -55,6 +55,7 @@ from archive.snapshots import (
 )
 from archive.status import sites_finish
 from archive.wayback import ArchiveClient, ArchiveError
+from hacs import defaults
 from hacs.formats import cdx
 from hacs.formats.canon import SeedScope
 from hacs.formats.queries import SHARED_HOSTS, CdxQuery, RefreshSeed, plan_queries
@@ -81,7 +82,7 @@ class RunLimits:
     group_max_pages: int = 4
     audit_share: float = 0.05  # grouped queries whose sample homepage is also asked exactly
     group_max_blocks: int = 30  # index blocks (~3,000 lines) a group's range may span
-    history_days: int = 1095  # the daily list's window: its contents come first, estimated early
+    history_days: int = defaults.HISTORY_DAYS  # the daily list's window: its contents come first
     # An import fetches only the contents of each site's last ``history_days`` of copies; the
     # older ones wait for the history pass (``archive_import(history=True)``).
     older_later: bool = True

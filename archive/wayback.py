@@ -59,6 +59,7 @@ import urllib3.connectionpool
 import urllib3.exceptions
 
 from archive.ratelimit import RateLimitUnavailable, SharedRateLimiter, SlotPastDeadline
+from hacs import defaults
 from hacs.formats.cdx import memento_url
 from hacs_site.env import http_url_problem
 
@@ -72,8 +73,8 @@ ACCEPT_ENCODING = "gzip, deflate"
 # Default caps, sized from real answers (docs/security.md): the largest real CDX answer seen is
 # 524 KB (2,236 rows) and real rows average 121 bytes as HACS asks for them, so 16 MiB holds
 # about 130,000 captures in one query; the largest real raw memento seen is 270 KB.
-MAX_CDX_BYTES = 16 * 1024 * 1024
-MAX_MEMENTO_BYTES = 5 * 1024 * 1024
+MAX_CDX_BYTES = defaults.MAX_CDX_BYTES
+MAX_MEMENTO_BYTES = defaults.MAX_MEMENTO_BYTES
 # Bytes asked of the socket per read, and decompressed per step: what a read holds beyond the cap.
 _READ_SIZE = 64 * 1024
 _INFLATE_STEP = 64 * 1024
@@ -134,20 +135,20 @@ class ArchiveConfig:
     cdx_url: str
     wayback_url: str
     dialect: str = "ia"  # "ia" (Internet Archive CDX server) or "pywb"
-    cdx_per_minute: float = 24.0
-    memento_per_minute: float = 480.0
-    timeout: float = 30.0
-    retries: int = 5
-    backoff_base: float = 2.0
+    cdx_per_minute: float = defaults.CDX_PER_MINUTE
+    memento_per_minute: float = defaults.MEMENTO_PER_MINUTE
+    timeout: float = defaults.HTTP_TIMEOUT
+    retries: int = defaults.HTTP_RETRIES
+    backoff_base: float = defaults.HTTP_BACKOFF_BASE
     backoff_cap: float = 300.0
     max_memento_bytes: int = MAX_MEMENTO_BYTES
     user_agent: str = "HACS/0.1"
     page_size: int = 5000
-    deadline: float = 60.0  # seconds for a whole request: connection, headers and body
-    max_cdx_pages: int = 100  # pages of one CDX query (each ``page_size`` rows)
+    deadline: float = defaults.HTTP_DEADLINE  # a whole request: connection, headers and body
+    max_cdx_pages: int = defaults.CDX_MAX_PAGES  # pages of one CDX query (``page_size`` rows)
     max_cdx_bytes: int = MAX_CDX_BYTES  # decompressed bytes of one CDX query, all pages
-    index_lag_days: float = 30.0  # a re-import asks again for captures this far back
-    query_deadline: float = 600.0  # seconds for a whole CDX query: all pages, retries and waits
+    index_lag_days: float = defaults.CDX_INDEX_LAG_DAYS
+    query_deadline: float = defaults.CDX_QUERY_DEADLINE  # all pages, retries and waits
 
     @classmethod
     def from_settings(cls) -> ArchiveConfig:

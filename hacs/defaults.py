@@ -11,3 +11,27 @@ HISTORY_DAYS = 3 * 365  # rule 8: a crawl list's history window w, three years
 E_DAYS = 1.0
 # The longest history window, in weeks, that an evaluation or a learned scheduler accepts.
 MAX_W_WEEKS = 52
+
+# --- Asking the archive (archive.wayback.ArchiveConfig; settings HACS_CDX_*, HACS_HTTP_*) -------
+# Mementos: 480 a minute (8 a second), the default of the field's maintained Wayback client
+# (edgi-govdata-archiving/wayback), which the Internet Archive asked to stay at 80 % of its hard
+# limit of 600 a minute. CDX queries stay well below that client's 48 a minute: a HACS query
+# reads a site's whole prefix, up to 5,000 rows a page.
+CDX_PER_MINUTE = 24.0
+MEMENTO_PER_MINUTE = 480.0
+HTTP_TIMEOUT = 30.0  # seconds to connect, and between two reads
+HTTP_RETRIES = 5
+HTTP_BACKOFF_BASE = 2.0  # seconds before the first retry; doubles each time
+# A whole request (connection, headers, body) ends within this many seconds, however slowly the
+# archive trickles its answer.
+HTTP_DEADLINE = 60.0
+# Decompressed bytes read of one memento (a longer one is recorded as too large, not parsed):
+# about 19 times the largest real raw memento seen (270 KB; docs/security.md).
+MAX_MEMENTO_BYTES = 5 * 1024 * 1024
+# One CDX query stops after so many pages or decompressed bytes (16 MiB: about 130,000 captures
+# of real rows, 32 times the largest real answer seen; docs/security.md).
+CDX_MAX_PAGES = 100
+MAX_CDX_BYTES = 16 * 1024 * 1024
+# One CDX query (all its pages, retries and waits) ends within this many seconds.
+CDX_QUERY_DEADLINE = 600.0
+CDX_INDEX_LAG_DAYS = 30.0  # a re-import asks again for captures this far back

@@ -292,33 +292,31 @@ HACS_CDX_DIALECT = env_str("HACS_CDX_DIALECT", "ia")
 if HACS_CDX_DIALECT not in ("ia", "pywb"):
     raise ImproperlyConfigured(f"HACS_CDX_DIALECT={HACS_CDX_DIALECT!r} must be 'ia' or 'pywb'.")
 HACS_WAYBACK_URL = env_url("HACS_WAYBACK_URL", "https://web.archive.org/web")
-HACS_CDX_RATE_PER_MINUTE = env_float("HACS_CDX_RATE_PER_MINUTE", 24.0, minimum=0.1, maximum=6000)
-# Mementos: 480 a minute (8 a second), the default of the field's maintained Wayback client
-# (edgi-govdata-archiving/wayback), which the Internet Archive asked to stay at 80 % of its hard
-# limit of 600 a minute. CDX queries stay well below that client's 48 a minute: a HACS query
-# reads a site's whole prefix, up to 5,000 rows a page.
-HACS_MEMENTO_RATE_PER_MINUTE = env_float(
-    "HACS_MEMENTO_RATE_PER_MINUTE", 480.0, minimum=0.1, maximum=60000
+# The defaults and why they are so: hacs/defaults.py ("Asking the archive").
+HACS_CDX_RATE_PER_MINUTE = env_float(
+    "HACS_CDX_RATE_PER_MINUTE", defaults.CDX_PER_MINUTE, minimum=0.1, maximum=6000
 )
-HACS_HTTP_TIMEOUT = env_float("HACS_HTTP_TIMEOUT", 30.0, minimum=1, maximum=600)
-HACS_HTTP_RETRIES = env_int("HACS_HTTP_RETRIES", 5, minimum=0, maximum=20)
-HACS_HTTP_BACKOFF_BASE = env_float("HACS_HTTP_BACKOFF_BASE", 2.0, minimum=0, maximum=600)
-# Decompressed bytes read of one memento (a longer one is recorded as too large, not parsed):
-# about 19 times the largest real raw memento seen (270 KB; docs/security.md).
-HACS_MAX_MEMENTO_BYTES = env_int("HACS_MAX_MEMENTO_BYTES", 5 * 1024 * 1024, minimum=1024)
-# A whole request (connection, headers, body) must end within this many seconds, however slowly
-# the archive trickles its answer; one CDX query stops after so many pages or decompressed bytes
-# (16 MiB: about 130,000 captures of real rows, 32 times the largest real answer seen;
-# docs/security.md). Memory for a body is at most its cap, however far a bomb would inflate.
-HACS_HTTP_DEADLINE = env_float("HACS_HTTP_DEADLINE", 60.0, minimum=1, maximum=3600)
-HACS_CDX_MAX_PAGES = env_int("HACS_CDX_MAX_PAGES", 100, minimum=1)
-HACS_MAX_CDX_BYTES = env_int("HACS_MAX_CDX_BYTES", 16 * 1024 * 1024, minimum=1024)
-# One CDX query (all its pages, retries and waits, a Retry-After's too) ends within this many
-# seconds, so that one slow site cannot hold an import: it fails with a sentence and waits for
-# import_archive --failed.
-HACS_CDX_QUERY_DEADLINE = env_float("HACS_CDX_QUERY_DEADLINE", 600.0, minimum=1, maximum=86400)
-# A re-import asks only for captures from this many days before the newest one stored.
-HACS_CDX_INDEX_LAG_DAYS = env_float("HACS_CDX_INDEX_LAG_DAYS", 30.0, minimum=0, maximum=3650)
+HACS_MEMENTO_RATE_PER_MINUTE = env_float(
+    "HACS_MEMENTO_RATE_PER_MINUTE", defaults.MEMENTO_PER_MINUTE, minimum=0.1, maximum=60000
+)
+HACS_HTTP_TIMEOUT = env_float("HACS_HTTP_TIMEOUT", defaults.HTTP_TIMEOUT, minimum=1, maximum=600)
+HACS_HTTP_RETRIES = env_int("HACS_HTTP_RETRIES", defaults.HTTP_RETRIES, minimum=0, maximum=20)
+HACS_HTTP_BACKOFF_BASE = env_float(
+    "HACS_HTTP_BACKOFF_BASE", defaults.HTTP_BACKOFF_BASE, minimum=0, maximum=600
+)
+HACS_MAX_MEMENTO_BYTES = env_int("HACS_MAX_MEMENTO_BYTES", defaults.MAX_MEMENTO_BYTES, minimum=1024)
+HACS_HTTP_DEADLINE = env_float(
+    "HACS_HTTP_DEADLINE", defaults.HTTP_DEADLINE, minimum=1, maximum=3600
+)
+HACS_CDX_MAX_PAGES = env_int("HACS_CDX_MAX_PAGES", defaults.CDX_MAX_PAGES, minimum=1)
+HACS_MAX_CDX_BYTES = env_int("HACS_MAX_CDX_BYTES", defaults.MAX_CDX_BYTES, minimum=1024)
+# Past it a slow site's query fails with a sentence and waits for import_archive --failed.
+HACS_CDX_QUERY_DEADLINE = env_float(
+    "HACS_CDX_QUERY_DEADLINE", defaults.CDX_QUERY_DEADLINE, minimum=1, maximum=86400
+)
+HACS_CDX_INDEX_LAG_DAYS = env_float(
+    "HACS_CDX_INDEX_LAG_DAYS", defaults.CDX_INDEX_LAG_DAYS, minimum=0, maximum=3650
+)
 # A refresh from the archive (archive.archive_import): queries and memento fetches in flight at
 # once in one worker (the archive's rate limits still hold, shared through Redis), and when a
 # grouped query's answer is too big, so that the next refresh splits the group.

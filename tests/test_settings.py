@@ -172,3 +172,25 @@ def test_a_daily_budget_without_a_threshold_fills_its_k(env: dict[str, str], exp
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == expected
+
+
+def test_the_archive_settings_default_to_the_archive_clients_own_defaults(tmp_path: Path) -> None:
+    """hacs/defaults.py holds each default once: a HACS started with no archive variable asks the
+    archive exactly as an ``ArchiveConfig`` made without settings would."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HACS_", "DATABASE_URL"))}
+    env.update(HACS_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="hacs_site.settings")
+    script = (
+        "import django; django.setup()\n"
+        "from dataclasses import asdict\n"
+        "from archive.wayback import ArchiveConfig\n"
+        "shipped = ArchiveConfig.from_settings()\n"
+        "bare = ArchiveConfig(cdx_url=shipped.cdx_url, wayback_url=shipped.wayback_url,"
+        " user_agent=shipped.user_agent)\n"
+        "print(sorted(k for k, v in asdict(shipped).items() if asdict(bare)[k] != v))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=Path(__file__).resolve().parent.parent, env=env,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
