@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hacs.charts.crawl_yield import YieldPoint, yield_figure
+from dashboard.charts.crawl_yield import YieldPoint, yield_figure
 from handoff.crawl_yield import list_yields_recent
 
 WEEKS = 8

@@ -38,9 +38,9 @@ from django.db.models import (
 from django.urls import reverse
 
 from archive.models import Capture, LinkSnapshot, Site
+from dashboard import charts
 from dashboard.health import health_filter, row_badges, stopped_annotation
 from dashboard.sources import HandOffNames, is_library_crawl, source_label
-from hacs import charts
 from hacs.clock import from_days, reference_instant, to_days
 from hacs.estimators import accesses, update_instants
 from hacs.formats.canon import surt_to_url

@@ -9,7 +9,7 @@ can be read, tested and benchmarked without a database (``tests/hacs/test_pure.p
 * ``hacs.ranking`` — rule 8: the order of a crawl list;
 * ``hacs.evaluation`` — rules 9–11 and the paper's Figure 6;
 * ``hacs.formats`` — URL canonicalisation, CDX dialects, link extraction, seed lists, WARC;
-* ``hacs.charts`` — Plotly figures built from plain lists, in one style.
+* ``hacs.evaluation.summary`` — what the evaluated models are called, and a run in plain text.
 
 The synthetic scholarly archive with known truth, on which HACS's tests, demo and benchmarks run,
 is a pure package of its own beside this one (``hacs_demo``): it uses none of the method.

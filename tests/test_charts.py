@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from hacs.charts import (
+from dashboard.charts import (
     Curve,
     LevelTimeline,
     Mark,
@@ -21,8 +21,8 @@ from hacs.charts import (
     style,
     timeline_figure,
 )
-from hacs.charts import evaluation as evaluation_charts
-from hacs.charts.site import log_ticks
+from dashboard.charts import evaluation as evaluation_charts
+from dashboard.charts.site import log_ticks
 from tests.factories import make_capture, make_site
 
 LINK = '<a href="http://x">x</a>'
@@ -80,7 +80,7 @@ def _evaluation_results() -> dict[str, Any]:
 
 
 def every_figure() -> list[dict[str, Any]]:
-    """Each figure builder of hacs.charts, fed text holding markup wherever text goes in."""
+    """Each figure builder of dashboard.charts, fed text holding markup wherever text goes in."""
     level = LevelTimeline(
         LINK,
         captures={"observation": [Mark("2020-01-01 00:00:00", f"/~x/{LINK} · observation 200")]},

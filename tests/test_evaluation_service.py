@@ -498,7 +498,7 @@ def test_a_job_found_interrupted_marks_its_run_failed(redis_url: str) -> None:
 
 def test_evaluation_charts_imports_without_django() -> None:
     code = (
-        "import sys, hacs.charts.evaluation\n"
+        "import sys, dashboard.charts.evaluation\n"
         "assert not [m for m in sys.modules if m.split('.')[0] == 'django']\n"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=PROJECT, capture_output=True,

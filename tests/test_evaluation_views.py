@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import redis
 
-from hacs.charts.evaluation import TABLE_COLUMNS
+from dashboard.charts.evaluation import TABLE_COLUMNS
 from hacs.evaluation import ObservationTable, evaluate, interval_distribution
 from jobs.models import JobRecord
 from scheduling.models import EvaluationRun

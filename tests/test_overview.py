@@ -97,7 +97,7 @@ def test_the_default_due_list_reads_the_posterior_since_the_newest_copy() -> Non
 def test_the_histogram_tells_the_levels_apart_and_labels_its_log_axis_in_days(
     logged_in_client: Any,
 ) -> None:
-    from hacs.charts import style
+    from dashboard.charts import style
 
     for n, interval in enumerate((1.5, 4.0, 12.0, 35.0, 90.0, 400.0)):
         site = make_site(author=f"Every {n}", import_status="done")

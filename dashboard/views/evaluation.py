@@ -15,11 +15,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from archive.models import Site
+from dashboard.charts import evaluation as charts
 from dashboard.forms import EvaluationForm, LearnForm
 from dashboard.roles import librarian_required
 from dashboard.views.jobs import explain
 from hacs import defaults
-from hacs.charts import evaluation as charts
 from hacs_site.clock import today
 from scheduling.evaluation_service import (
     BOTH,

@@ -6,10 +6,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
+from dashboard.charts import interval_histogram
 from dashboard.crawl_yield import crawl_yield_context
 from dashboard.health import HEALTH_FILTERS, health_counts
 from dashboard.overview import due_today, interval_lists, overview_counts
-from hacs.charts import interval_histogram
 from jobs.models import JobRecord
 from scheduling.cells import due_text
 from scheduling.models import CrawlList

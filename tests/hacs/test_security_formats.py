@@ -123,7 +123,7 @@ def deep(depth: int) -> str:
     return "log(" * depth + "X" + ")" * depth
 
 
-@pytest.mark.parametrize("depth", [3_000, 100_000])
+@pytest.mark.parametrize("depth", [3_000, 26_000])
 def test_a_function_nested_thousands_deep_is_refused_with_its_depth_and_the_limit(
     depth: int,
 ) -> None:
@@ -132,6 +132,15 @@ def test_a_function_nested_thousands_deep_is_refused_with_its_depth_and_the_limi
     assert str(raised.value) == (
         f"score function nested {depth:,} deep; a score function may be at most 100 deep "
         "(GP4C learns functions at most 10 deep)"
+    )
+
+
+def test_a_function_longer_than_the_cap_is_refused_by_its_size_before_its_depth() -> None:
+    with pytest.raises(ValueError) as raised:
+        ScoreFunction(deep(100_000))
+    assert str(raised.value) == (
+        "score function of 500,001 characters; a score function may be at most 131,008 "
+        "characters long"
     )
 
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from hacs.charts.evaluation import summary_lines
 from hacs.estimators import METHODS
+from hacs.evaluation.summary import summary_lines
 from scheduling.evaluation_service import (
     LEVEL_CHOICES,
     evaluation_run,

@@ -185,7 +185,13 @@ def test_a_zip_bomb_is_refused_before_anything_is_inflated() -> None:
 def test_a_bomb_whose_sizes_come_after_its_data_is_stopped_while_it_inflates() -> None:
     """A streamed ZIP cut before its directory: the declared size is not known in advance,
     so the entry is stopped once it has inflated past the ratio."""
-    bomb = b"WARC/1.1\r\n" + b"\0" * (60 * 1024 * 1024)
+    size = 60 * 1024 * 1024  # one record whose body is zeros: its lines are short, its body long
+    head = (
+        "WARC/1.1\r\nWARC-Type: resource\r\nWARC-Record-ID: <urn:uuid:0>\r\n"
+        "WARC-Target-URI: https://www.cs.example.edu/~a/\r\nWARC-Date: 2020-01-01T00:00:00Z\r\n"
+        f"Content-Type: application/octet-stream\r\nContent-Length: {size}\r\n\r\n"
+    )
+    bomb = head.encode() + b"\0" * size
     data = wacz_bytes({"a.warc": bomb}, streaming=True, stored=False)
     cut = data[: data.rfind(b"PK\x01\x02")]  # no directory
     _urls, reason, failures = urls_read(cut)

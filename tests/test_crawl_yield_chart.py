@@ -1,4 +1,4 @@
-"""hacs.charts.crawl_yield: the list's own yield as a figure, from plain values."""
+"""dashboard.charts.crawl_yield: the list's own yield as a figure, from plain values."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hacs.charts.crawl_yield import YieldPoint, yield_figure
+from dashboard.charts.crawl_yield import YieldPoint, yield_figure
 
 
 def test_the_figure_holds_reached_and_changed_bars_and_both_expectations() -> None:

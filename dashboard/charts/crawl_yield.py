@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hacs.charts.style import (
+from dashboard.charts.style import (
     BLUE,
     DARK_GREY,
     ORANGE,

@@ -1,6 +1,6 @@
-"""Plotly figures built by the pure package hacs.charts: the site page's figures
-(hacs.charts.site, re-exported as hacs.charts), the Evaluation page's (hacs.charts.evaluation),
-and the one style both are drawn in (hacs.charts.style)."""
+"""Plotly figures built by dashboard.charts (no database): the site page's figures
+(dashboard.charts.site, re-exported as dashboard.charts), the Evaluation page's
+(dashboard.charts.evaluation), and the one style both are drawn in (dashboard.charts.style)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hacs.charts import (
+from dashboard.charts import (
     CAPTURE_GROUPS,
     Curve,
     LevelTimeline,
@@ -24,10 +24,10 @@ from hacs.charts import (
     style,
     timeline_figure,
 )
-from hacs.charts import evaluation as evaluation_charts
+from dashboard.charts import evaluation as evaluation_charts
 from hacs.evaluation import ObservationTable, evaluate, interval_distribution
 
-PROJECT = Path(__file__).resolve().parents[2]
+PROJECT = Path(__file__).resolve().parents[1]
 
 
 def as_browser_json(figure: dict[str, Any]) -> Any:
@@ -348,7 +348,7 @@ def test_views_of_results_stored_before_the_posterior_leave_it_out() -> None:
 
 def test_the_chart_module_imports_without_django() -> None:
     code = (
-        "import sys\nimport hacs.charts, hacs.charts.evaluation\n"
+        "import sys\nimport dashboard.charts, dashboard.charts.evaluation\n"
         "loaded = sorted(m for m in sys.modules if m == 'django' or m.startswith('django.'))\n"
         "assert not loaded, loaded\n"
     )

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hacs.charts.style import OTHER_MODEL_STYLE
+from dashboard.charts.style import OTHER_MODEL_STYLE
 
 __all__ = ["MODEL_DETAILS", "MODEL_NOTES", "ModelDetail", "model_details", "ranking_legend"]
 

@@ -1,18 +1,18 @@
 """Plotly figures for HACS pages, built from plain lists, in one style — pure (stdlib only).
 
-* ``hacs.charts.style`` — the font, the colour-blind-safe palette, model colours and labels,
+* ``dashboard.charts.style`` — the font, the colour-blind-safe palette, model colours and labels,
   and the axis and layout helpers every figure is built from;
-* ``hacs.charts.site`` — a site's timeline and probability curves, and the histogram of update
-  intervals (re-exported here: ``from hacs import charts; charts.timeline_figure(...)``);
-* ``hacs.charts.evaluation`` — the Evaluation page's figures and its Table I view;
-* ``hacs.charts.legend`` — what each model of the Evaluation page's ranking charts is, in one
+* ``dashboard.charts.site`` — a site's timeline and probability curves, and the histogram of update
+  intervals (re-exported here: ``from dashboard import charts; charts.timeline_figure(...)``);
+* ``dashboard.charts.evaluation`` — the Evaluation page's figures and its Table I view;
+* ``dashboard.charts.legend`` — what each model of the Evaluation page's ranking charts is, in one
   line and with its formula and sources.
 
 Every string from an archive, a seed list or stored results enters a figure through
-``hacs.charts.style.plain_text``: Plotly reads hover text, names and titles as markup.
+``dashboard.charts.style.plain_text``: Plotly reads hover text, names and titles as markup.
 """
 
-from hacs.charts.site import (
+from dashboard.charts.site import (
     CAPTURE_GROUPS,
     CURVE_COLOURS,
     INTERPOLATED_STYLE,

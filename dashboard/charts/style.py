@@ -1,7 +1,7 @@
 """The one look of every HACS chart: font, colour-blind-safe palette, models, axes and layouts.
 
-Pure (stdlib only). The site page's charts (``hacs.charts.site``) and the Evaluation page's
-(``hacs.charts.evaluation``) build their layouts, axes and colours from here, so the two pages
+Pure (stdlib only). The site page's charts (``dashboard.charts.site``) and the Evaluation page's
+(``dashboard.charts.evaluation``) build their layouts, axes and colours from here, so the two pages
 read as one application and a change of style is made once.
 
 Colours are the Okabe–Ito palette, which stays distinguishable with the common colour-vision
@@ -31,7 +31,6 @@ __all__ = [
     "GREEN",
     "GREY",
     "GRID_GREY",
-    "MODEL_LABELS",
     "MODEL_STYLE",
     "OLIVE",
     "ORANGE",
@@ -82,20 +81,6 @@ CURVE_COLOURS = (BLUE, SKY_BLUE, VERMILLION, ORANGE, GREEN, PURPLE)
 #: deficiency, where blue against sky blue differ in lightness only.
 PAIR_COLOURS = (BLUE, VERMILLION)
 
-MODEL_LABELS = {
-    "hacs": "HACS",
-    "random": "Random",
-    "brute_force": "Brute Force",
-    "last_obs": "Last-Obs",
-    "cho_garcia_molina": "Cho–Garcia-Molina",
-    "nad": "NAD",
-    "sad": "SAD",
-    "aad": "AAD",
-    "gad": "GAD",
-    "age": "Age",
-    "gp4c": "GP4C (learned)",
-    "lws": "LWS (learned)",
-}
 #: model: (colour, marker symbol, line dash). HACS is always the strong blue.
 MODEL_STYLE: dict[str, tuple[str, str, str]] = {
     "hacs": (BLUE, "circle", "solid"),

@@ -5,7 +5,7 @@ Every function takes the results dict of ``hacs.evaluation.evaluate`` (as stored
 per level) or parts of it, and returns plain lists and dicts: Plotly figure dicts (``{"data":
 [...], "layout": {...}}``) that ``static/js/evaluation.js`` draws unchanged, and the rows of the
 Table I view that the page and its CSV download show. Fonts, colours, model labels, axes and
-layouts come from ``hacs.charts.style``, shared with the site page's figures; this page adds
+layouts come from ``dashboard.charts.style``, shared with the site page's figures; this page adds
 the posterior model (HACS's default reading) and names the paper's method as the paper's
 (``EVALUATION_LABELS``). Results stored before the posterior took part have no ``posterior``
 rows: every view here then leaves it out.
@@ -17,13 +17,12 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from hacs.charts import legend
-from hacs.charts.style import (
+from dashboard.charts import legend
+from dashboard.charts.style import (
     BLACK,
     BLUE,
     DARK_GREY,
     FONT,
-    MODEL_LABELS,
     MODEL_STYLE,
     OTHER_MODEL_STYLE,
     PURPLE,
@@ -36,6 +35,7 @@ from hacs.charts.style import (
     legend_below,
     plain_text,
 )
+from hacs.evaluation.summary import EVALUATION_LABELS, LEVEL_LABELS, MODEL_LABELS, summary_lines
 
 __all__ = [
     "AVERAGE_LABELS",
@@ -72,7 +72,6 @@ __all__ = [
 
 Row = Mapping[str, Any]
 
-LEVEL_LABELS = {"homepage": "Homepage", "website": "Website"}
 AVERAGE_LABELS = {"micro": "Micro average", "macro": "Macro average"}
 METRIC_LABELS = {"precision": "P", "recall": "R", "f1": "F1"}
 METRIC_NAMES = {"precision": "Precision", "recall": "Recall", "f1": "F1"}
@@ -88,12 +87,6 @@ PAPER_RANKING_MODELS = ("hacs", "last_obs", "random")  # Figure 11
 SHOWN_RANKING_MODELS = (
     "posterior", "hacs", "gp4c", "lws", "cho_garcia_molina", "last_obs", "random",
 )  # fmt: skip
-#: Model names on this page: the paper's method named as the paper's, beside HACS's default.
-EVALUATION_LABELS = {
-    **MODEL_LABELS,
-    "hacs": "HACS, paper's g",
-    "posterior": "HACS posterior (default)",
-}
 #: model: (colour, marker, dash); the posterior in black, solid and thick like the paper's HACS.
 EVALUATION_STYLE = {**MODEL_STYLE, "posterior": (BLACK, "star-square", "solid")}
 
@@ -286,7 +279,7 @@ def by_w_figure(rows: Iterable[Row], *, level: str, value: str, title: str, y_ti
 
 def ranking_legend(results: Mapping[str, Any]) -> list[dict[str, str]]:
     """The models of the ranking charts (P@K, NDCG@k), one line each, in the charts' order and
-    colours (``hacs.charts.legend.ranking_legend``)."""
+    colours (``dashboard.charts.legend.ranking_legend``)."""
     return legend.ranking_legend(
         results,
         labels=EVALUATION_LABELS,
@@ -528,45 +521,6 @@ def table_rows(results: Mapping[str, Any]) -> list[list[Any]]:
 
 
 #: The models of the plain-text summary: Table I's and the ranking's headline ones.
-SUMMARY_SELECTION = ("posterior", "hacs", "random", "brute_force")
-SUMMARY_RANKING = ("posterior", "hacs", "gp4c", "lws", "cho_garcia_molina", "last_obs", "random")
-
-
-def summary_lines(results: Mapping[str, Any], average: str = "micro") -> list[str]:
-    """A plain-text summary for a terminal: per level, F1 at θ̂ (Table I, with each θ̂) and mean
-    weighted P@K per w, for the posterior, the paper's HACS and the baselines (models a run
-    stored before the posterior lacks are left out)."""
-    table = {(r["level"], r["average"], r["w_weeks"], r["model"]): r
-             for r in results.get("table", [])}  # fmt: skip
-    pak = {(r["level"], r["w_weeks"], r["model"]): r for r in results.get("pak", [])}
-    lines: list[str] = []
-
-    def number(value: float | None, digits: int = 3) -> str:
-        return "–" if value is None else f"{value:.{digits}f}"
-
-    for level in results.get("levels", {}):
-        ws = sorted({key[2] for key in table if key[0] == level})
-        chosen = [m for m in SUMMARY_SELECTION if (level, average, ws[0], m) in table] if ws else []
-        lines.append(f"{LEVEL_LABELS.get(level, level)} level, Table I ({average}): F1 at θ̂ (θ̂)")
-        lines.append("  w  " + "".join(f"{EVALUATION_LABELS[m]:>28}" for m in chosen))
-        for w in ws:
-            cells = []
-            for m in chosen:
-                row = table[(level, average, w, m)]
-                theta = (
-                    "" if m in ("random", "brute_force") else f" ({number(row['theta_hat'], 1)})"
-                )
-                cells.append(f"{number(row['f1']) + theta:>28}")
-            lines.append(f"{w:>3}  " + "".join(cells))
-        ranked = [m for m in SUMMARY_RANKING if ws and (level, ws[0], m) in pak]
-        lines.append(f"{LEVEL_LABELS.get(level, level)} level, mean weighted P@K")
-        lines.append("  w  " + "".join(f"{EVALUATION_LABELS[m]:>28}" for m in ranked))
-        for w in ws:
-            cells = [f"{number(pak[(level, w, m)]['weighted_p_at_k']):>28}" for m in ranked]
-            lines.append(f"{w:>3}  " + "".join(cells))
-    return lines
-
-
 def replay_figure(replay: Mapping[str, Any]) -> Figure:
     """Changes found per crawl by each policy of a closed-loop replay (``hacs.replay``), one bar
     per budget; HACS's own policy in its blue, the others in grey shades."""

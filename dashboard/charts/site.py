@@ -2,10 +2,10 @@
 
 Each public function returns a figure as a plain ``dict`` (``{"data": [...], "layout": {...}}``)
 that a template embeds with ``json_script`` and a page's small JS file hands to
-``Plotly.newPlot``. Fonts, colours, axes and layouts come from ``hacs.charts.style``, shared
-with the Evaluation page's figures (``hacs.charts.evaluation``). Nothing here reads the database
-or lets archive text act as markup: hover text goes into ``customdata`` through
-:func:`~hacs.charts.style.plain_text`, and Plotly draws it as SVG text.
+``Plotly.newPlot``. Fonts, colours, axes and layouts come from ``dashboard.charts.style``,
+shared with the Evaluation page's figures (``dashboard.charts.evaluation``). Nothing here reads
+the database or lets archive text act as markup: hover text goes into ``customdata`` through
+:func:`~dashboard.charts.style.plain_text`, and Plotly draws it as SVG text.
 
 Times are ISO 8601 strings in UTC without an offset (``"2017-03-04 05:06:07"``), the form
 Plotly's date axes read without shifting them to the browser's time zone. Every number in a
@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hacs.charts.style import (
+from dashboard.charts.style import (
     BLUE,
     CURVE_COLOURS,
     DARK_GREY,
@@ -269,7 +269,7 @@ def interval_histogram(
 
     ``intervals_days`` is one list, or a mapping from a series name (``"Homepage"``,
     ``"Website"``) to a list, drawn side by side in each bin (two series in
-    :data:`~hacs.charts.style.PAIR_COLOURS`, the second also hatched, so that neither colour
+    :data:`~dashboard.charts.style.PAIR_COLOURS`, the second also hatched, so that neither colour
     nor overlap carries the difference alone). Values that are not positive and finite (λ = 0
     gives an infinite interval, an unknown λ none) are left out and counted in the legend.
     Bins are equal in log10 width (``bins_per_decade`` per factor of ten) and computed here
