@@ -24,7 +24,10 @@ For each schedule seed:
   crawl finds a change when the page gained a link since the newest copy, and is imported back
   as one more observation. Every policy spends all its k crawls every day.
 
-The policies: HACS's default (``hacs.replay``'s ``hacs`` policy), round-robin, random, Nutch adaptive
+The policies: HACS's default, computed by the very function the ``crawl_list`` command and the
+daily job call (``hacs.ranking.default_probabilities``, through ``hacs.replay``'s ``hacs``
+policy: the three-year window before the list's reference instant, the end of its day; a test
+holds the service's list and this function's ranking equal), round-robin, random, Nutch adaptive
 and ``nutch_fresh`` (``hacs.baselines``), LambdaCrawl on HACS's rates, the *known-rate list*
 (each site's true link-adding rate over the year before S, p = 1 − e^{−λ (now + e − copy)}) and
 the *oracle*, which knows whether each page changed since its newest copy.
@@ -49,6 +52,7 @@ from bench.common import argument_parser
 from bench.homepages import REALDATA, Homepage, load_homepages
 from hacs.clock import day_start, to_days
 from hacs.defaults import E_DAYS
+from hacs.ranking import default_probabilities
 from hacs.replay import POLICIES, PolicyResult, ReplayState, replay
 
 FloatArray = np.ndarray
@@ -60,10 +64,13 @@ CAPTURE_GAP_DAYS = (15.0, 180.0)
 FIRST_START, LAST_START = date(2023, 1, 1), date(2024, 12, 31)
 #: A homepage qualifies with this much history before the start (days): a year of its truth.
 HISTORY_BEFORE = 365.0
-#: The policies, in the order printed: HACS's default first, the known-rate list and the oracle last.
+#: The policies, in the order printed: HACS's default first, the known-rate list and the oracle
+#: last.
 BASELINES = ("round_robin", "random", "nutch_adaptive", "nutch_fresh", "lambdacrawl")
 KNOWN_RATE, ORACLE = "true_rates", "oracle"
-LABELS = {KNOWN_RATE: "known rate", ORACLE: "oracle", "hacs": "HACS"}
+#: The candidate the default was weighed against: the same list with rates that never reset.
+STATIONARY = "hacs_stationary"
+LABELS = {KNOWN_RATE: "known rate", ORACLE: "oracle", "hacs": "HACS", STATIONARY: "HACS ρ=0"}
 
 
 @dataclass(frozen=True)
@@ -149,6 +156,16 @@ def oracle_policy(changes: list[FloatArray]):  # type: ignore[no-untyped-def]
     return oracle
 
 
+def stationary_policy(state: ReplayState) -> np.ndarray:
+    """HACS's list read with rates that never reset (ρ = 0): the posterior the default was
+    before rates that reset, on the same window and reference instant."""
+    times, flags, offsets = state.arrays()
+    return default_probabilities(
+        times, flags, offsets, t=state.list_instant, e=state.e_days,
+        history_days=state.history_days, reset=False,
+    )  # fmt: skip
+
+
 def run_world(
     world: RealWorld, *, days: int, share: float, policies: list[str], seed: int,
     extra: dict | None = None, e_days: float = E_DAYS,
@@ -159,6 +176,8 @@ def run_world(
     more = dict(extra or {})
     if ORACLE in policies:
         more[ORACLE] = oracle_policy(world.changes)
+    if STATIONARY in policies:
+        more[STATIONARY] = stationary_policy
     results = replay(
         history=world.history, changes=world.changes, start=world.start, days=days,
         budget=budget, policies=named, e_days=e_days, true_rates=world.last_year_rate,
@@ -187,7 +206,7 @@ def print_table(
 ) -> None:
     """Pooled and second-half figures, then each seed's changes found."""
     print(f"\n{title}")
-    halves = [("days 0–%d" % (days - 1), 0, days - 1), ("days 28–%d" % (days - 1), 28, days - 1)]
+    halves = [(f"days 0–{days - 1}", 0, days - 1), (f"days 28–{days - 1}", 28, days - 1)]
     head = f"{'policy':14}" + "".join(
         f"{label + ': found':>20} {'yield':>6} {'delay':>6} {'÷HACS':>6}" for label, *_ in halves
     )
@@ -209,7 +228,7 @@ def print_table(
             mean_delay = delay / caught if caught else float("nan")
             cells += f"{found:>20} {found / max(crawls, 1):6.3f} {mean_delay:6.1f} {ratio:6.2f}"
         print(f"{LABELS.get(name, name):14}" + cells)
-    print("changes found by seed (days 0–%d | days 28–%d):" % (days - 1, days - 1))
+    print(f"changes found by seed (days 0–{days - 1} | days 28–{days - 1}):")
     print(f"{'policy':14}" + "".join(f"{f'seed {s}':>12}" for s in rows))
     for name in policies:
         print(f"{LABELS.get(name, name):14}" + "".join(
@@ -219,7 +238,7 @@ def print_table(
 
 def print_done_when(rows: dict[float, dict[int, dict[str, PolicyResult]]], days: int) -> None:
     """HACS's default against every peer, pooled, whole loop and days 28 … days − 1."""
-    print("\nHACS ÷ each peer, pooled over the seeds (whole loop | days 28–%d):" % (days - 1))
+    print(f"\nHACS ÷ each peer, pooled over the seeds (whole loop | days 28–{days - 1}):")
     for share, by_seed in rows.items():
         cells = []
         names = [n for n in next(iter(by_seed.values())) if n not in ("hacs", ORACLE)]
@@ -241,7 +260,7 @@ def main() -> int:
     parser.add_argument("--budgets", default="0.02,0.05")
     parser.add_argument("--e-days", type=float, default=E_DAYS)
     parser.add_argument(
-        "--policies", default=",".join(["hacs", *BASELINES, KNOWN_RATE, ORACLE])
+        "--policies", default=",".join(["hacs", STATIONARY, *BASELINES, KNOWN_RATE, ORACLE])
     )
     args = parser.parse_args()
     if not args.realdata.is_dir():

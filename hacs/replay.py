@@ -52,10 +52,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from hacs.baselines import lambdacrawl_policy, nutch_fresh_policy, nutch_policy
-from hacs.bayes import fit_interval_prior, interval_evidence, interval_posterior
+from hacs.defaults import HISTORY_DAYS
 from hacs.estimators import estimate_many
 from hacs.formats.queries import CdxQuery
-from hacs.ranking import crawl_probabilities, posterior_probabilities, rank_order
+from hacs.ranking import crawl_probabilities, default_probabilities, rank_order
 from hacs.refresh_budget import SiteState, capture_rate, choose_queries, list_weights
 
 __all__ = [
@@ -89,6 +89,13 @@ class ReplayState:
     true_rates: FloatArray | None
     budget: int | None = None  # the day's number of crawls k (LambdaCrawl spends it)
     start: float = -np.inf  # the period's first day: the timelines' crawls are from it on
+    history_days: float = HISTORY_DAYS  # the crawl list's history window w
+
+    @property
+    def list_instant(self) -> float:
+        """The reference instant of the day's crawl list: the end of the day of ``now``
+        (``hacs.clock.reference_instant``; times in days from a midnight UTC)."""
+        return float(np.floor(self.now)) + 1.0
 
     def arrays(self) -> tuple[FloatArray, BoolArray, IntArray]:
         counts = np.array([len(t) for t in self.times], dtype=np.int64)
@@ -133,12 +140,15 @@ def _mle_since_copy(state: ReplayState) -> FloatArray:
 
 
 def _bayes_since_copy(state: ReplayState) -> FloatArray:
-    """HACS's default, exactly as a crawl list reads it: the posterior under the collection's
-    fitted prior (the prior itself for a site with one copy), since the newest copy."""
+    """HACS's default, exactly as the day's crawl list reads it
+    (``hacs.ranking.default_probabilities``): the observations in its history window before
+    the end of the day, the posterior of each site's rate now under the collection's fitted
+    prior and reset rate (the prior itself for a site with one copy), since the newest copy."""
     times, flags, offsets = state.arrays()
-    evidence = interval_evidence(times, flags, offsets)
-    alpha, beta = interval_posterior(fit_interval_prior(evidence), evidence)
-    return posterior_probabilities(alpha, beta, state.last_copy, state.now, state.e_days)
+    return default_probabilities(
+        times, flags, offsets, t=state.list_instant, e=state.e_days,
+        history_days=state.history_days,
+    )  # fmt: skip
 
 
 POLICIES: Mapping[str, Policy] = {
