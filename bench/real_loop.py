@@ -31,6 +31,9 @@ holds the service's list and this function's ranking equal), round-robin, random
 and ``nutch_fresh`` (``hacs.baselines``), LambdaCrawl on HACS's rates, the *known-rate list*
 (each site's true link-adding rate over the year before S, p = 1 − e^{−λ (now + e − copy)}) and
 the *oracle*, which knows whether each page changed since its newest copy.
+``hacs_stationary`` is HACS's list read with rates that never reset (ρ = 0, the default before
+rates that reset; ``hacs.ranking.default_probabilities(reset=False)``), the candidate the
+default was weighed against (docs/readings.md, "Real scholarly homepages").
 
 It prints, per budget: changes found, yield (changes found per crawl) and mean delay (days from
 a change made in the loop to the crawl that caught it) for the 6 seeds pooled, for days 28 …
