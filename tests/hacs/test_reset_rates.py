@@ -238,3 +238,16 @@ def test_the_list_without_resets_reads_the_posterior_of_rates_that_hold() -> Non
     alpha, beta = bayes.interval_posterior(bayes.fit_interval_prior(evidence), evidence)
     assert np.array_equal(held.alpha, alpha) and np.array_equal(held.beta, beta)
     assert default_posterior(times, flags, offsets).reset_rate > 0.0
+
+
+def test_the_fitted_reset_rate_is_the_most_likely_one() -> None:
+    times, flags, offsets = regimes(seed=6, sites=150, reset=1 / 120)
+    evidence = bayes.interval_evidence(times, flags, offsets)
+    prior = bayes.fit_interval_prior(evidence)
+    weights = bayes._grid_weights(prior.shape, prior.rate)
+    found = bayes.fit_reset_rate(prior, evidence)
+    best = bayes._reset_filter(weights, evidence, found, posterior=False)[1]
+    low, high = bayes.RESET_RATE_BOUNDS
+    for rho in [0.0, *np.geomspace(low, high, 25).tolist()]:
+        # Brent stops within 5 % in log ρ: the likelihood there is flat to well under a unit.
+        assert bayes._reset_filter(weights, evidence, rho, posterior=False)[1] <= best + 0.05
