@@ -42,18 +42,19 @@ import sys
 
 import numpy as np
 from scipy.optimize import brentq
+from scipy.stats import spearmanr
 
 from bench.common import END, START, before, bench_parser, demo_archive, load, read_truth
 from bench.website_rates import Pages
 from hacs.bayes import (
     GammaPrior,
     change_dispersion,
-    fit_interval_prior,
     interval_bounds,
     interval_credible_bounds,
     interval_evidence,
     interval_posterior,
 )
+from hacs.ranking import default_posterior
 from hacs.website import fit_page_prior, page_links, website_posterior
 from hacs_demo.sessions import session_times
 
@@ -148,23 +149,30 @@ PROCESS_DAYS = 200 * 365.25  # long enough for the slowest page (one change in 5
 
 
 def homepage(truth: dict, label: str, seed: int) -> GammaPrior:
-    observed, _, rates = load(truth, "homepage")
+    observed, changes, rates = load(truth, "homepage")
     times, flags, offsets = before(observed, SPAN_DAYS + 1.0)
     evidence = interval_evidence(times, flags, offsets)
-    prior = fit_interval_prior(evidence)
-    alpha, beta = interval_posterior(prior, evidence)
+    # HACS's default posterior: the prior and the reset rate fitted on the collection.
+    found = default_posterior(times, flags, offsets)
+    prior, reset = found.prior, found.reset_rate
+    alpha, beta = found.alpha, found.beta
     band_low, band_high = interval_credible_bounds(alpha, beta, LEVEL)
     dispersion = change_dispersion(times, flags, offsets, alpha / beta)
-    plain = interval_bounds(prior, evidence, LEVEL)  # φ = 1: changes read as independent
-    now = interval_bounds(prior, evidence, LEVEL, dispersion)
+    plain = interval_bounds(prior, evidence, LEVEL, 1.0, reset)  # φ = 1: changes independent
+    now = interval_bounds(prior, evidence, LEVEL, dispersion, reset)
     with np.errstate(divide="ignore"):
         true_interval = 1.0 / np.asarray(rates)
     density = np.diff(offsets) / YEARS
     used = evidence.accesses >= 2
     print(f"\n{label}: homepage, {int(used.sum())} of {used.size} sites with an interval; "
           f"prior Gamma({prior.shape:.3g}, {prior.rate:.3g}), mean interval "
-          f"{prior.mean_interval_days:.1f} d; changes' dispersion φ = "
-          f"{dispersion:.2f}")  # fmt: skip
+          f"{prior.mean_interval_days:.1f} d, reset rate ρ {reset:.2e} a day; changes' "
+          f"dispersion φ = {dispersion:.2f}")  # fmt: skip
+    realised = np.array([len(c) for c in changes]) / SPAN_DAYS
+    hacs_rho = float(spearmanr(alpha / beta, rates).statistic)
+    ceiling = float(spearmanr(realised, rates).statistic)
+    print(f"  Spearman's ρ with the true long-run rate: HACS's rate {hacs_rho:.3f}; ceiling, the "
+          f"changes realised in the history, every one counted, {ceiling:.3f}")  # fmt: skip
     old = covers(band_low, band_high, true_interval)
     new = covers(now.low, now.high, true_interval)
     # With bursts a capture sees an editing session, not each link added in it: the interval

@@ -54,8 +54,9 @@
   changes too fast uncrawled. Readings:
 
   - Δ_i is the posterior mean α / β of the site's rate, the same posterior HACS's default
-    list reads (``hacs.bayes``: the exact likelihood of the timeline, the prior fitted on the
-    collection), re-read every day from the timeline with the list's crawls.
+    list reads (``hacs.ranking.default_posterior`` over the list's history window: the exact
+    likelihood of the timeline, the prior and the reset rate fitted on the collection),
+    re-read every day from the timeline with the list's crawls.
   - A daily list of k from the rates: score ρ_i × (now − newest copy), the number of crawls
     the site's optimal schedule has made since its newest copy, the sites furthest behind first
     (a site never copied first of all, a site with ρ_i = 0 last).
@@ -73,8 +74,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq
 
-from hacs.bayes import fit_interval_prior, interval_evidence, interval_posterior
 from hacs.estimators import accesses
+from hacs.ranking import default_posterior, window_timelines
 
 if TYPE_CHECKING:  # hacs.replay imports this module for its policies
     from hacs.replay import ReplayState
@@ -275,10 +276,9 @@ def lambdacrawl_policy(state: ReplayState) -> FloatArray:
     for the day's budget over the posterior mean rates (module docstring)."""
     if state.budget is None:
         raise ValueError("LambdaCrawl needs the day's budget")
-    times, flags, offsets = state.arrays()
-    evidence = interval_evidence(times, flags, offsets)
-    alpha, beta = interval_posterior(fit_interval_prior(evidence), evidence)
-    rho = lambdacrawl_rates(alpha / beta, float(state.budget))
+    t = state.list_instant
+    found = default_posterior(*window_timelines(*state.arrays(), t - state.history_days, t))
+    rho = lambdacrawl_rates(found.alpha / found.beta, float(state.budget))
     elapsed = state.now - state.last_copy
     with np.errstate(invalid="ignore"):
         behind: FloatArray = np.where(rho > 0, rho * elapsed, 0.0)

@@ -39,10 +39,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import minimize
+from scipy.optimize import minimize, minimize_scalar
 from scipy.special import digamma, gammainc, gammaincinv, gammaln
 
 from hacs.estimators import accesses
@@ -55,6 +56,8 @@ __all__ = [
     "change_probability_since",
     "fit_interval_prior",
     "fit_prior",
+    "fit_reset_rate",
+    "RESET_RATE_BOUNDS",
     "IntervalBounds",
     "interval_bounds",
     "interval_credible_bounds",
@@ -114,6 +117,12 @@ class IntervalEvidence:
     first: FloatArray
     last: FloatArray
     accesses: IntArray
+    # Every interval in time order, site by site (site i's at interval_offsets[i] … [i + 1]):
+    # its length and whether it changed. Rates that reset (:func:`fit_reset_rate`) read the
+    # order; evidence built without it (None) reads as stationary only.
+    lengths: FloatArray | None = None
+    interval_changed: NDArray[np.bool_] | None = None
+    interval_offsets: IntArray | None = None
 
     @property
     def n_sites(self) -> int:
@@ -122,6 +131,15 @@ class IntervalEvidence:
     def rows(self, lo: int, hi: int) -> IntervalEvidence:
         """The evidence of sites lo … hi − 1, numbered from 0."""
         start, stop = np.searchsorted(self.owner, [lo, hi])
+        ordered: dict[str, NDArray[Any]] = {}
+        if self.interval_offsets is not None:
+            assert self.lengths is not None and self.interval_changed is not None
+            a, b = int(self.interval_offsets[lo]), int(self.interval_offsets[hi])
+            ordered = {
+                "lengths": self.lengths[a:b],
+                "interval_changed": self.interval_changed[a:b],
+                "interval_offsets": self.interval_offsets[lo : hi + 1] - a,
+            }
         return IntervalEvidence(
             changed=self.changed[start:stop],
             owner=self.owner[start:stop] - lo,
@@ -129,6 +147,7 @@ class IntervalEvidence:
             first=self.first[lo:hi],
             last=self.last[lo:hi],
             accesses=self.accesses[lo:hi],
+            **ordered,
         )
 
     def log_likelihood(self) -> FloatArray:
@@ -163,6 +182,8 @@ def interval_evidence(times: ArrayLike, updated: ArrayLike, offsets: ArrayLike) 
     unchanged: FloatArray = np.bincount(
         site[~changed], weights=length[~changed], minlength=n_sites
     ).astype(np.float64)
+    interval_offsets = np.zeros(n_sites + 1, dtype=np.int64)
+    np.cumsum(np.maximum(counts - 1, 0), out=interval_offsets[1:])
     return IntervalEvidence(
         changed=length[changed],
         owner=site[changed].astype(np.int64),
@@ -170,6 +191,9 @@ def interval_evidence(times: ArrayLike, updated: ArrayLike, offsets: ArrayLike) 
         first=first,
         last=last,
         accesses=counts.astype(np.int64),
+        lengths=length,
+        interval_changed=changed,
+        interval_offsets=interval_offsets,
     )
 
 
@@ -239,27 +263,164 @@ def fit_interval_prior(evidence: IntervalEvidence) -> GammaPrior:
 
 
 def interval_posterior(
-    prior: GammaPrior, evidence: IntervalEvidence
+    prior: GammaPrior, evidence: IntervalEvidence, reset_rate: float = 0.0
 ) -> tuple[FloatArray, FloatArray]:
     """(α, β) per site: the Gamma with the mean and variance of the site's posterior on
     RATE_GRID, its exact likelihood times the prior's mass. A site without evidence gets the
-    prior's own (its mass on the grid, matched the same way)."""
-    # In logarithms: a prior nearly a point mass, far from where a site's likelihood peaks,
-    # would otherwise leave a posterior of zeros.
-    with np.errstate(divide="ignore"):
-        log_weights = np.log(_grid_weights(prior.shape, prior.rate))
+    prior's own (its mass on the grid, matched the same way). With a ``reset_rate`` ρ > 0 the
+    posterior is that of the site's rate *now*, its rate starting afresh from the prior ρ
+    times a day (:func:`fit_reset_rate`)."""
+    _check_reset_rate(reset_rate)
     n = evidence.n_sites
     mean, variance = np.empty(n), np.empty(n)
     for lo in range(0, n, _CHUNK):
         hi = min(lo + _CHUNK, n)
-        log_post = evidence.rows(lo, hi).log_likelihood() + log_weights
-        post = np.exp(log_post - log_post.max(axis=1, keepdims=True))
-        post /= post.sum(axis=1, keepdims=True)
+        post = _posterior_rows(prior, evidence.rows(lo, hi), reset_rate)
         mean[lo:hi] = post @ RATE_GRID
         variance[lo:hi] = ((RATE_GRID[None, :] - mean[lo:hi, None]) ** 2 * post).sum(axis=1)
     # A posterior on one grid rate has no width; a shape of 1e4 is already a point mass.
     variance = np.maximum(variance, mean**2 / _SHAPE_BOUNDS[1])
     return mean**2 / variance, mean / variance
+
+
+def _posterior_rows(
+    prior: GammaPrior, evidence: IntervalEvidence, reset_rate: float, dispersion: float = 1.0
+) -> FloatArray:
+    """Each site's posterior on RATE_GRID (rows summing to 1), raised to 1 / ``dispersion``
+    and renormalised: the likelihood times the prior's mass, or with ρ > 0 the filtered
+    posterior of the rate now (:func:`_reset_filter`)."""
+    if reset_rate > 0.0:
+        post, _ = _reset_filter(_grid_weights(prior.shape, prior.rate), evidence, reset_rate)
+        if dispersion != 1.0:
+            with np.errstate(divide="ignore"):
+                log_post = np.log(post) / dispersion
+            post = np.exp(log_post - log_post.max(axis=1, keepdims=True))
+        filtered: FloatArray = post / post.sum(axis=1, keepdims=True)
+        return filtered
+    # In logarithms: a prior nearly a point mass, far from where a site's likelihood peaks,
+    # would otherwise leave a posterior of zeros.
+    with np.errstate(divide="ignore"):
+        log_weights = np.log(_grid_weights(prior.shape, prior.rate))
+    log_post = (evidence.log_likelihood() + log_weights) / dispersion
+    post = np.exp(log_post - log_post.max(axis=1, keepdims=True))
+    result: FloatArray = post / post.sum(axis=1, keepdims=True)
+    return result
+
+
+# Rates that reset ---------------------------------------------------------------------------
+
+#: The reset rates :func:`fit_reset_rate` searches, per day: from one reset in 270 years (no
+#: drift a history of a few years can tell) to one in ten days.
+RESET_RATE_BOUNDS = (1e-5, 0.1)
+#: :func:`fit_reset_rate` reads at most this many sites, every k-th, so that its cost stays
+#: bounded on a large collection (a collection's one number needs no more).
+RESET_FIT_SITES = 4096
+
+
+def _check_reset_rate(reset_rate: float) -> None:
+    if not (math.isfinite(reset_rate) and reset_rate >= 0.0):
+        raise ValueError(f"reset_rate must be finite and ≥ 0; got {reset_rate}")
+
+
+def _reset_filter(
+    weights: FloatArray, evidence: IntervalEvidence, reset_rate: float, *, posterior: bool = True
+) -> tuple[FloatArray, float]:
+    """The forward filter of rates that reset: each site's posterior on RATE_GRID after its
+    intervals (rows; the prior's ``weights`` for a site without one) and the log marginal
+    likelihood of every site's changes.
+
+    A site's rate holds until it starts afresh, a draw from the prior, at the events of a
+    Poisson process of rate ρ. Before each interval of length L the posterior keeps its mass
+    with chance e^{−ρL} and returns to the prior otherwise; the interval then multiplies it by
+    rule 5's likelihood, 1 − e^{−λL} (changed) or e^{−λL}. (A reset inside an interval is read
+    as one at its start.) Sites are taken in order of their number of intervals, most first,
+    so that the sites still filtering at step j are a prefix and every step is a few array
+    operations on them.
+    """
+    if evidence.interval_offsets is None:
+        raise ValueError("rates that reset need the intervals in time order (interval_evidence)")
+    assert evidence.lengths is not None and evidence.interval_changed is not None
+    starts = evidence.interval_offsets[:-1]
+    counts = np.diff(evidence.interval_offsets)
+    order = np.argsort(-counts, kind="stable")
+    starts, counts = starts[order], counts[order]
+    post = np.tile(weights, (order.size, 1))
+    total = 0.0
+    for j in range(int(counts.max(initial=0))):
+        k = int(np.searchsorted(-counts, -j, side="left"))  # sites with more than j intervals
+        at = starts[:k] + j
+        length = evidence.lengths[at]
+        stay = np.exp(-np.outer(length, RATE_GRID))
+        step = post[:k]
+        keep = np.exp(-reset_rate * length)[:, None]
+        step *= keep
+        step += (1.0 - keep) * weights
+        step *= np.where(evidence.interval_changed[at][:, None], 1.0 - stay, stay)
+        mass = step.sum(axis=1)
+        np.maximum(mass, 1e-300, out=mass)
+        total += float(np.log(mass).sum())
+        step /= mass[:, None]
+    if not posterior:
+        return post[:0], total
+    result = np.empty_like(post)
+    result[order] = post
+    return result, total
+
+
+def fit_reset_rate(prior: GammaPrior, evidence: IntervalEvidence) -> float:
+    """ρ, how often a site's rate starts afresh (per day): the value in RESET_RATE_BOUNDS that
+    maximises the collection's marginal likelihood under ``prior`` (:func:`_reset_filter`), or
+    0 when rates that never reset explain the collection at least as well.
+
+    Searched by bounded Brent in log ρ (to 5 %) on at most RESET_FIT_SITES sites, every k-th in
+    the evidence's order; a fit depends on its data alone. The prior is the one fitted with
+    rates that never reset (:func:`fit_interval_prior`): ρ is read on top of it."""
+    n = evidence.n_sites
+    if evidence.changed.size == 0 or n == 0:
+        return 0.0
+    stride = max(1, -(-n // RESET_FIT_SITES))
+    sample = _every(evidence, stride)
+    weights = _grid_weights(prior.shape, prior.rate)
+
+    def negative_log_marginal(log_rho: float) -> float:
+        return -_reset_filter(weights, sample, math.exp(log_rho), posterior=False)[1]
+
+    low, high = (math.log(x) for x in RESET_RATE_BOUNDS)
+    found = minimize_scalar(
+        negative_log_marginal, bounds=(low, high), method="bounded", options={"xatol": 0.05}
+    )
+    still = -_reset_filter(weights, sample, 0.0, posterior=False)[1]
+    return 0.0 if still <= float(found.fun) else float(math.exp(found.x))
+
+
+def _every(evidence: IntervalEvidence, stride: int) -> IntervalEvidence:
+    """Every ``stride``-th site of the evidence (all of it for a stride of 1)."""
+    if stride == 1:
+        return evidence
+    parts = [evidence.rows(i, i + 1) for i in range(0, evidence.n_sites, stride)]
+    return _concatenate(parts)
+
+
+def _concatenate(parts: list[IntervalEvidence]) -> IntervalEvidence:
+    owners, offsets, at = [], [np.zeros(1, dtype=np.int64)], 0
+    for i, part in enumerate(parts):
+        owners.append(part.owner + i)
+        assert part.interval_offsets is not None
+        offsets.append(part.interval_offsets[1:] + at)
+        at += int(part.interval_offsets[-1])
+    return IntervalEvidence(
+        changed=np.concatenate([p.changed for p in parts]),
+        owner=np.concatenate(owners),
+        unchanged=np.concatenate([p.unchanged for p in parts]),
+        first=np.concatenate([p.first for p in parts]),
+        last=np.concatenate([p.last for p in parts]),
+        accesses=np.concatenate([p.accesses for p in parts]),
+        lengths=np.concatenate([p.lengths for p in parts if p.lengths is not None]),
+        interval_changed=np.concatenate(
+            [p.interval_changed for p in parts if p.interval_changed is not None]
+        ),
+        interval_offsets=np.concatenate(offsets),
+    )
 
 
 def fit_prior(updates: ArrayLike, exposure: ArrayLike) -> GammaPrior:
@@ -387,7 +548,11 @@ class IntervalBounds:
 
 
 def interval_bounds(
-    prior: GammaPrior, evidence: IntervalEvidence, level: float = 0.9, dispersion: float = 1.0
+    prior: GammaPrior,
+    evidence: IntervalEvidence,
+    level: float = 0.9,
+    dispersion: float = 1.0,
+    reset_rate: float = 0.0,
 ) -> IntervalBounds:
     """Each site's credible bounds on 1/λ, read from its posterior on RATE_GRID (the exact
     likelihood times the prior's mass, raised to 1 / ``dispersion``, :func:`change_dispersion`:
@@ -397,13 +562,14 @@ def interval_bounds(
     at least :data:`OPEN_RATE` (or in the limit λ → ∞, where it tends to 1 when no interval is
     unchanged) is within :data:`OPEN_LIKELIHOOD` of its largest value: its captures are sparser
     than its changes, and a two-sided band would be the prior's shape, not the site's. Sites
-    without evidence get the prior's central interval.
+    without evidence get the prior's central interval. With a ``reset_rate`` the posterior is
+    that of the rate now (:func:`interval_posterior`); the open rule reads the likelihood of
+    every interval alike.
     """
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1); got {level}")
     _check_dispersion(dispersion)
-    with np.errstate(divide="ignore"):
-        log_weights = np.log(_grid_weights(prior.shape, prior.rate))
+    _check_reset_rate(reset_rate)
     n = evidence.n_sites
     tail = (1.0 - level) / 2.0
     quantiles = np.empty((n, 2))  # λ at tail and 1 − tail
@@ -412,15 +578,14 @@ def interval_bounds(
     changed = np.bincount(evidence.owner, minlength=n) > 0
     for lo in range(0, n, _CHUNK):
         hi = min(lo + _CHUNK, n)
-        log_lik = evidence.rows(lo, hi).log_likelihood()
+        rows = evidence.rows(lo, hi)
+        log_lik = rows.log_likelihood()
         # log L(λ → ∞): 0 when every interval changed (each factor tends to 1), else −∞.
         at_infinity = np.where(evidence.unchanged[lo:hi] > 0, -np.inf, 0.0)
         best = np.maximum(log_lik.max(axis=1), at_infinity)
         best_fast = np.maximum(log_lik[:, fast].max(axis=1), at_infinity)
         is_open[lo:hi] = changed[lo:hi] & (best_fast - best >= math.log(OPEN_LIKELIHOOD))
-        log_post = (log_lik + log_weights) / dispersion
-        post = np.exp(log_post - log_post.max(axis=1, keepdims=True))
-        post /= post.sum(axis=1, keepdims=True)
+        post = _posterior_rows(prior, rows, reset_rate, dispersion)
         quantiles[lo:hi] = _grid_quantiles(post, np.array([tail, 1.0 - tail]))
     with np.errstate(divide="ignore"):
         low = np.where(is_open, np.nan, 1.0 / quantiles[:, 1])

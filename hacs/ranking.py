@@ -9,21 +9,33 @@ the window) counts as p = 0, as in the evaluation.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from hacs.bayes import change_probability_since
+from hacs.bayes import (
+    GammaPrior,
+    change_probability_since,
+    fit_interval_prior,
+    fit_reset_rate,
+    interval_evidence,
+    interval_posterior,
+)
 from hacs.estimators import change_probability
 
 __all__ = [
+    "DefaultPosterior",
     "crawl_order",
     "crawl_probabilities",
+    "default_posterior",
+    "default_probabilities",
     "posterior_probabilities",
     "crawl_selection",
     "learned_order",
     "rank_order",
     "round_robin_expected",
+    "window_timelines",
 ]
 
 
@@ -55,6 +67,83 @@ def posterior_probabilities(
     known = np.isfinite(a) & np.isfinite(b) & ~np.isnan(copy)
     p = np.zeros(a.shape)
     p[known] = change_probability_since(a[known], b[known], when[known] + e - copy[known])
+    return p
+
+
+def window_timelines(
+    times: ArrayLike, updated: ArrayLike, offsets: ArrayLike, start: float, end: float
+) -> tuple[FloatArray, NDArray[np.bool_], IntArray]:
+    """Each site's observations in [start, end), the first of each its baseline (DESIGN rule 3
+    within the window; the flags of the others say whether the site changed since the copy
+    before): (times, flags, offsets) as ``hacs.estimators.estimate_many`` takes them."""
+    t = np.asarray(times, dtype=np.float64)
+    flags = np.asarray(updated, dtype=np.bool_)
+    off = np.asarray(offsets, dtype=np.int64)
+    owner = np.repeat(np.arange(off.size - 1), np.diff(off))
+    keep = (t >= start) & (t < end)
+    counts = np.bincount(owner[keep], minlength=off.size - 1)
+    kept_off = np.zeros(off.size, dtype=np.int64)
+    np.cumsum(counts, out=kept_off[1:])
+    kept_flags = flags[keep].copy()
+    kept_flags[kept_off[:-1][counts > 0]] = False
+    return t[keep], kept_flags, kept_off
+
+
+@dataclass(frozen=True, eq=False)
+class DefaultPosterior:
+    """HACS's default reading of a collection's timelines (homepage level): the collection's
+    prior and reset rate, fitted on them, and each site's posterior Gamma(α, β) of its rate now
+    with its newest copy (NaN for a site without one)."""
+
+    prior: GammaPrior
+    reset_rate: float
+    alpha: FloatArray
+    beta: FloatArray
+    last_copy: FloatArray
+
+
+def default_posterior(
+    times: ArrayLike, updated: ArrayLike, offsets: ArrayLike, *, reset: bool = True
+) -> DefaultPosterior:
+    """The default posterior of every site from its timeline (rule 5's intervals): the prior
+    fitted on the collection (``hacs.bayes.fit_interval_prior``), the rate at which sites' rates
+    start afresh fitted on top of it (``fit_reset_rate``), and each site's posterior of its
+    rate now (``interval_posterior``). The crawl list (``scheduling.estimates``) reads stored
+    sites through exactly these three calls; the closed-loop replay calls this. ``reset=False``
+    reads rates that never reset (ρ = 0), the posterior before rates that reset, kept so that
+    the benches can weigh the two on the same days."""
+    evidence = interval_evidence(times, updated, offsets)
+    prior = fit_interval_prior(evidence)
+    reset_rate = fit_reset_rate(prior, evidence) if reset else 0.0
+    alpha, beta = interval_posterior(prior, evidence, reset_rate)
+    return DefaultPosterior(prior, reset_rate, alpha, beta, evidence.last)
+
+
+def default_probabilities(
+    times: ArrayLike,
+    updated: ArrayLike,
+    offsets: ArrayLike,
+    *,
+    t: float,
+    e: float,
+    history_days: float,
+    reset: bool = True,
+) -> FloatArray:
+    """HACS's default p of a crawl list whose reference instant is ``t``: the default posterior
+    (:func:`default_posterior`) of the sites with a copy in its history window [t − w, t)
+    (:func:`window_timelines`), since each one's newest copy there, by t + e
+    (:func:`posterior_probabilities`); 0 for a site without a copy in the window, which the
+    list leaves out. Computed on those sites alone, in their order, as the list computes it."""
+    times_w, flags_w, offsets_w = window_timelines(times, updated, offsets, t - history_days, t)
+    counts = np.diff(offsets_w)
+    eligible = counts > 0
+    compact = np.zeros(int(eligible.sum()) + 1, dtype=np.int64)
+    np.cumsum(counts[eligible], out=compact[1:])
+    found = default_posterior(times_w, flags_w, compact, reset=reset)
+    p = np.zeros(counts.size)
+    p[eligible] = posterior_probabilities(
+        found.alpha, found.beta, found.last_copy, np.full(compact.size - 1, t), e
+    )
     return p
 
 

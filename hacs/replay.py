@@ -52,10 +52,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from hacs.baselines import lambdacrawl_policy, nutch_fresh_policy, nutch_policy
-from hacs.bayes import fit_interval_prior, interval_evidence, interval_posterior
+from hacs.defaults import HISTORY_DAYS
 from hacs.estimators import estimate_many
 from hacs.formats.queries import CdxQuery
-from hacs.ranking import crawl_probabilities, posterior_probabilities, rank_order
+from hacs.ranking import crawl_probabilities, default_probabilities, rank_order
 from hacs.refresh_budget import SiteState, capture_rate, choose_queries, list_weights
 
 __all__ = [
@@ -89,6 +89,13 @@ class ReplayState:
     true_rates: FloatArray | None
     budget: int | None = None  # the day's number of crawls k (LambdaCrawl spends it)
     start: float = -np.inf  # the period's first day: the timelines' crawls are from it on
+    history_days: float = HISTORY_DAYS  # the crawl list's history window w
+
+    @property
+    def list_instant(self) -> float:
+        """The reference instant of the day's crawl list: the end of the day of ``now``
+        (``hacs.clock.reference_instant``; times in days from a midnight UTC)."""
+        return float(np.floor(self.now)) + 1.0
 
     def arrays(self) -> tuple[FloatArray, BoolArray, IntArray]:
         counts = np.array([len(t) for t in self.times], dtype=np.int64)
@@ -133,12 +140,15 @@ def _mle_since_copy(state: ReplayState) -> FloatArray:
 
 
 def _bayes_since_copy(state: ReplayState) -> FloatArray:
-    """HACS's default, exactly as a crawl list reads it: the posterior under the collection's
-    fitted prior (the prior itself for a site with one copy), since the newest copy."""
+    """HACS's default, exactly as the day's crawl list reads it
+    (``hacs.ranking.default_probabilities``): the observations in its history window before
+    the end of the day, the posterior of each site's rate now under the collection's fitted
+    prior and reset rate (the prior itself for a site with one copy), since the newest copy."""
     times, flags, offsets = state.arrays()
-    evidence = interval_evidence(times, flags, offsets)
-    alpha, beta = interval_posterior(fit_interval_prior(evidence), evidence)
-    return posterior_probabilities(alpha, beta, state.last_copy, state.now, state.e_days)
+    return default_probabilities(
+        times, flags, offsets, t=state.list_instant, e=state.e_days,
+        history_days=state.history_days,
+    )  # fmt: skip
 
 
 POLICIES: Mapping[str, Policy] = {
@@ -174,6 +184,19 @@ class PolicyResult:
     mean_learn_delay_days: float | None = None  # from such a capture to the check that learned it
     found_by_site: tuple[int, ...] = ()  # changes found, by site
     late_sites: tuple[int, ...] = ()  # sites with a capture of the period learned late (LATE_DAYS)
+    # By day of the period: the crawls that found a change, and the changes made in the period
+    # that the day's crawls caught with the sum of their delays (days), for any run of days.
+    found_by_day: tuple[int, ...] = ()
+    caught_by_day: tuple[int, ...] = ()
+    delay_by_day: tuple[float, ...] = ()
+
+    def days(self, first: int, last: int) -> tuple[int, int, float | None]:
+        """Changes found, period changes caught and their mean delay over days first … last
+        (from 0) of the period."""
+        found = sum(self.found_by_day[first : last + 1])
+        caught = sum(self.caught_by_day[first : last + 1])
+        delay = sum(self.delay_by_day[first : last + 1])
+        return found, caught, (delay / caught if caught else None)
 
     @property
     def utilisation(self) -> float:
@@ -341,6 +364,7 @@ class _Crawls:
     listed: IntArray
     found_by_site: IntArray
     found: int
+    found_by_day: list[int]
 
     @classmethod
     def none(cls, change_lists: Sequence[FloatArray]) -> _Crawls:
@@ -350,6 +374,7 @@ class _Crawls:
             listed=np.zeros(n_sites, dtype=np.int64),
             found_by_site=np.zeros(n_sites, dtype=np.int64),
             found=0,
+            found_by_day=[],
         )
 
 
@@ -370,6 +395,7 @@ def _crawl_day(
     compared with is the newest that exists, which HACS may not have learned yet."""
     scores = np.asarray(policy(state), dtype=np.float64)
     order = rank_order(scores, state.last_copy, np.arange(state.last_copy.size))
+    crawls.found_by_day.append(0)
     for site in order[:budget].tolist():
         since = state.last_copy[site] if world is None else world.newest_copy(site, state.now)
         c = change_lists[site]
@@ -378,6 +404,7 @@ def _crawl_day(
         changed = hi > lo
         if changed:
             crawls.found += 1
+            crawls.found_by_day[-1] += 1
             crawls.found_by_site[site] += 1
             fresh = crawls.caught_at[site][lo:hi]
             fresh[np.isnan(fresh)] = state.now
@@ -580,6 +607,10 @@ def _result(
         or [np.zeros(0)]
     )
     caught = delays[np.isfinite(delays)]
+    caught_day = np.floor(
+        np.concatenate([crawls.caught_at[i][m] for i, m in enumerate(in_period)] or [np.zeros(0)])
+        - start
+    )[np.isfinite(delays)].astype(np.int64)
     listed = crawls.listed
     over = (listed * 2 > days) & (crawls.found_by_site * 2 <= listed)
     return PolicyResult(
@@ -591,6 +622,9 @@ def _result(
         mean_delay_days=float(caught.mean()) if caught.size else None,
         most_days_listed=int(listed.max()) if len(change_lists) else 0,
         overlisted_sites=int(over.sum()),
+        found_by_day=tuple(crawls.found_by_day),
+        caught_by_day=tuple(np.bincount(caught_day, minlength=days)[:days].tolist()),
+        delay_by_day=tuple(np.bincount(caught_day, caught, minlength=days)[:days].tolist()),
         **({} if world is None else _archive_measures(world, crawls, start, end - 1 + CRAWL_HOUR)),
     )
 

@@ -26,6 +26,7 @@ from hacs.bayes import (
     GammaPrior,
     change_dispersion,
     fit_interval_prior,
+    fit_reset_rate,
     interval_bounds,
     interval_credible_bounds,
     interval_evidence,
@@ -59,11 +60,13 @@ class LevelPrior:
     """A level's collection prior: on a site's rate (homepage) or on one page's rate with κ,
     the new links per update (website; ``hacs.website``), and φ, the evidence's dispersion:
     of the changed intervals (homepage; ``hacs.bayes.change_dispersion``) or of the new links
-    (website; ``hacs.website.link_dispersion``)."""
+    (website; ``hacs.website.link_dispersion``); at homepage level ρ, how often a site's rate
+    starts afresh from the prior (``hacs.bayes.fit_reset_rate``)."""
 
     gamma: GammaPrior
     links_per_update: float = 1.0
     dispersion: float = 1.0
+    reset_rate: float = 0.0
 
 
 def timelines_load(
@@ -140,10 +143,14 @@ def estimates_for_window(
             # The interval reads the links' dispersion; the rate and p do not (hacs.website).
             low, high = interval_credible_bounds(alpha, beta, dispersion=prior.dispersion)
         else:
-            alpha, beta = interval_posterior(prior.gamma, evidence)
+            # The rate now, its rate starting afresh at the prior's reset rate
+            # (hacs.ranking.default_posterior reads the replay's timelines the same way).
+            alpha, beta = interval_posterior(prior.gamma, evidence, prior.reset_rate)
             # Read from the posterior on the grid, open when the captures are sparser than the
             # changes (docs/readings.md, "intervals that cover").
-            bounds = interval_bounds(prior.gamma, evidence, dispersion=prior.dispersion)
+            bounds = interval_bounds(
+                prior.gamma, evidence, dispersion=prior.dispersion, reset_rate=prior.reset_rate
+            )
             low, high, is_open = bounds.low, bounds.high, bounds.open
         rate = alpha / beta
         # The credibility weight of the prior: the posterior mean is share · prior mean +
@@ -190,8 +197,9 @@ def prior_for(*, level: str, start: datetime | None, end: datetime | None) -> Le
     stored = RatePrior.objects.filter(level=level).first()
     if stored is not None:
         return LevelPrior(
-            GammaPrior(stored.shape, stored.rate), stored.links_per_update, stored.dispersion
-        )
+            GammaPrior(stored.shape, stored.rate), stored.links_per_update, stored.dispersion,
+            stored.reset_rate,
+        )  # fmt: skip
     return prior_fit(level=level, start=start, end=end)
 
 
@@ -207,6 +215,7 @@ def prior_fit(*, level: str, start: datetime | None, end: datetime | None) -> Le
             "rate": prior.gamma.rate,
             "links_per_update": prior.links_per_update,
             "dispersion": prior.dispersion,
+            "reset_rate": prior.reset_rate,
             "sites": len(timelines.site_ids),
         },
     )
@@ -222,13 +231,15 @@ def _prior_of(level: str, found: Observations, timelines: Timelines) -> LevelPri
             page_links(site_index, found.page, found.time, found.new_links)
         )
         return LevelPrior(gamma, kappa, dispersion)
+    # The fit of hacs.ranking.default_posterior: the prior, then the reset rate on top of it.
     evidence = interval_evidence(timelines.times, timelines.updated, timelines.offsets)
     gamma = fit_interval_prior(evidence)
-    alpha, beta = interval_posterior(gamma, evidence)
+    reset_rate = fit_reset_rate(gamma, evidence)
+    alpha, beta = interval_posterior(gamma, evidence, reset_rate)
     dispersion = change_dispersion(
         timelines.times, timelines.updated, timelines.offsets, alpha / beta
     )
-    return LevelPrior(gamma, dispersion=dispersion)
+    return LevelPrior(gamma, dispersion=dispersion, reset_rate=reset_rate)
 
 
 ESTIMATE_FIELDS = [

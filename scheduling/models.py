@@ -169,6 +169,11 @@ class RatePrior(models.Model):
         help_text="φ: how much more the evidence varies than independent changes would "
         "(changed intervals at homepage level, new links at website level)",
     )
+    reset_rate = models.FloatField(
+        default=0.0,
+        help_text="ρ per day: how often a site's rate starts afresh from the prior "
+        "(homepage level; hacs.bayes.fit_reset_rate)",
+    )
     fitted_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -113,3 +113,13 @@ def test_the_site_page_flags_an_open_interval_and_explains_it(
     other = logged_in_client.get(reverse("site-detail", args=[sites["dense"].pk])).content.decode()
     assert f"({dense.interval_low:.0f}–{dense.interval_high:.0f})" in other
     assert FLAG not in other and "note-open-interval" not in other
+
+
+def test_the_site_page_says_which_rate_its_interval_states(
+    sites: dict[str, Site], logged_in_client: Any
+) -> None:
+    dense = stored(sites["dense"])
+    text = logged_in_client.get(reverse("site-detail", args=[sites["dense"].pk])).content.decode()
+    assert "pseudo-true rate at the site's capture gaps" in text.replace("&#x27;", "'")
+    span = f'capture gaps (the pseudo-true rate)">({dense.interval_low:.0f}–'
+    assert span in text.replace("&#x27;", "'")

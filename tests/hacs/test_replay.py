@@ -14,8 +14,8 @@ from hacs.baselines import (
     lambdacrawl_rates,
     nutch_schedule,
 )
-from hacs.bayes import fit_interval_prior, interval_evidence, interval_posterior
-from hacs.ranking import rank_order
+from hacs.defaults import HISTORY_DAYS
+from hacs.ranking import default_posterior, rank_order, window_timelines
 from hacs.replay import CRAWL_HOUR, POLICIES, ArchiveStream, Refresh, ReplayState, replay
 
 
@@ -149,8 +149,10 @@ def test_with_the_archive_off_the_results_are_todays() -> None:
         policies=["hacs", "round_robin", "paper", "random", "mle_since_copy"], e_days=1.0,
         seed=5,
     )  # fmt: skip
-    today = [  # hacs/replay.py before the option, on this example
-        ("hacs", 29, 28, 3.5800700081891352, 5, 0),
+    # hacs/replay.py before the option, on this example; HACS's row re-read when its default
+    # became the posterior of the rate now over the list's window (hacs.ranking).
+    today = [
+        ("hacs", 29, 30, 2.851377736240992, 7, 0),
         ("round_robin", 26, 29, 5.054586358244838, 2, 0),
         ("paper", 14, 17, 3.612823501443358, 10, 0),
         ("random", 23, 24, 5.107356904670386, 5, 0),
@@ -484,9 +486,9 @@ def test_lambdacrawl_lists_the_sites_furthest_behind_their_optimal_schedule() ->
     )  # fmt: skip
     scores = POLICIES["lambdacrawl"](state)
     assert scores[2] == np.inf  # never copied: first of all
-    evidence = interval_evidence(*state.arrays())
-    alpha, beta = interval_posterior(fit_interval_prior(evidence), evidence)
-    rho = lambdacrawl_rates(alpha / beta, 1.0)
+    # On the default posterior of the day's list: its window before the end of the day.
+    found = default_posterior(*window_timelines(*state.arrays(), 301.0 - HISTORY_DAYS, 301.0))
+    rho = lambdacrawl_rates(found.alpha / found.beta, 1.0)
     assert scores[:2] == pytest.approx(rho[:2] * [4.0, 3.0])
     assert scores[0] > scores[1]
     with pytest.raises(ValueError, match="budget"):

@@ -1,0 +1,148 @@
+"""Real scholarly homepages kept in git: every change their owners made, read as HACS reads a page.
+
+A folder in the layout of ``../shared/realdata/jonbarron-homepage-git-history`` holds
+``versions_index.csv`` (``commit_epoch``, ``file``, oldest first) and
+``index_html_versions.tar.xz`` (one file per commit under ``versions/``): hand-written HTML, or
+a Jekyll page's Markdown source. This module turns one into the times its live page *changed*
+in HACS's sense (DESIGN rules 2 and 3): a version whose canonical link set
+(``hacs.formats.links.extract_links``, relative links resolved against the homepage's URL, as a
+crawl of the live page resolves them) holds a link no earlier live version held.
+
+Readings (the data's README lists the caveats):
+
+* *Pushes, not commits.* Commit times are when the owner committed; several local commits go out
+  in one push, and the page's host builds it minutes later. Consecutive commits less than
+  :data:`MERGE_HOURS` apart are one edit, live at its last commit, with the last commit's
+  content (a link added and removed within the edit was never live).
+* *Markdown.* A Jekyll page's ``[text](url)`` links become ``<a href="url">`` before the links
+  are read, as the site's build renders them.
+* *Truth until the snapshot.* The history is known from the first version to the repository's
+  snapshot (``PROVENANCE.md``'s "snapshot HEAD … (date)"; the last version when it names none):
+  a homepage unchanged since its last version is known to be unchanged until then.
+
+Third-party data beside the checkout, never copied into the project: the benches read it in
+place, and a test that reads it skips when it is absent.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import tarfile
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from bench.common import ROOT
+from hacs.formats.links import decode_html, extract_links
+
+FloatArray = NDArray[np.float64]
+
+#: Where the real histories live: beside the checkout.
+REALDATA = ROOT.parent / "shared" / "realdata"
+#: The collections of homepages: every folder under the first, and the single homepages.
+COLLECTION = "scholarly-homepages-git"
+SINGLE = ("jonbarron-homepage-git-history", "jbhuang-homepage-git-history")
+#: The URLs of the single homepages (the collection's are ``https://<owner>.github.io/``).
+SINGLE_URLS = {
+    "jonbarron-homepage-git-history": "https://jonbarron.info/",
+    "jbhuang-homepage-git-history": "https://jbhuang0604.github.io/",
+}
+#: Commits closer than this are one edit (pushed together): the data's README.
+MERGE_HOURS = 4.0
+DAY_SECONDS = 86400.0
+
+_MARKDOWN_LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)")
+_SNAPSHOT = re.compile(r"snapshot HEAD[^()]*\((\d{4}-\d{2}-\d{2}[^)]*)\)")
+
+
+@dataclass(frozen=True)
+class Homepage:
+    """One homepage's history: its ``name`` (the folder), ``url``, the ``changes`` (days since
+    1970, UTC) when its live page gained a link, and the days its truth is known: from its
+    ``first`` version to ``known_until``."""
+
+    name: str
+    url: str
+    changes: FloatArray
+    first: float
+    known_until: float
+    versions: int
+
+
+def homepage_folders(realdata: Path = REALDATA) -> list[Path]:
+    """Every homepage folder under ``realdata``, sorted by name: the collection's, then the
+    single homepages that are present."""
+    folders = []
+    collection = realdata / COLLECTION
+    if collection.is_dir():
+        folders += sorted(p for p in collection.iterdir() if (p / "versions_index.csv").is_file())
+    folders += [realdata / s for s in SINGLE if (realdata / s / "versions_index.csv").is_file()]
+    return folders
+
+
+def homepage_url(folder: Path) -> str:
+    """The homepage's URL: the single homepages' own, else ``https://<owner>.github.io/`` from
+    a folder named ``<owner>__<owner>.github.io``."""
+    if folder.name in SINGLE_URLS:
+        return SINGLE_URLS[folder.name]
+    repo = folder.name.split("__", 1)[-1]
+    return f"https://{repo.lower()}/"
+
+
+def page_links(body: bytes, url: str, *, markdown: bool) -> frozenset[str]:
+    """The canonical link set of one version (rule 2); Markdown links read as anchors."""
+    text = decode_html(body)
+    if markdown:
+        anchors = "".join(f'<a href="{m}"></a>' for m in _MARKDOWN_LINK.findall(text))
+        text = f"<html><body>{text}{anchors}</body></html>"
+    return extract_links(text, url)
+
+
+def load_homepage(folder: Path) -> Homepage:
+    """One folder's history, read as the module docstring says."""
+    with open(folder / "versions_index.csv", encoding="utf-8") as handle:
+        rows = sorted(csv.DictReader(handle), key=lambda r: int(r["commit_epoch"]))
+    if not rows:
+        raise ValueError(f"{folder}: versions_index.csv lists no version")
+    bodies: dict[str, bytes] = {}
+    with tarfile.open(folder / "index_html_versions.tar.xz") as archive:
+        for member in archive.getmembers():
+            extracted = archive.extractfile(member) if member.isfile() else None
+            if extracted is not None:
+                bodies[Path(member.name).name] = extracted.read()
+    epochs = np.array([int(r["commit_epoch"]) for r in rows], dtype=np.float64)
+    # The last commit of each edit: the next commit is MERGE_HOURS or more later (or none).
+    last_of_edit = np.r_[np.diff(epochs) >= MERGE_HOURS * 3600.0, True]
+    url = homepage_url(folder)
+    seen: set[str] = set()
+    changes = []
+    for k in np.flatnonzero(last_of_edit).tolist():
+        name = rows[k]["file"]
+        links = page_links(bodies[name], url, markdown=name.endswith(".md"))
+        if seen and links - seen:
+            changes.append(epochs[k] / DAY_SECONDS)
+        seen |= links
+    known = epochs[-1] / DAY_SECONDS
+    provenance = folder / "PROVENANCE.md"
+    if provenance.is_file():
+        found = _SNAPSHOT.search(provenance.read_text(encoding="utf-8"))
+        if found:
+            stamp = datetime.fromisoformat(found.group(1).strip())
+            known = max(known, stamp.timestamp() / DAY_SECONDS)
+    return Homepage(
+        name=folder.name,
+        url=url,
+        changes=np.asarray(changes, dtype=np.float64),
+        first=float(epochs[0] / DAY_SECONDS),
+        known_until=float(known),
+        versions=len(rows),
+    )
+
+
+def load_homepages(realdata: Path = REALDATA) -> list[Homepage]:
+    """Every homepage under ``realdata`` (:func:`homepage_folders`)."""
+    return [load_homepage(folder) for folder in homepage_folders(realdata)]

@@ -1,0 +1,298 @@
+"""Closed-loop replay on real scholarly homepages: does the daily list find more of the changes
+real people make to their pages than the schedules crawl operators already run?
+
+Run from the project root::
+
+    .venv/bin/python -m bench.real_loop [--realdata ../shared/realdata] [--seeds 0,1,2,3,4,5]
+                                        [--days 56] [--budgets 0.02,0.05] [--policies …]
+
+The truth is the git history of every homepage under ``--realdata`` (``bench.homepages``: the
+times each live page gained a link, commits less than four hours apart merged into one edit).
+For each schedule seed:
+
+* **A start date** S, drawn uniformly over 2023-01-01 … 2024-12-31 (printed). A homepage
+  *qualifies* when its history began at least a year before S (so that a year of its true
+  changes is known) and is known until S + ``--days`` at least; the bench prints those that do
+  not, and why.
+* **Seed sites.** Each qualifying homepage becomes :data:`SITES_PER_HOMEPAGE` seed sites, each
+  with its own archive capture schedule from the homepage's first version up to S: Poisson
+  captures (exponential gaps) whose mean gap is drawn log-uniformly in 15 … 180 days. Each
+  capture is an observation, flagged as DESIGN rule 3 flags it on the truth (an update when the
+  page gained a link since the capture before it; the first is the baseline).
+* **The loop** (``hacs.replay``): every day from S for ``--days`` days each policy lists k
+  sites, a share of the sites (``--budgets``), crawled at noon UTC with the page live then; each
+  crawl finds a change when the page gained a link since the newest copy, and is imported back
+  as one more observation. Every policy spends all its k crawls every day.
+
+The policies: HACS's default, computed by the very function the ``crawl_list`` command and the
+daily job call (``hacs.ranking.default_probabilities``, through ``hacs.replay``'s ``hacs``
+policy: the three-year window before the list's reference instant, the end of its day; a test
+holds the service's list and this function's ranking equal), round-robin, random, Nutch adaptive
+and ``nutch_fresh`` (``hacs.baselines``), LambdaCrawl on HACS's rates, the *known-rate list*
+(each site's true link-adding rate over the year before S, p = 1 − e^{−λ (now + e − copy)}) and
+the *oracle*, which knows whether each page changed since its newest copy.
+``hacs_stationary`` is HACS's list read with rates that never reset (ρ = 0, the default before
+rates that reset; ``hacs.ranking.default_probabilities(reset=False)``), the candidate the
+default was weighed against (docs/readings.md, "Real scholarly homepages").
+
+It prints, per budget: changes found, yield (changes found per crawl) and mean delay (days from
+a change made in the loop to the crawl that caught it) for the 6 seeds pooled, for days 28 …
+55 alone, and changes found seed by seed, each policy's against HACS's. Same seeds, same
+figures.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+from bench.common import argument_parser
+from bench.homepages import REALDATA, Homepage, load_homepages
+from hacs.clock import day_start, to_days
+from hacs.defaults import E_DAYS
+from hacs.ranking import default_probabilities
+from hacs.replay import POLICIES, PolicyResult, ReplayState, replay
+
+FloatArray = np.ndarray
+
+SITES_PER_HOMEPAGE = 4
+#: The archive's mean gap between captures of a seed, drawn log-uniformly in this range (days).
+CAPTURE_GAP_DAYS = (15.0, 180.0)
+#: Start dates are drawn from these years.
+FIRST_START, LAST_START = date(2023, 1, 1), date(2024, 12, 31)
+#: A homepage qualifies with this much history before the start (days): a year of its truth.
+HISTORY_BEFORE = 365.0
+#: The policies, in the order printed: HACS's default first, the known-rate list and the oracle
+#: last.
+BASELINES = ("round_robin", "random", "nutch_adaptive", "nutch_fresh", "lambdacrawl")
+KNOWN_RATE, ORACLE = "true_rates", "oracle"
+#: The candidate the default was weighed against: the same list with rates that never reset.
+STATIONARY = "hacs_stationary"
+LABELS = {KNOWN_RATE: "known rate", ORACLE: "oracle", "hacs": "HACS", STATIONARY: "HACS ρ=0"}
+
+
+@dataclass(frozen=True)
+class RealWorld:
+    """One schedule seed's loop: its start day (days since 1970, 00:00 UTC), the qualifying
+    homepages, every seed site's history before the start (times, flags, offsets), its true
+    change times and its true rate over the year before the start."""
+
+    start: float
+    homepages: list[Homepage]
+    skipped: list[tuple[str, str]]
+    history: tuple[np.ndarray, np.ndarray, np.ndarray]
+    changes: list[FloatArray]
+    last_year_rate: FloatArray
+    capture_gap: FloatArray
+
+    @property
+    def n_sites(self) -> int:
+        return len(self.changes)
+
+
+def start_day(seed: int) -> float:
+    """The seed's start date, uniform over FIRST_START … LAST_START, in days since 1970."""
+    rng = np.random.default_rng([seed, 0])
+    span = (LAST_START - FIRST_START).days
+    return to_days_of(FIRST_START) + float(rng.integers(0, span + 1))
+
+
+def to_days_of(day: date) -> float:
+    """00:00 UTC of ``day`` in days since 1970."""
+    return to_days(day_start(day))  # type: ignore[arg-type]
+
+
+def real_world(homepages: list[Homepage], seed: int, days: int) -> RealWorld:
+    """The seed's world (the module docstring): start date, qualifying homepages, four seed
+    sites each with their own capture schedule before the start."""
+    start = start_day(seed)
+    rng = np.random.default_rng([seed, 1])
+    kept, skipped = [], []
+    for page in homepages:
+        if page.first > start - HISTORY_BEFORE:
+            skipped.append((page.name, "history begins less than a year before the start"))
+        elif page.known_until < start + days:
+            skipped.append((page.name, "history known only until before the loop ends"))
+        else:
+            kept.append(page)
+    times_l, flags_l, offsets, changes, rates, gaps = [], [], [0], [], [], []
+    low, high = np.log(CAPTURE_GAP_DAYS)
+    for page in kept:
+        last_year = np.count_nonzero((page.changes >= start - 365.0) & (page.changes < start))
+        for _ in range(SITES_PER_HOMEPAGE):
+            gap = float(np.exp(rng.uniform(low, high)))
+            count = int((start - page.first) / gap * 3) + 10
+            captures = page.first + np.cumsum(rng.exponential(gap, count))
+            captures = captures[captures < start]
+            seen = np.searchsorted(page.changes, captures, side="right")
+            flags = np.r_[False, np.diff(seen) > 0][: captures.size]
+            times_l.append(captures)
+            flags_l.append(flags)
+            offsets.append(offsets[-1] + captures.size)
+            changes.append(page.changes)
+            rates.append(last_year / 365.0)
+            gaps.append(gap)
+    history = (
+        np.concatenate(times_l) if times_l else np.zeros(0),
+        np.concatenate(flags_l).astype(bool) if flags_l else np.zeros(0, dtype=bool),
+        np.asarray(offsets, dtype=np.int64),
+    )
+    return RealWorld(start, kept, skipped, history, changes, np.asarray(rates), np.asarray(gaps))
+
+
+def oracle_policy(changes: list[FloatArray]):  # type: ignore[no-untyped-def]
+    """The oracle: 1 for a page that changed since its newest copy, else 0 (ties to the older
+    copy, as every list breaks them)."""
+
+    def oracle(state: ReplayState) -> np.ndarray:
+        changed = [
+            np.searchsorted(c, state.now, side="right") > np.searchsorted(c, copy, side="right")
+            for c, copy in zip(changes, state.last_copy.tolist(), strict=True)
+        ]
+        return np.asarray(changed, dtype=np.float64)
+
+    return oracle
+
+
+def stationary_policy(state: ReplayState) -> np.ndarray:
+    """HACS's list read with rates that never reset (ρ = 0): the posterior the default was
+    before rates that reset, on the same window and reference instant."""
+    times, flags, offsets = state.arrays()
+    return default_probabilities(
+        times, flags, offsets, t=state.list_instant, e=state.e_days,
+        history_days=state.history_days, reset=False,
+    )  # fmt: skip
+
+
+def run_world(
+    world: RealWorld, *, days: int, share: float, policies: list[str], seed: int,
+    extra: dict | None = None, e_days: float = E_DAYS,
+) -> dict[str, PolicyResult]:  # fmt: skip
+    """Every policy's loop over one world at one budget share."""
+    budget = max(1, round(share * world.n_sites))
+    named = [p for p in policies if p in POLICIES]
+    more = dict(extra or {})
+    if ORACLE in policies:
+        more[ORACLE] = oracle_policy(world.changes)
+    if STATIONARY in policies:
+        more[STATIONARY] = stationary_policy
+    results = replay(
+        history=world.history, changes=world.changes, start=world.start, days=days,
+        budget=budget, policies=named, e_days=e_days, true_rates=world.last_year_rate,
+        seed=seed, extra=more,
+    )  # fmt: skip
+    return {r.policy: r for r in results}
+
+
+def _day_text(day: float) -> str:
+    return date.fromordinal(date(1970, 1, 1).toordinal() + int(day)).isoformat()
+
+
+def print_worlds(worlds: dict[int, RealWorld]) -> None:
+    for seed, world in worlds.items():
+        gaps = world.capture_gap
+        print(f"seed {seed}: start {_day_text(world.start)}, {len(world.homepages)} homepages "
+              f"qualify → {world.n_sites} seed sites; capture gaps {gaps.min():.0f}–"
+              f"{gaps.max():.0f} d (median {np.median(gaps):.0f}); "
+              f"{int(np.diff(world.history[2]).sum())} archive captures")  # fmt: skip
+        for name, why in world.skipped:
+            print(f"    not qualifying: {name} ({why})")
+
+
+def print_table(
+    rows: dict[int, dict[str, PolicyResult]], policies: list[str], days: int, title: str
+) -> None:
+    """Pooled and second-half figures, then each seed's changes found."""
+    print(f"\n{title}")
+    halves = [(f"days 0–{days - 1}", 0, days - 1), (f"days 28–{days - 1}", 28, days - 1)]
+    head = f"{'policy':14}" + "".join(
+        f"{label + ': found':>20} {'yield':>6} {'delay':>6} {'÷HACS':>6}" for label, *_ in halves
+    )
+    print(head)
+    for name in policies:
+        cells = ""
+        for _, first, last in halves:
+            found = caught = crawls = 0
+            delay = 0.0
+            hacs = 0
+            for by_policy in rows.values():
+                f, c, d = by_policy[name].days(first, last)
+                found += f
+                caught += c
+                delay += (d or 0.0) * c
+                crawls += (last - first + 1) * (by_policy[name].crawls // days)
+                hacs += by_policy["hacs"].days(first, last)[0] if "hacs" in by_policy else 0
+            ratio = found / hacs if hacs else float("nan")
+            mean_delay = delay / caught if caught else float("nan")
+            cells += f"{found:>20} {found / max(crawls, 1):6.3f} {mean_delay:6.1f} {ratio:6.2f}"
+        print(f"{LABELS.get(name, name):14}" + cells)
+    print(f"changes found by seed (days 0–{days - 1} | days 28–{days - 1}):")
+    print(f"{'policy':14}" + "".join(f"{f'seed {s}':>12}" for s in rows))
+    for name in policies:
+        print(f"{LABELS.get(name, name):14}" + "".join(
+            f"{f'{r[name].found}|{r[name].days(28, days - 1)[0]}':>12}" for r in rows.values()
+        ))  # fmt: skip
+
+
+def print_done_when(rows: dict[float, dict[int, dict[str, PolicyResult]]], days: int) -> None:
+    """HACS's default against every peer, pooled, whole loop and days 28 … days − 1."""
+    print(f"\nHACS ÷ each peer, pooled over the seeds (whole loop | days 28–{days - 1}):")
+    for share, by_seed in rows.items():
+        cells = []
+        names = [n for n in next(iter(by_seed.values())) if n not in ("hacs", ORACLE)]
+        for name in names:
+            ratios = []
+            for first, last in ((0, days - 1), (28, days - 1)):
+                hacs = sum(r["hacs"].days(first, last)[0] for r in by_seed.values())
+                peer = sum(r[name].days(first, last)[0] for r in by_seed.values())
+                ratios.append(hacs / peer if peer else float("inf"))
+            cells.append(f"{LABELS.get(name, name)} {ratios[0]:.3f}|{ratios[1]:.3f}")
+        print(f"  {share:.0%}: " + ", ".join(cells))
+
+
+def main() -> int:
+    parser = argument_parser(__doc__)
+    parser.add_argument("--realdata", type=Path, default=REALDATA)
+    parser.add_argument("--seeds", default="0,1,2,3,4,5")
+    parser.add_argument("--days", type=int, default=56)
+    parser.add_argument("--budgets", default="0.02,0.05")
+    parser.add_argument("--e-days", type=float, default=E_DAYS)
+    parser.add_argument(
+        "--policies", default=",".join(["hacs", STATIONARY, *BASELINES, KNOWN_RATE, ORACLE])
+    )
+    args = parser.parse_args()
+    if not args.realdata.is_dir():
+        print(f"{args.realdata} is not here: the real homepage histories live beside the checkout")
+        return 1
+    began = time.perf_counter()
+    homepages = load_homepages(args.realdata)
+    print(f"{len(homepages)} homepages read from {args.realdata} in "
+          f"{time.perf_counter() - began:.0f} s")  # fmt: skip
+    seeds = [int(s) for s in args.seeds.split(",")]
+    policies = args.policies.split(",")
+    worlds = {seed: real_world(homepages, seed, args.days) for seed in seeds}
+    print_worlds(worlds)
+    results: dict[float, dict[int, dict[str, PolicyResult]]] = {}
+    for share in (float(b) for b in args.budgets.split(",")):
+        results[share] = {}
+        for seed, world in worlds.items():
+            results[share][seed] = run_world(
+                world, days=args.days, share=share, policies=policies, seed=seed,
+                e_days=args.e_days,
+            )  # fmt: skip
+        budgets = sorted({max(1, round(share * w.n_sites)) for w in worlds.values()})
+        print_table(results[share], policies, args.days,
+                    f"Budget {share:.0%} a day ({'/'.join(map(str, budgets))} sites), "
+                    f"{args.days} days, seeds {args.seeds}")  # fmt: skip
+    print_done_when(results, args.days)
+    print(f"\n({time.perf_counter() - began:.0f} s in all)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
