@@ -130,7 +130,7 @@ def test_every_result_page_fits_a_phone(
     )
     widths = {}
     page.goto(f"{base}/sites/upload/")
-    page.locator("input[type=file]").set_input_files(str(seeds))
+    page.get_by_label("Seed list file (CSV or plain text)").set_input_files(str(seeds))
     page.get_by_role("button", name="Check the list").click()
     page.locator("#report").wait_for()
     page.wait_for_load_state("load")

@@ -51,6 +51,13 @@ def web_server(database_url: str, directory: Path, **settings: str) -> Iterator[
     env = {name: value for name, value in os.environ.items() if name != "REDIS_URL"}
     env.update(DJANGO_SETTINGS_MODULE="hacs_site.settings", DATABASE_URL=database_url,
                HACS_VAR_DIR=str(directory), TMPDIR=str(temporary), **settings)  # fmt: skip
+    static = directory / "static"
+    if not static.exists():
+        # The static files the test session collected (tests/conftest.py), as run.sh collects
+        # them: pages name them by their hashed names.
+        from django.conf import settings as django_settings
+
+        static.symlink_to(Path(django_settings.VAR_DIR) / "static", target_is_directory=True)
     log = directory / "gunicorn.log"
     with open(log, "wb") as out:
         process = subprocess.Popen(
