@@ -258,6 +258,7 @@ class FirstImport:
     times: dict[int, set[int]] = field(default_factory=dict)  # stored capture times, last year
     held: int = 0  # distinct in-scope captures stored
     seconds: float = 0.0
+    most_pages: int = 0  # the most pages one seed's query took
 
 
 def first_import(world: World) -> FirstImport:
@@ -269,6 +270,7 @@ def first_import(world: World) -> FirstImport:
     for seed, scope in enumerate(world.scopes):
         answer = world.ask(scope.cdx_query_url(), None, match_type="prefix")
         result.requests += answer.requests
+        result.most_pages = max(result.most_pages, answer.requests)
         result.rows += len(answer.rows)
         result.raw += answer.raw
         if not answer.rows:

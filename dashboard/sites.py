@@ -27,14 +27,17 @@ from django.db.models import (
     FilteredRelation,
     FloatField,
     OrderBy,
+    OuterRef,
     Q,
     QuerySet,
+    Subquery,
     Value,
     When,
 )
 from django.urls import reverse
 
-from archive.models import Capture, LinkSnapshot, Site
+from archive.models import ArchiveCheck, Capture, LinkSnapshot, Site
+from archive.wayback import ArchiveConfig
 from dashboard.health import health_filter, row_badges, stopped_annotation
 from hacs import charts
 from hacs.clock import from_days, reference_instant, to_days
@@ -114,6 +117,7 @@ def site_rows(
     exposure = exposure_expression(
         method=query.method, t_days=t_days, e_days=e_days, prefix="est__"
     )
+    archive_source = ArchiveConfig.from_settings().source  # "archive asked" in the Import cell
     rows = (
         Site.objects.search(query.q)
         .annotate(
@@ -161,6 +165,11 @@ def site_rows(
                 output_field=DateTimeField(),
             ),
             health_stopped=stopped_annotation(),
+            archive_asked=Subquery(
+                ArchiveCheck.objects.filter(site=OuterRef("pk"), source=archive_source)
+                .order_by()
+                .values("checked_at")[:1]
+            ),
         )
         .defer("import_error")
         .select_related("health")
