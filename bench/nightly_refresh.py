@@ -16,7 +16,7 @@ archive answers in this process with the fake Internet Archive's own code; every
 indexes that night's captures (60 % the same night, the rest up to 30 nights late).
 
 Then, for each crawl-list budget of ``--lists`` (a share of the seeds crawled a day) and each
-list gain of ``--gains`` (``hacs.refresh_budget.RefreshPolicy.list_gain_days``), HACS's nightly
+list gain of ``--gains`` (``hacs.refresh_budget.RefreshPolicy.list_gain``), HACS's nightly
 refresh runs ``--nights`` nights as shipped (``bench.shipped_refresh.Shipped``: the nightly job's
 choice, ``hacs.refresh_budget.choose_queries``, on the states the job builds, its stakes from
 that run's own provisional list), within ``default_budget`` of ``--budget-minutes`` at 24
@@ -90,6 +90,8 @@ def main() -> int:
     parser.add_argument("--lists", default="0.02,0.05", help="crawl-list budgets, shares a day")
     parser.add_argument("--gains", default="", help="list gains in days (default: shipped)")
     parser.add_argument("--budget-minutes", type=float, default=40.0)
+    parser.add_argument("--due-share", type=float, help="default: shipped")
+    parser.add_argument("--unarchived", help="back-off intervals in days, e.g. 7,14,30")
     args = parser.parse_args()
     began = time.perf_counter()
     spec = CollectionSpec(seeds=args.sites, seed=args.seed, horizon_nights=args.nights + 40,
@@ -111,7 +113,7 @@ def main() -> int:
     scale = 20_000 / args.sites
     budget = max(1, round(default_budget(CDX_RATE, args.budget_minutes) / scale))
     lists = [float(x) for x in args.lists.split(",") if x]
-    gains = [float(x) for x in args.gains.split(",") if x] or [RefreshPolicy().list_gain_days]
+    gains = [float(x) for x in args.gains.split(",") if x] or [RefreshPolicy().list_gain]
     collection.draw(args.nights)
     listed = sorted(first.own)
     hist, made, versions = homepage_truth(collection, listed, args.nights)
@@ -122,8 +124,8 @@ def main() -> int:
     for share in lists:
         k = max(1, round(share * len(sites)))
         for gain in gains:
-            policy = RefreshPolicy(list_gain_days=gain)
-            name = f"list {share:.0%}, gain {gain:g} d"
+            policy = _policy(args, gain)
+            name = f"list {share:.0%}, gain {gain:g}"
             runs.append(Run(
                 name, Shipped(world, first, budget=budget, policy=policy),
                 ListWorld.start(sites, *truth, k, world.start / DAY),
@@ -132,7 +134,7 @@ def main() -> int:
     kinds = kinds_of(collection, first)
     full = default_budget(CDX_RATE, args.budget_minutes)
     print(f"Budget: {budget:,} requests a night ({full:,} × {args.sites:,} / 20,000), "
-          f"{len(runs)} runs; lists of {len(sites):,} sites")  # fmt: skip
+          f"{len(runs)} runs; lists of {len(sites):,} sites; {runs[0].refresh.policy}")  # fmt: skip
     _nights(collection, world, runs, args.nights, kinds)
     _report(runs, first, late, args, scale, budget)
     print(
@@ -141,6 +143,22 @@ def main() -> int:
         + ")"
     )
     return 0
+
+
+def _policy(args: Any, gain: float) -> RefreshPolicy:
+    """The shipped rule, with the list gain and any setting given on the command line."""
+    shipped = RefreshPolicy()
+    return RefreshPolicy(
+        max_age_days=shipped.max_age_days,
+        due_share=args.due_share or shipped.due_share,
+        list_gain=gain,
+        spread_from=shipped.spread_from,
+        unarchived_intervals=(
+            tuple(float(x) for x in args.unarchived.split(","))
+            if args.unarchived
+            else shipped.unarchived_intervals
+        ),
+    )
 
 
 def _world(collection: Collection, history: list[str]) -> World:
@@ -269,11 +287,16 @@ def _unarchived(run: Run, first: FirstImport, late: set[int]) -> None:
 
 
 def _lists(run: Run, nights: int) -> None:
-    for span in sorted({min(LIST_DAYS, nights), nights}):
-        b, f = sum(run.budgeted.found[:span]), sum(run.full.found[:span])
-        print(f"  crawl list of {run.budgeted.k:,} a day, nights 1-{span}: changes found "
-              f"{b:,} after budgeted nights, {f:,} after full refreshes: "
-              f"{b / max(1, f):.1%}")  # fmt: skip
+    spans = [(1, min(LIST_DAYS, nights))]
+    if nights > LIST_DAYS:
+        spans += [(LIST_DAYS + 1, nights), (1, nights)]
+    for first, last in spans:
+        b, f = sum(run.budgeted.found[first - 1 : last]), sum(run.full.found[first - 1 : last])
+        blind = sum(run.budgeted.blind[first - 1 : last])
+        print(f"  crawl list of {run.budgeted.k:,} a day, nights {first}-{last}: changes found "
+              f"{b:,} after budgeted nights, {f:,} after full refreshes: {b / max(1, f):.1%} "
+              f"({blind:,} crawls of a site whose newest archive copy HACS had not learned, "
+              f"against {sum(run.full.blind[first - 1 : last]):,})")  # fmt: skip
 
 
 if __name__ == "__main__":

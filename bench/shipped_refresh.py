@@ -141,6 +141,7 @@ class Shipped:
         self.checked = dict.fromkeys(self.sites, world.start)
         self.first_checked = dict.fromkeys(self.sites, world.start)
         self.times = {s: sorted(first.times.get(s, ())) for s in self.sites}
+        self.older = set(first.older)
         self.hosts = [scope.host_key for scope in world.scopes]
         self.too_big: set[str] = set()
         self.pages: dict[str, int] = {}
@@ -200,7 +201,7 @@ class Shipped:
             s: site_state(
                 s, [t / DAY for t in self.times[s] if t / DAY >= low], now=today,
                 checked=self.checked[s] / DAY, first_checked=self.first_checked[s] / DAY,
-                stake=stakes.get(s, 0.0), captured=s in self.captured,
+                stake=stakes.get(s, 0.0), captured=s in self.captured, older=s in self.older,
             )
             for s in self.sites
         }  # fmt: skip
@@ -374,6 +375,8 @@ class ListWorld:
     state: ReplayState
     index: dict[int, int] = field(default_factory=dict)  # seed → position in ``sites``
     found: list[int] = field(default_factory=list)  # changes found, day by day
+    blind: list[int] = field(default_factory=list)  # crawls of a site whose newest archive copy
+    # HACS had not learned, day by day (a crawl the refresh could have spared)
     last_crawl: np.ndarray = field(default_factory=lambda: np.zeros(0))
     known: list[set[float]] = field(default_factory=list)
     prior: tuple[float, GammaPrior] | None = None  # when it was fitted, and the prior
@@ -435,10 +438,11 @@ class ListWorld:
         """The day's list crawled: changes found (module docstring)."""
         p = self.scores(now)
         order = rank_order(p, self.state.last_copy, np.arange(p.size))
-        found = 0
+        found = blind = 0
         for i in order[: self.k].tolist():
             made = self.made[i]
             archive = made[np.searchsorted(made, now) - 1] if np.searchsorted(made, now) else -1e9
+            blind += archive > self.state.last_copy[i]
             since = max(self.last_crawl[i], float(archive))
             changes = self.versions[i]
             changed = np.searchsorted(changes, now, "right") > np.searchsorted(
@@ -452,6 +456,7 @@ class ListWorld:
             self.state.updated[i] += _flags(times, len(times) - 1, changes)
             self.state.last_copy[i] = now
         self.found.append(found)
+        self.blind.append(blind)
         return found
 
 

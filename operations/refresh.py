@@ -115,22 +115,24 @@ def refresh_choice(
     for site_id, moment in rows.values_list("site_id", "timestamp").distinct():
         times[site_id].append(to_days(moment))
     held = Capture.objects.filter(site=OuterRef("pk"), source=source)
-    sites = Site.objects.filter(pk__in=site_ids).annotate(captured=Exists(held))
-    known = {pk: (imported, captured) for pk, imported, captured
-             in sites.values_list("pk", "imported_at", "captured")}  # fmt: skip
+    sites = Site.objects.filter(pk__in=site_ids).annotate(
+        captured=Exists(held), older=Exists(held.filter(timestamp__lt=since))
+    )
+    known = {pk: (imported, captured, older) for pk, imported, captured, older
+             in sites.values_list("pk", "imported_at", "captured", "older")}  # fmt: skip
     checks = ArchiveCheck.objects.filter(site_id__in=site_ids, source=source)
     checked = {pk: (at, first) for pk, at, first
                in checks.values_list("site_id", "checked_at", "first_checked_at")}  # fmt: skip
     today_days = to_days(now)
     states = {}
     for site_id in site_ids:
-        imported, captured = known.get(site_id, (None, False))
+        imported, captured, older = known.get(site_id, (None, False, False))
         last, first = checked.get(site_id, (imported, None))
         states[site_id] = site_state(
             site_id, times[site_id], now=today_days,
             checked=None if last is None else to_days(last),
             first_checked=None if first is None else to_days(first),
-            stake=(stakes or {}).get(site_id, 0.0), captured=captured,
+            stake=(stakes or {}).get(site_id, 0.0), captured=captured, older=older,
         )  # fmt: skip
     return choose_queries(queries, states, now=today_days, budget=budget, policy=policy,
                           cost=query_costs(queries, config, now))  # fmt: skip

@@ -281,7 +281,14 @@ def demo_results(
         finally:
             # The import's fitted priors too: a test that estimates one site alone reads them.
             for model in (
-                EvaluationRun, Estimate, RatePrior, Capture, LinkSnapshot, Site, Tag, JobRecord
+                EvaluationRun,
+                Estimate,
+                RatePrior,
+                Capture,
+                LinkSnapshot,
+                Site,
+                Tag,
+                JobRecord,
             ):
                 model.objects.all().delete()
             quiet.close()

@@ -266,3 +266,50 @@ def test_late_captures_teach_a_host_its_lag_and_its_group_reads_days_not_weeks(
     assert plan["edu,alpha,cs)/~"].since == format_timestamp(newest - timedelta(days=10))
     assert not plan["edu,beta,math)/~"].wide
     assert datetime.now(UTC) > newest  # (the clock was not moved)
+
+
+def test_the_cron_reads_each_sites_rate_checks_stake_and_cost_from_what_hacs_holds(
+    settings: Any,
+) -> None:
+    """``refresh_choice`` (the nightly job's) on hand-made rows: a lone seed captured ten
+    times in the last year and checked 10 days ago, two seeds of one host captured 30 times
+    each and checked 2 days ago (a group never sized: two requests), and a seed the archive
+    had not captured, asked at its import 8 days ago (due: a week, spread)."""
+    from tests.factories import make_capture
+
+    settings.HACS_CDX_URL = "https://web.archive.org/cdx/search/cdx"
+    settings.HACS_CDX_DIALECT = "ia"
+    config = ArchiveConfig.from_settings()
+    now = datetime(2024, 6, 1, tzinfo=UTC)
+    lone, b, c = seed("alpha.org", "ann"), seed("beta.edu", "bob"), seed("beta.edu", "cyd")
+    new = seed("gamma.edu", "dee")
+    for site, count in ((lone, 10), (b, 30), (c, 30)):
+        make_capture(site, timestamp=now - timedelta(days=400), source=config.source)  # opens T
+        for n in range(count):
+            make_capture(site, timestamp=now - timedelta(days=360 - n), source=config.source)
+        make_capture(site, timestamp=now - timedelta(days=5), source="file:old.cdx", digest="F")
+    checks = {lone: (10, 100), b: (2, 60), c: (2, 60), new: (8, 8)}
+    for site, (last, first) in checks.items():
+        ArchiveCheck.objects.create(
+            site=site, source=config.source, checked_at=now - timedelta(days=last),
+            first_checked_at=now - timedelta(days=first),
+        )  # fmt: skip
+    ids = [lone.pk, b.pk, c.pk, new.pk]
+
+    def choose(stakes: dict[int, float]) -> Any:
+        return refresh_choice(ids, config, budget=3, policy=refresh_policy(), stakes=stakes,
+                              now=now)  # fmt: skip
+
+    # Rates: (n + 1) / (365 + 365) a day (the file's capture is not this archive's). Worth: the
+    # lone seed 11/730 × 10 × 5 = 0.75 a request; the group 2 × 31/730 × 2 × 1 = 0.17 for two.
+    plain = choose({})
+    assert [q.site_ids for q in plain.queries] == [(new.pk,), (lone.pk,)]
+    assert (plain.due_sites, plain.unarchived_asked, plain.due_requests) == (1, 1, 1)
+    assert plain.left_out == {b.pk: "budget", c.pk: "budget"}
+    unknown = 1 / 365 * 8  # the prior's rate for a seed without captures, 8 days
+    assert plain.expected_total == pytest.approx(11 / 730 * 10 + 2 * 31 / 730 * 2 + unknown)
+    # On tomorrow's list at p = 1, the group's capture-days count 1 + 10 times:
+    # 2 × 31/730 × 2 × 1 × 11 = 1.87 for two requests, above the lone seed.
+    listed = choose({b.pk: 1.0, c.pk: 1.0})
+    assert [q.site_ids for q in listed.queries] == [(new.pk,), (b.pk, c.pk)]
+    assert listed.requests == 3 and listed.left_out == {lone.pk: "budget"}

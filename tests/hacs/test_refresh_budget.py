@@ -102,16 +102,16 @@ def test_expected_new_is_rate_times_days_since_the_check() -> None:
 
 # choose_queries ----------------------------------------------------------------------------
 
-POLICY = RefreshPolicy(max_age_days=30, due_share=0.5, list_gain_days=10)
+POLICY = RefreshPolicy(max_age_days=30, due_share=0.5, list_gain=10)
 
 
-def test_a_check_is_worth_its_captures_times_their_wait_plus_the_lists_gain() -> None:
+def test_a_check_is_worth_its_captures_times_their_wait_more_on_the_list() -> None:
     # 0.2 captures a day for 10 days: 2 expected captures, each unknown 5 days on average.
     quiet = state(1, 0.2, NOW - 10)
     assert site_price(quiet, NOW, POLICY) == pytest.approx(2 * 5)
-    # On tomorrow's list at p = 0.6: each capture is also worth 10 days × 0.6.
+    # On tomorrow's list at p = 0.6: those capture-days count 1 + 10 × 0.6 times.
     listed = SiteState(1, 0.2, NOW - 10, stake=0.6)
-    assert site_price(listed, NOW, POLICY) == pytest.approx(2 * (5 + 6))
+    assert site_price(listed, NOW, POLICY) == pytest.approx(2 * 5 * 7)
     # Never checked: as if checked max_age_days ago.
     assert site_price(state(1, 0.2, None), NOW, POLICY) == pytest.approx(6 * 15)
 
@@ -190,21 +190,31 @@ def test_a_first_import_spreads_the_first_deadlines_over_the_second_half_of_the_
     assert deadline(SiteState(7, 0.1, None), policy) == -math.inf
 
 
-def test_a_seed_without_captures_is_asked_again_after_7_then_14_then_every_30_days() -> None:
+def test_a_seed_without_captures_is_asked_again_a_week_after_its_import_then_monthly() -> None:
     policy = RefreshPolicy(max_age_days=30, spread_from=1.0)  # no spread: exact days
 
-    def next_ask(checked: float, first: float | None = 0.0) -> float:
-        return deadline(SiteState(1, 0.0, checked, first, captured=False), policy) - checked
+    def next_ask(checked: float, first: float | None = 0.0, **kw: object) -> float:
+        rule = RefreshPolicy(max_age_days=30, spread_from=1.0, **kw)  # type: ignore[arg-type]
+        state = SiteState(1, 0.0, checked, first, captured=False)
+        return deadline(state, rule) - checked
 
     assert next_ask(0.0) == 7  # the first import: a week
-    assert next_ask(7.0) == 14  # then two weeks
-    assert next_ask(8.5) == 14  # asked a little late: still the second interval
-    assert next_ask(21.0) == 30  # then monthly
+    assert next_ask(7.0) == 30  # then monthly
+    assert next_ask(8.5) == 30
     assert next_ask(400.0) == 30
+    assert next_ask(5.0) == 7  # asked early (by value): still in its first week
     assert next_ask(50.0, None) == 30  # first ask unknown: long ago
+    # A longer back-off: the asks fall at the intervals' running sums (7, 21, then monthly).
+    assert [next_ask(t, unarchived_intervals=(7.0, 14.0, 30.0)) for t in (0, 7, 8.5, 21)] == [
+        7,
+        14,
+        14,
+        30,
+    ]
     # Never beyond the max age.
     weekly = RefreshPolicy(max_age_days=5, spread_from=1.0)
     assert deadline(SiteState(1, 0.0, 0.0, 0.0, captured=False), weekly) == 5
+    assert deadline(SiteState(1, 0.0, 0.0, 0.0, captured=False), policy) == 7
     # Spread like the others after the first import.
     spread = [deadline(SiteState(i, 0.0, 0.0, 0.0, captured=False), RefreshPolicy())
               for i in range(500)]  # fmt: skip
@@ -291,12 +301,12 @@ def random_instance(
 
 
 def worth(q: CdxQuery, sites: dict[int, SiteState]) -> float:
-    """An independent reading of the worth: Σ rate × age × (age / 2 + gain × stake)."""
+    """An independent reading of the worth: Σ rate × age² / 2 × (1 + gain × stake)."""
     total = 0.0
     for site in q.site_ids:
         s = sites[site]
         age = POLICY.max_age_days if s.checked is None else NOW - s.checked
-        total += s.rate * age * (age / 2 + POLICY.list_gain_days * s.stake)
+        total += s.rate * age * age / 2 * (1 + POLICY.list_gain * s.stake)
     return total
 
 
@@ -379,9 +389,14 @@ def test_ties_in_worth_go_by_key() -> None:
 def test_a_site_state_reads_the_last_years_captures_and_clips_checks_to_now() -> None:
     captures = [NOW - 400, NOW - 100, NOW - 50, NOW - 10]
     built = site_state(3, captures, now=NOW, checked=NOW + 2, first_checked=NOW + 1, stake=0.4)
-    assert built.rate == capture_rate(sorted(captures), NOW)
+    # The capture of 400 days ago is not read: the exposure opens at the first of the year.
+    assert built.rate == pytest.approx((2 + 1) / (100 + 365))
     assert (built.checked, built.first_checked) == (NOW, NOW)
     assert (built.stake, built.captured) == (0.4, True)
+    # Told it holds older captures, the archive watched it the whole year: 3 in 365 days.
+    older = site_state(3, captures[1:], now=NOW, checked=NOW, older=True)
+    assert older.rate == pytest.approx((3 + 1) / (365 + 365))
+    assert older.rate == capture_rate(captures, NOW)
 
 
 def test_the_default_budget_fills_forty_minutes_at_the_archives_rate() -> None:
