@@ -21,7 +21,7 @@ from rq import Callback
 from rq.exceptions import AbandonedJobError
 from rq.job import Job
 
-from archive.models import Site
+from archive.models import ArchiveCheck, Site
 from archive.pipeline import (
     FetchRetry,
     FromArchive,
@@ -104,16 +104,23 @@ CHUNK_QUERIES = 25
 
 
 def import_chunks(site_ids: Sequence[int]) -> list[list[int]]:
-    """The sites of each ``import_site`` job: a site never read from the archive alone; the
+    """The sites of each ``import_site`` job: a site never asked of the archive alone; the
     others by the refresh's plan (``archive.plan.refresh_plan``), every query of one
     host in the same job (so that the job plans them alike), hosts of single seeds together up
     to :data:`CHUNK_QUERIES` queries a job."""
     config = ArchiveConfig.from_settings()
     queries = refresh_plan(site_ids, config.source, config.index_lag_days)
+    # A seed asked before without a capture (its first import found none) is asked again as
+    # cheaply as a refresh: with the small ones, not in a job of its own.
+    asked = set(
+        ArchiveCheck.objects.filter(site_id__in=site_ids, source=config.source).values_list(
+            "site_id", flat=True
+        )
+    )
     chunks: list[list[int]] = []
     by_host: dict[str, list[CdxQuery]] = {}
     for query in queries:
-        if query.since is None:
+        if query.since is None and query.site_ids[0] not in asked:
             chunks.append(list(query.site_ids))
         else:
             by_host.setdefault(query.key.partition(")")[0], []).append(query)

@@ -266,7 +266,8 @@ def test_an_import_fans_out_one_job_per_new_site_and_one_per_host_group(
         host: sorted(s.pk for s in sites if s.seed_url.startswith(f"http://{host}/"))
         for host in HOSTS
     }
-    # solo.net holds no capture yet: its whole history is still asked alone.
+    # solo.net holds no capture yet: its whole history is asked again, with the other hosts of
+    # a single seed (here none), not in a job of its own as at its first import.
     assert sorted(sorted(c) for c in chunks) == sorted([*by_host.values(), [lonely.pk]])
 
 
