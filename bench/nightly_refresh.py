@@ -256,6 +256,11 @@ def _report(runs: list[Run], first: FirstImport, late: set[int], args: Any, scal
               f"{whole.rows / max(1, whole.new):.1f} a new capture; longest query "
               f"{whole.most_pages} pages, {whole.most_rows:,} rows; splits {whole.splits}, "
               f"sites deferred {whole.deferred:,}; captures found late {whole.late:,}")  # fmt: skip
+        lags, pooled = run.refresh.lags()
+        own = sorted(lags.values())
+        print(f"  the indexing lag measured: {pooled:g} days over every host"
+              + (f"; {len(own):,} hosts with late captures counted, their margins "
+                 f"{own[0]:g}-{own[-1]:g} days" if own else ""))  # fmt: skip
         print(f"  longest wait between checks: {max(run.waits):.1f} days (night "
               f"{int(np.argmax(run.waits)) + 1}); sites past 35 days on any night: "
               f"{max(run.past):,}")  # fmt: skip
