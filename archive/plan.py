@@ -90,10 +90,18 @@ def refresh_seeds(
             seeds.append(RefreshSeed(site_id, urls[site_id], None))
             continue
         since = refresh_from(anchor, margin_days=lag_days)
-        margin = lags.get(SeedScope.from_url(urls[site_id]).host_key, pooled)
+        margin = lags.get(_host_key(urls[site_id]), pooled)
         narrow = refresh_from(anchor, margin_days=min(margin, lag_days))
         seeds.append(RefreshSeed(site_id, urls[site_id], since, narrow))
     return seeds
+
+
+def _host_key(url: str) -> str:
+    """A seed's host key ("" for a URL that is not one: ``plan_queries`` names it)."""
+    try:
+        return SeedScope.from_url(url).host_key
+    except ValueError:
+        return ""
 
 
 def host_lags(source: str, cap_days: float) -> tuple[dict[str, float], float]:
