@@ -20,7 +20,6 @@ parallel never sends the archive more than the configured rate.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import itertools
 import logging
@@ -56,6 +55,7 @@ from hacs.formats import cdx
 from hacs.formats.canon import SeedScope
 from hacs.formats.queries import EARLIEST, CdxQuery
 from hacs.index_lag import late_margins
+from hacs.refresh_budget import audit_draw
 
 log = logging.getLogger(__name__)
 
@@ -452,13 +452,13 @@ class _Run:
     def _audit_of(self, outcome: QueryOutcome) -> list[CdxQuery]:
         """The recall audit: for a share of the grouped answers, one member's homepage asked
         exactly (``matchType=exact``, the same ``from``), because the Internet Archive leaves
-        some indexes out of prefix and host queries. Chosen by a hash of the group and the day,
-        so that every group is audited now and then and a run is repeatable."""
+        some indexes out of prefix and host queries. Chosen by a hash of the group and the day
+        (``hacs.refresh_budget.audit_draw``), so that every group is audited now and then, a run
+        is repeatable, and the nightly choice prices tonight's audits."""
         query = outcome.query
         if not query.is_group or outcome.failure or self.limits.audit_share <= 0:
             return []
-        day = outcome.started.date().isoformat()
-        draw = int(hashlib.sha256(f"{day} {query.key}".encode()).hexdigest()[:8], 16) / 2**32
+        draw = audit_draw(outcome.started.date(), query.key)
         if draw >= self.limits.audit_share:
             return []
         site_id = query.site_ids[int(draw * 2**32) % len(query.site_ids)]

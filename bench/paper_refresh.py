@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import calendar
 import gzip
-import hashlib
 import json
 import os
 import time
@@ -28,6 +27,7 @@ from bench.collection import (
     Group,
     timestamp_text,
 )
+from hacs.refresh_budget import audit_draw
 
 # HACS's settings, read as hacs_site/settings.py reads them (same names, same defaults).
 
@@ -342,11 +342,6 @@ def total(nights: Iterable[Night]) -> Night:
     for night in nights:
         result.add(night)
     return result
-
-
-def audit_draw(day: date, key: str) -> float:
-    """The recall audit's draw for a group on a day (``archive_import._Run._audit_of``)."""
-    return int(hashlib.sha256(f"{day.isoformat()} {key}".encode()).hexdigest()[:8], 16) / 2**32
 
 
 class Refresher:

@@ -7,7 +7,8 @@ archive had not captured), from its captures of the last year, its last and firs
 whether it holds a capture, and its probability on tonight's provisional list (its *stake*) —
 go with the plan's queries and their costs to ``hacs.refresh_budget.choose_queries`` under the
 shipped ``RefreshPolicy``, within the budget ``operations.jobs.nightly_refresh`` gives it
-(``default_budget`` less the recall audit's share, scaled to the collection).
+(``default_budget``, scaled to the collection), a group that tonight's recall audit samples
+costing a request more.
 
 **The plan is the import's.** ``hacs.formats.queries.plan_queries`` with each seed's ``from``
 from ``refresh_from`` (``archive.plan.refresh_seeds``): the longest lag
@@ -39,7 +40,7 @@ library's last crawl or the newest archive capture made before it, learned or no
 
 from __future__ import annotations
 
-import hashlib
+import math
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
@@ -65,10 +66,18 @@ from hacs.bayes import GammaPrior, fit_interval_prior, interval_evidence, interv
 from hacs.formats.queries import SHARED_HOSTS, CdxQuery, RefreshSeed, plan_queries, refresh_from
 from hacs.index_lag import add_margins, host_lag, index_lag, late_margins
 from hacs.ranking import posterior_probabilities, rank_order
-from hacs.refresh_budget import RATE_WINDOW_DAYS, RefreshPolicy, choose_queries, site_state
+from hacs.refresh_budget import (
+    RATE_WINDOW_DAYS,
+    RefreshPolicy,
+    audit_draw,
+    audited_groups,
+    choose_queries,
+    site_state,
+)
 from hacs.replay import ReplayState
 
 WIDE_EVERY_DAYS = 30  # archive.plan.WIDE_MAX_AGE
+PAGE_SLACK = 0.02  # operations.jobs.PAGE_SLACK
 HISTORY_DAYS = 1095  # the daily list's window (HACS_HISTORY_DAYS)
 E_DAYS = 1.0  # the daily list's horizon (HACS_E_DAYS)
 CRAWL_AT = 0.25  # the day's crawls, after the 03:00 refresh and the 05:00 list
@@ -131,9 +140,7 @@ class Shipped:
         self.world = world
         self.policy = policy or RefreshPolicy()
         self.budget = budget
-        # operations.jobs.nightly_refresh: the audit's exact queries come out of the budget.
-        self.for_queries = max(1, int(budget * (1 - (AUDIT_SHARE if audit else 0.0))))
-        self.audit = audit
+        self.share = AUDIT_SHARE if audit else 0.0  # the recall audit's
         self.sites = list(range(len(world.collection.seeds)))  # every seed was asked at import
         self.captured = set(first.own)
         self.own = dict(first.own)  # newest stored capture, 14 digits
@@ -209,7 +216,12 @@ class Shipped:
         for query in queries:  # operations.refresh.query_costs
             if query.is_group and self._unsized(query.key, now):
                 cost[query.key] = cost.get(query.key, 1) + 1
-        choice = choose_queries(queries, states, now=today, budget=self.for_queries,
+        for key in audited_groups(queries, datetime.fromtimestamp(now, UTC).date(), self.share):
+            cost[key] = cost.get(key, 1) + 1
+        # operations.jobs.nightly_refresh keeps PAGE_SLACK of the budget for pages beyond a
+        # query's estimate.
+        planned = self.budget - math.ceil(PAGE_SLACK * self.budget) if self.budget > 1 else 1
+        choice = choose_queries(queries, states, now=today, budget=planned,
                                 policy=self.policy, cost=cost)  # fmt: skip
         tally.waiting = len(choice.left_out)
         tally.due_requests = choice.due_requests
@@ -286,10 +298,10 @@ class Shipped:
         self, query: CdxQuery, answer: Answer, day: date
     ) -> tuple[CdxQuery, tuple[str, str, frozenset[str]]] | None:
         """``_Run._audit_of``: for a share of the group answers, one homepage asked exactly."""
-        if not (self.audit and query.is_group and AUDIT_SHARE > 0):
+        if not (query.is_group and self.share > 0):
             return None
         draw = audit_draw(day, query.key)
-        if draw >= AUDIT_SHARE:
+        if draw >= self.share:
             return None
         site = query.site_ids[int(draw * 2**32) % len(query.site_ids)]
         scope = self.world.scopes[site]
@@ -350,11 +362,6 @@ class Shipped:
             counts = self.late.get(host, [])
             self.late[host] = add_margins(counts, margins, days=int(LAG_DAYS) + 1)
             tally.late += len(margins)
-
-
-def audit_draw(day: date, key: str) -> float:
-    """The recall audit's draw for a group on a day (``archive_import._Run._audit_of``)."""
-    return int(hashlib.sha256(f"{day.isoformat()} {key}".encode()).hexdigest()[:8], 16) / 2**32
 
 
 # --- The crawl list -------------------------------------------------------------------------

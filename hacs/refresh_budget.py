@@ -24,7 +24,7 @@ one rule that the nightly job, the paper-scale bench and the closed-loop replay 
   last check. After its first import a site's first deadline falls between ``spread_from`` and
   1 × ``max_age_days``, by a hash of its id, so that a collection imported in one day does not
   fall due on one night a month later. A seed the archive had not captured (no capture from
-  this archive yet) is asked again 7 days after its first import, then every 30 days
+  this archive yet) is asked again 7 days after its first import, then every 28 days
   (``unarchived_intervals``; never beyond ``max_age_days``).
 * **The choice**: (a) the queries holding a site past its deadline are paid first, from at most
   ``due_share`` of the budget: those past ``max_age_days`` first, then by how long they are
@@ -41,9 +41,11 @@ input gives the same choice in the same order.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from hacs.formats.queries import CdxQuery
 
@@ -52,6 +54,8 @@ __all__ = [
     "RefreshChoice",
     "RefreshPolicy",
     "SiteState",
+    "audit_draw",
+    "audited_groups",
     "capture_rate",
     "choose_queries",
     "deadline",
@@ -134,10 +138,11 @@ def expected_new(rate: float, checked_days: float, now_days: float) -> float:
 #: sites a day (docs/readings.md).
 LIST_GAIN = 10.0
 #: Days between the asks of a seed the archive had not captured: 7 days after its first import,
-#: then every 30 days (never beyond the max age). Asked weekly twice more in the first month,
+#: then every 28 (four weeks: monthly, with nights to spare before the 30-day max age when the
+#: due share is full; never beyond the max age). Asked weekly twice more in the first month,
 #: the 13 % of a paper-scale collection never captured took a fifth of the budget for a month
 #: (docs/readings.md).
-UNARCHIVED_INTERVALS = (7.0, 30.0)
+UNARCHIVED_INTERVALS = (7.0, 28.0)
 
 
 @dataclass(frozen=True)
@@ -255,7 +260,7 @@ def deadline(site: SiteState, policy: RefreshPolicy) -> float:
     first), between ``spread_from`` and 1 × ``max_age_days`` after it, by a hash of its id
     (:func:`_spread`), so that sites imported together fall due over the second half of the
     window rather than on one night. A seed the archive had not captured is asked again after
-    ``unarchived_intervals`` (7, then every 30 days: :func:`_unarchived_interval`), its first
+    ``unarchived_intervals`` (7, then every 28 days: :func:`_unarchived_interval`), its first
     interval spread alike, none beyond ``max_age_days``.
     """
     if site.checked is None:
@@ -275,7 +280,7 @@ def deadline(site: SiteState, policy: RefreshPolicy) -> float:
 
 def _unarchived_interval(elapsed: float, policy: RefreshPolicy) -> float:
     """The wait after an ask made ``elapsed`` days after a seed's first import: the asks fall
-    at the intervals' running sums (7, 37, 67… days with the default 7 and 30), so an ask
+    at the intervals' running sums (7, 35, 63… days with the default 7 and 28), so an ask
     before the first sum waits the first interval, one before the second the second, and so on;
     the last repeats."""
     intervals = policy.unarchived_intervals
@@ -450,6 +455,20 @@ def _plan(
         overdue_sites += site.checked is None or now - site.checked >= policy.max_age_days
         unarchived += not site.captured
     return _Planned(query, cost, value, expected, due_sites, overdue_sites, late, unarchived)
+
+
+def audit_draw(day: date, key: str) -> float:
+    """The recall audit's draw for a group query on a day, in [0, 1): the group is audited
+    (one of its homepages also asked exactly) when the draw falls below the audit's share. A
+    hash of both, so that every group is audited now and then, a run is repeatable, and the
+    nightly choice knows which groups tonight's audit samples (each costs a request more)."""
+    digest = hashlib.sha256(f"{day.isoformat()} {key}".encode()).hexdigest()
+    return int(digest[:8], 16) / 2**32
+
+
+def audited_groups(queries: Sequence[CdxQuery], day: date, share: float) -> set[str]:
+    """The keys of the group queries tonight's recall audit samples (:func:`audit_draw`)."""
+    return {q.key for q in queries if q.is_group and audit_draw(day, q.key) < share}
 
 
 def default_budget(cdx_per_minute: float, minutes: float = 40.0) -> int:

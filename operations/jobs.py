@@ -8,6 +8,7 @@ draining the queues before an upgrade that moves job functions.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -380,6 +381,7 @@ def daily_fetch_retry() -> int:
 
 
 NIGHTLY_REFRESH = "Nightly refresh"
+PAGE_SLACK = 0.02  # of the nightly budget, kept for pages beyond a query's estimate
 
 
 def nightly_refresh() -> int:
@@ -404,11 +406,12 @@ def nightly_refresh() -> int:
     if not site_ids:
         return 0
     budget = nightly_budget(config)
-    # The recall audit's exact queries come out of the same budget.
-    for_queries = max(1, int(budget * (1 - settings.HACS_REFRESH_AUDIT_SHARE)))
     stakes = provisional_list()
     policy = refresh_policy()
-    choice = refresh_choice(site_ids, config, budget=for_queries, policy=policy, stakes=stakes)
+    # The recall audit's exact queries are priced with the groups they sample (query_costs);
+    # a sliver is kept for pages a query takes beyond last time's (its first after an import).
+    planned = budget - math.ceil(PAGE_SLACK * budget) if budget > 1 else budget
+    choice = refresh_choice(site_ids, config, budget=planned, policy=policy, stakes=stakes)
     chosen = list(choice.checked_sites)
     if not chosen:
         return 0

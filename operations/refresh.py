@@ -29,6 +29,7 @@ from hacs.refresh_budget import (
     RefreshChoice,
     RefreshPolicy,
     SiteState,
+    audited_groups,
     choose_queries,
     deadline,
     default_budget,
@@ -155,8 +156,10 @@ def site_next_check(site_id: int, config: ArchiveConfig) -> tuple[bool, datetime
 
 
 def query_costs(queries: list[CdxQuery], config: ArchiveConfig, now: datetime) -> dict[str, int]:
-    """The requests each query is expected to take: a group its pages of last time, and one
-    request more when its size is to be asked (never sized, or sized more than 30 days ago)."""
+    """The requests each query is expected to take: a group its pages of last time, one
+    request more when its size is to be asked (never sized, or sized more than 30 days ago),
+    and one more when tonight's recall audit samples it (``hacs.refresh_budget.audited_groups``:
+    its exact query comes out of the same budget)."""
     memory = QueryMemory.objects.filter(source=config.source, kind=QueryMemory.Kind.GROUP)
     cost = {key: max(1, n) for key, n in memory.values_list("key", "pages")}
     if config.dialect == "ia" and settings.HACS_REFRESH_GROUP_MAX_BLOCKS:
@@ -165,6 +168,8 @@ def query_costs(queries: list[CdxQuery], config: ArchiveConfig, now: datetime) -
         for query in queries:
             if query.is_group and query.key not in sized:
                 cost[query.key] = cost.get(query.key, 1) + 1
+    for key in audited_groups(queries, now.date(), settings.HACS_REFRESH_AUDIT_SHARE):
+        cost[key] = cost.get(key, 1) + 1
     return cost
 
 

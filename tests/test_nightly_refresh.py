@@ -279,6 +279,7 @@ def test_the_cron_reads_each_sites_rate_checks_stake_and_cost_from_what_hacs_hol
 
     settings.HACS_CDX_URL = "https://web.archive.org/cdx/search/cdx"
     settings.HACS_CDX_DIALECT = "ia"
+    settings.HACS_REFRESH_AUDIT_SHARE = 0.0
     config = ArchiveConfig.from_settings()
     now = datetime(2024, 6, 1, tzinfo=UTC)
     lone, b, c = seed("alpha.org", "ann"), seed("beta.edu", "bob"), seed("beta.edu", "cyd")
@@ -313,3 +314,7 @@ def test_the_cron_reads_each_sites_rate_checks_stake_and_cost_from_what_hacs_hol
     listed = choose({b.pk: 1.0, c.pk: 1.0})
     assert [q.site_ids for q in listed.queries] == [(new.pk,), (b.pk, c.pk)]
     assert listed.requests == 3 and listed.left_out == {lone.pk: "budget"}
+    # Sampled by tonight's recall audit, the group costs its exact query too: it no longer fits.
+    settings.HACS_REFRESH_AUDIT_SHARE = 1.0
+    audited = choose({b.pk: 1.0, c.pk: 1.0})
+    assert [q.site_ids for q in audited.queries] == [(new.pk,), (lone.pk,)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from datetime import date
 
 import numpy as np
 import pytest
@@ -13,6 +14,8 @@ from hacs.refresh_budget import (
     RefreshChoice,
     RefreshPolicy,
     SiteState,
+    audit_draw,
+    audited_groups,
     capture_rate,
     choose_queries,
     deadline,
@@ -199,11 +202,11 @@ def test_a_seed_without_captures_is_asked_again_a_week_after_its_import_then_mon
         return deadline(state, rule) - checked
 
     assert next_ask(0.0) == 7  # the first import: a week
-    assert next_ask(7.0) == 30  # then monthly
-    assert next_ask(8.5) == 30
-    assert next_ask(400.0) == 30
+    assert next_ask(7.0) == 28  # then every four weeks
+    assert next_ask(8.5) == 28
+    assert next_ask(400.0) == 28
     assert next_ask(5.0) == 7  # asked early (by value): still in its first week
-    assert next_ask(50.0, None) == 30  # first ask unknown: long ago
+    assert next_ask(50.0, None) == 28  # first ask unknown: long ago
     # A longer back-off: the asks fall at the intervals' running sums (7, 21, then monthly).
     assert [next_ask(t, unarchived_intervals=(7.0, 14.0, 30.0)) for t in (0, 7, 8.5, 21)] == [
         7,
@@ -397,6 +400,18 @@ def test_a_site_state_reads_the_last_years_captures_and_clips_checks_to_now() ->
     older = site_state(3, captures[1:], now=NOW, checked=NOW, older=True)
     assert older.rate == pytest.approx((3 + 1) / (365 + 365))
     assert older.rate == capture_rate(captures, NOW)
+
+
+def test_the_audit_samples_a_share_of_the_groups_the_same_each_run() -> None:
+    day = date(2024, 6, 1)
+    queries = [query(f"g{i:04d}", 2 * i, 2 * i + 1) for i in range(4000)]
+    sampled = audited_groups(queries, day, 0.05)
+    assert sampled == audited_groups(list(reversed(queries)), day, 0.05)
+    # About 5 %: 200 of 4,000, within 5 binomial standard deviations.
+    assert abs(len(sampled) - 200) < 5 * math.sqrt(4000 * 0.05 * 0.95)
+    assert sampled != audited_groups(queries, date(2024, 6, 2), 0.05)  # another night, others
+    assert audited_groups([query("alone", 1)], day, 1.0) == set()  # a seed alone: never
+    assert all(0 <= audit_draw(day, q.key) < 1 for q in queries[:50])
 
 
 def test_the_default_budget_fills_forty_minutes_at_the_archives_rate() -> None:
