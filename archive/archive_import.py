@@ -1,21 +1,16 @@
 """Sites brought up to date from the configured archive: the CDX queries planned by host, sent
 several at a time, and the contents fetched newest first across every site of the run.
 
-* :func:`refresh_plan` — the queries that bring ``site_ids`` up to date
-  (``hacs.formats.queries.plan_queries``): a site with no capture from this archive reads its
-  whole history alone; the others are asked by host or common path prefix, ``from`` the
-  earliest of their last checks (:class:`archive.models.ArchiveCheck`) less the archive's
-  indexing lag, split where the last answer was too big, one seed at a time on hosts where the
-  recall audit found the archive's group answers missing captures
-  (:class:`archive.models.QueryMemory`).
-* :func:`archive_import` — runs such a plan: ``HACS_ARCHIVE_PARALLEL`` queries and fetches in
-  flight at once (threads that only talk to the archive; every database write happens on the
-  calling thread, so SQLite's one writer and Django's per-thread connections are never at
-  odds), each answer's rows stored for the seed whose scope holds them and other people's pages
-  counted and dropped; then the contents every site still lacks, newest first across all the
-  sites (so that a run cut short holds the recent history that decides today's list), each
-  site finished — updates computed, ``finish`` called (estimates), marked done — as soon as
-  its last content arrives.
+* :func:`archive_import` — runs the plan of ``archive.plan.refresh_plan``:
+  ``HACS_ARCHIVE_PARALLEL`` queries and fetches in flight at once (threads that only talk to
+  the archive; every database write happens on the calling thread, so SQLite's one writer and
+  Django's per-thread connections are never at odds), each answer's rows stored for the seed
+  whose scope holds them and other people's pages counted and dropped; then the contents every
+  site still lacks, newest first across all the sites (so that a run cut short holds the
+  recent history that decides today's list), each site finished — updates computed,
+  ``finish`` called (estimates), marked done — as soon as its last content arrives. A group's
+  size is asked once at most: a server that answers with no number is asked no other size in
+  the run (``ArchiveClient.cdx_blocks``).
 
 One slow or broken answer holds only its own thread: its query ends by the query deadline
 (``HACS_CDX_QUERY_DEADLINE``) and fails its sites with a sentence, the others go on. The
@@ -25,7 +20,6 @@ parallel never sends the archive more than the configured rate.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import itertools
 import logging
@@ -36,7 +30,7 @@ from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -46,6 +40,7 @@ from django.utils import timezone
 
 from archive.captures import CaptureCounts, ScopeIndex, captures_store
 from archive.models import ArchiveCheck, Capture, LinkSnapshot, QueryMemory, Site
+from archive.plan import SIZE_MAX_AGE, late_captures_record, refresh_plan
 from archive.snapshots import (
     SnapshotWanted,
     snapshot_from_body,
@@ -54,19 +49,20 @@ from archive.snapshots import (
     updates_compute,
 )
 from archive.status import sites_finish
-from archive.wayback import ArchiveClient, ArchiveError
+from archive.wayback import ArchiveClient, ArchiveError, SizeUnknownError
 from hacs import defaults
+from hacs.clock import to_days
 from hacs.formats import cdx
 from hacs.formats.canon import SeedScope
-from hacs.formats.queries import SHARED_HOSTS, CdxQuery, RefreshSeed, plan_queries
+from hacs.formats.queries import EARLIEST, CdxQuery
+from hacs.index_lag import late_margins
+from hacs.refresh_budget import audit_draw
 
 log = logging.getLogger(__name__)
 
-__all__ = ["QueryOutcome", "RunLimits", "archive_import", "refresh_plan"]
+__all__ = ["QueryOutcome", "RunLimits", "archive_import"]
 
-EARLIEST = datetime(1990, 1, 1, tzinfo=UTC)  # before any web archive
 T = TypeVar("T")
-SIZE_MAX_AGE = timedelta(days=30)  # a group's size is asked again after this
 SAVE_SECONDS = 10.0  # and at least this often while contents come in
 SAVE_EVERY = 50  # contents saved, and finished sites finished, this many fetches at a time
 LEFT_LATER = "older contents left for the history pass"  # a site's count, and the job's
@@ -132,60 +128,6 @@ class SiteTally:
     recent: int = 0  # of which captured within the history window the daily list reads
     early: bool = False  # estimated once its recent contents were in
     horizon: str = ""  # 14 digits: its copies from here on are within that window
-
-
-# --- The plan -----------------------------------------------------------------------------------
-
-
-def refresh_plan(
-    site_ids: Sequence[int], source: str, lag_days: float, *, full: bool = False
-) -> list[CdxQuery]:
-    """The CDX queries that bring ``site_ids`` up to date from the archive ``source``."""
-    seeds = refresh_seeds(site_ids, source, lag_days, full=full)
-    memory = QueryMemory.objects.filter(source=source)
-    too_big = set(
-        memory.filter(kind=QueryMemory.Kind.GROUP, too_big=True).values_list("key", flat=True)
-    )
-    alone = set(
-        memory.filter(kind=QueryMemory.Kind.HOST, per_seed=True).values_list("key", flat=True)
-    )
-    return plan_queries(seeds, too_big=too_big, shared_hosts=SHARED_HOSTS | alone)
-
-
-def refresh_seeds(
-    site_ids: Sequence[int], source: str, lag_days: float, *, full: bool = False
-) -> list[RefreshSeed]:
-    """Each site with the ``from`` to ask from: the newest capture time the answer of its last
-    check held, less the indexing lag (for a site checked before checks were recorded, its own
-    newest capture less the lag); None for a site holding no capture from this archive, or for
-    every site with ``full``."""
-    ids = list(site_ids)
-    urls = dict(Site.objects.filter(pk__in=ids).values_list("pk", "seed_url"))
-    anchors: dict[int, datetime] = {}
-    if not full:
-        newest = (
-            Capture.objects.filter(site_id__in=ids, source=source)
-            .values("site_id")
-            .annotate(newest=Max("timestamp"))
-            .values_list("site_id", "newest")
-        )
-        anchors = dict(newest)
-        checks = ArchiveCheck.objects.filter(
-            site_id__in=anchors, source=source, newest_seen__isnull=False
-        )
-        for site_id, seen in checks.values_list("site_id", "newest_seen"):
-            if seen is not None:
-                anchors[site_id] = max(seen, anchors[site_id])
-    seeds = []
-    for site_id in ids:
-        if site_id not in urls:
-            continue
-        anchor = anchors.get(site_id)
-        since = None
-        if anchor is not None:
-            since = cdx.format_timestamp(max(anchor - timedelta(days=lag_days), EARLIEST))
-        seeds.append(RefreshSeed(site_id, urls[site_id], since))
-    return seeds
 
 
 # --- The run ------------------------------------------------------------------------------------
@@ -258,6 +200,7 @@ class _Run:
         self.progress = progress
         self.source = source
         self.audits: dict[str, _Audit] = {}  # by the audit query's key
+        self.cannot_count = False  # the server answered a size question with no number
         self.captures = CaptureCounts()
         self.fetched: Counter[str] = Counter()
         self.bad_lines = 0
@@ -278,7 +221,7 @@ class _Run:
         cannot be reached fails every site not yet done with its one sentence."""
         pending = deque(queries)
         asking: set[Future[QueryOutcome]] = set()
-        sizing: dict[Future[int | str], CdxQuery] = {}
+        sizing: dict[Future[int | ArchiveError], CdxQuery] = {}
         unsized = self._unsized(queries)
         fetching: dict[Future[LinkSnapshot], SnapshotWanted] = {}
         asked_once = fetched_once = False
@@ -292,7 +235,7 @@ class _Run:
                 room = self.limits.parallel if asked_once else 1
                 while pending and len(asking) + len(sizing) < room:
                     query = pending.popleft()
-                    if query.key in unsized:
+                    if query.key in unsized and not self.cannot_count:
                         unsized.discard(query.key)
                         sizing[cdx_pool.submit(self._size, query)] = query
                     else:
@@ -310,7 +253,8 @@ class _Run:
                         asked_once = True
                         query = sizing.pop(future)  # type: ignore[call-overload]
                         parts = self._sized(query, future.result())  # type: ignore[arg-type]
-                        unsized |= self._unsized(parts)
+                        # Never the group itself again: its size was asked once tonight.
+                        unsized |= self._unsized([p for p in parts if p.key != query.key])
                         pending.extendleft(reversed(parts))
                         continue
                     if future in fetching:
@@ -349,25 +293,37 @@ class _Run:
         groups = [q.key for q in queries if q.is_group]
         if not groups or self.client.config.dialect != "ia" or self.limits.group_max_blocks <= 0:
             return set()
+        if self.cannot_count:  # the server answered a size question with no number
+            return set()
         fresh = QueryMemory.objects.filter(
             source=self.source, kind=QueryMemory.Kind.GROUP, key__in=groups,
             sized_at__gte=timezone.now() - SIZE_MAX_AGE,
         )  # fmt: skip
         return set(groups) - set(fresh.values_list("key", flat=True))
 
-    def _size(self, query: CdxQuery) -> int | str:
+    def _size(self, query: CdxQuery) -> int | ArchiveError:
         """The index blocks a group's range spans, or why they could not be counted (on a pool
         thread: network only)."""
         try:
             return self.client.cdx_blocks(query.url, match_type=query.match_type)
-        except (ArchiveError, ValueError) as error:
-            return str(error)
+        except ArchiveError as error:
+            return error
+        except ValueError as error:
+            return ArchiveError(str(error))
 
-    def _sized(self, query: CdxQuery, blocks: int | str) -> list[CdxQuery]:
+    def _sized(self, query: CdxQuery, blocks: int | ArchiveError) -> list[CdxQuery]:
         """The group as it will be asked: itself, or split when its range spans more index
-        blocks than the archive reads for one query (remembered, so the next plans split it)."""
-        if isinstance(blocks, str):  # not counted: ask it; its answer's size still counts
-            log.info("The size of %s could not be asked: %s", query.key, blocks)
+        blocks than the archive reads for one query (remembered, so the next plans split it).
+        A size the server could not count is asked once: the group is asked without it, and a
+        server that answers the size question with no number (``SizeUnknownError``) is asked no
+        other size for the rest of the run."""
+        if isinstance(blocks, ArchiveError):  # not counted: ask it; its answer's size still counts
+            if isinstance(blocks, SizeUnknownError) and not self.cannot_count:
+                self.cannot_count = True
+                log.warning("%s", blocks)
+            else:
+                log.info("The size of %s could not be asked: %s", query.key, blocks)
+            self.tally[query.site_ids[0]].counts["group sizes the archive did not count"] += 1
             return [query]
         too_big = blocks > self.limits.group_max_blocks
         QueryMemory.objects.update_or_create(
@@ -383,8 +339,7 @@ class _Run:
                 self.tally[site_id].counts["sites waiting for a split group"] += 1
             log.info("%s spans %d index blocks; split from the next refresh", query.key, blocks)
             return []
-        seeds = refresh_seeds(query.site_ids, self.source, self.client.config.index_lag_days)
-        parts = plan_queries(seeds, too_big={query.key})
+        parts = refresh_plan(query.site_ids, self.source, self.client.config.index_lag_days)
         log.info("%s spans %d index blocks; asking it in %d parts", query.key, blocks, len(parts))
         return parts
 
@@ -483,9 +438,12 @@ class _Run:
             source=self.source, kind=QueryMemory.Kind.GROUP, key=query.key,
             defaults={"rows": len(outcome.records), "pages": outcome.pages, "too_big": too_big},
         )  # fmt: skip
+        if query.wide and not outcome.failure:
+            QueryMemory.objects.filter(
+                source=self.source, kind=QueryMemory.Kind.GROUP, key=query.key
+            ).update(wide_at=outcome.started)
         if too_big and outcome.failure:
-            seeds = refresh_seeds(query.site_ids, self.source, self.client.config.index_lag_days)
-            parts = plan_queries(seeds, too_big={query.key})
+            parts = refresh_plan(query.site_ids, self.source, self.client.config.index_lag_days)
             if len(parts) > 1:
                 log.info(
                     "%s was too big to ask at once; asking it in %d parts", query.key, len(parts)
@@ -496,13 +454,13 @@ class _Run:
     def _audit_of(self, outcome: QueryOutcome) -> list[CdxQuery]:
         """The recall audit: for a share of the grouped answers, one member's homepage asked
         exactly (``matchType=exact``, the same ``from``), because the Internet Archive leaves
-        some indexes out of prefix and host queries. Chosen by a hash of the group and the day,
-        so that every group is audited now and then and a run is repeatable."""
+        some indexes out of prefix and host queries. Chosen by a hash of the group and the day
+        (``hacs.refresh_budget.audit_draw``), so that every group is audited now and then, a run
+        is repeatable, and the nightly choice prices tonight's audits."""
         query = outcome.query
         if not query.is_group or outcome.failure or self.limits.audit_share <= 0:
             return []
-        day = outcome.started.date().isoformat()
-        draw = int(hashlib.sha256(f"{day} {query.key}".encode()).hexdigest()[:8], 16) / 2**32
+        draw = audit_draw(outcome.started.date(), query.key)
         if draw >= self.limits.audit_share:
             return []
         site_id = query.site_ids[int(draw * 2**32) % len(query.site_ids)]
@@ -569,31 +527,42 @@ class _Run:
         return counts
 
     def _store_rows(self, outcome: QueryOutcome) -> CaptureCounts:
+        """Store an answer's rows, record each site's check, and count the margins the
+        captures the archive indexed late needed (``archive.plan.late_captures_record``)."""
         query = outcome.query
+        audit = query.key in self.audits
         seeds = Site.objects.filter(pk__in=query.site_ids).values_list("pk", "seed_url")
+        margins: list[float] = []
         with transaction.atomic():
             counts = captures_store(
-                records=outcome.records, source=self.source, index=ScopeIndex(seeds)
-            )
+                records=outcome.records, source=self.source, index=ScopeIndex(seeds),
+                keep_times=query.since is not None and not audit,
+            )  # fmt: skip
             # A row dated after the query (a broken index line) must not move ``from`` ahead.
             moments = (r.timestamp for r in outcome.records if r.timestamp <= outcome.started)
             newest = max(moments, default=None)
             for site_id in query.site_ids:
                 check, created = ArchiveCheck.objects.get_or_create(
                     site_id=site_id, source=self.source,
-                    defaults={"checked_at": outcome.started, "newest_seen": newest},
+                    defaults={"checked_at": outcome.started, "newest_seen": newest,
+                              "first_checked_at": outcome.started},
                 )  # fmt: skip
-                if not created:
-                    check.checked_at = outcome.started
-                    if newest is not None and (
-                        check.newest_seen is None or newest > check.newest_seen
-                    ):
-                        check.newest_seen = newest
-                    check.save(update_fields=["checked_at", "newest_seen"])
-        if query.key in self.audits:
-            self.tally[query.site_ids[0]].counts["captures added"] += counts.written.get(
-                query.site_ids[0], 0
-            )
+                if created:
+                    continue
+                if check.newest_seen is not None and site_id in counts.new_times:
+                    times = (to_days(t) for t in counts.new_times[site_id])
+                    margins += late_margins(times, to_days(check.newest_seen))
+                check.checked_at = outcome.started
+                if newest is not None and (check.newest_seen is None or newest > check.newest_seen):
+                    check.newest_seen = newest
+                check.save(update_fields=["checked_at", "newest_seen"])
+            host = query.key.partition(")")[0]
+            late_captures_record(self.source, host, margins, self.client.config.index_lag_days)
+        first = self.tally[query.site_ids[0]].counts
+        first["CDX rows read"] += len(outcome.records)
+        first["captures the archive indexed late"] += len(margins)
+        if audit:
+            first["captures added"] += counts.written.get(query.site_ids[0], 0)
         return counts
 
     def _fail(self, site_ids: Sequence[int], reason: str) -> None:

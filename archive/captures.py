@@ -67,6 +67,8 @@ class CaptureCounts:
     sites: set[int] = field(default_factory=set)
     # New rows written per site (a row another import wrote meanwhile counts here, not in added).
     written: Counter[int] = field(default_factory=Counter)
+    # Their capture times, per site, when the caller asked for them (``keep_times``); not merged.
+    new_times: dict[int, list[datetime]] = field(default_factory=dict)
 
     def skipped_summary(self) -> str:
         """The skipped rows by reason, most common first (``"none"`` when nothing was skipped)."""
@@ -135,6 +137,7 @@ def captures_store(
     source: str,
     index: ScopeIndex,
     limits: cdx.RowLimits | None = None,
+    keep_times: bool = False,
 ) -> CaptureCounts:
     """Store CDX records as captures of the sites they fall under (depth ≤ 2), idempotently.
 
@@ -145,7 +148,8 @@ def captures_store(
 
     A record that the table cannot hold (``limits``, by default :func:`capture_limits`) is
     skipped and counted as ``invalid <field>``; the parsers report such lines with their
-    numbers, this is the guard for every source.
+    numbers, this is the guard for every source. ``keep_times`` keeps the new rows' capture
+    times per site in ``new_times`` (a refresh measures the archive's indexing lag from them).
     """
     counts = CaptureCounts()
     limits = limits if limits is not None else capture_limits()
@@ -198,6 +202,8 @@ def captures_store(
         if not fresh:
             continue
         counts.written[site_id] += len(fresh)
+        if keep_times:
+            counts.new_times[site_id] = [f[0].timestamp for f in fresh]
         kinds = classify([c for c, _pk, _kind in old] + [f[0] for f in fresh])
         for (_record, pk, kind), new_kind in zip(old, kinds, strict=False):
             if kind != new_kind:

@@ -241,9 +241,11 @@ class ArchiveCheck(models.Model):
 
     ``newest_seen`` is the newest capture time that answer held, over all its rows (for a host
     query, other people's pages too: a busy host's newest row is about the time of the check).
-    The next refresh asks ``from`` it less the archive's indexing lag
-    (``HACS_CDX_INDEX_LAG_DAYS``): everything captured before it had been indexed by then. The
-    nightly budget weighs how long a site has waited since ``checked_at``.
+    The next refresh asks ``from`` it less the archive's indexing lag (the lag measured on the
+    host for a group, ``HACS_CDX_INDEX_LAG_DAYS`` at most: ``hacs.formats.queries.refresh_from``).
+    The nightly budget weighs how long a site has waited since ``checked_at``; its first
+    deadline after ``first_checked_at`` is spread over the window, and a seed the archive had
+    not captured is asked again on a back-off counted from it (``hacs.refresh_budget.deadline``).
     """
 
     site = models.ForeignKey(Site, on_delete=models.CASCADE, related_name="archive_checks")
@@ -251,6 +253,11 @@ class ArchiveCheck(models.Model):
     checked_at = models.DateTimeField(help_text="When the query that answered for the site began.")
     newest_seen = models.DateTimeField(
         null=True, blank=True, help_text="The newest capture time in that answer (any row)."
+    )
+    first_checked_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When HACS first asked (the site's first import); empty if before this was kept.",
     )
 
     class Meta:
@@ -266,9 +273,11 @@ class QueryMemory(models.Model):
     """What a refresh learned about one grouped CDX query, for the next refresh's plan.
 
     ``key`` is the group's (``hacs.formats.queries.CdxQuery.key``, a host key and a path prefix)
-    or, for the recall audit, a host key alone. A group whose answer was too big is split next
-    time; a host where the archive's group answers missed captures an exact query found is asked
-    one seed at a time from then on.
+    or, for a host, its host key alone. A group whose answer was too big is split next time, and
+    one asked wide (from the longest lag) lately may ask from its host's measured lag. A host
+    where the archive's group answers missed captures an exact query found is asked one seed at
+    a time from then on; ``late_days`` counts the captures its answers brought late, by the days
+    of margin they needed (``hacs.index_lag``).
     """
 
     class Kind(models.TextChoices):
@@ -289,6 +298,12 @@ class QueryMemory(models.Model):
         null=True, blank=True, help_text="Index blocks (~3,000 lines) the group's range spans."
     )
     sized_at = models.DateTimeField(null=True, blank=True)
+    wide_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the group was last asked from the longest lag."
+    )
+    late_days = models.JSONField(
+        default=list, blank=True, help_text="Late captures found, by whole days of margin needed."
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -39,6 +39,7 @@ import email.utils
 import io
 import logging
 import random
+import re
 import socket
 import threading
 import time
@@ -75,6 +76,9 @@ ACCEPT_ENCODING = "gzip, deflate"
 # about 130,000 captures in one query; the largest real raw memento seen is 270 KB.
 MAX_CDX_BYTES = defaults.MAX_CDX_BYTES
 MAX_MEMENTO_BYTES = defaults.MAX_MEMENTO_BYTES
+# The size question's answer is a bare number of pages: a few bytes. Anything longer is read no
+# further (``ArchiveClient.cdx_blocks``).
+SIZE_ANSWER_BYTES = 1024
 # Bytes asked of the socket per read, and decompressed per step: what a read holds beyond the cap.
 _READ_SIZE = 64 * 1024
 _INFLATE_STEP = 64 * 1024
@@ -93,6 +97,13 @@ class ArchiveError(Exception):
 
 class BlockedSiteError(ArchiveError):
     """The archive refuses to serve this site (for example the Internet Archive's exclusions)."""
+
+
+class SizeUnknownError(ArchiveError):
+    """The CDX server answered the size question (``showNumPages``) with something other than a
+    number: rows, an HTML page, JSON, an error. It does not count pages (a server without the
+    Internet Archive's pagination API, a proxy, an error page served with 200): asking again
+    cannot help, so the caller asks its queries without their size."""
 
 
 class DeadlineExceededError(ArchiveError):
@@ -461,6 +472,10 @@ class ArchiveClient:
         those ``from`` throws away, and then ends the answer without a resume key: a host query
         over a long history is silently cut short. This tells, before asking, whether a group
         is too big to ask at once. Only the Internet Archive's dialect answers it.
+
+        The answer is read up to :data:`SIZE_ANSWER_BYTES`: a bare number. Anything else — a
+        longer answer, rows, an HTML or JSON page, an error status — raises
+        ``SizeUnknownError`` naming what came and that limit: the server does not count pages.
         """
         _check_match_type(match_type)
         if self.config.dialect != "ia":
@@ -470,14 +485,25 @@ class ArchiveClient:
         host = _host(self.config.cdx_url)
         until = time.monotonic() + self.config.query_deadline
         time_limit = _TimeLimit.of(until, host, f"the size of the CDX query for {name}")
-        body, _size = self._cdx_page(name, params, 1024, time_limit)
-        text = body.strip()
-        if not text.isdigit():
-            raise ArchiveError(
-                f"The CDX server at {host} answered the size of the query for {name} with "
-                f"{_first_line(text)!r}, not a number of pages."
-            )
-        return int(text)
+        self.stats.add(cdx_queries=1)
+        answer = self._get(
+            "cdx", self.config.cdx_url, params, what=f"The size of the CDX query for {name}",
+            setting="HACS_CDX_URL", limit=SIZE_ANSWER_BYTES, time_limit=time_limit,
+        )  # fmt: skip
+        text = answer.body.decode("utf-8", errors="replace").strip()
+        if answer.status == 200 and not answer.truncated and text.isdigit() and len(text) < 10:
+            return int(text)
+        if answer.truncated:
+            what = f"more than {SIZE_ANSWER_BYTES:,} bytes ({_kind_of_answer(text)})"
+        elif answer.status != 200:
+            what = f"HTTP {answer.status} ({_kind_of_answer(text)})"
+        else:
+            what = _kind_of_answer(text)
+        raise SizeUnknownError(
+            f"The CDX server at {host} answered the size of the query for {name} with {what}, "
+            f"where a number of pages of at most {SIZE_ANSWER_BYTES:,} bytes was asked for: it "
+            "does not count pages, so its queries are asked without their size."
+        )
 
     # --- Mementos ------------------------------------------------------------------------------
     def memento_url(self, timestamp: str, url: str) -> str:
@@ -904,6 +930,26 @@ def _short(error: BaseException) -> str:
 
 def _host(url: str) -> str:
     return urlsplit(url).netloc.lower()
+
+
+_CDX_ROW = re.compile(r"\S+ \d{14} ")  # urlkey, then a 14-digit timestamp
+
+
+def _kind_of_answer(text: str) -> str:
+    """What an answer that should have been a number held, in a few words (never the answer
+    itself: it comes from a remote server)."""
+    start = text.lstrip()[:1]
+    if not start:
+        return "an empty answer"
+    if start == "<":
+        return "an HTML page"
+    if start in "[{":
+        return "JSON"
+    if _CDX_ROW.search(text):
+        return "CDX rows"
+    if text.isdigit():
+        return "a number too long to be a page count"
+    return "text, not a number"
 
 
 def _first_line(text: str) -> str:

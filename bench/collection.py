@@ -113,6 +113,14 @@ class CollectionSpec:
     lag_mean_extra: float = 2.0
     lag_max: int = 30
     horizon_nights: int = 60  # versions are drawn this far past ``end``
+    # Seeds the archive first captures after ``end`` (a share of the unarchived ones, each from a
+    # day drawn over ``late_nights``), and seeds with ``heavy_pages`` more depth-2 pages (the
+    # first seed of each of the largest institutional hosts), whose first import runs past
+    # 5,000 rows a page: both off by default, on in ``bench.nightly_refresh``.
+    late_share: float = 0.0
+    late_nights: int = 90
+    heavy_seeds: int = 0
+    heavy_pages: int = 3_000
 
 
 @dataclass
@@ -192,6 +200,7 @@ class Collection:
         self.depth: list[int] = []  # 0-2 in a seed's scope, 3 deeper, -1 someone else's
         self.rate: list[float] = []  # captures a day
         self.update_scale: list[float] = []  # a page's mean version interval / a homepage's
+        self.first_capture: dict[int, int] = {}  # a late seed's pages: no capture before (s)
         self._build()
         self.urlkeys = [urlkey_of(u) for u in self.urls]
         self.urlkey_page = {key: page for page, key in enumerate(self.urlkeys)}
@@ -300,11 +309,40 @@ class Collection:
                 seed = self._add_seed(f"https://{host_name}/", len(self.hosts) - 1, kind, "")
                 self._seed_site(seed, f"https://{host_name}/")
         self._google(int(counts[3]))
+        self._heavy()
+
+    def _heavy(self) -> None:
+        """``heavy_pages`` more depth-2 pages for the first archived seed of each of the
+        ``heavy_seeds`` largest institutional hosts, each captured at a depth-2 page's rate."""
+        spec = self.spec
+        hosts = sorted((h for h in self.hosts if h.kind == "institution"),
+                       key=lambda h: -len(h.seeds))[: spec.heavy_seeds]  # fmt: skip
+        for host in hosts:
+            seed = next((i for i in host.seeds if self.seeds[i].archived), None)
+            if seed is None:
+                continue
+            home = self.seeds[seed].pages[0]
+            base, rate = self.urls[home], self.rate[home] * spec.depth_factor[1]
+            jitter = _lognormal(self.rng, 1.0, spec.page_jitter_sigma, spec.heavy_pages)
+            for j in range(spec.heavy_pages):
+                self._page(f"{base}archive/{j}/", seed, 2, rate * float(jitter[j]),
+                           self.seeds[seed].host)  # fmt: skip
 
     def _seed_site(self, seed: int, base: str) -> None:
-        """The seed's pages, captured only if the archive holds the seed at all."""
-        rate = self._seed_rate() if self.seeds[seed].archived else 0.0
+        """The seed's pages, captured only if the archive holds the seed at all (or, for a
+        late seed, from its first capture after ``end`` on)."""
+        spec = self.spec
+        late = (
+            spec.late_share > 0
+            and not self.seeds[seed].archived
+            and self.rng.random() < spec.late_share
+        )
+        rate = self._seed_rate() if self.seeds[seed].archived or late else 0.0
+        first = len(self.urls)
         self._site_pages(base, seed, rate, self.seeds[seed].host)
+        if late:
+            day = _epoch(spec.end) + int(self.rng.integers(0, spec.late_nights * DAY))
+            self.first_capture.update(dict.fromkeys(range(first, len(self.urls)), day))
 
     def _institution(self, size: int, taken_hosts: set[str]) -> None:
         spec = self.spec
@@ -433,10 +471,16 @@ class Collection:
         return lines
 
     def _captures(self, rng: np.random.Generator, low: int, high: int) -> tuple[Array, Array]:
-        """Every page's captures from ``low`` to ``high`` (seconds), sorted by (page, time)."""
+        """Every page's captures from ``low`` to ``high`` (seconds), sorted by (page, time);
+        none of a late seed's page before its first capture."""
         counts = rng.poisson(np.asarray(self.rate) * (high - low) / DAY)
         pages = np.repeat(np.arange(len(self.urls), dtype=np.int64), counts)
         seconds = rng.integers(low, high, int(counts.sum()))
+        if self.first_capture:
+            starts = np.zeros(len(self.urls), dtype=np.int64)
+            starts[list(self.first_capture)] = list(self.first_capture.values())
+            kept = seconds >= starts[pages]
+            pages, seconds = pages[kept], seconds[kept]
         order = np.lexsort((seconds, pages))
         return pages[order], seconds[order]
 
@@ -460,6 +504,14 @@ class Collection:
 
     def night(self, n: int) -> list[str]:
         """The lines the archive indexes on night ``n`` (1 = the night after ``end``)."""
+        self.draw(n)
+        visible = self._pending.pop(n, [])
+        if visible:
+            self._seen(np.asarray([v[1] for v in visible]), np.asarray([v[2] for v in visible]))
+        return [v[0] for v in visible]
+
+    def draw(self, n: int) -> None:
+        """Draw the captures made on nights up to ``n`` (each indexed on its own later night)."""
         spec = self.spec
         while self._nights_done < n:
             k = self._nights_done + 1
@@ -475,10 +527,6 @@ class Collection:
                 self._pending.setdefault(k + lag, []).append((line, page, when))
             self._night_times.append((pages, seconds))
             self._nights_done = k
-        visible = self._pending.pop(n, [])
-        if visible:
-            self._seen(np.asarray([v[1] for v in visible]), np.asarray([v[2] for v in visible]))
-        return [v[0] for v in visible]
 
     def body_for(self, stamp: str, url: str) -> tuple[bytes, str] | None:
         """The HTML a memento of ``url`` at ``stamp`` holds, or None if there is no capture."""

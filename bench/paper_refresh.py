@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import calendar
 import gzip
-import hashlib
 import json
 import os
 import time
@@ -28,6 +27,7 @@ from bench.collection import (
     Group,
     timestamp_text,
 )
+from hacs.refresh_budget import audit_draw
 
 # HACS's settings, read as hacs_site/settings.py reads them (same names, same defaults).
 
@@ -258,6 +258,8 @@ class FirstImport:
     times: dict[int, set[int]] = field(default_factory=dict)  # stored capture times, last year
     held: int = 0  # distinct in-scope captures stored
     seconds: float = 0.0
+    most_pages: int = 0  # the most pages one seed's query took
+    older: set[int] = field(default_factory=set)  # sites holding a capture older than a year
 
 
 def first_import(world: World) -> FirstImport:
@@ -269,6 +271,7 @@ def first_import(world: World) -> FirstImport:
     for seed, scope in enumerate(world.scopes):
         answer = world.ask(scope.cdx_query_url(), None, match_type="prefix")
         result.requests += answer.requests
+        result.most_pages = max(result.most_pages, answer.requests)
         result.rows += len(answer.rows)
         result.raw += answer.raw
         if not answer.rows:
@@ -285,6 +288,8 @@ def first_import(world: World) -> FirstImport:
             result.held += len(stored)
             recent = (seconds_of(stamp) for _key, stamp in stored if stamp >= year_ago)
             result.times[seed] = set(recent)
+            if min(stamp for _key, stamp in stored) < year_ago:
+                result.older.add(seed)
     result.seconds = time.perf_counter() - started
     return result
 
@@ -339,32 +344,29 @@ def total(nights: Iterable[Night]) -> Night:
     return result
 
 
-def audit_draw(day: date, key: str) -> float:
-    """The recall audit's draw for a group on a day (``archive_import._Run._audit_of``)."""
-    return int(hashlib.sha256(f"{day.isoformat()} {key}".encode()).hexdigest()[:8], 16) / 2**32
-
-
 class Refresher:
     """HACS's refresh of ``sites`` night after night, in process (module docstring, part 2).
 
-    ``mode``: "budget" (the nightly job), "every" (every site every night, grouped) or "seed"
-    (before issue 26: one query per seed from its own newest capture). ``sizing`` says whether
+    ``mode``: "every" (every site every night, grouped, as ``import_archive`` by hand) or "seed"
+    (before issue 26: one query per seed from its own newest capture). The nightly job within
+    its budget is ``bench.shipped_refresh.Shipped``. ``sizing`` says whether
     groups are sized before they are asked; ``audit_day`` fixes the audit's day (the sample's
     check uses the day HACS ran); ``wire_nights`` the nights whose answers are gzipped to count
     their bytes; ``watch`` a set of sites whose queries are also tallied apart;
-    ``defer_splits`` (by default in "budget" mode, as the nightly job's
-    ``FromArchive(defer_splits=True)``) whether a group sizing finds too big waits for the next
-    night instead of being asked in parts at once.
+    ``defer_splits`` (as the nightly job's ``FromArchive(defer_splits=True)``) whether a group
+    sizing finds too big waits for the next night instead of being asked in parts at once.
     """
 
     def __init__(
         self, world: World, first: FirstImport, *, mode: str, sites: Iterable[int] | None = None,
         sizing: bool = True, audit_day: date | None = None, wire_nights: int = 0,
-        watch: Container[int] = (), defer_splits: bool | None = None,
+        watch: Container[int] = (), defer_splits: bool = False,
     ) -> None:  # fmt: skip
         self.world = world
         self.mode = mode
-        self.defer_splits = mode == "budget" if defer_splits is None else defer_splits
+        if mode not in ("every", "seed"):
+            raise ValueError(f"mode must be 'every' or 'seed'; got {mode!r}")
+        self.defer_splits = defer_splits
         self.sites = sorted(first.own if sites is None else sites)
         self.seen = {s: first.seen[s] for s in self.sites}
         self.own = {s: first.own[s] for s in self.sites}
@@ -396,22 +398,8 @@ class Refresher:
 
         return plan_queries(seeds, too_big=self.too_big, shared_hosts=SHARED_HOSTS | self.per_seed)
 
-    def states(self, now: int) -> dict[int, Any]:
-        """``refresh_choice``: each site's capture rate over the last year and last check."""
-        from hacs.refresh_budget import SiteState, capture_rate
-
-        low = now - int(RATE_WINDOW_DAYS * DAY)
-        today = now / DAY
-        states = {}
-        for site in self.sites:
-            days = sorted(t / DAY for t in self.times[site] if t >= low)
-            rate = capture_rate(days, today, window_days=RATE_WINDOW_DAYS)
-            states[site] = SiteState(site, rate, min(self.checked[site] / DAY, today))
-        return states
-
     def night(self, n: int) -> Night:
         from hacs.formats.queries import CdxQuery, RefreshSeed
-        from hacs.refresh_budget import choose_queries, default_budget
 
         world = self.world
         now = world.start + n * DAY
@@ -427,27 +415,6 @@ class Refresher:
             ]  # fmt: skip
         else:
             queries = self.plan(list(seeds.values()))
-        if self.mode == "budget":
-            budget = default_budget(CDX_RATE)
-            # operations.jobs.nightly_refresh: the audit's exact queries come out of the budget.
-            for_queries = max(1, int(budget * (1 - AUDIT_SHARE)))
-            # refresh_choice: a group costs its pages of last time, and one request more when
-            # its size is to be asked.
-            cost = {key: max(1, pages) for key, pages in self.pages.items()}
-            for query in queries:
-                if query.is_group and self._unsized(query.key, now):
-                    cost[query.key] = cost.get(query.key, 1) + 1
-            # weight=None: every site alike (HACS weighs them by tonight's provisional list,
-            # ``list_weights``; the bench has no estimates to build one).
-            choice = choose_queries(
-                queries, self.states(now), now=now / DAY, budget=for_queries,
-                max_age_days=MAX_AGE_DAYS, cost=cost, weight=None,
-            )  # fmt: skip
-            tally.waiting = len(choice.left_out)
-            tally.due_left = choice.due_left
-            tally.kept = int(choice.max_age_kept)
-            # The job imports the chosen sites, and the import plans them again.
-            queries = self.plan([seeds[s] for s in choice.checked_sites])
         watched = Night()
         self._run(queries, seeds, now, tally, watched, wire=n <= self.wire_nights)
         self.nights.append(tally)

@@ -20,18 +20,9 @@ the real one does) and measures:
    answers in this process (no HTTP: thousands of requests a night would take minutes over the
    loopback), with the parameters HACS sends (``ArchiveClient.cdx_query_params``), resume keys
    followed. The state after a first import comes from every seed's whole-history query; then
-   each night, three refreshes run side by side on the same archive:
+   each night, two refreshes run side by side on the same archive (the nightly job, within its
+   budget, is measured as shipped by ``python -m bench.nightly_refresh``):
 
-   * **budget** (HACS now, the nightly job): ``hacs.formats.queries.plan_queries`` over every
-     site holding captures, ``hacs.refresh_budget.choose_queries`` within the budget
-     (``default_budget`` less the recall audit's share; a group costs its pages of last time,
-     one more when its size is to be asked; ``weight`` None, every site alike: HACS weighs
-     sites by tonight's provisional crawl list, ``hacs.refresh_budget.list_weights``, and the
-     bench has no estimates to build one), then the import job plans the chosen sites again
-     (``archive_import`` → ``refresh_plan``) and runs them with ``defer_splits``
-     (``FromArchive(defer_splits=True)``): a group its size finds too big is not asked tonight;
-     its sites keep their last check and ``from``, and the next night's plan splits it and the
-     choice prices the parts;
    * **every** (HACS now, every site every night: ``import_archive`` by hand, which asks a
      split group's parts at once);
    * **seed** (HACS before: one prefix query per seed from its newest stored capture).
@@ -39,21 +30,20 @@ the real one does) and measures:
    What "runs" means is ``archive.archive_import`` step for step: a group not sized in
    ``SIZING_EVERY_DAYS`` first sends one ``showNumPages=true&pageSize=1`` request and, when its
    range touches more than ``SIZING_MAX_BLOCKS`` ZipNum blocks, is remembered as too big and
-   either left for the next night (budget) or split and asked in parts at once (every, and the
-   sample's ``import_archive``); a split groups the seeds by one more character of the group's
-   common path prefix (``plan_queries``: ``host/~`` into ``host/~a``, ``host/~b``…); a
-   group's answer of more than ``GROUP_MAX_PAGES`` pages or ``GROUP_MAX_ROWS`` rows is
-   remembered and split on the next plan (at once when it failed for its size); a share of the
-   groups (a hash of day and key, ``_audit_of``) also asks one member's homepage exactly, and a
-   host whose group answer lacked captures the exact one had is asked seed by seed afterwards;
-   rows go to the member whose scope holds them (longest path, ``SeedScope.contains``/``depth``,
-   as ``ScopeIndex``; depth <= 2 stored), the rest are other people's pages; a site's ``from``
-   is the newest capture the answer of its last check held (every row, other people's too) or
-   its own newest capture, whichever is later, less ``HACS_CDX_INDEX_LAG_DAYS``. The sample's
-   night-1 requests, rows and ``from`` are checked against what the server logged for HACS.
-3. **What a full pass would have cost grouped** before HACS grouped (the analysis that
-   motivated it): by host or by host and path family, every group from its oldest seed's
-   ``from``, for the first ``BEFORE_NIGHTS`` nights.
+   split and asked in parts at once (every, and the sample's ``import_archive``); a split groups
+   the seeds by one more character of the group's common path prefix (``plan_queries``:
+   ``host/~`` into ``host/~a``, ``host/~b``…); a group's answer of more than ``GROUP_MAX_PAGES``
+   pages or ``GROUP_MAX_ROWS`` rows is remembered and split on the next plan (at once when it
+   failed for its size); a share of the groups (a hash of day and key, ``_audit_of``) also asks
+   one member's homepage exactly, and a host whose group answer lacked captures the exact one had
+   is asked seed by seed afterwards; rows go to the member whose scope holds them (longest path,
+   ``SeedScope.contains``/``depth``, as ``ScopeIndex``; depth <= 2 stored), the rest are other
+   people's pages; a site's ``from`` is the newest capture the answer of its last check held
+   (every row, other people's too) or its own newest capture, whichever is later, less
+   ``HACS_CDX_INDEX_LAG_DAYS``. The sample's night-1 requests, rows and ``from`` are checked
+   against what the server logged for HACS. 3. **What a full pass would have cost grouped**
+   before HACS grouped (the analysis that motivated it): by host or by host and path family,
+   every group from its oldest seed's ``from``, for the first ``BEFORE_NIGHTS`` nights.
 
 Hours are at the configured rates (``HACS_CDX_RATE_PER_MINUTE``, 24, and
 ``HACS_MEMENTO_RATE_PER_MINUTE``, 480, by default, or as set in the environment). Mementos of a
@@ -82,7 +72,6 @@ from bench.collection import (
     groups,
 )
 from bench.paper_refresh import (
-    AUDIT_SHARE,
     CDX_RATE,
     HISTORY_DAYS,
     MEMENTO_RATE,
@@ -271,7 +260,6 @@ def run(*, sites: int, sample: int, nights: int, seed: int, redis_url: str, tmp:
         held_sites = sorted(full_first.own)
         watch = set(chosen)
         refreshers = {
-            "budget": Refresher(world, full_first, mode="budget", wire_nights=nights),
             "every": Refresher(world, full_first, mode="every", wire_nights=nights),
             "seed": Refresher(world, full_first, mode="seed", wire_nights=before_nights,
                               watch=watch),
@@ -431,11 +419,11 @@ def _report(
     for cost in sample_nights:
         week.add(cost)
     sample_n = len(sample_nights)
-    nights = len(refreshers["budget"].nights)
+    nights = len(refreshers["every"].nights)
     # Mementos of a refresh at full scale: the sample's per new capture it stored.
     per_capture = week.mementos / max(1, sample_new)
     seed = refreshers["seed"]
-    budget, every = refreshers["budget"], refreshers["every"]
+    every = refreshers["every"]
     b_nights = seed.nights[:before_nights]
     w_nights = seed.watched[:before_nights]
     extrapolated = "CDX in process, mementos extrapolated"
@@ -477,8 +465,7 @@ def _report(
               f"{one.max_read:,} lines); {before_nights} nights: {all_nights.cdx:,.0f} requests, "
               f"{all_nights.cdx_wire / 1e6:,.1f} MB")  # fmt: skip
 
-    print(f"\nAfter: HACS now (grouped by host, sized, audited; the nightly job within "
-          f"{_budget()} requests):")  # fmt: skip
+    print("\nAfter: HACS now (grouped by host, sized, audited):")
     print(HEAD)
     print(_row(f"first import, sample of {size:,} (measured)", first,
                f"{first.seconds:,.0f} s on this machine (one query a seed, as before; the "
@@ -496,59 +483,21 @@ def _report(
     print(_row(f"nightly refresh 1, sample: {sample_nights[0].sites:,.0f} sites (meas.)",
                sample_nights[0], "import_archive, every site, no budget"))  # fmt: skip
     print(_row(f"{sample_n} nights, sample (measured)", week))
-    spans = {1: "nightly refresh 1"}
-    for span in (min(7, nights), nights):
-        spans.setdefault(span, f"{span} nights")
-    for span, label in spans.items():
-        night = total(budget.nights[:span])
-        label = f"{label}, {held_sites:,} sites, budget"
-        print(_row(label, _with_mementos(night, per_capture), extrapolated))
     print(_row("a full pass after grouping (night 1, no budget)",
                _with_mementos(every.nights[0], per_capture), extrapolated))  # fmt: skip
     print(_row(f"{nights} nights, every site every night, grouped",
                _with_mementos(total(every.nights), per_capture), extrapolated))  # fmt: skip
 
-    print(f"\nThe nightly refresh with its budget, {held_sites:,} sites, in process:")
+    print(f"\nRefreshing every site every night, {held_sites:,} sites, in process (the nightly "
+          "job within its budget: python -m bench.nightly_refresh):")  # fmt: skip
     print(f"  {'':<22} {'CDX req':>8} {'queries':>8} {'pages':>6} {'sizing':>6} {'audit':>6} "
-          f"{'hours':>6} {'rows read':>10} {'others':>8} {'cut':>4} {'checked':>8} "
-          f"{'waiting':>8} {'deferred':>8} {'max age':>8}")  # fmt: skip
-    picks = [(f"night {n}", budget.nights[n - 1]) for n in (1, 7, nights) if n <= nights]
-    picks = list(dict(picks).items())
-    picks.append((f"all {nights} nights", total(budget.nights)))
-    picks.append(("full pass, night 1", every.nights[0]))
-    picks.append((f"every night, {nights} nights", total(every.nights)))
-    for label, night in picks:
-        kept = (
-            ("yes" if night.kept else f"no ({night.due_left:,})")
-            if not label.startswith(("all", "every", "full"))
-            else (f"{night.kept}/{nights}" if label.startswith("all") else "-")
-        )
-        waiting = "-" if label.startswith(("every", "full")) else f"{night.waiting:,}"
-        deferred = "-" if label.startswith(("every", "full")) else f"{night.deferred:,}"
+          f"{'hours':>6} {'rows read':>10} {'others':>8} {'cut':>4} {'checked':>8}")  # fmt: skip
+    for label, night in (("full pass, night 1", every.nights[0]),
+                         (f"every night, {nights} nights", total(every.nights))):  # fmt: skip
         print(f"  {label:<22} {night.requests:>8,} {night.queries:>8,} {night.pages:>6,} "
               f"{night.sizing:>6,} {night.audit:>6,} {night.requests / CDX_RATE / 60:>6,.2f} "
-              f"{night.rows:>10,} {night.other:>8,} {night.cut_short:>4,} {night.checked:>8,} "
-              f"{waiting:>8} {deferred:>8} {kept:>8}")  # fmt: skip
-    worst = max(budget.nights, key=lambda n: n.requests)
-    print(f"  most requests in one night: {worst.requests:,} (night "
-          f"{budget.nights.index(worst) + 1}); groups split: {total(budget.nights).splits:,}; "
-          f"hosts asked seed by seed after an audit: {len(budget.per_seed):,}; one request "
-          f"read at most {total(budget.nights).max_read:,} index lines")  # fmt: skip
-    from hacs.refresh_budget import default_budget
-
-    limit = default_budget(CDX_RATE)
-    over = [(n, night) for n, night in enumerate(budget.nights, 1) if night.requests > limit]
-    print(f"  nights over the budget of {limit:,} requests: "
-          + (", ".join(f"{n} ({night.requests:,}: {night.sizing:,} sizing, {night.audit:,} "
-                       f"audit)" for n, night in over) or "none"))  # fmt: skip
-    deferring = [(n, night.deferred) for n, night in enumerate(budget.nights, 1) if night.deferred]
-    print("  sites whose group sizing found too big, left for the next night ('deferred'): "
-          + (", ".join(f"night {n}: {d:,}" for n, d in deferring) or "none"))  # fmt: skip
-    broken = [(n, night.due_left) for n, night in enumerate(budget.nights, 1) if not night.kept]
-    print("  nights the max age was not kept (due sites waiting): "
-          + (", ".join(f"{n} ({d:,})" for n, d in broken) or "none"))  # fmt: skip
-    print("  per night (requests): "
-          + " ".join(f"{night.requests:,}" for night in budget.nights))  # fmt: skip
+              f"{night.rows:>10,} {night.other:>8,} {night.cut_short:>4,} "
+              f"{night.checked:>8,}")  # fmt: skip
 
     print("\nShare of new captures in HACS (seeds' own pages, depth <= 2, made after the first "
           "import and indexed by then):")  # fmt: skip
@@ -558,13 +507,12 @@ def _report(
     print(f"  {'  (made, indexed or not)':<44}" + "".join(f"{s.made:>14,}" for s in shares))
     print(f"  {'  (of seeds with no capture at first import)':<44}"
           + "".join(f"{s.outside:>14,}" for s in shares))  # fmt: skip
-    for name, label in (("budget", "(a) the budgeted nightly refresh"),
-                        ("every", "(b) every seed every night, grouped"),
+    for name, label in (("every", "(b) every seed every night, grouped"),
                         ("seed", "(c) per seed every night (before)")):  # fmt: skip
         print(f"  {label:<44}"
               + "".join(f"{s.held[name] / max(1, s.indexed):>14.1%}" for s in shares))  # fmt: skip
     print("  capture recall against everything in the archive (first import's captures too):")
-    for name, label in (("budget", "(a)"), ("every", "(b)"), ("seed", "(c)")):
+    for name, label in (("every", "(b)"), ("seed", "(c)")):
         print(f"  {'  ' + label:<44}" + "".join(f"{s.recall[name]:>14.2%}" for s in shares))
     print(f"  (the first import stored {full_first.held:,} of the {scoped_history:,} in-scope "
           f"captures the archive held: {full_first.held / scoped_history:.2%})")  # fmt: skip
@@ -578,14 +526,6 @@ def _report(
           f"{total(seed.watched[:sample_n]).new:,} in process (per seed)")  # fmt: skip
     print(f"  mementos a new capture (the sample's {sample_n} nights): {week.mementos:,.0f} "
           f"fetched for {sample_new:,} captures stored = {per_capture:.2f}")  # fmt: skip
-
-
-def _budget() -> str:
-    from hacs.refresh_budget import default_budget
-
-    budget = default_budget(CDX_RATE)
-    queries = max(1, int(budget * (1 - AUDIT_SHARE)))
-    return f"{budget:,} ({queries:,} for queries, the rest for audits)"
 
 
 def _report_first_import(

@@ -58,6 +58,7 @@ import numpy as np
 from bench.common import END, ROOT, START, Observed, bench_parser, demo_archive, load, read_truth
 from hacs.defaults import E_DAYS
 from hacs.formats.queries import CdxQuery, RefreshSeed, plan_queries
+from hacs.refresh_budget import RefreshPolicy
 from hacs.replay import ArchiveStream, PolicyResult, Refresh, replay
 
 REALDATA = ROOT.parent / "shared" / "realdata"
@@ -121,15 +122,15 @@ class Runs:
             archive = ArchiveStream(s_times, s_offsets, queries=queries, checked=checked)
             plans = [("every night", 0.0, Refresh("every_night", index_lag_days=index_lag)),
                      ("never", 0.0, Refresh("never"))]  # fmt: skip
+            rule = RefreshPolicy(max_age_days=max_age)
             for share in shares:
                 requests = max(1, round(share * len(observed)))
-                plans.append(("budget", share, Refresh("budget", budget=requests,
-                              max_age_days=max_age, index_lag_days=index_lag)))  # fmt: skip
+                plans.append(("budget", share, Refresh("budget", budget=requests, rule=rule,
+                              index_lag_days=index_lag, list_share=None)))  # fmt: skip
                 # HACS's rule: the sites on tonight's provisional list (twice the crawl
-                # budget) first (hacs.refresh_budget.list_weights).
-                plans.append(("budget+list", share, Refresh("budget", budget=requests,
-                              max_age_days=max_age, index_lag_days=index_lag,
-                              list_share=2.0)))  # fmt: skip
+                # budget) weigh by their probability (hacs.refresh_budget.site_price).
+                plans.append(("budget+list", share, Refresh("budget", budget=requests, rule=rule,
+                              index_lag_days=index_lag, list_share=2.0)))  # fmt: skip
                 self.budget[("budget", grouping, share)].add(requests)
                 self.budget[("budget+list", grouping, share)].add(requests)
             for name, share, refresh in plans:

@@ -30,14 +30,17 @@ from django.db.models import (
     FilteredRelation,
     FloatField,
     OrderBy,
+    OuterRef,
     Q,
     QuerySet,
+    Subquery,
     Value,
     When,
 )
 from django.urls import reverse
 
-from archive.models import Capture, LinkSnapshot, Site
+from archive.models import ArchiveCheck, Capture, LinkSnapshot, Site
+from archive.wayback import ArchiveConfig
 from dashboard import charts
 from dashboard.health import health_filter, row_badges, stopped_annotation
 from dashboard.sources import HandOffNames, is_library_crawl, source_label
@@ -120,6 +123,7 @@ def site_rows(
     exposure = exposure_expression(
         method=query.method, t_days=t_days, e_days=e_days, prefix="est__"
     )
+    archive_source = ArchiveConfig.from_settings().source  # "archive asked" in the Import cell
     rows = (
         Site.objects.search(query.q)
         .annotate(
@@ -167,6 +171,11 @@ def site_rows(
                 output_field=DateTimeField(),
             ),
             health_stopped=stopped_annotation(),
+            archive_asked=Subquery(
+                ArchiveCheck.objects.filter(site=OuterRef("pk"), source=archive_source)
+                .order_by()
+                .values("checked_at")[:1]
+            ),
         )
         .defer("import_error")
         .select_related("health")

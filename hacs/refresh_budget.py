@@ -1,23 +1,39 @@
-"""The nightly CDX request budget: which refresh queries to send tonight (issue 26, point 2).
+"""The nightly CDX request budget: which refresh queries to send tonight.
 
 The Internet Archive answers about 24 CDX requests a minute, so a collection of the paper's size
 (19,977 seeds) cannot be refreshed every night, even one query per host
-(``hacs.formats.queries.plan_queries``). Each night the refresh spends a budget of requests where
-new captures are most likely, and still checks every site at least every ``max_age_days``:
+(``hacs.formats.queries.plan_queries``). Each night the refresh spends a budget of requests, by
+one rule that the nightly job, the paper-scale bench and the closed-loop replay all call
+(:func:`choose_queries`):
 
 * **The archive's capture rate** of a site (:func:`capture_rate`) is estimated from its capture
   history as HACS estimates update rates (DESIGN rule 5), except that captures, unlike changes,
   are seen whenever they happen: they are fully observed Poisson events, so the MLE over a window
   is n/T. A Gamma prior (``prior_captures`` events over ``prior_days``) keeps a site without a
   capture in the window at a small positive rate: (n + a)/(T + b), the posterior mean.
-* **Expected new captures** of a site since its last check (:func:`expected_new`): rate × the
-  days since that check.
-* **The choice** (:func:`choose_queries`): (a) *due* queries, those holding a site checked
-  ``max_age_days`` ago or more, or never, go first, most overdue first; (b) then the others by
-  expected new captures per request, the highest first, ties by the query's key, while the
-  budget allows: a query that does not fit is skipped and a smaller one after it may still fit;
-  (c) when the due queries alone exceed the budget, the most overdue go first up to the budget
-  and the choice says how many due sites wait (the max age is not kept tonight).
+* **What a check is worth** (:func:`site_price`): the site's expected new captures since its last
+  check, rate × age, times the days each would otherwise stay unknown (age / 2 on average): a
+  capture HACS has not learned costs every night it stays unlearned, so the price is the
+  capture-days a check ends, and the schedule it leads to checks a site about every 1/√rate,
+  the square-root rule that keeps the fewest captures unknown on average. On a site of
+  tomorrow's provisional list those capture-days count 1 + ``list_gain`` × its probability of
+  change: a capture the list does not know of sends a crawler to a copy the archive already
+  made, and moves the site's p. A query is worth the sum over its seeds, per request it costs;
+  a seed alone on its host pays its one request alone.
+* **Deadlines, spread** (:func:`deadline`): a site must be checked ``max_age_days`` after its
+  last check. After its first import a site's first deadline falls between ``spread_from`` and
+  1 × ``max_age_days``, by a hash of its id, so that a collection imported in one day does not
+  fall due on one night a month later. A seed the archive had not captured (no capture from
+  this archive yet) is asked again 7 days after its first import, then every 28 days
+  (``unarchived_intervals``; never beyond ``max_age_days``).
+* **The choice**: (a) the queries holding a site past its deadline are paid first, from at most
+  ``due_share`` of the budget: those past ``max_age_days`` first, then by how long they are
+  overdue; (b) then the queries not due, by worth per request, the highest first, ties by the
+  query's key, while the budget allows: a query that does not fit is skipped and a smaller one
+  after it may still fit; (c) what they leave goes to the due queries still waiting, in the
+  order of (a). So sites past their deadline never take the whole budget while the list's own
+  sites and the host queries want it. The choice says how many sites were due, how many of them
+  wait, and how many past ``max_age_days`` wait (the max age is not kept tonight).
 
 Pure (stdlib and the project's pure CDX query planner; no Django) and deterministic: the same
 input gives the same choice in the same order.
@@ -25,21 +41,28 @@ input gives the same choice in the same order.
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from hacs.formats.queries import CdxQuery
 
 __all__ = [
-    "LIST_OTHERS_WEIGHT",
+    "LIST_GAIN",
     "RefreshChoice",
+    "RefreshPolicy",
     "SiteState",
+    "audit_draw",
+    "audited_groups",
     "capture_rate",
     "choose_queries",
+    "deadline",
     "default_budget",
     "expected_new",
-    "list_weights",
+    "site_price",
+    "site_state",
 ]
 
 #: Why a site was left out of tonight's refresh.
@@ -109,14 +132,85 @@ def expected_new(rate: float, checked_days: float, now_days: float) -> float:
     return rate * (now_days - checked_days)
 
 
+#: How much more a capture-day unknown counts on a site of tomorrow's provisional list, per unit
+#: of the site's probability of change (``site_price``): chosen on the paper-scale bench, where
+#: it keeps the list's changes found within 2 % of a full refresh's at a list of 2 % of the
+#: sites a day (docs/readings.md).
+LIST_GAIN = 10.0
+#: Days between the asks of a seed the archive had not captured: 7 days after its first import,
+#: then every 28 (four weeks: monthly, with nights to spare before the 30-day max age when the
+#: due share is full; never beyond the max age). Asked weekly twice more in the first month,
+#: the 13 % of a paper-scale collection never captured took a fifth of the budget for a month
+#: (docs/readings.md).
+UNARCHIVED_INTERVALS = (7.0, 28.0)
+
+
+@dataclass(frozen=True)
+class RefreshPolicy:
+    """The nightly refresh's rule, with its settings (the module docstring): the longest a
+    site waits between two checks, the share of the budget that pays for sites past their
+    deadline, the list's gain, how far a first import's deadlines are spread and the back-off of
+    seeds the archive had not captured."""
+
+    max_age_days: float = 30.0
+    due_share: float = 0.35
+    list_gain: float = LIST_GAIN
+    spread_from: float = 0.5
+    unarchived_intervals: tuple[float, ...] = UNARCHIVED_INTERVALS
+
+    def __post_init__(self) -> None:
+        _check_positive("max_age_days", self.max_age_days)
+        if not 0 < self.due_share <= 1:
+            raise ValueError(f"due_share must lie in (0, 1]; got {self.due_share}")
+        if not (math.isfinite(self.list_gain) and self.list_gain >= 0):
+            raise ValueError(f"list_gain must be a finite number ≥ 0; got {self.list_gain}")
+        if not 0 < self.spread_from <= 1:
+            raise ValueError(f"spread_from must lie in (0, 1]; got {self.spread_from}")
+        if not self.unarchived_intervals:
+            raise ValueError("unarchived_intervals needs at least one interval")
+        for interval in self.unarchived_intervals:
+            _check_positive("each of unarchived_intervals", interval)
+
+
 @dataclass(frozen=True)
 class SiteState:
-    """What the refresh knows of a site: its archive capture rate (a day) and when it was last
-    checked (days; None: never, so it is due)."""
+    """What the refresh knows of a site: its archive capture rate (a day); when it was last
+    checked and first checked, its first import (days; None: never, so it is due; an unknown
+    first check counts as long ago); its probability of change when tomorrow's provisional list
+    holds it (``stake``, 0 when not); and whether HACS holds a capture of it from this archive
+    (``captured``: False for a seed the archive had not captured, asked on a back-off)."""
 
     site_id: int
     rate: float
     checked: float | None
+    first_checked: float | None = None
+    stake: float = 0.0
+    captured: bool = True
+
+
+#: The captures of the last year give a site's capture rate (:func:`site_state`).
+RATE_WINDOW_DAYS = 365.0
+
+
+def site_state(
+    site_id: int, capture_times: Sequence[float], *, now: float, checked: float | None,
+    first_checked: float | None = None, stake: float = 0.0, captured: bool = True,
+    older: bool = False,
+) -> SiteState:  # fmt: skip
+    """A site's state as the nightly job and the benches build it: its capture rate over the
+    last :data:`RATE_WINDOW_DAYS` (:func:`capture_rate` of its capture times in that window,
+    days; ``older``: it holds a capture from before the window, so the archive watched it the
+    whole window), its checks (days; one after ``now``, a clock that moved back, counts as now)
+    and the rest as given."""
+    times = sorted(t for t in capture_times if t > now - RATE_WINDOW_DAYS)
+    if older:
+        times.insert(0, now - RATE_WINDOW_DAYS)  # opens the exposure at the window's start
+    rate = capture_rate(times, now, window_days=RATE_WINDOW_DAYS)
+    if checked is not None:
+        checked = min(checked, now)
+        if first_checked is not None:
+            first_checked = min(first_checked, checked)
+    return SiteState(site_id, rate, checked, first_checked, stake, captured)
 
 
 @dataclass(frozen=True)
@@ -124,10 +218,15 @@ class RefreshChoice:
     """Tonight's refresh: the queries to send, in send order, and what waits.
 
     ``left_out`` maps every site of a query not sent to why (``"budget"``). ``due_sites`` counts
-    the sites checked ``max_age_days`` ago or more (or never); ``due_left`` those of them left out,
-    so the max age is kept tonight when it is 0. ``expected_covered`` and ``expected_total`` are
-    the expected new captures (:func:`expected_new`) of the sites checked and of all sites; a
-    never-checked site counts as checked ``max_age_days`` ago.
+    the sites past their deadline (:func:`deadline`) and ``due_left`` those of them left out;
+    ``overdue_sites`` and ``overdue_left`` the same for the sites checked ``max_age_days`` ago or
+    more (or never), so the max age is kept tonight when ``overdue_left`` is 0.
+    ``due_requests`` are the requests spent on queries holding a site past its deadline;
+    ``unarchived_sites`` and ``unarchived_asked`` count the seeds the archive had not captured,
+    and those asked tonight.
+    ``expected_covered`` and ``expected_total`` are the expected new captures
+    (:func:`expected_new`) of the sites checked and of all sites; a never-checked site counts as
+    checked ``max_age_days`` ago.
     """
 
     queries: tuple[CdxQuery, ...]
@@ -136,17 +235,83 @@ class RefreshChoice:
     left_out: Mapping[int, str]
     due_sites: int
     due_left: int
+    overdue_sites: int
+    overdue_left: int
+    due_requests: int
+    unarchived_sites: int
+    unarchived_asked: int
     expected_covered: float
     expected_total: float
 
     @property
     def max_age_kept(self) -> bool:
-        return self.due_left == 0
+        return self.overdue_left == 0
 
     @property
     def checked_sites(self) -> tuple[int, ...]:
         """The sites the chosen queries check, in send order."""
         return tuple(site for query in self.queries for site in query.site_ids)
+
+
+def deadline(site: SiteState, policy: RefreshPolicy) -> float:
+    """When ``site`` must be checked by (days; −∞ for a site never checked).
+
+    ``max_age_days`` after its last check; but after its first import (its last check is its
+    first), between ``spread_from`` and 1 × ``max_age_days`` after it, by a hash of its id
+    (:func:`_spread`), so that sites imported together fall due over the second half of the
+    window rather than on one night. A seed the archive had not captured is asked again after
+    ``unarchived_intervals`` (7, then every 28 days: :func:`_unarchived_interval`), its first
+    interval spread alike, none beyond ``max_age_days``.
+    """
+    if site.checked is None:
+        return -math.inf
+    first = site.first_checked
+    fresh = first is not None and site.checked <= first
+    if site.captured:
+        if fresh:
+            return site.checked + policy.max_age_days * _spread(site.site_id, policy.spread_from)
+        return site.checked + policy.max_age_days
+    elapsed = math.inf if first is None else site.checked - first
+    interval = min(_unarchived_interval(elapsed, policy), policy.max_age_days)
+    if fresh:
+        interval *= _spread(site.site_id, policy.spread_from)
+    return site.checked + interval
+
+
+def _unarchived_interval(elapsed: float, policy: RefreshPolicy) -> float:
+    """The wait after an ask made ``elapsed`` days after a seed's first import: the asks fall
+    at the intervals' running sums (7, 35, 63… days with the default 7 and 28), so an ask
+    before the first sum waits the first interval, one before the second the second, and so on;
+    the last repeats."""
+    intervals = policy.unarchived_intervals
+    passed = 0.0
+    for interval in intervals[:-1]:
+        passed += interval
+        if elapsed < passed:
+            return interval
+    return intervals[-1]
+
+
+def _spread(site_id: int, low: float) -> float:
+    """A number in [low, 1) fixed for a site: splitmix64 of its id, scaled."""
+    x = (site_id * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & _MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
+    x ^= x >> 31
+    return low + (1.0 - low) * (x / 2.0**64)
+
+
+_MASK = (1 << 64) - 1
+
+
+def site_price(site: SiteState, now: float, policy: RefreshPolicy) -> float:
+    """What checking ``site`` tonight is worth (the module docstring): its expected new
+    captures since its last check, rate × age (a never-checked site's age is ``max_age_days``),
+    times the days each would otherwise stay unknown, age / 2 on average, counted
+    1 + ``list_gain`` × ``stake`` times (``stake``: its probability of change when tomorrow's
+    provisional list holds it)."""
+    age = policy.max_age_days if site.checked is None else now - site.checked
+    return site.rate * age * (age / 2) * (1 + policy.list_gain * site.stake)
 
 
 def choose_queries(
@@ -155,22 +320,81 @@ def choose_queries(
     *,
     now: float,
     budget: int,
-    max_age_days: float,
+    policy: RefreshPolicy | None = None,
     cost: Mapping[str, int] | None = None,
-    weight: Mapping[int, float] | None = None,
 ) -> RefreshChoice:
     """The queries to send tonight within ``budget`` CDX requests, by the module's rule.
 
     ``sites`` holds the state of every site of ``queries`` (each site in one query only);
-    ``cost[key]`` is the requests a query is expected to take (its pages the last time; default
-    1). Raises ``ValueError`` naming the query or site for a site without a state, a site in two
-    queries, a check after ``now``, a cost below 1 or a negative budget.
+    ``cost[key]`` is the requests a query is expected to take (its pages the last time, and one
+    more when its size is to be asked; default 1). Raises ``ValueError`` naming the query or
+    site for a site without a state, a site in two queries, a check after ``now``, a first check
+    after the last, a rate or stake out of range, a cost below 1 or a negative budget.
     """
+    policy = policy or RefreshPolicy()
     _check_finite("now", now)
-    _check_positive("max_age_days", max_age_days)
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
         raise ValueError(f"budget must be a whole number of requests ≥ 0; got {budget!r}")
-    costs = cost or {}
+    planned = _planned(queries, sites, now, policy, cost or {})
+    chosen: list[_Planned] = []
+    # (a) The due share: past the max age first, then the longest overdue.
+    due = sorted((p for p in planned if p.due_sites),
+                 key=lambda p: (not p.overdue_sites, -p.late, p.query.key))  # fmt: skip
+    share = min(budget, math.ceil(policy.due_share * budget - 1e-9))
+    if budget >= 2:
+        share = min(share, budget - 1)
+    left = budget
+    for p in due:
+        if p.cost <= share:
+            chosen.append(p)
+            share -= p.cost
+            left -= p.cost
+    sent = {id(p) for p in chosen}
+    # (b) The queries not due, by worth per request; (c) what they leave, to the due ones left.
+    others = sorted((p for p in planned if not p.due_sites),
+                    key=lambda p: (-p.value / p.cost, p.query.key))  # fmt: skip
+    for p in (*others, *(p for p in due if id(p) not in sent)):
+        if id(p) not in sent and p.cost <= left:
+            chosen.append(p)
+            sent.add(id(p))
+            left -= p.cost
+    waiting = [p for p in planned if id(p) not in sent]
+    return RefreshChoice(
+        queries=tuple(p.query for p in chosen),
+        requests=budget - left,
+        budget=budget,
+        left_out={site: LEFT_OUT_BUDGET for p in waiting for site in p.query.site_ids},
+        due_sites=sum(p.due_sites for p in planned),
+        due_left=sum(p.due_sites for p in waiting),
+        overdue_sites=sum(p.overdue_sites for p in planned),
+        overdue_left=sum(p.overdue_sites for p in waiting),
+        due_requests=sum(p.cost for p in chosen if p.due_sites),
+        unarchived_sites=sum(p.unarchived for p in planned),
+        unarchived_asked=sum(p.unarchived for p in chosen),
+        expected_covered=math.fsum(p.expected for p in chosen),
+        expected_total=math.fsum(p.expected for p in planned),
+    )
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """A query with what the choice reads of it."""
+
+    query: CdxQuery
+    cost: int
+    value: float  # what checking its sites is worth (site_price)
+    expected: float  # expected new captures of its sites
+    due_sites: int  # its sites past their deadline
+    overdue_sites: int  # its sites past the max age (or never checked)
+    late: float  # the most days any of its sites is past its deadline (∞: never checked)
+    unarchived: int  # its seeds the archive had not captured
+
+
+def _planned(
+    queries: Sequence[CdxQuery], sites: Mapping[int, SiteState], now: float,
+    policy: RefreshPolicy, costs: Mapping[str, int],
+) -> list[_Planned]:  # fmt: skip
+    """Each query with its cost and what its sites are worth, the input checked."""
     planned: list[_Planned] = []
     owner: dict[int, str] = {}
     for query in queries:
@@ -183,90 +407,68 @@ def choose_queries(
             owner[site_id] = query.key
             if site_id not in sites:
                 raise ValueError(f"site {site_id} of query {query.key!r} has no state")
-            members.append(sites[site_id])
+            members.append(_checked_state(sites[site_id], now))
         requests = costs.get(query.key, 1)
         if isinstance(requests, bool) or not isinstance(requests, int) or requests < 1:
             raise ValueError(
                 f"cost of query {query.key!r} must be a whole number ≥ 1; got {requests!r}"
             )
-        planned.append(_plan(query, members, requests, now, max_age_days, weight or {}))
-
-    due = sorted((p for p in planned if p.due), key=lambda p: (-p.overdue, p.query.key))
-    others = sorted(
-        (p for p in planned if not p.due), key=lambda p: (-p.value / p.cost, p.query.key)
-    )
-    chosen: list[_Planned] = []
-    left = budget
-    for p in (*due, *others):
-        if p.cost <= left:
-            chosen.append(p)
-            left -= p.cost
-    sent = {id(p) for p in chosen}
-    waiting = [p for p in planned if id(p) not in sent]
-    return RefreshChoice(
-        queries=tuple(p.query for p in chosen),
-        requests=budget - left,
-        budget=budget,
-        left_out={site: LEFT_OUT_BUDGET for p in waiting for site in p.query.site_ids},
-        due_sites=sum(p.due_sites for p in planned),
-        due_left=sum(p.due_sites for p in waiting),
-        expected_covered=math.fsum(p.value for p in chosen),
-        expected_total=math.fsum(p.value for p in planned),
-    )
+        planned.append(_plan(query, members, requests, now, policy))
+    return planned
 
 
-@dataclass(frozen=True)
-class _Planned:
-    """A query with what the choice reads of it."""
-
-    query: CdxQuery
-    cost: int
-    value: float  # expected new captures of its sites
-    due: bool
-    due_sites: int
-    overdue: float  # the days since its least recently checked site was checked (∞: never)
+def _checked_state(site: SiteState, now: float) -> SiteState:
+    """``site`` if its fields make sense at ``now``; else a ``ValueError`` naming it."""
+    name = f"site {site.site_id}"
+    if not (math.isfinite(site.rate) and site.rate >= 0):
+        raise ValueError(f"{name}: rate must be a finite number ≥ 0; got {site.rate}")
+    if not 0 <= site.stake <= 1:
+        raise ValueError(f"{name}: stake must lie in [0, 1]; got {site.stake}")
+    if site.checked is not None:
+        _check_finite(f"{name}'s check", site.checked)
+        if site.checked > now:
+            raise ValueError(f"{name} was checked ({site.checked}) after now ({now})")
+    if site.first_checked is not None:
+        _check_finite(f"{name}'s first check", site.first_checked)
+        if site.checked is None or site.first_checked > site.checked:
+            raise ValueError(
+                f"{name} was first checked ({site.first_checked}) after its last check "
+                f"({site.checked})"
+            )
+    return site
 
 
 def _plan(
-    query: CdxQuery, members: list[SiteState], cost: int, now: float, max_age_days: float,
-    weight: Mapping[int, float],
-) -> _Planned:  # fmt: skip
-    value = 0.0
-    due_sites = 0
-    overdue = -math.inf
+    query: CdxQuery, members: list[SiteState], cost: int, now: float, policy: RefreshPolicy
+) -> _Planned:
+    value = expected = 0.0
+    due_sites = overdue_sites = unarchived = 0
+    late = -math.inf
     for site in members:
-        share = weight.get(site.site_id, 1.0)
-        if site.checked is None:
-            age = math.inf
-            value += expected_new(site.rate, now - max_age_days, now) * share
-        else:
-            if site.checked > now:
-                raise ValueError(
-                    f"site {site.site_id} was checked ({site.checked}) after now ({now})"
-                )
-            age = now - site.checked
-            value += expected_new(site.rate, site.checked, now) * share
-        due_sites += age >= max_age_days
-        overdue = max(overdue, age)
-    return _Planned(query, cost, value, due_sites > 0, due_sites, overdue)
+        value += site_price(site, now, policy)
+        checked = now - policy.max_age_days if site.checked is None else site.checked
+        expected += expected_new(site.rate, checked, now)
+        ends = deadline(site, policy)
+        if ends <= now:
+            due_sites += 1
+            late = max(late, now - ends)
+        overdue_sites += site.checked is None or now - site.checked >= policy.max_age_days
+        unarchived += not site.captured
+    return _Planned(query, cost, value, expected, due_sites, overdue_sites, late, unarchived)
 
 
-#: How much a site off tonight's provisional list counts beside one on it (:func:`list_weights`).
-LIST_OTHERS_WEIGHT = 0.01
+def audit_draw(day: date, key: str) -> float:
+    """The recall audit's draw for a group query on a day, in [0, 1): the group is audited
+    (one of its homepages also asked exactly) when the draw falls below the audit's share. A
+    hash of both, so that every group is audited now and then, a run is repeatable, and the
+    nightly choice knows which groups tonight's audit samples (each costs a request more)."""
+    digest = hashlib.sha256(f"{day.isoformat()} {key}".encode()).hexdigest()
+    return int(digest[:8], 16) / 2**32
 
 
-def list_weights(
-    listed: Collection[int], site_ids: Iterable[int], *, others: float = LIST_OTHERS_WEIGHT
-) -> dict[int, float]:
-    """The weights ``choose_queries`` gives the expected new captures of ``site_ids``: 1 for
-    the sites on tonight's provisional list (the list the defaults would build, at twice its
-    budget), ``others`` for the rest. A capture HACS has not learned matters most where the list
-    is about to send a crawler: it would crawl a copy the archive already made, and find
-    nothing (measured by the closed-loop replay, ``bench.refresh_replay``; docs/readings.md)."""
-    if not 0 <= others <= 1:
-        raise ValueError(f"others must lie in [0, 1]; got {others}")
-    chosen = set(listed)
-    return {site: 1.0 if site in chosen else others for site in site_ids}
+def audited_groups(queries: Sequence[CdxQuery], day: date, share: float) -> set[str]:
+    """The keys of the group queries tonight's recall audit samples (:func:`audit_draw`)."""
+    return {q.key for q in queries if q.is_group and audit_draw(day, q.key) < share}
 
 
 def default_budget(cdx_per_minute: float, minutes: float = 40.0) -> int:

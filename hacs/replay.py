@@ -55,8 +55,12 @@ from hacs.baselines import lambdacrawl_policy, nutch_fresh_policy, nutch_policy
 from hacs.defaults import HISTORY_DAYS
 from hacs.estimators import estimate_many
 from hacs.formats.queries import CdxQuery
-from hacs.ranking import crawl_probabilities, default_probabilities, rank_order
-from hacs.refresh_budget import SiteState, capture_rate, choose_queries, list_weights
+from hacs.ranking import (
+    crawl_probabilities,
+    default_probabilities,
+    rank_order,
+)
+from hacs.refresh_budget import RefreshPolicy, SiteState, capture_rate, choose_queries
 
 __all__ = [
     "POLICIES",
@@ -236,16 +240,21 @@ class ArchiveStream:
 class Refresh:
     """How HACS learns the archive's captures during the period: ``policy`` "every_night" (every
     site checked every night), "budget" (``budget`` CDX requests a night chosen by
-    ``hacs.refresh_budget.choose_queries``, keeping ``max_age_days`` where it can) or "never". A
+    ``hacs.refresh_budget.choose_queries`` under ``rule``, the nightly job's rule) or "never". A
     capture is visible to a check ``index_lag_days`` after it was made."""
 
     policy: str = "every_night"
     budget: int | None = None
-    max_age_days: float = 30.0
+    rule: RefreshPolicy = RefreshPolicy()
     index_lag_days: float = 0.0
-    # With a budget: weigh the sites in the top ``list_share`` × k of the crawl policy's own
-    # scores fully and the others by ``hacs.refresh_budget.LIST_OTHERS_WEIGHT`` (None: all alike).
-    list_share: float | None = None
+    # With a budget: tonight's provisional list is the top ``list_share`` × k of the crawl
+    # policy's own scores (the nightly job builds it at twice the list's budget); its sites'
+    # probabilities are their stakes (``SiteState.stake``). None: no list.
+    list_share: float | None = 2.0
+
+    @property
+    def max_age_days(self) -> float:
+        return self.rule.max_age_days
 
     def __post_init__(self) -> None:
         if self.policy not in REFRESH_POLICIES:
@@ -254,8 +263,6 @@ class Refresh:
             )
         if self.policy == "budget" and (self.budget is None or self.budget < 0):
             raise ValueError(f"a budget refresh needs a budget ≥ 0; got {self.budget}")
-        if not self.max_age_days > 0:
-            raise ValueError(f"max_age_days must be > 0; got {self.max_age_days}")
         if not self.index_lag_days >= 0:
             raise ValueError(f"index_lag_days must be ≥ 0; got {self.index_lag_days}")
 
@@ -515,31 +522,38 @@ class _Archive:
             sites: Sequence[int] = range(len(self.stream))
             self.requests += len(self.queries)
         else:
+            stakes = self._stakes(state, crawl, k)
             states = {
                 site: SiteState(
                     site_id=site,
                     rate=capture_rate(self._known_captures(site), now),
                     checked=None if np.isnan(self.checked[site]) else float(self.checked[site]),
+                    stake=stakes.get(site, 0.0),
                 )
                 for site in range(len(self.stream))
             }
             assert self.refresh.budget is not None  # Refresh checks it
-            weight = None
-            if self.refresh.list_share is not None:
-                scores = np.asarray(crawl(state), dtype=np.float64)
-                sites_all = np.arange(state.last_copy.size)
-                order = rank_order(scores, state.last_copy, sites_all)
-                top = order[: int(self.refresh.list_share * k)].tolist()
-                weight = list_weights(top, range(len(self.stream)))
             choice = choose_queries(
                 self.queries, states, now=now, budget=self.refresh.budget,
-                max_age_days=self.refresh.max_age_days, weight=weight,
+                policy=self.refresh.rule,
             )  # fmt: skip
             sites = choice.checked_sites
             self.requests += choice.requests
-            self.due_waits += choice.due_left
+            self.due_waits += choice.overdue_left
         for site in sites:
             self._learn(state, site, change_lists[site])
+
+    def _stakes(self, state: ReplayState, crawl: Policy, k: int) -> dict[int, float]:
+        """Tonight's provisional list, as the nightly job builds it: the crawl policy's top
+        ``list_share`` × k as HACS knows them now, each with its score as its stake when the
+        scores are probabilities (1 when they are not)."""
+        if self.refresh.list_share is None:
+            return {}
+        scores = np.asarray(crawl(state), dtype=np.float64)
+        order = rank_order(scores, state.last_copy, np.arange(state.last_copy.size))
+        top = order[: int(self.refresh.list_share * k)].tolist()
+        probabilities = bool(np.all((scores >= 0) & (scores <= 1)))
+        return {site: float(scores[site]) if probabilities else 1.0 for site in top}
 
     def _known_captures(self, site: int) -> list[float]:
         learned: list[float] = self.stream[site][: self.learned[site]].tolist()

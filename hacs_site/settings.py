@@ -314,6 +314,9 @@ HACS_MAX_CDX_BYTES = env_int("HACS_MAX_CDX_BYTES", defaults.MAX_CDX_BYTES, minim
 HACS_CDX_QUERY_DEADLINE = env_float(
     "HACS_CDX_QUERY_DEADLINE", defaults.CDX_QUERY_DEADLINE, minimum=1, maximum=86400
 )
+# The longest the archive takes to index a capture: a re-import asks for captures from this many
+# days before the newest one the last answer held (a host query, from the lag measured on its
+# host, with this once a month: hacs.index_lag).
 HACS_CDX_INDEX_LAG_DAYS = env_float(
     "HACS_CDX_INDEX_LAG_DAYS", defaults.CDX_INDEX_LAG_DAYS, minimum=0, maximum=3650
 )
@@ -334,9 +337,11 @@ HACS_REFRESH_GROUP_MAX_BLOCKS = env_int("HACS_REFRESH_GROUP_MAX_BLOCKS", 30, min
 # The recall audit: the share of grouped queries one of whose homepages is also asked exactly.
 HACS_REFRESH_AUDIT_SHARE = env_float("HACS_REFRESH_AUDIT_SHARE", 0.05, minimum=0, maximum=1)
 # The nightly refresh's CDX requests (0: the requests 40 minutes hold at HACS_CDX_RATE_PER_MINUTE,
-# 960 at 24 a minute) and the longest a site may wait between two checks.
+# 960 at 24 a minute), the longest a site may wait between two checks, and the most of the
+# budget that sites past their deadline may take (hacs.refresh_budget).
 HACS_REFRESH_CDX_BUDGET = env_int("HACS_REFRESH_CDX_BUDGET", 0, minimum=0)
 HACS_REFRESH_MAX_AGE_DAYS = env_float("HACS_REFRESH_MAX_AGE_DAYS", 30.0, minimum=1, maximum=3650)
+HACS_REFRESH_DUE_SHARE = env_float("HACS_REFRESH_DUE_SHARE", 0.35, minimum=0.01, maximum=1)
 HACS_USER_AGENT = env_header(
     "HACS_USER_AGENT", "HACS/0.1 (History-Aware Crawl Scheduler; archive research)"
 )

@@ -8,6 +8,7 @@ draining the queues before an upgrade that moves job functions.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,7 @@ from rq import Callback
 from rq.exceptions import AbandonedJobError
 from rq.job import Job
 
-from archive.archive_import import refresh_plan
-from archive.models import Site
+from archive.models import ArchiveCheck, Site
 from archive.pipeline import (
     FetchRetry,
     FromArchive,
@@ -30,6 +30,7 @@ from archive.pipeline import (
     ImportReport,
     sites_finish,
 )
+from archive.plan import refresh_plan
 from archive.wayback import ArchiveConfig
 from hacs.formats.queries import CdxQuery
 from jobs.models import JobRecord
@@ -49,6 +50,7 @@ from operations.refresh import (
     nightly_budget,
     provisional_list,
     refresh_choice,
+    refresh_policy,
     sites_from_archive,
     sites_refresh,
     sites_with_failed_fetches,
@@ -103,16 +105,23 @@ CHUNK_QUERIES = 25
 
 
 def import_chunks(site_ids: Sequence[int]) -> list[list[int]]:
-    """The sites of each ``import_site`` job: a site never read from the archive alone; the
-    others by the refresh's plan (``archive.archive_import.refresh_plan``), every query of one
+    """The sites of each ``import_site`` job: a site never asked of the archive alone; the
+    others by the refresh's plan (``archive.plan.refresh_plan``), every query of one
     host in the same job (so that the job plans them alike), hosts of single seeds together up
     to :data:`CHUNK_QUERIES` queries a job."""
     config = ArchiveConfig.from_settings()
     queries = refresh_plan(site_ids, config.source, config.index_lag_days)
+    # A seed asked before without a capture (its first import found none) is asked again as
+    # cheaply as a refresh: with the small ones, not in a job of its own.
+    asked = set(
+        ArchiveCheck.objects.filter(site_id__in=site_ids, source=config.source).values_list(
+            "site_id", flat=True
+        )
+    )
     chunks: list[list[int]] = []
     by_host: dict[str, list[CdxQuery]] = {}
     for query in queries:
-        if query.since is None:
+        if query.since is None and query.site_ids[0] not in asked:
             chunks.append(list(query.site_ids))
         else:
             by_host.setdefault(query.key.partition(")")[0], []).append(query)
@@ -384,17 +393,20 @@ def daily_fetch_retry() -> int:
 
 
 NIGHTLY_REFRESH = "Nightly refresh"
+PAGE_SLACK = 0.02  # of the nightly budget, kept for pages beyond a query's estimate
 
 
 def nightly_refresh() -> int:
     """The nightly refresh from the configured archive (RQ cron, ``HACS_ARCHIVE_REFRESH_CRON``):
-    an incremental import of the sites holding captures read from that archive, so that the
-    morning's list counts the copies the archive made since. Within ``HACS_REFRESH_CDX_BUDGET``
-    requests (``operations.refresh.refresh_choice``): the sites not checked for
-    ``HACS_REFRESH_MAX_AGE_DAYS`` first, then those most likely to hold new captures; the job's
-    counts say how many were checked and how many waited for the budget. Returns how many sites
-    it queued: none when no site came from the archive (a collection imported from files is
-    never sent to it), or while the previous night's refresh is still under way."""
+    an incremental import of the sites holding captures read from that archive, and of the seeds
+    it had not captured when first asked, so that the morning's list counts the copies the
+    archive made since. Within ``HACS_REFRESH_CDX_BUDGET`` requests, by the rule
+    ``hacs.refresh_budget.choose_queries`` (``operations.refresh.refresh_choice``): the sites
+    past their deadline from a share of the budget, then every query by what its sites'
+    captures are worth to tomorrow's list; the job's counts say how many were checked, how many
+    waited and why. Returns how many sites it queued: none when no site came from the archive
+    (a collection imported from files is never sent to it), or while the previous night's
+    refresh is still under way."""
     running = JobRecord.objects.filter(
         kind=JobRecord.Kind.IMPORT, status__in=JobRecord.ACTIVE, label__startswith=NIGHTLY_REFRESH
     )
@@ -407,28 +419,27 @@ def nightly_refresh() -> int:
     if not site_ids:
         return 0
     budget = nightly_budget(config)
-    # The recall audit's exact queries come out of the same budget.
-    for_queries = max(1, int(budget * (1 - settings.HACS_REFRESH_AUDIT_SHARE)))
-    listed = provisional_list()
-    choice = refresh_choice(
-        site_ids, config, budget=for_queries, max_age_days=settings.HACS_REFRESH_MAX_AGE_DAYS,
-        listed=listed or None,
-    )  # fmt: skip
+    stakes = provisional_list()
+    policy = refresh_policy()
+    # The recall audit's exact queries are priced with the groups they sample (query_costs);
+    # a sliver is kept for pages a query takes beyond last time's (its first after an import).
+    planned = budget - math.ceil(PAGE_SLACK * budget) if budget > 1 else budget
+    choice = refresh_choice(site_ids, config, budget=planned, policy=policy, stakes=stakes)
     chosen = list(choice.checked_sites)
     if not chosen:
         return 0
     sites = f"{len(chosen):,} of {len(site_ids):,} site{'s' if len(site_ids) != 1 else ''}"
     label = f"{NIGHTLY_REFRESH} of {sites} from {config.cdx_host}"
     counts = {
-        "sites on the provisional list": len(listed),
+        "sites on the provisional list": len(stakes),
         "CDX requests planned": choice.requests,
         "CDX budget": budget,
+        "of which for sites past their deadline": choice.due_requests,
         "sites waiting for the budget": len(choice.left_out),
+        "seeds without captures asked again": choice.unarchived_asked,
     }
-    if choice.due_left:
-        counts[f"sites past {settings.HACS_REFRESH_MAX_AGE_DAYS:g} days left waiting"] = (
-            choice.due_left
-        )
+    if choice.overdue_left:
+        counts[f"sites past {policy.max_age_days:g} days left waiting"] = choice.overdue_left
     return enqueue_import(chosen, label=label, counts=counts, nightly=True).total
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 
 import django_rq
@@ -18,25 +18,27 @@ from django.conf import settings
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from archive.archive_import import SIZE_MAX_AGE, refresh_plan
 from archive.models import ArchiveCheck, Capture, LinkSnapshot, QueryMemory, Site
 from archive.pipeline import ImportReport, Progress, Source, Step, sites_import
+from archive.plan import SIZE_MAX_AGE, refresh_plan
 from archive.wayback import ArchiveClient, ArchiveConfig
-from hacs.clock import to_days
+from hacs.clock import from_days, to_days
+from hacs.formats.queries import CdxQuery
 from hacs.refresh_budget import (
+    RATE_WINDOW_DAYS,
     RefreshChoice,
+    RefreshPolicy,
     SiteState,
-    capture_rate,
+    audited_groups,
     choose_queries,
+    deadline,
     default_budget,
-    list_weights,
+    site_state,
 )
 from hacs_site.clock import today
 from scheduling.crawl_lists import CrawlListOptions, crawl_list_rank
 from scheduling.estimates import estimates_recompute
 from scheduling.learning import NoLearnedScorer
-
-RATE_WINDOW_DAYS = 365.0  # the captures the archive's own rate of a site is estimated from
 
 
 def archive_client() -> ArchiveClient:
@@ -62,12 +64,16 @@ def sites_refresh(
 
 
 def sites_from_archive(config: ArchiveConfig | None = None) -> list[int]:
-    """Sites holding a capture read from the configured archive's CDX server: the nightly
-    refresh's work. Sites known only from WARC or CDX files are left as they are."""
+    """The nightly refresh's work: the sites holding a capture read from the configured
+    archive's CDX server, and the seeds it was asked about (their first import) without having
+    captured them, which are asked again on a back-off. Sites known only from WARC or CDX files
+    are left as they are."""
     source = (config or ArchiveConfig.from_settings()).source
     # EXISTS per site stops at its first such capture, where a join would read them all.
     held = Capture.objects.filter(site=OuterRef("pk"), source=source)
-    return list(Site.objects.filter(Exists(held)).order_by("pk").values_list("pk", flat=True))
+    asked = ArchiveCheck.objects.filter(site=OuterRef("pk"), source=source)
+    sites = Site.objects.filter(Exists(held) | Exists(asked))
+    return list(sites.order_by("pk").values_list("pk", flat=True))
 
 
 def sites_with_older_history() -> list[int]:
@@ -83,65 +89,103 @@ def sites_with_failed_fetches() -> list[int]:
     return list(rows.distinct().order_by("pk").values_list("pk", flat=True))
 
 
+def refresh_policy() -> RefreshPolicy:
+    """The nightly refresh's rule with the configured max age and due share."""
+    return RefreshPolicy(
+        max_age_days=settings.HACS_REFRESH_MAX_AGE_DAYS,
+        due_share=settings.HACS_REFRESH_DUE_SHARE,
+    )
+
+
 def refresh_choice(
-    site_ids: list[int], config: ArchiveConfig, *, budget: int, max_age_days: float,
-    listed: Collection[int] | None = None, now: datetime | None = None,
+    site_ids: list[int], config: ArchiveConfig, *, budget: int, policy: RefreshPolicy,
+    stakes: Mapping[int, float] | None = None, now: datetime | None = None,
 ) -> RefreshChoice:  # fmt: skip
-    """Which of ``site_ids`` tonight's refresh checks within ``budget`` CDX requests
-    (``hacs.refresh_budget.choose_queries``): the sites not checked for ``max_age_days`` first,
-    then the queries whose sites most likely hold new captures per request — the archive's own
-    capture rate of each site over the last year (``capture_rate``) times the time since it was
-    last checked (or, never checked since checks were recorded, since its last import), the
-    sites of ``listed`` (tonight's provisional list) weighing fully and the others 1 %
-    (``list_weights``; None: all alike)."""
+    """Which of ``site_ids`` tonight's refresh checks within ``budget`` CDX requests: the
+    queries the import would send (``refresh_plan``), each site's state as the benches build it
+    (``hacs.refresh_budget.site_state``: its captures from this archive over the last year, its
+    last and first checks, whether it holds any capture, and its probability on tonight's
+    provisional list, ``stakes``), each query's cost, all handed to
+    ``hacs.refresh_budget.choose_queries`` under ``policy``."""
     now = now or timezone.now()
     source = config.source
     queries = refresh_plan(site_ids, source, config.index_lag_days)
-    since = now - timedelta(days=RATE_WINDOW_DAYS)
     times: dict[int, list[float]] = defaultdict(list)
+    since = now - timedelta(days=RATE_WINDOW_DAYS)
     rows = Capture.objects.filter(site_id__in=site_ids, source=source, timestamp__gte=since)
     for site_id, moment in rows.values_list("site_id", "timestamp").distinct():
         times[site_id].append(to_days(moment))
-    checked = dict(Site.objects.filter(pk__in=site_ids).values_list("pk", "imported_at"))
+    held = Capture.objects.filter(site=OuterRef("pk"), source=source)
+    sites = Site.objects.filter(pk__in=site_ids).annotate(
+        captured=Exists(held), older=Exists(held.filter(timestamp__lt=since))
+    )
+    known = {pk: (imported, captured, older) for pk, imported, captured, older
+             in sites.values_list("pk", "imported_at", "captured", "older")}  # fmt: skip
     checks = ArchiveCheck.objects.filter(site_id__in=site_ids, source=source)
-    checked.update(checks.values_list("site_id", "checked_at"))
-    today = to_days(now)
-    sites = {
-        site_id: SiteState(
-            site_id,
-            capture_rate(sorted(times[site_id]), today, window_days=RATE_WINDOW_DAYS),
-            min(to_days(stamp), today) if (stamp := checked.get(site_id)) is not None else None,
-        )
-        for site_id in site_ids
-    }
-    # A group costs its pages of last time, and one request more when its size is to be asked.
-    memory = QueryMemory.objects.filter(source=source, kind=QueryMemory.Kind.GROUP)
-    fresh = now - SIZE_MAX_AGE
+    checked = {pk: (at, first) for pk, at, first
+               in checks.values_list("site_id", "checked_at", "first_checked_at")}  # fmt: skip
+    today_days = to_days(now)
+    states = {}
+    for site_id in site_ids:
+        imported, captured, older = known.get(site_id, (None, False, False))
+        last, first = checked.get(site_id, (imported, None))
+        states[site_id] = site_state(
+            site_id, times[site_id], now=today_days,
+            checked=None if last is None else to_days(last),
+            first_checked=None if first is None else to_days(first),
+            stake=(stakes or {}).get(site_id, 0.0), captured=captured, older=older,
+        )  # fmt: skip
+    return choose_queries(queries, states, now=today_days, budget=budget, policy=policy,
+                          cost=query_costs(queries, config, now))  # fmt: skip
+
+
+def site_next_check(site_id: int, config: ArchiveConfig) -> tuple[bool, datetime | None]:
+    """Whether HACS holds a capture of the site from the configured archive, and when the
+    nightly refresh must ask about it next (``hacs.refresh_budget.deadline``: for a seed the
+    archive had not captured, its back-off; None when the archive was never asked)."""
+    check = ArchiveCheck.objects.filter(site_id=site_id, source=config.source).first()
+    captured = Capture.objects.filter(site_id=site_id, source=config.source).exists()
+    if check is None:
+        return captured, None
+    first = check.first_checked_at
+    state = SiteState(
+        site_id, 0.0, to_days(check.checked_at), None if first is None else to_days(first),
+        captured=captured,
+    )  # fmt: skip
+    return captured, from_days(deadline(state, refresh_policy()))
+
+
+def query_costs(queries: list[CdxQuery], config: ArchiveConfig, now: datetime) -> dict[str, int]:
+    """The requests each query is expected to take: a group its pages of last time, one
+    request more when its size is to be asked (never sized, or sized more than 30 days ago),
+    and one more when tonight's recall audit samples it (``hacs.refresh_budget.audited_groups``:
+    its exact query comes out of the same budget)."""
+    memory = QueryMemory.objects.filter(source=config.source, kind=QueryMemory.Kind.GROUP)
     cost = {key: max(1, n) for key, n in memory.values_list("key", "pages")}
     if config.dialect == "ia" and settings.HACS_REFRESH_GROUP_MAX_BLOCKS:
+        fresh = now - SIZE_MAX_AGE
         sized = set(memory.filter(sized_at__gte=fresh).values_list("key", flat=True))
         for query in queries:
             if query.is_group and query.key not in sized:
                 cost[query.key] = cost.get(query.key, 1) + 1
-    weight = None if listed is None else list_weights(listed, site_ids)
-    return choose_queries(
-        queries, sites, now=today, budget=budget, max_age_days=max_age_days, cost=cost,
-        weight=weight,
-    )  # fmt: skip
+    for key in audited_groups(queries, now.date(), settings.HACS_REFRESH_AUDIT_SHARE):
+        cost[key] = cost.get(key, 1) + 1
+    return cost
 
 
-def provisional_list() -> set[int]:
-    """The sites tonight's refresh should know best: the list the daily defaults would build
-    now (``scheduling.crawl_lists.crawl_list_rank``), at twice its budget when it has one. A
-    learned method with no learned scheduler falls back to every site alike (empty set)."""
+def provisional_list() -> dict[int, float]:
+    """The sites tonight's refresh should know best, with their probability of change: the
+    list the daily defaults would build now (``scheduling.crawl_lists.crawl_list_rank``), at
+    twice its budget when it has one. A learned method with no learned scheduler falls back to
+    no list (empty)."""
     options = CrawlListOptions.from_settings()
     if options.budget:
         options = dataclasses.replace(options, budget=2 * options.budget)
     try:
         ranked = crawl_list_rank(day=today(), options=options)
     except NoLearnedScorer:
-        return set()
-    return {site.site_id for site in ranked.sites}
+        return {}
+    return {site.site_id: min(1.0, max(0.0, site.probability)) for site in ranked.sites}
 
 
 def nightly_budget(config: ArchiveConfig) -> int:

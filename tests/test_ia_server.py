@@ -257,6 +257,24 @@ def test_paged_answers_lack_captures_after_the_zipnum_was_built() -> None:
         assert found(archive, **host) == HOST
 
 
+def test_a_server_without_the_pagination_api_answers_the_size_question_with_rows() -> None:
+    with IAArchive(ROWS, paginated=False) as archive:
+        host = {"url": "example.edu", "matchType": "host"}
+        answer = get(archive, **host, showNumPages="true", pageSize="1")
+        assert answer.status_code == 200 and "X-CDX-Num-Pages" not in answer.headers
+        assert answer.text.splitlines()[0].startswith("edu,example)/ 20170105000000 ")
+        assert found(archive, **host, page="1") == HOST  # page ignored too
+
+
+def test_a_proxy_answers_the_size_question_with_an_html_page_and_200() -> None:
+    page = b"<!DOCTYPE html><html><body><h1>Service Unavailable</h1></body></html>"
+    with IAArchive(ROWS, size_page=page) as archive:
+        answer = get(archive, url="example.edu", matchType="host", showNumPages="true")
+        assert answer.status_code == 200 and answer.content == page
+        assert answer.headers["Content-Type"].startswith("text/html")
+        assert found(archive, url="example.edu", matchType="host") == HOST  # queries answer
+
+
 # --- The recall gap --------------------------------------------------------------------------
 
 

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("archive", "0008_capture_homepage_time"),
+        ("archive", "0009_refresh_spread_and_lag"),
     ]
 
     operations = [

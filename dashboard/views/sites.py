@@ -35,6 +35,7 @@ from hacs.clock import reference_instant, to_days
 from hacs_site.clock import today
 from jobs.services import QueueUnavailable
 from operations.jobs import enqueue_import
+from operations.refresh import site_next_check
 from scheduling.cells import due_text, horizon_day
 from scheduling.models import DEFAULT_METHOD, Level, Method
 
@@ -124,8 +125,9 @@ def _columns(current: str, *, horizon: str) -> list[dict[str, object]]:
 
 
 def archive_check(site: Site) -> dict[str, object]:
-    """When the configured archive was last asked about the site, and whether the nightly
-    refresh asks it at all (only sites holding captures read from that archive)."""
+    """When the configured archive was last asked about the site, whether the nightly refresh
+    asks it at all (only sites read from that archive), and for a seed the archive had not
+    captured, when it is asked again (``operations.refresh.site_next_check``)."""
     config = ArchiveConfig.from_settings()
     check = site.archive_checks.filter(source=config.source).only("checked_at").first()
     sources = (
@@ -134,7 +136,11 @@ def archive_check(site: Site) -> dict[str, object]:
         else set(site.captures.order_by().values_list("source", flat=True).distinct())
     )
     from_files = bool(sources) and config.source not in sources
-    return {"check": check, "host": config.cdx_host, "refreshed": not from_files}
+    captured, next_ask = site_next_check(site.pk, config) if check else (True, None)
+    return {
+        "check": check, "host": config.cdx_host, "refreshed": not from_files,
+        "uncaptured": not captured, "next_ask": next_ask,
+    }  # fmt: skip
 
 
 def site_detail(request: HttpRequest, pk: int) -> HttpResponse:

@@ -16,6 +16,7 @@ from hacs.baselines import (
 )
 from hacs.defaults import HISTORY_DAYS
 from hacs.ranking import default_posterior, rank_order, window_timelines
+from hacs.refresh_budget import RefreshPolicy
 from hacs.replay import CRAWL_HOUR, POLICIES, ArchiveStream, Refresh, ReplayState, replay
 
 
@@ -300,10 +301,10 @@ def test_a_budget_of_every_site_each_night_equals_every_night() -> None:
     args = dict(history=history_, changes=changes, start=40.0, days=20, budget=5,
                 policies=["hacs", "round_robin"], e_days=1.0, archive=stream)  # fmt: skip
     every = replay(**args, refresh=Refresh("every_night"))  # type: ignore[arg-type]
-    budget = replay(**args, refresh=Refresh("budget", budget=50, max_age_days=30))  # type: ignore[arg-type]
+    budget = replay(**args, refresh=Refresh("budget", budget=50))  # type: ignore[arg-type]
     assert [dataclasses.replace(r, refresh="every_night") for r in budget] == every
     # A smaller budget checks fewer sites and spends what it is given.
-    (small, _) = replay(**args, refresh=Refresh("budget", budget=5, max_age_days=30))  # type: ignore[arg-type]
+    (small, _) = replay(**args, refresh=Refresh("budget", budget=5))  # type: ignore[arg-type]
     assert small.cdx_requests == 5 * 20 and small.captures_learned < every[0].captures_learned
 
 
@@ -314,7 +315,7 @@ def test_the_budget_counts_due_sites_it_leaves_waiting() -> None:
     (result,) = replay(
         history=history(*sites), changes=[[], [], [], []], start=10.0, days=3, budget=1,
         policies=["round_robin"], archive=ArchiveStream(np.zeros(0), np.zeros(5, dtype=int)),
-        refresh=Refresh("budget", budget=1, max_age_days=1.0),
+        refresh=Refresh("budget", budget=1, rule=RefreshPolicy(max_age_days=1.0)),
     )  # fmt: skip
     assert result.cdx_requests == 3 and result.due_waits == 0 + 3 + 3
 

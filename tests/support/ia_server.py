@@ -49,6 +49,11 @@ cassettes of edgi-govdata-archiving/wayback, ``src/wayback/tests/cassettes/``):
   #136 and #226 show prefix answers missing rows an exact query returns. ``exact_only``
   captures model that: exact (non-paged) queries return them, prefix, host, domain and paged
   queries do not.
+* **Servers that cannot count pages.** ``paginated=False`` is a CDX server without the
+  pagination API (another Wayback, an older one): ``page``, ``pageSize`` and ``showNumPages`` are
+  ignored, so the size question is answered with the query's rows. ``size_page`` is what a proxy
+  or a load balancer in front of the server answers the size question with: an HTML error page,
+  status 200.
 * **gzip**: the real server compresses whenever the client accepts gzip (``gzip=false`` turns
   it off); here only with ``IAArchive(gzip=True)``, so fault tests keep cutting plain bodies.
 
@@ -205,6 +210,11 @@ class IAState:
     lines_per_block: int = LINES_PER_BLOCK
     max_page_size: int = MAX_PAGE_SIZE
     paged_until: str | None = None  # paged answers hold no capture after this timestamp
+    # A server without the pagination API ignores ``page``, ``pageSize`` and ``showNumPages``
+    # and answers the query's rows; ``size_page`` is an HTML page a proxy answers the size
+    # question with, status 200 (module docstring).
+    paginated: bool = True
+    size_page: bytes | None = None
     gzip: bool = False
     log: list[Logged] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -388,7 +398,9 @@ def cdx_answer(state: IAState, query: dict[str, str]) -> CdxAnswer:
         endless = [FIELDS, *first, [], [f"endless-{len(state.log)}-{random.random()}"]]
         return CdxAnswer(200, json.dumps(endless).encode(), rows=len(first), read=len(first))
 
-    paged = page >= 0 or query.get("showNumPages") == "true"
+    if state.size_page is not None and query.get("showNumPages") == "true":
+        return CdxAnswer(200, state.size_page, "text/html; charset=utf-8")
+    paged = state.paginated and (page >= 0 or query.get("showNumPages") == "true")
     headers: dict[str, str] = {}
     if paged:
         if state.paged_until is not None:
@@ -498,8 +510,8 @@ class IAArchive:
 
     ``rows`` and ``bodies`` are what tests give; ``lines`` (CDX lines, for benches),
     ``body_for`` (bodies made on demand), ``exact_only`` (the recall gap), ``max_lines_read``,
-    ``lines_per_block``, ``max_page_size``, ``paged_until`` and ``gzip`` are described in the
-    module docstring.
+    ``lines_per_block``, ``max_page_size``, ``paged_until``, ``gzip``, ``paginated`` and
+    ``size_page`` are described in the module docstring.
     """
 
     def __init__(
@@ -515,12 +527,14 @@ class IAArchive:
         max_page_size: int = MAX_PAGE_SIZE,
         paged_until: str | None = None,
         gzip: bool = False,
+        paginated: bool = True,
+        size_page: bytes | None = None,
     ) -> None:
         self.state = IAState(
             rows=sorted(rows, key=lambda r: (r.urlkey, r.timestamp)), body_for=body_for,
             lines=sorted(lines), exact_only=list(exact_only), max_lines_read=max_lines_read,
             lines_per_block=lines_per_block, max_page_size=max_page_size,
-            paged_until=paged_until, gzip=gzip,
+            paged_until=paged_until, gzip=gzip, paginated=paginated, size_page=size_page,
         )  # fmt: skip
         self.state.bodies.update(bodies or {})
         state = self.state

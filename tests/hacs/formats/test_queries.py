@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import random
+from datetime import UTC, datetime
 
 import pytest
 
 from hacs.formats.canon import SeedScope
-from hacs.formats.queries import SHARED_HOSTS, CdxQuery, RefreshSeed, plan_queries
+from hacs.formats.queries import (
+    SHARED_HOSTS,
+    CdxQuery,
+    RefreshSeed,
+    plan_queries,
+    refresh_from,
+)
 
 
 def seed(site_id: int, url: str, since: str | None = "20240101") -> RefreshSeed:
@@ -23,7 +30,8 @@ def test_seeds_of_one_host_are_asked_once_on_their_common_path() -> None:
         [seed(1, "http://www.cs.foo.edu/~alice/"), seed(2, "https://cs.foo.edu/~bob/", "202312")]
     )
     assert queries == [
-        CdxQuery("cs.foo.edu/~", "prefix", (1, 2), "202312", "edu,foo,cs)/~"),
+        # A group is asked from its seeds' ``since`` (wide) unless named in ``narrow``.
+        CdxQuery("cs.foo.edu/~", "prefix", (1, 2), "202312", "edu,foo,cs)/~", wide=True),
     ]
 
 
@@ -78,9 +86,9 @@ def test_a_group_too_big_last_time_splits_by_one_more_character() -> None:
     split = by_sites(plan_queries(seeds, too_big={whole.key}))
     assert split == {
         (2, 1): CdxQuery("cs.foo.edu/people/al", "prefix", (2, 1), "20240101",
-                         "edu,foo,cs)/people/al"),
+                         "edu,foo,cs)/people/al", wide=True),
         (4, 3): CdxQuery("cs.foo.edu/staff/b", "prefix", (4, 3), "20240101",
-                         "edu,foo,cs)/staff/b"),
+                         "edu,foo,cs)/staff/b", wide=True),
         (5,): CdxQuery("cs.foo.edu/~carol", "prefix", (5,), "20240101", "edu,foo,cs)/~carol"),
     }  # fmt: skip
     # Too big again: one more character leaves single seeds.
@@ -148,3 +156,24 @@ def test_a_host_of_many_tilde_seeds_splits_by_initial_not_into_single_seeds() ->
     assert sorted(q.url for q in again)[:3] == [
         "cs.uni.edu/~aann", "cs.uni.edu/~abob", "cs.uni.edu/~acy",
     ]  # fmt: skip
+
+
+def test_from_is_the_last_answers_newest_row_less_the_margin_never_before_1990() -> None:
+    newest = datetime(2018, 5, 20, 6, 30, tzinfo=UTC)
+    assert refresh_from(newest, margin_days=5) == "20180515063000"
+    assert refresh_from(newest, margin_days=0.5) == "20180519183000"
+    assert refresh_from(datetime(1990, 1, 5, tzinfo=UTC), margin_days=30) == "19900101000000"
+
+
+def test_a_group_asked_wide_lately_asks_from_its_narrow_from_the_others_wide() -> None:
+    seeds = [
+        RefreshSeed(1, "http://cs.uni.edu/~ann/", "20180401000000", "20180420000000"),
+        RefreshSeed(2, "http://cs.uni.edu/~bob/", "20180402000000", "20180425000000"),
+        RefreshSeed(3, "http://solo.org/", "20180401000000", "20180428000000"),
+    ]
+    (wide, single) = plan_queries(seeds)
+    assert (wide.since, wide.wide) == ("20180401000000", True)
+    assert (single.since, single.wide) == ("20180401000000", False)  # alone: always its since
+    (narrow, single) = plan_queries(seeds, narrow={wide.key})
+    assert (narrow.since, narrow.wide) == ("20180420000000", False)
+    assert single.since == "20180401000000"
