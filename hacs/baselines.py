@@ -78,7 +78,7 @@ from hacs.estimators import accesses
 from hacs.ranking import default_posterior, window_timelines
 
 if TYPE_CHECKING:  # hacs.replay imports this module for its policies
-    from hacs.replay import ReplayState
+    from hacs.replay_state import ReplayState
 
 __all__ = [
     "LAMBDACRAWL_OBJECTIVES",
