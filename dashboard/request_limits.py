@@ -8,7 +8,8 @@ written to ``/tmp`` in full before the answer (302, 403 or 400). So, before the 
 * a body without a ``Content-Length`` (``Transfer-Encoding: chunked``) is refused with 411:
   browsers always declare a form's length, and only a declared length can be refused unread;
 * a body longer than its URL allows is refused unread: the seed list upload takes
-  ``HACS_MAX_UPLOAD_BYTES`` plus ``UPLOAD_FORM_BYTES`` for its other fields, every other page
+  ``HACS_MAX_UPLOAD_BYTES`` plus ``UPLOAD_FORM_BYTES`` for its other fields (a crawl file
+  ``HACS_MAX_CRAWL_UPLOAD_BYTES`` plus the same), every other page
   ``FORM_BYTES``; and only a librarian may send an upload's size at all: an anonymous client
   is sent to the login page, a viewer gets the 403 page, as the view itself would answer;
 * what is read is read in memory, never to a file (``MemoryOnlyUploadHandler``), each file at
@@ -35,18 +36,15 @@ from django.shortcuts import render
 from django.urls import Resolver404, ResolverMatch, resolve
 
 from dashboard.roles import is_librarian
+from hacs_site.request_size import upload_request_bytes
 
-#: The pages that take an uploaded file, by URL name.
-UPLOAD_URLS = frozenset({"upload-seeds"})
-#: Bytes of an upload's other fields and multipart framing, beyond the file's own limit.
-UPLOAD_FORM_BYTES = 1024 * 1024
+#: The pages that take an uploaded file, by URL name: the setting limiting the file, and its name.
+UPLOAD_URLS = {
+    "upload-seeds": ("HACS_MAX_UPLOAD_BYTES", "a seed list"),
+    "upload-crawl": ("HACS_MAX_CRAWL_UPLOAD_BYTES", "a crawl file"),
+}
 #: Bytes any other request may carry: Django's own default for a form (DATA_UPLOAD_MAX_MEMORY_SIZE).
 FORM_BYTES = 2_621_440
-
-
-def upload_request_bytes() -> int:
-    """The longest body the upload page accepts: the file's limit plus the form's other fields."""
-    return int(settings.HACS_MAX_UPLOAD_BYTES) + UPLOAD_FORM_BYTES
 
 
 class RequestBodyLimitMiddleware:
@@ -80,15 +78,15 @@ def body_refusal(request: HttpRequest) -> HttpResponse | None:
     if length == 0:
         return None
     match = _match(request)
-    upload = match is not None and match.url_name in UPLOAD_URLS
-    limit = upload_request_bytes() if upload else FORM_BYTES
+    upload = UPLOAD_URLS.get(match.url_name or "") if match is not None else None
+    limit = upload_request_bytes(upload[0]) if upload else FORM_BYTES
     if length <= FORM_BYTES or (upload and length <= limit and is_librarian(request.user)):
         return None
     if not request.user.is_authenticated and _needs_login(match):
         return redirect_to_login(request.get_full_path())
     if upload and not is_librarian(request.user):
         raise PermissionDenied("Only librarians can do this.")
-    what = "a seed list (HACS_MAX_UPLOAD_BYTES) and its form" if upload else "this page"
+    what = f"{upload[1]} ({upload[0]}) and its form" if upload else "this page"
     return _refused(request, 413, f"The request is {length:,} bytes; {what} may send at most "
                     f"{limit:,}. Nothing of it was read.")  # fmt: skip
 

@@ -8,7 +8,7 @@ front of it (docs/operating.md, "Behind a proxy"); this worker also protects a s
 
 ``RequestReadingWorker`` reads each plain HTTP/1 request in the worker's event loop instead,
 without a thread: the headers, then a body of declared length up to the largest one HACS
-accepts (``dashboard.request_limits.upload_request_bytes``), at most ``BUFFER_BUDGET`` bytes
+accepts in memory (``hacs_site.request_size``: a seed list), at most ``BUFFER_BUDGET`` bytes
 for all the requests of a process being read at once. Only a complete request is handed to a
 thread, so a slow client costs a socket and its bytes, never a thread. Reading has deadlines,
 after Apache's mod_reqtimeout (``header=20-40,MinRate=500 body=20,MinRate=500``): a request
@@ -178,7 +178,7 @@ class RequestReadingWorker(ThreadWorker):  # type: ignore[misc]
     def run(self) -> None:
         from django.conf import settings
 
-        from dashboard.request_limits import upload_request_bytes
+        from hacs_site.request_size import upload_request_bytes
 
         self.read_seconds = float(settings.HACS_REQUEST_READ_SECONDS)
         self.max_body = upload_request_bytes()

@@ -95,3 +95,20 @@ def test_the_upload_needs_its_csrf_token(uploads: Path, user: Any) -> None:
 def test_the_upload_page_offers_the_crawl_upload(logged_in_client: Any) -> None:
     html = logged_in_client.get("/sites/upload/").content.decode()
     assert 'action="/sites/upload/crawl/"' in html and "Import a crawl (WARC or WACZ)" in html
+
+
+def test_a_crawl_file_larger_than_a_form_is_taken_within_its_own_limit(
+    uploads: Path, logged_in_client: Any, redis_url: str, settings: Any
+) -> None:
+    """The request limit of the crawl upload is its own setting, not a form's 2.5 MiB, and it is
+    checked before the body is read like the seed list's."""
+    settings.HACS_MAX_CRAWL_UPLOAD_BYTES = 8 * 1024 * 1024
+    big = crawl_file() + b"\0" * (3 * 1024 * 1024)  # past any form's limit, within the file's
+    upload = SimpleUploadedFile("big-crawl.wacz", big, "application/wacz")
+    response = logged_in_client.post("/sites/upload/crawl/", {"file": upload}, follow=True)
+    assert "big-crawl.wacz is being imported" in response.content.decode()
+    settings.HACS_MAX_CRAWL_UPLOAD_BYTES = 2 * 1024 * 1024  # now the declared length is over it
+    upload = SimpleUploadedFile("big-crawl.wacz", big, "application/wacz")
+    refused = logged_in_client.post("/sites/upload/crawl/", {"file": upload})
+    assert refused.status_code == 413
+    assert "a crawl file (HACS_MAX_CRAWL_UPLOAD_BYTES) and its form" in refused.content.decode()
