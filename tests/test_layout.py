@@ -51,6 +51,19 @@ def test_an_app_imports_only_the_apps_below_it(app: str) -> None:
     assert wrong == {}
 
 
+def test_the_project_package_imports_no_app() -> None:
+    """hacs_site (settings, the clock, the web server's worker) lies under every app: the apps
+    read it, and it names them only as strings (INSTALLED_APPS, the URLconf's include)."""
+    files = source_files("hacs_site")
+    assert len(files) > 5
+    wrong = {
+        str(path.relative_to(ROOT)): sorted(imported_packages(path) & set(LAYERS))
+        for path in files
+        if imported_packages(path) & set(LAYERS)
+    }
+    assert wrong == {}
+
+
 @pytest.mark.parametrize("package", ["hacs", "hacs_demo"])
 def test_the_pure_packages_import_no_app(package: str) -> None:
     files = source_files(package)
