@@ -24,7 +24,7 @@ chosen here, with no measurement behind it: change it with the spec, not the cod
   other sites a seed captured at a fifth of a seed's rate (assumption; the real platform holds
   millions of sites: a host query there is out of the question). A host query on a large host
   thus reads its other people's pages too, and its whole history counts against the server's
-  read cap (``tests.support.ia_server``).
+  read cap (``testbed.ia_server``).
 * Pages per seed (depth ≤ 2 is HACS's scope, paper Step 2): depth-1 pages log-normal, median 5,
   σ 1.0 (cap 200); depth-2 median 5, σ 1.2 (cap 400); deeper pages median 2, σ 1.0 (cap 100),
   which a refresh reads and discards. That is 19 in-scope pages a seed on average; the paper's

@@ -29,7 +29,7 @@ from hacs.evaluation import ObservationTable, evaluate
 from hacs.replay import ReplayState, replay
 from hacs.updates import timeline_order
 from hacs_demo import DemoArchive, build_demo_archive
-from tests.support.demo_tables import truth_tables
+from testbed.demo_tables import truth_tables
 
 FloatArray = NDArray[np.float64]
 #: Each site's observations (days since START, update flags), in timeline order.
@@ -151,7 +151,7 @@ def before(observed: Observed, start: float) -> tuple[np.ndarray, np.ndarray, np
 
 def demo_tables(demo: DemoArchive) -> dict[str, ObservationTable]:
     """Both levels of a demo archive as the database would hold them, times in days since 1970
-    (``tests.support.demo_tables``, which the test suite checks against the database)."""
+    (``testbed.demo_tables``, which the test suite checks against the database)."""
     return truth_tables(read_truth(demo), n_sites=demo.sites)
 
 
@@ -294,7 +294,7 @@ CHILD_ENV = {"DJANGO_SETTINGS_MODULE": "hacs_site.settings", "PYTHONPATH": str(R
 
 def fake_archive_env(archive: Any, redis_url: str, database: Path) -> dict[str, str]:
     """The environment of HACS's commands run against the fake Internet Archive ``archive``
-    (``tests.support.ia_server``), in the SQLite file ``database``, at rates that never wait."""
+    (``testbed.ia_server``), in the SQLite file ``database``, at rates that never wait."""
     return {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{database}",

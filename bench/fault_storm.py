@@ -3,7 +3,7 @@ and whether import_archive --failed completes it once the faults are gone.
 
 Run from the project root: ``.venv/bin/python -m bench.fault_storm [--sites 30] [--seed 0]``.
 The sites are a demo archive's (``hacs_demo``), served like the Internet Archive by
-``tests.support.ia_server`` on 127.0.0.1 in this process; HACS's own commands (``import_seeds``,
+``testbed.ia_server`` on 127.0.0.1 in this process; HACS's own commands (``import_seeds``,
 ``import_archive``) run as subprocesses on a throw-away SQLite database and a throw-away Redis,
 with ``HACS_HTTP_TIMEOUT=3`` and, unless ``--cdx-rate``/``--memento-rate`` say otherwise,
 HACS's default rates. Seven sites, drawn with ``--seed``, misbehave on every request about
@@ -39,7 +39,7 @@ from bench.import_cost import fake_archive_env
 from hacs.formats.canon import SeedScope
 from hacs.formats.cdx import memento_url
 from scripts.localservers import start_redis
-from tests.support.ia_server import Aimed, Fault, IAArchive, Row, ia_rows_and_bodies
+from testbed.ia_server import Aimed, Fault, IAArchive, Row, ia_rows_and_bodies
 
 SENTENCE_CHARS = 100
 HTTP_TIMEOUT = "3"

@@ -14,7 +14,7 @@ archive; nothing of the developer's own data is touched. Goals: >= 50,000 CDX li
 SQLite; >= 500 pages/s link extraction; fetches never above distinct (urlkey, digest) pairs;
 a nightly refresh with nothing new sends one CDX request per site and fetches no memento.
 
-The refresh part serves the demo archive like the Internet Archive (``tests.support.ia_server``
+The refresh part serves the demo archive like the Internet Archive (``testbed.ia_server``
 on 127.0.0.1, in this process) without its last day, imports it with ``import_archive``, then
 adds the last day's captures and runs ``import_archive`` again (the nightly refresh), once more
 with nothing new, and once with ``--full`` (what every refresh cost before it was incremental).
@@ -118,7 +118,7 @@ print(json.dumps({"observations": obs, "distinct_pairs": pairs,
 
 def memento_fetches(tmp: Path, redis_url: str) -> dict[str, float]:
     from hacs_demo import build_demo_archive
-    from tests.support.pywb import PywbServer
+    from testbed.pywb import PywbServer
 
     demo = build_demo_archive(tmp / "demo", sites=40, seed=0)
     with PywbServer([demo.warc_path], "demo") as pywb:
@@ -149,7 +149,7 @@ def refresh_costs(tmp: Path, redis_url: str, sites: int) -> list[tuple[str, dict
     import time
 
     from hacs_demo import build_demo_archive
-    from tests.support.ia_server import IAArchive, ia_rows_and_bodies
+    from testbed.ia_server import IAArchive, ia_rows_and_bodies
 
     demo = build_demo_archive(tmp / "refresh-demo", sites=sites, seed=0)
     rows, bodies = ia_rows_and_bodies(demo)

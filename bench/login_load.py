@@ -3,7 +3,7 @@
 Run from the project root: ``.venv/bin/python -m bench.login_load [--sites 1000] [--uploaded 200]
 [--clients 20] [--seconds 180] [--seed 0]``. It starts HACS as ``scripts/run.py`` does (its web
 server, three workers, two of them taking imports, and the cron scheduler) on a new SQLite
-database, with a fake Internet Archive (``tests.support.ia_server``) serving a synthetic
+database, with a fake Internet Archive (``testbed.ia_server``) serving a synthetic
 collection (``bench.collection``, ``--seed``, its history ending today) at rates that never wait,
 so the imports write as fast as they can. Then, at once:
 
@@ -181,7 +181,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=180)
     parser.add_argument("--seed", type=int, default=0)
     options = parser.parse_args()
-    from tests.support.ia_server import IAArchive
+    from testbed.ia_server import IAArchive
 
     today = time.gmtime()
     end = __import__("datetime").date(today.tm_year, today.tm_mon, today.tm_mday)

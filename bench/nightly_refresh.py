@@ -163,7 +163,7 @@ def _policy(args: Any, gain: float) -> RefreshPolicy:
 
 def _world(collection: Collection, history: list[str]) -> World:
     from archive.wayback import ArchiveClient, ArchiveConfig
-    from tests.support.ia_server import IAState
+    from testbed.ia_server import IAState
 
     state = IAState(lines=sorted(history))
     config = ArchiveConfig(cdx_url="http://127.0.0.1:9/cdx/search/cdx",

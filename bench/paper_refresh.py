@@ -1,7 +1,7 @@
 """The nightly refresh at paper scale, in process, as HACS runs it (for ``bench.paper_scale``).
 
 The settings HACS reads, what one CDX query costs answered by the fake Internet Archive's own
-query code (``tests.support.ia_server.cdx_answer``), and the refresh mirrored step by step from
+query code (``testbed.ia_server.cdx_answer``), and the refresh mirrored step by step from
 ``archive.archive_import`` and ``operations.refresh`` on HACS's pure functions
 (``plan_queries``, ``choose_queries``, ``capture_rate``). ``bench.paper_scale`` runs it and
 prints the tables."""
@@ -108,7 +108,7 @@ def since_of_stamp(stamp: str) -> str:
 
 def query_cost(state: Any, client: Any, url: str, since: str | None, *, match_type: str) -> Cost:
     """One query followed through its resume keys as HACS follows them, answered in process."""
-    from tests.support.ia_server import cdx_answer
+    from testbed.ia_server import cdx_answer
 
     cost = Cost()
     key: str | None = None
@@ -213,7 +213,7 @@ class World:
     def ask(self, url: str, since: str | None, *, match_type: str, wire: bool = False) -> Answer:
         """A query followed through its resume keys as ``ArchiveClient.cdx_pages`` follows
         them (at most ``MAX_PAGES`` pages and ``MAX_CDX_BYTES`` bytes), answered in process."""
-        from tests.support.ia_server import cdx_answer
+        from testbed.ia_server import cdx_answer
 
         answer = Answer()
         key: str | None = None
@@ -240,7 +240,7 @@ class World:
 
     def blocks(self, url: str, match_type: str) -> int:
         """The sizing request: ZipNum blocks the query's key range touches."""
-        from tests.support.ia_server import cdx_answer
+        from testbed.ia_server import cdx_answer
 
         params = {"url": url, "matchType": match_type, "showNumPages": "true", "pageSize": "1"}
         return int(cdx_answer(self.state, params).body)

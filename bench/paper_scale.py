@@ -2,7 +2,7 @@
 
 ``python -m bench.import_cost --paper-scale [--sites 20000] [--sample 500] [--nights 30]``.
 It builds the synthetic collection of ``bench.collection`` (``--seed``), serves it from the fake
-Internet Archive (``tests.support.ia_server``, on 127.0.0.1, compressing its CDX answers as
+Internet Archive (``testbed.ia_server``, on 127.0.0.1, compressing its CDX answers as
 the real one does) and measures:
 
 1. **HACS itself, on a sample.** ``--sample`` seeds drawn from the collection go through the
@@ -218,7 +218,7 @@ def run(*, sites: int, sample: int, nights: int, seed: int, redis_url: str, tmp:
     import redis
 
     from archive.wayback import ArchiveClient, ArchiveConfig
-    from tests.support.ia_server import IAArchive
+    from testbed.ia_server import IAArchive
 
     started = time.perf_counter()
     collection = Collection(CollectionSpec(seeds=sites, seed=seed))

@@ -25,7 +25,7 @@ share of the groups audits a homepage exactly; rows go to the seed whose scope h
 (depth ≤ 2 stored, other people's pages dropped); each seed's check moves on, its first check is
 kept, and the captures found that were made before the last answer's newest row count, per host,
 as late (``hacs.index_lag.late_margins``). The archive answers in this process with the fake
-Internet Archive's own query code (``tests.support.ia_server.cdx_answer``).
+Internet Archive's own query code (``testbed.ia_server.cdx_answer``).
 
 **The list** (:class:`ListWorld`): the daily crawl list at the homepage level, built each morning
 after the refresh from what HACS holds — the homepage observations of the last three years

@@ -4,7 +4,7 @@ Run from the project root: ``.venv/bin/python -m bench.size_question [--sites 10
 
 Seeds of ``bench.collection`` (``--seed``): 5 archived seeds of each of the 12 largest
 university hosts, and one seed alone on its host, 61 in all, served by the fake Internet Archive
-(``tests.support.ia_server``) three ways: as the Internet Archive answers (the size question
+(``testbed.ia_server``) three ways: as the Internet Archive answers (the size question
 ``showNumPages=true&pageSize=1`` answered with a number), as a CDX server without the pagination
 API answers (the size question answered with the query's rows), and behind a proxy that answers
 the size question with an HTML error page and status 200. HACS's own commands run in a throw-away
@@ -62,7 +62,7 @@ def chosen_seeds(collection: Collection) -> list[int]:
 def main() -> int:
     from bench.paper_scale import SampleRun
     from scripts.localservers import start_redis
-    from tests.support.ia_server import IAArchive
+    from testbed.ia_server import IAArchive
 
     parser = argument_parser(__doc__)
     parser.add_argument("--sites", type=int, default=1_000)

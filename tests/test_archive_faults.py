@@ -1,7 +1,7 @@
 """Imports that survive real archives: cut, truncated, trickled, throttled and endless answers,
 archives that cannot be reached, and refreshes that ask only for what is new.
 
-Every fault comes from ``tests.support.ia_server``, a real HTTP server on 127.0.0.1 in a thread;
+Every fault comes from ``testbed.ia_server``, a real HTTP server on 127.0.0.1 in a thread;
 the unreachable archive is a closed local port or a ``.invalid`` host name, which never
 resolves. Nothing here reaches the Internet, and nothing is timed: tests count requests.
 """
@@ -40,8 +40,7 @@ from hacs.formats.cdx import parse_cdx
 from hacs_demo import DemoArchive, build_demo_archive
 from operations.refresh import sites_with_failed_fetches
 from scheduling.models import Estimate
-from tests.factories import make_site
-from tests.support.ia_server import (
+from testbed.ia_server import (
     FIELDS,
     Fault,
     IAArchive,
@@ -50,6 +49,7 @@ from tests.support.ia_server import (
     first_cdx_page,
     ia_rows_and_bodies,
 )
+from tests.factories import make_site
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 

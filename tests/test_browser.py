@@ -18,9 +18,9 @@ import pytest
 from archive.models import Site
 from hacs_demo import DemoArchive, build_demo_archive
 from scheduling.models import CrawlList
+from testbed.ia_server import IAArchive, ia_rows_and_bodies
 from tests.factories import make_user
 from tests.support.browser import PASSWORD, log_in
-from tests.support.ia_server import IAArchive, ia_rows_and_bodies
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.django_db(transaction=True)]

@@ -13,9 +13,9 @@ import pytest
 from handoff.models import HandOff, HandOffRun
 from jobs.models import JobRecord
 from scheduling.models import CrawlList, CrawlListEntry
+from testbed.browsertrix_server import ORG_ID, TOKEN, WORKFLOW_ID, BrowsertrixServer
 from tests.factories import make_site, make_user
 from tests.support.browser import PASSWORD, log_in
-from tests.support.browsertrix_server import ORG_ID, TOKEN, WORKFLOW_ID, BrowsertrixServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 SCREENSHOTS = Path(os.environ.get("HACS_SCREENSHOT_DIR", "/tmp/handoff"))

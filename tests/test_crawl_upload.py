@@ -14,8 +14,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from archive.models import Capture
 from jobs.models import JobRecord
 from operations.jobs import import_uploaded_crawl
+from testbed.crawls import Page, wacz_bytes, warc_bytes
 from tests.factories import make_site, make_user
-from tests.support.crawls import Page, wacz_bytes, warc_bytes
 
 pytestmark = pytest.mark.django_db
 WHEN = datetime(2024, 6, 1, tzinfo=UTC)

@@ -22,8 +22,8 @@ from handoff.models import ListYield
 from operations.refresh import sites_refresh
 from scheduling.crawl_lists import CrawlListOptions, crawl_list_rank, crawl_list_store
 from scheduling.models import CrawlList, CrawlListEntry
+from testbed.crawls import Page, warc_bytes
 from tests.factories import add_observations, make_site
-from tests.support.crawls import Page, warc_bytes
 
 pytestmark = pytest.mark.django_db
 

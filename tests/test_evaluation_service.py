@@ -39,8 +39,8 @@ from scheduling.evaluation_service import (
 from scheduling.jobs import enqueue_evaluation
 from scheduling.models import Estimate, EvaluationRun, RatePrior
 from scheduling.observations import EpochMilliseconds
+from testbed.demo_tables import evaluate_as_a_run, run_window, truth_tables
 from tests.conftest import make_site
-from tests.support.demo_tables import evaluate_as_a_run, run_window, truth_tables
 
 # Every test may touch the database: the module fixture imports the demo into the test database,
 # and pytest-django sets that database up only for sessions with tests marked like this.
@@ -250,7 +250,7 @@ def test_w_weeks_are_read_as_ranges_and_lists() -> None:
 # --------------------------------------------------------------------------------------------
 
 # The demo archive imported into the database, at a size that takes seconds: the loaded tables
-# must equal the tables read from its truth alone (tests/support/demo_tables.py), and its run
+# must equal the tables read from its truth alone (testbed/demo_tables.py), and its run
 # must give exactly the results the evaluation core gives on them. That is what lets the method's
 # claims on the larger demo (tests/hacs_demo/test_evaluation_on_the_demo.py) be checked once, on
 # the truth's tables, without importing 1,200 sites on each database.

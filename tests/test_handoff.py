@@ -23,14 +23,14 @@ from handoff.services import hand_off_run
 from jobs.models import JobRecord
 from operations.daily import daily_crawl_list_and_hand_offs
 from scheduling.models import CrawlList, CrawlListEntry
-from tests.factories import add_observations, make_site, make_user
-from tests.support.browsertrix_server import (
+from testbed.browsertrix_server import (
     ORG_ID,
     TOKEN,
     VIEWER_TOKEN,
     WORKFLOW_ID,
     BrowsertrixServer,
 )
+from tests.factories import add_observations, make_site, make_user
 
 pytestmark = pytest.mark.django_db
 DAY = date(2026, 11, 24)

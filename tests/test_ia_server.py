@@ -1,9 +1,9 @@
-"""The fake Internet Archive (``tests.support.ia_server``) answers CDX queries as the real one.
+"""The fake Internet Archive (``testbed.ia_server``) answers CDX queries as the real one.
 
 Plain HTTP requests to the fake on 127.0.0.1 and hand-worked expectations; no HACS code. The
 real server's rules come from its code (the key ranges of ``UrlSurtRangeComputer``, the read
 loop of ``CDXServer.writeCdxResponse``, ``ZipNumIndex.getNthPage``) and its recorded answers
-(edgi-govdata-archiving/wayback's cassettes); ``tests/support/ia_server.py`` cites them.
+(edgi-govdata-archiving/wayback's cassettes); ``testbed/ia_server.py`` cites them.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from urllib.parse import unquote_plus
 import pytest
 import requests
 
-from tests.support.ia_server import Fault, IAArchive, Row, resume_key
+from testbed.ia_server import Fault, IAArchive, Row, resume_key
 
 
 def row(

@@ -29,8 +29,8 @@ from hacs_demo import DemoArchive, build_demo_archive
 from jobs.models import JobRecord
 from operations.jobs import enqueue_import
 from scheduling.models import Estimate
-from tests.support.ia_server import IAArchive, ia_rows_and_bodies
-from tests.support.pywb import PywbServer
+from testbed.ia_server import IAArchive, ia_rows_and_bodies
+from testbed.pywb import PywbServer
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]

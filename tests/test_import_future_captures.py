@@ -18,8 +18,8 @@ from archive.pipeline import FetchRetry
 from hacs.formats.cdx import CdxRecord, RowLimits
 from operations.refresh import archive_client, sites_refresh
 from scheduling.models import Estimate
+from testbed.ia_server import IAArchive, Row
 from tests.factories import make_site
-from tests.support.ia_server import IAArchive, Row
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
 

@@ -35,8 +35,8 @@ from jobs.services import JobQueue
 from operations.jobs import enqueue_files, enqueue_import, import_sites, sweep_interrupted
 from scheduling.models import Estimate
 from scripts.localservers import free_port, start_redis
+from testbed.ia_server import IAArchive, ia_rows_and_bodies
 from tests.factories import make_site
-from tests.support.ia_server import IAArchive, ia_rows_and_bodies
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]

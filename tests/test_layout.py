@@ -51,6 +51,24 @@ def test_an_app_imports_only_the_apps_below_it(app: str) -> None:
     assert wrong == {}
 
 
+def test_nothing_hacs_runs_imports_the_testbed_or_the_tests() -> None:
+    """The fake servers and the demo tables are tools for tests and benches, not the product."""
+    files = [path for package in ("hacs", "hacs_demo", "hacs_site", *LAYERS)
+             for path in source_files(package)]  # fmt: skip
+    wrong = {
+        str(path.relative_to(ROOT)): sorted(imported_packages(path) & {"testbed", "tests"})
+        for path in files
+        if imported_packages(path) & {"testbed", "tests"}
+    }
+    assert len(files) > 100 and wrong == {}
+
+
+def test_the_benches_import_no_test() -> None:
+    files = source_files("bench")
+    assert len(files) > 10
+    assert {str(p.relative_to(ROOT)) for p in files if "tests" in imported_packages(p)} == set()
+
+
 def test_the_project_package_imports_no_app() -> None:
     """hacs_site (settings, the clock, the web server's worker) lies under every app: the apps
     read it, and it names them only as strings (INSTALLED_APPS, the URLconf's include)."""

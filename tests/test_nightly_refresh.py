@@ -2,7 +2,7 @@
 the archive had not captured are asked again on a back-off, a first import falls due over the
 window, not on one night, and a host's queries read from the lag its archive really shows.
 
-The archive is ``tests.support.ia_server``'s fake Internet Archive on 127.0.0.1; nothing is
+The archive is ``testbed.ia_server``'s fake Internet Archive on 127.0.0.1; nothing is
 timed: tests count the requests the server logged, and move the clock by handing
 ``refresh_choice`` its ``now``.
 """
@@ -24,8 +24,8 @@ from archive.wayback import SIZE_ANSWER_BYTES, ArchiveConfig
 from hacs.formats.cdx import format_timestamp
 from jobs.models import JobRecord
 from operations.refresh import refresh_choice, refresh_policy, sites_from_archive
+from testbed.ia_server import IAArchive, Row
 from tests.factories import make_site
-from tests.support.ia_server import IAArchive, Row
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 

@@ -28,8 +28,8 @@ from jobs.models import JobRecord
 from operations.jobs import daily_fetch_retry, enqueue_history_pass
 from operations.refresh import sites_with_older_history
 from scheduling.models import Estimate
+from testbed.ia_server import Aimed, Fault, IAArchive
 from tests.factories import WHEN, make_capture, make_site
-from tests.support.ia_server import Aimed, Fault, IAArchive
 from tests.test_refresh_by_host import body_for, capture, fingerprint, use
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]

@@ -1,4 +1,4 @@
-"""The pywb harness (tests/support/pywb.py) serves the demo archive the way HACS expects.
+"""The pywb harness (testbed/pywb.py) serves the demo archive the way HACS expects.
 
 These also pin down what pywb 2.10's CDX API and id_ mementos really answer, so that HACS's
 archive client is written against observed behaviour rather than against documentation.
@@ -18,7 +18,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from hacs_demo import DemoArchive, build_demo_archive
-from tests.support.pywb import PywbServer, ensure_pywb_venv, http_get
+from testbed.pywb import PywbServer, ensure_pywb_venv, http_get
 
 pytestmark = pytest.mark.integration
 

@@ -22,8 +22,8 @@ from handoff.models import CrawlFile, HandOff, HandOffRun
 from jobs.models import JobRecord
 from operations.readback import crawl_read_back, heritrix_read_back, inbox_read_back
 from operations.refresh import sites_refresh
+from testbed.crawls import HeritrixJob, Page, wacz_bytes, warc_bytes
 from tests.factories import make_site
-from tests.support.crawls import HeritrixJob, Page, wacz_bytes, warc_bytes
 
 pytestmark = pytest.mark.django_db
 

@@ -3,7 +3,7 @@ until it finishes, fails or is given up; its WACZ files are downloaded from the 
 API gives (a storage host on a second loopback address, or Browsertrix's own ``/data/``), within
 the address rules, and read.
 
-The fake Browsertrix (``tests.support.browsertrix_server``) answers as Browsertrix's backend
+The fake Browsertrix (``testbed.browsertrix_server``) answers as Browsertrix's backend
 does: ``replay.json`` with the crawl's state and its ``resources`` (name, signed address,
 SHA-256, size).
 """
@@ -24,15 +24,15 @@ from handoff.models import CrawlFile, FollowedCrawl, HandOff
 from handoff.services import hand_off_run
 from jobs.models import JobRecord
 from operations.readback import crawl_read_back
-from tests.factories import make_site
-from tests.support.browsertrix_server import (
+from testbed.browsertrix_server import (
     ORG_ID,
     TOKEN,
     WORKFLOW_ID,
     BrowsertrixServer,
     StorageServer,
 )
-from tests.support.crawls import Page, wacz_bytes, warc_bytes
+from testbed.crawls import Page, wacz_bytes, warc_bytes
+from tests.factories import make_site
 from tests.test_handoff import make_list
 
 pytestmark = pytest.mark.django_db

@@ -28,15 +28,15 @@ from jobs.models import JobRecord
 from operations.refresh import sites_refresh
 from scheduling.daily import daily_list_build, daily_run_claim
 from scheduling.models import CrawlList
-from tests.factories import make_site
-from tests.support.browsertrix_server import (
+from testbed.browsertrix_server import (
     ORG_ID,
     TOKEN,
     WORKFLOW_ID,
     BrowsertrixServer,
     StorageServer,
 )
-from tests.support.crawls import HeritrixJob, Page, wacz_bytes, warc_bytes
+from testbed.crawls import HeritrixJob, Page, wacz_bytes, warc_bytes
+from tests.factories import make_site
 
 pytestmark = pytest.mark.django_db(transaction=True)
 LINKS = ["http://doi.org/10.5/a", "http://doi.org/10.5/b", "http://doi.org/10.5/c"]

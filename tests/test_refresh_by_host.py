@@ -3,7 +3,7 @@ people's pages are counted and never stored, the answer's newest capture anchors
 ``from``, groups too big are split, a recall audit catches what grouped answers miss, and the
 result equals a full per-seed re-import.
 
-The archive is ``tests.support.ia_server``'s fake Internet Archive on 127.0.0.1; nothing is
+The archive is ``testbed.ia_server``'s fake Internet Archive on 127.0.0.1; nothing is
 timed: tests count the requests the server logged.
 """
 
@@ -20,8 +20,8 @@ from archive.models import ArchiveCheck, Capture, LinkSnapshot, QueryMemory, Sit
 from operations.jobs import import_chunks
 from scheduling.cells import when_text
 from scheduling.models import Estimate
+from testbed.ia_server import IAArchive, Row
 from tests.factories import make_site
-from tests.support.ia_server import IAArchive, Row
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 

@@ -36,8 +36,8 @@ from archive.wayback import (
     ArchiveUnreachableError,
 )
 from hacs_site.env import env_url
+from testbed.ia_server import first_cdx_page
 from tests.factories import make_site
-from tests.support.ia_server import first_cdx_page
 
 pytestmark = pytest.mark.integration
 

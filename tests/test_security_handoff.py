@@ -28,8 +28,8 @@ from handoff.models import HandOff
 from handoff.services import hand_off_run
 from jobs.models import JobRecord
 from scheduling.models import CrawlList, CrawlListEntry
+from testbed.browsertrix_server import ORG_ID, TOKEN, WORKFLOW_ID, BrowsertrixServer
 from tests.factories import make_site, make_user
-from tests.support.browsertrix_server import ORG_ID, TOKEN, WORKFLOW_ID, BrowsertrixServer
 
 pytestmark = pytest.mark.django_db
 DAY = date(2026, 11, 24)

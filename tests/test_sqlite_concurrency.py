@@ -29,8 +29,8 @@ from archive.wayback import ArchiveClient, ArchiveConfig
 from hacs_demo import build_demo_archive
 from hacs_site.env import database_from_url
 from scheduling.estimates import estimates_recompute
+from testbed.ia_server import IAArchive, ia_rows_and_bodies
 from tests.factories import PASSWORD, make_user
-from tests.support.ia_server import IAArchive, ia_rows_and_bodies
 
 GUARD = 120  # seconds a test waits at most for a login (SQLite's own wait is 30 s)
 

@@ -17,7 +17,7 @@ from archive.wayback import (
     BlockedSiteError,
     retry_after_seconds,
 )
-from tests.support.ia_server import IAArchive, Row, first_cdx_page
+from testbed.ia_server import IAArchive, Row, first_cdx_page
 
 pytestmark = pytest.mark.integration
 

@@ -2,7 +2,7 @@
 answer reaches the thread that asked, the counters add up to what the archive saw, the shared
 rate limit still holds, and an unreachable archive is remembered once.
 
-The archive is ``tests.support.ia_server`` on 127.0.0.1 and the rate limit a real Redis; nothing
+The archive is ``testbed.ia_server`` on 127.0.0.1 and the rate limit a real Redis; nothing
 is timed but the rate limit itself, read from the arrival times the archive logged.
 """
 
@@ -19,7 +19,7 @@ import redis
 
 from archive.wayback import ArchiveClient, ArchiveConfig, ArchiveUnreachableError
 from hacs.formats.cdx import parse_cdx
-from tests.support.ia_server import Fault, IAArchive, Row, closed_port
+from testbed.ia_server import Fault, IAArchive, Row, closed_port
 
 pytestmark = pytest.mark.integration
 

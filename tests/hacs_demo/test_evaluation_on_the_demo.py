@@ -3,7 +3,7 @@ and Fig. 11) claim, at every history size — and why short windows pay (the own
 sessions) and how thin the one-week case is.
 
 Pure: the demo's homepage observations are read from its truth as the database holds them
-(``tests/support/demo_tables.py``) and evaluated with the parameters of an evaluation run.
+(``testbed/demo_tables.py``) and evaluated with the parameters of an evaluation run.
 ``tests/test_evaluation_service.py`` checks, on SQLite and PostgreSQL, that an imported demo
 loads into exactly these tables and that its run gives exactly these results.
 """
@@ -21,7 +21,7 @@ import pytest
 from hacs.clock import to_days
 from hacs.evaluation import reference_points, window_scores
 from hacs_demo import build_demo_archive
-from tests.support.demo_tables import evaluate_as_a_run, run_window, truth_tables
+from testbed.demo_tables import evaluate_as_a_run, run_window, truth_tables
 
 # 1200 sites rather than the default 40 (or 400), for statistical stability at w = 1 week. HACS
 # wins at w = 1 only through the site-windows whose one week of captures reveals an update (an

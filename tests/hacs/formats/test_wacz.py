@@ -17,7 +17,7 @@ import pytest
 
 from hacs.formats.wacz import MAX_RATIO, WaczError, is_wacz, read_wacz
 from hacs.formats.warc import WarcError, read_warc
-from tests.support.crawls import Page, wacz_bytes, warc_bytes
+from testbed.crawls import Page, wacz_bytes, warc_bytes
 
 WHEN = datetime(2024, 3, 1, 12, tzinfo=UTC)
 

@@ -33,7 +33,7 @@ from types import TracebackType
 from typing import IO, NamedTuple
 from urllib.parse import quote
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 VENV_NAME = ".venv-pywb"
 REQUIREMENTS = "requirements-pywb.txt"
 MARKER = ".hacs-requirements.sha256"
