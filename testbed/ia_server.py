@@ -434,28 +434,10 @@ def cdx_answer(state: IAState, query: dict[str, str]) -> CdxAnswer:
     write_limit = limit or (read_limit or 0)
     if read_limit is not None:
         write_limit = min(write_limit, read_limit)
-    written: list[str] = []
-    read = 0
-    last: str | None = None
-    cut_short = False
-    for line in scanned:
-        if write_limit and len(written) >= write_limit:
-            break
-        if read_limit is not None and read >= read_limit:
-            cut_short = True
-            break
-        read += 1
-        last = line
-        stamp = line.split(" ", 2)[1]
-        if since and stamp < since:
-            continue
-        if until and stamp > until and not stamp.startswith(until):
-            if match_type == "exact":
-                break  # one urlkey's lines are in time order: none later can match
-            continue
-        if blocked and _within(line.split(" ", 1)[0], blocked):
-            continue  # the real server drops excluded captures one by one
-        written.append(line)
+    written, read, last, cut_short = _scan(
+        scanned, since=since, until=until, exact=match_type == "exact", blocked=blocked,
+        write_limit=write_limit, read_limit=read_limit,
+    )  # fmt: skip
     key = None
     full = bool(write_limit) and len(written) >= write_limit
     if query.get("showResumeKey") == "true" and last is not None and full:
@@ -466,6 +448,35 @@ def cdx_answer(state: IAState, query: dict[str, str]) -> CdxAnswer:
         200, body, JSON_TYPE if query.get("output") == "json" else TEXT_TYPE, headers,
         rows=len(written), read=read, cut_short=cut_short,
     )  # fmt: skip
+
+
+def _scan(
+    scanned: Iterable[str], *, since: str, until: str, exact: bool, blocked: list[tuple[str, str]],
+    write_limit: int, read_limit: int | None,
+) -> tuple[list[str], int, str | None, bool]:  # fmt: skip
+    """Read lines as the server does: (the lines answered, the lines read, the last one read,
+    whether the read limit cut the answer short)."""
+    written: list[str] = []
+    read = 0
+    last: str | None = None
+    for line in scanned:
+        if write_limit and len(written) >= write_limit:
+            break
+        if read_limit is not None and read >= read_limit:
+            return written, read, last, True
+        read += 1
+        last = line
+        stamp = line.split(" ", 2)[1]
+        if since and stamp < since:
+            continue
+        if until and stamp > until and not stamp.startswith(until):
+            if exact:
+                break  # one urlkey's lines are in time order: none later can match
+            continue
+        if blocked and _within(line.split(" ", 1)[0], blocked):
+            continue  # the real server drops excluded captures one by one
+        written.append(line)
+    return written, read, last, False
 
 
 def _paged(
@@ -505,6 +516,128 @@ def _render(lines: list[str], names: list[str], key: str | None, *, json_output:
 # --- The server ----------------------------------------------------------------------------
 
 
+class _IAHandler(BaseHTTPRequestHandler):
+    """One request to the fake archive; ``state`` is the archive's (``IAArchive`` sets it)."""
+
+    state: IAState
+    fault: Fault | None = None  # this request's misbehaviour
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def do_GET(self) -> None:
+        parts = urlsplit(self.path)
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        kind_of_path = "cdx" if parts.path == "/cdx/search/cdx" else "web"
+        about = query.get("url", "") if kind_of_path == "cdx" else parts.path
+        self.fault = self.state.next_fault(kind_of_path, about)
+        if self.fault is not None and self.fault.kind == "status":
+            retry_after = self.fault.retry_after
+            headers = {"Retry-After": retry_after} if retry_after else {}
+            self._send(self.fault.status, b"slow down\n", "text/plain", headers,
+                       parts.path, query)  # fmt: skip
+            return
+        if self.fault is not None and self.fault.kind == "reset":
+            with self.state.lock:
+                self.state.log.append(Logged(time.monotonic(), parts.path, query, 0))
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if parts.path == "/cdx/search/cdx":
+            self._cdx(query, parts.path)
+        elif parts.path.startswith("/web/"):
+            self._memento(parts.path)
+        else:
+            self._send(404, b"not found\n", "text/plain", {}, parts.path, query)
+
+    def _cdx(self, query: dict[str, str], path: str) -> None:
+        answer = cdx_answer(self.state, query)
+        headers = dict(answer.headers)
+        body = answer.body
+        raw = len(body)
+        accepts = "gzip" in self.headers.get("Accept-Encoding", "")
+        if self.state.gzip and accepts and query.get("gzip") != "false":
+            body = gzip_module.compress(body, 6)
+            headers["Content-Encoding"] = "gzip"
+        self._send(answer.status, body, answer.content_type, headers, path, query,
+                   answer=answer, raw=raw)  # fmt: skip
+
+    def _memento(self, path: str) -> None:
+        rest = path[len("/web/") :]
+        stamp, _, url = rest.partition("id_/")
+        found = self.state.bodies.get((stamp, url))
+        if found is None and self.state.body_for is not None:
+            found = self.state.body_for(stamp, url)
+        if found is None:
+            self._send(404, b"no such memento\n", "text/plain", {}, path, {})
+            return
+        body, content_type = found
+        self._send(200, body, content_type, {}, path, {})
+
+    def _send(
+        self, status: int, body: bytes, content_type: str, headers: dict[str, str],
+        path: str, query: dict[str, str], *, answer: CdxAnswer | None = None,
+        raw: int | None = None,
+    ) -> None:  # fmt: skip
+        entry = Logged(time.monotonic(), path, query, status, len(body),
+                       raw=len(body) if raw is None else raw)  # fmt: skip
+        if answer is not None:
+            entry.rows, entry.read = answer.rows, answer.read
+            entry.cut_short = answer.cut_short
+        with self.state.lock:
+            self.state.log.append(entry)
+        fault = self.fault if self.fault is not None and status == 200 else None
+        kind = fault.kind if fault is not None else ""
+        if kind == "trickle_headers" and fault is not None:
+            self._trickle_headers(entry, fault, body, content_type)
+            return
+        if kind == "truncated":
+            body = body[: len(body) // 2]
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        if kind == "cut":
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Content-Length", str(len(body)))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        try:
+            if kind == "cut":  # one chunk of half the body, then the connection drops
+                half = body[: max(1, len(body) // 2)]
+                self.wfile.write(f"{len(body):x}\r\n".encode() + half)
+                self.close_connection = True
+            elif kind == "short":
+                self.wfile.write(body[: len(body) // 2])
+                self.close_connection = True
+            elif kind == "trickle" and fault is not None:
+                for index in range(len(body)):
+                    self.wfile.write(body[index : index + 1])
+                    self.wfile.flush()
+                    time.sleep(fault.interval)
+            else:
+                self.wfile.write(body)
+        except OSError:
+            self.close_connection = True  # the client gave up: fine
+
+    def _trickle_headers(self, entry: Logged, fault: Fault, body: bytes, content_type: str) -> None:
+        head = (
+            f"{self.protocol_version} 200 OK\r\nContent-Type: {content_type}\r\n"
+            f"Content-Length: {len(body)}\r\nX-Padding: {'p' * fault.padding}\r\n\r\n"
+        ).encode()
+        entry.head = len(head)
+        self.close_connection = True
+        try:
+            for index in range(len(head)):
+                self.wfile.write(head[index : index + 1])
+                self.wfile.flush()
+                entry.head_sent = index + 1
+                time.sleep(fault.interval)
+            self.wfile.write(body)
+        except OSError:
+            return  # the client gave up: what the tests look for
+
+
 class IAArchive:
     """Context manager running the server; ``cdx_url`` and ``wayback_url`` point at it.
 
@@ -537,129 +670,8 @@ class IAArchive:
             paged_until=paged_until, gzip=gzip, paginated=paginated, size_page=size_page,
         )  # fmt: skip
         self.state.bodies.update(bodies or {})
-        state = self.state
-
-        class Handler(BaseHTTPRequestHandler):
-            fault: Fault | None = None  # this request's misbehaviour
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_GET(self) -> None:
-                parts = urlsplit(self.path)
-                query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-                kind_of_path = "cdx" if parts.path == "/cdx/search/cdx" else "web"
-                about = query.get("url", "") if kind_of_path == "cdx" else parts.path
-                self.fault = state.next_fault(kind_of_path, about)
-                if self.fault is not None and self.fault.kind == "status":
-                    retry_after = self.fault.retry_after
-                    headers = {"Retry-After": retry_after} if retry_after else {}
-                    self._send(self.fault.status, b"slow down\n", "text/plain", headers,
-                               parts.path, query)  # fmt: skip
-                    return
-                if self.fault is not None and self.fault.kind == "reset":
-                    with state.lock:
-                        state.log.append(Logged(time.monotonic(), parts.path, query, 0))
-                    self.close_connection = True
-                    self.connection.shutdown(socket.SHUT_RDWR)
-                    return
-                if parts.path == "/cdx/search/cdx":
-                    self._cdx(query, parts.path)
-                elif parts.path.startswith("/web/"):
-                    self._memento(parts.path)
-                else:
-                    self._send(404, b"not found\n", "text/plain", {}, parts.path, query)
-
-            def _cdx(self, query: dict[str, str], path: str) -> None:
-                answer = cdx_answer(state, query)
-                headers = dict(answer.headers)
-                body = answer.body
-                raw = len(body)
-                accepts = "gzip" in self.headers.get("Accept-Encoding", "")
-                if state.gzip and accepts and query.get("gzip") != "false":
-                    body = gzip_module.compress(body, 6)
-                    headers["Content-Encoding"] = "gzip"
-                self._send(answer.status, body, answer.content_type, headers, path, query,
-                           answer=answer, raw=raw)  # fmt: skip
-
-            def _memento(self, path: str) -> None:
-                rest = path[len("/web/") :]
-                stamp, _, url = rest.partition("id_/")
-                found = state.bodies.get((stamp, url))
-                if found is None and state.body_for is not None:
-                    found = state.body_for(stamp, url)
-                if found is None:
-                    self._send(404, b"no such memento\n", "text/plain", {}, path, {})
-                    return
-                body, content_type = found
-                self._send(200, body, content_type, {}, path, {})
-
-            def _send(
-                self, status: int, body: bytes, content_type: str, headers: dict[str, str],
-                path: str, query: dict[str, str], *, answer: CdxAnswer | None = None,
-                raw: int | None = None,
-            ) -> None:  # fmt: skip
-                entry = Logged(time.monotonic(), path, query, status, len(body),
-                               raw=len(body) if raw is None else raw)  # fmt: skip
-                if answer is not None:
-                    entry.rows, entry.read = answer.rows, answer.read
-                    entry.cut_short = answer.cut_short
-                with state.lock:
-                    state.log.append(entry)
-                fault = self.fault if self.fault is not None and status == 200 else None
-                kind = fault.kind if fault is not None else ""
-                if kind == "trickle_headers" and fault is not None:
-                    self._trickle_headers(entry, fault, body, content_type)
-                    return
-                if kind == "truncated":
-                    body = body[: len(body) // 2]
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                if kind == "cut":
-                    self.send_header("Transfer-Encoding", "chunked")
-                else:
-                    self.send_header("Content-Length", str(len(body)))
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                try:
-                    if kind == "cut":  # one chunk of half the body, then the connection drops
-                        half = body[: max(1, len(body) // 2)]
-                        self.wfile.write(f"{len(body):x}\r\n".encode() + half)
-                        self.close_connection = True
-                    elif kind == "short":
-                        self.wfile.write(body[: len(body) // 2])
-                        self.close_connection = True
-                    elif kind == "trickle" and fault is not None:
-                        for index in range(len(body)):
-                            self.wfile.write(body[index : index + 1])
-                            self.wfile.flush()
-                            time.sleep(fault.interval)
-                    else:
-                        self.wfile.write(body)
-                except OSError:
-                    self.close_connection = True  # the client gave up: fine
-
-            def _trickle_headers(
-                self, entry: Logged, fault: Fault, body: bytes, content_type: str
-            ) -> None:
-                head = (
-                    f"{self.protocol_version} 200 OK\r\nContent-Type: {content_type}\r\n"
-                    f"Content-Length: {len(body)}\r\nX-Padding: {'p' * fault.padding}\r\n\r\n"
-                ).encode()
-                entry.head = len(head)
-                self.close_connection = True
-                try:
-                    for index in range(len(head)):
-                        self.wfile.write(head[index : index + 1])
-                        self.wfile.flush()
-                        entry.head_sent = index + 1
-                        time.sleep(fault.interval)
-                    self.wfile.write(body)
-                except OSError:
-                    return  # the client gave up: what the tests look for
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        handler = type("Handler", (_IAHandler,), {"state": self.state})
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
