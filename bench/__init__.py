@@ -7,7 +7,7 @@ Run one from the project root as a module of this package::
     .venv/bin/python -m bench.NAME --help         # its options
 
 ``bench.common`` holds what the benches share (the demo archive's period and reading, the
-Evaluation 2 and replay loops, the ``--sites``/``--seed`` options). ``bench.experiments`` holds
-the benches of readings that were measured and left out (their figures are in
-``docs/readings.md``): ``python -m bench.experiments.NAME``.
+Evaluation 2 and replay loops, the ``--sites``/``--seed`` options). The benches of readings
+measured and left out were retired once ``docs/readings.md`` recorded their figures
+(``docs/benchmarks.md`` names the commit that runs them).
 """

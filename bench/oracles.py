@@ -19,8 +19,8 @@ homepage level, w = 1 … 12 weeks, e = 7 days, every reference point of the per
 * ``true bursts, from copies`` — the demo's own model of each site (its rate between bursts
   λ (1 − n), its branching ratio n and follow-up delay d) read on the archive's copies alone:
   every update seen brings n more changes, an Exponential delay of mean d after the link went
-  up (uniform in the interval before the copy), as ``bench.experiments.bursts`` reads them with one
-  (n, d) for all sites (the best a burst model fitted on copies could do);
+  up (uniform in the interval before the copy), as the retired ``bench.experiments.bursts``
+  read them with one (n, d) for all sites (the best a burst model fitted on copies could do);
 * ``captured × true rate`` — the true-rate p, but only for the sites the archive does capture
   in (t, t + e] (what the evaluation also asks: will the archive look?), 0 for the rest.
 

@@ -1,6 +1,6 @@
 """What a nightly budget can hold at best: the refresh on a model of the paper-scale collection.
 
-Run from the project root: ``.venv/bin/python -m bench.experiments.refresh_model [--seed 0]``.
+Run from the project root: ``.venv/bin/python -m bench.refresh_model [--seed 0]``.
 
 Every query of the collection (``bench.collection``, 20,000 seeds; ``plan_queries`` over its
 archived seeds) is one request, captured as a Poisson process at the sum of its seeds' in-scope
