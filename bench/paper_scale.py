@@ -243,16 +243,10 @@ def run(*, sites: int, sample: int, nights: int, seed: int, redis_url: str, tmp:
         print(f"  (built and served in {timings['built']:,.0f} s)")
 
         # 1. The sample through HACS's commands; the rate check.
-        runner = SampleRun(tmp, archive, redis_url, [collection.seeds[i].url for i in chosen])
-        first = runner.first_import()
-        first.sites = len(chosen)
-        older = runner.history_pass()
-        older.sites = len(chosen)
+        runner, first, older, timed, archived = _sample_run(
+            collection, chosen, tmp=tmp, archive=archive, redis_url=redis_url
+        )
         held_first = runner.held()
-        archived = [i for i in chosen if collection.seeds[i].archived][:RATE_CHECK_SEEDS]
-        rates = (RATE_CHECK_CDX, RATE_CHECK_MEMENTO)
-        timed = SampleRun(tmp, archive, redis_url, [collection.seeds[i].url for i in archived],
-                          name="rates", rates=rates).first_import()  # fmt: skip
 
         # 2. The first import in process, then the three refreshes night after night.
         world = World(collection, state, client)
@@ -278,13 +272,7 @@ def run(*, sites: int, sample: int, nights: int, seed: int, redis_url: str, tmp:
                 old = [i for i in range(len(collection.seeds)) if collection.newest[i] > 0]
                 since = {i: since_of(collection.newest[i]) for i in old}
             lines = collection.night(night)
-            for line in lines:
-                urlkey, stamp, _rest = line.split(" ", 2)
-                page = collection.urlkey_page[urlkey]
-                owner = collection.page_seed[page]
-                if owner >= 0 and collection.depth[page] <= 2 and (urlkey, stamp) not in indexed:
-                    indexed.add((urlkey, stamp))
-                    outside += owner not in refreshed
+            outside += _index_night(collection, lines, indexed, refreshed)
             archive.add_lines(lines)
             if night <= sample_nights_n:
                 sample_nights.append(runner.nightly_refresh())
@@ -306,13 +294,8 @@ def run(*, sites: int, sample: int, nights: int, seed: int, redis_url: str, tmp:
                     time.perf_counter() - clock
                 )
             if night in (1, 7, nights):
-                made = _made(collection, night)
-                shares.append(Shares(
-                    night, len(indexed), made, outside,
-                    {name: len(r.new & indexed) for name, r in refreshers.items()},
-                    {name: (full_first.held + len(r.new & indexed))
-                     / (scoped_history + len(indexed)) for name, r in refreshers.items()},
-                ))  # fmt: skip
+                shares.append(_shares(collection, night, indexed, outside, refreshers,
+                                      full_first.held, scoped_history))  # fmt: skip
         sample_new = sample_held - held_first
         checks.append(
             f"captures HACS holds of the sample after {sample_nights_n} nights: "
@@ -327,6 +310,49 @@ def run(*, sites: int, sample: int, nights: int, seed: int, redis_url: str, tmp:
         refreshers=refreshers, before_groups=before_groups, before_nights=before_nights,
         shares=shares, checks=checks, held_sites=len(held_sites), scoped_history=scoped_history,
     )  # fmt: skip
+    _report_times(seed, started, timings, first, older, timed, sample_nights, full_first,
+                  in_process)  # fmt: skip
+
+
+def _sample_run(
+    collection: Collection, chosen: list[int], *, tmp: Path, archive: Any, redis_url: str
+) -> tuple[SampleRun, Cost, Cost, Cost, list[int]]:
+    """The sample through HACS's commands (its first import and history pass), and the rate
+    check on its archived seeds: (the sample's runner, the two costs, the rate check's cost,
+    the seeds it timed)."""
+    runner = SampleRun(tmp, archive, redis_url, [collection.seeds[i].url for i in chosen])
+    first = runner.first_import()
+    first.sites = len(chosen)
+    older = runner.history_pass()
+    older.sites = len(chosen)
+    archived = [i for i in chosen if collection.seeds[i].archived][:RATE_CHECK_SEEDS]
+    rates = (RATE_CHECK_CDX, RATE_CHECK_MEMENTO)
+    timed = SampleRun(tmp, archive, redis_url, [collection.seeds[i].url for i in archived],
+                      name="rates", rates=rates).first_import()  # fmt: skip
+    return runner, first, older, timed, archived
+
+
+def _index_night(
+    collection: Collection, lines: list[str], indexed: set[tuple[str, str]], refreshed: set[int]
+) -> int:
+    """Add the night's new in-scope captures to ``indexed``; returns how many of them belong
+    to seeds outside ``refreshed`` (none of their captures at the first import)."""
+    outside = 0
+    for line in lines:
+        urlkey, stamp, _rest = line.split(" ", 2)
+        page = collection.urlkey_page[urlkey]
+        owner = collection.page_seed[page]
+        if owner >= 0 and collection.depth[page] <= 2 and (urlkey, stamp) not in indexed:
+            indexed.add((urlkey, stamp))
+            outside += owner not in refreshed
+    return outside
+
+
+def _report_times(
+    seed: int, started: float, timings: dict[str, float], first: Cost, older: Cost, timed: Cost,
+    sample_nights: list[Cost], full_first: FirstImport, in_process: dict[str, float],
+) -> None:  # fmt: skip
+    """Where the bench's time went."""
     sample_seconds = sum(c.seconds for c in sample_nights)
     print(
         f"(seed {seed}; {time.perf_counter() - started:,.0f} s in all: collection built and "
@@ -337,6 +363,19 @@ def run(*, sites: int, sample: int, nights: int, seed: int, redis_url: str, tmp:
         + ", ".join(f"{name} {sec:,.0f} s" for name, sec in in_process.items())
         + ")"
     )
+
+
+def _shares(
+    collection: Collection, night: int, indexed: set[tuple[str, str]], outside: int,
+    refreshers: dict[str, Refresher], first_held: int, scoped_history: int,
+) -> Shares:  # fmt: skip
+    """What each refresh holds of the archive's new captures after ``night``."""
+    return Shares(
+        night, len(indexed), _made(collection, night), outside,
+        {name: len(r.new & indexed) for name, r in refreshers.items()},
+        {name: (first_held + len(r.new & indexed)) / (scoped_history + len(indexed))
+         for name, r in refreshers.items()},
+    )  # fmt: skip
 
 
 def _scoped_history(collection: Collection) -> int:
@@ -419,15 +458,38 @@ def _report(
     for cost in sample_nights:
         week.add(cost)
     sample_n = len(sample_nights)
-    nights = len(refreshers["every"].nights)
     # Mementos of a refresh at full scale: the sample's per new capture it stored.
     per_capture = week.mementos / max(1, sample_new)
     seed = refreshers["seed"]
     every = refreshers["every"]
     b_nights = seed.nights[:before_nights]
     w_nights = seed.watched[:before_nights]
-    extrapolated = "CDX in process, mementos extrapolated"
+    _report_before(sites=sites, size=size, one_pass=one_pass, per_site=per_site, whole=whole,
+                   b_nights=b_nights, w_nights=w_nights, per_capture=per_capture,
+                   before_nights=before_nights, before_groups=before_groups)  # fmt: skip
+    _report_after(sites=sites, size=size, first=first, older=older, full_first=full_first,
+                  per_site=per_site, whole=whole, sample_nights=sample_nights, week=week,
+                  every=every, per_capture=per_capture, held_sites=held_sites)  # fmt: skip
+    _report_shares(shares, full_first, scoped_history)
 
+    _report_first_import(first, older, timed, rate_seeds, per_site, whole, sites)
+
+    print("\nChecks:")
+    for line in checks:
+        print(f"  {line}")
+    print(f"  new captures stored for the sample in {sample_n} nights: {sample_new:,} by HACS, "
+          f"{total(seed.watched[:sample_n]).new:,} in process (per seed)")  # fmt: skip
+    print(f"  mementos a new capture (the sample's {sample_n} nights): {week.mementos:,.0f} "
+          f"fetched for {sample_new:,} captures stored = {per_capture:.2f}")  # fmt: skip
+
+
+def _report_before(
+    *, sites: int, size: int, one_pass: Cost, per_site: float, whole: float, b_nights: list[Any],
+    w_nights: list[Any], per_capture: float, before_nights: int,
+    before_groups: dict[str, list[Cost]],
+) -> None:  # fmt: skip
+    """What a first import and the nights cost before HACS grouped its queries."""
+    extrapolated = "CDX in process, mementos extrapolated"
     print(f"\nBefore issue 26: one CDX query per seed every night (hours at {CDX_RATE:g} CDX "
           f"requests and {MEMENTO_RATE:g} mementos a minute):")  # fmt: skip
     print(HEAD)
@@ -465,6 +527,16 @@ def _report(
               f"{one.max_read:,} lines); {before_nights} nights: {all_nights.cdx:,.0f} requests, "
               f"{all_nights.cdx_wire / 1e6:,.1f} MB")  # fmt: skip
 
+
+def _report_after(
+    *, sites: int, size: int, first: Cost, older: Cost, full_first: FirstImport, per_site: float,
+    whole: float, sample_nights: list[Cost], week: Cost, every: Refresher, per_capture: float,
+    held_sites: int,
+) -> None:  # fmt: skip
+    """What they cost now, grouped by host, sized and audited."""
+    extrapolated = "CDX in process, mementos extrapolated"
+    sample_n = len(sample_nights)
+    nights = len(every.nights)
     print("\nAfter: HACS now (grouped by host, sized, audited):")
     print(HEAD)
     print(_row(f"first import, sample of {size:,} (measured)", first,
@@ -499,6 +571,9 @@ def _report(
               f"{night.rows:>10,} {night.other:>8,} {night.cut_short:>4,} "
               f"{night.checked:>8,}")  # fmt: skip
 
+
+def _report_shares(shares: list[Shares], full_first: FirstImport, scoped_history: int) -> None:
+    """The share of the archive's new captures HACS holds, night by night."""
     print("\nShare of new captures in HACS (seeds' own pages, depth <= 2, made after the first "
           "import and indexed by then):")  # fmt: skip
     print(f"  {'':<44}" + "".join(f"{'night ' + str(s.night):>14}" for s in shares))
@@ -516,16 +591,6 @@ def _report(
         print(f"  {'  ' + label:<44}" + "".join(f"{s.recall[name]:>14.2%}" for s in shares))
     print(f"  (the first import stored {full_first.held:,} of the {scoped_history:,} in-scope "
           f"captures the archive held: {full_first.held / scoped_history:.2%})")  # fmt: skip
-
-    _report_first_import(first, older, timed, rate_seeds, per_site, whole, sites)
-
-    print("\nChecks:")
-    for line in checks:
-        print(f"  {line}")
-    print(f"  new captures stored for the sample in {sample_n} nights: {sample_new:,} by HACS, "
-          f"{total(seed.watched[:sample_n]).new:,} in process (per seed)")  # fmt: skip
-    print(f"  mementos a new capture (the sample's {sample_n} nights): {week.mementos:,.0f} "
-          f"fetched for {sample_new:,} captures stored = {per_capture:.2f}")  # fmt: skip
 
 
 def _report_first_import(
