@@ -11,6 +11,7 @@ second loopback address serves; a plain crawler that drops its WARC into the inb
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -85,8 +86,14 @@ def fire(redis_url: str, name: str) -> None:
 
 
 def crawled(urls: list[str], *, changed: str) -> list[Page]:
-    """The crawl of ``urls``, a moment after the hand-off; only ``changed`` added a link."""
-    at = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=2)
+    """The crawl of ``urls``, a moment after the hand-off; only ``changed`` added a link.
+
+    A WARC date has whole seconds: the crawl's is the next second after now (after the
+    hand-off), and this returns once that second has passed, so that the crawl lies in the
+    list's window however fast the read-back comes next."""
+    at = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=1)
+    while datetime.now(UTC) <= at:
+        time.sleep(0.05)
     pages = [Page(u, at, [*LINKS, *(["http://doi.org/10.5/new"] if u == changed else [])])
              for u in urls]  # fmt: skip
     return [*pages, Page("http://other.example.org/", at, ["http://x.org/"])]
