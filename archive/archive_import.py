@@ -167,9 +167,16 @@ def archive_import(
     tally = {site_id: SiteTally() for site_id in ids}
     source = client.config.source if read_captures else ""  # the retry pass asks no CDX
     run = _Run(
-        client, limits, tally, finish, progress, source, defer_splits=defer_splits,
-        older_later=read_captures and limits.older_later and not history, history=history,
-    )  # fmt: skip
+        client,
+        limits,
+        tally,
+        finish,
+        progress,
+        source,
+        defer_splits=defer_splits,
+        older_later=read_captures and limits.older_later and not history,
+        history=history,
+    )
     if read_captures:
         queries = refresh_plan(ids, source, client.config.index_lag_days, full=full)
         run.go(queries, [])
@@ -183,11 +190,18 @@ class _Run:
     """One run's shared state: the client, the limits, each site's tally and the callbacks."""
 
     def __init__(
-        self, client: ArchiveClient, limits: RunLimits, tally: dict[int, SiteTally],
-        finish: Callable[[list[int]], object], progress: Callable[[int, str, dict[str, int]], None],
-        source: str, *, defer_splits: bool = False, older_later: bool = False,
+        self,
+        client: ArchiveClient,
+        limits: RunLimits,
+        tally: dict[int, SiteTally],
+        finish: Callable[[list[int]], object],
+        progress: Callable[[int, str, dict[str, int]], None],
+        source: str,
+        *,
+        defer_splits: bool = False,
+        older_later: bool = False,
         history: bool = False,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.client = client
         self.defer_splits = defer_splits
         self.older_later = older_later  # contents before a site's window wait for later
@@ -296,9 +310,11 @@ class _Run:
         if self.cannot_count:  # the server answered a size question with no number
             return set()
         fresh = QueryMemory.objects.filter(
-            source=self.source, kind=QueryMemory.Kind.GROUP, key__in=groups,
+            source=self.source,
+            kind=QueryMemory.Kind.GROUP,
+            key__in=groups,
             sized_at__gte=timezone.now() - SIZE_MAX_AGE,
-        )  # fmt: skip
+        )
         return set(groups) - set(fresh.values_list("key", flat=True))
 
     def _size(self, query: CdxQuery) -> int | ArchiveError:
@@ -327,9 +343,11 @@ class _Run:
             return [query]
         too_big = blocks > self.limits.group_max_blocks
         QueryMemory.objects.update_or_create(
-            source=self.source, kind=QueryMemory.Kind.GROUP, key=query.key,
+            source=self.source,
+            kind=QueryMemory.Kind.GROUP,
+            key=query.key,
             defaults={"blocks": blocks, "sized_at": timezone.now(), "too_big": too_big},
-        )  # fmt: skip
+        )
         if not too_big:
             return [query]
         if self.defer_splits:
@@ -410,9 +428,8 @@ class _Run:
 
         try:
             for page in self.client.cdx_pages(
-                query.url, parse, since=query.since, row_keys=row_keys,
-                match_type=query.match_type,
-            ):  # fmt: skip
+                query.url, parse, since=query.since, row_keys=row_keys, match_type=query.match_type
+            ):
                 outcome.pages += 1
                 outcome.records.extend(page.records)
                 outcome.bad_lines += page.skipped
@@ -435,9 +452,11 @@ class _Run:
             or (bool(outcome.failure) and _too_big_failure(outcome.failure))
         )
         QueryMemory.objects.update_or_create(
-            source=self.source, kind=QueryMemory.Kind.GROUP, key=query.key,
+            source=self.source,
+            kind=QueryMemory.Kind.GROUP,
+            key=query.key,
             defaults={"rows": len(outcome.records), "pages": outcome.pages, "too_big": too_big},
-        )  # fmt: skip
+        )
         if query.wide and not outcome.failure:
             QueryMemory.objects.filter(
                 source=self.source, kind=QueryMemory.Kind.GROUP, key=query.key
@@ -479,9 +498,10 @@ class _Run:
         the next refresh on."""
         audit = self.audits.pop(outcome.query.key)
         exact = {
-            r.timestamp for r in outcome.records
+            r.timestamp
+            for r in outcome.records
             if r.urlkey == audit.homepage and r.timestamp < audit.group_started
-        }  # fmt: skip
+        }
         missed = len(exact - audit.held)
         site = self.tally[outcome.query.site_ids[0]].counts
         site["homepages audited exactly"] += 1
@@ -495,8 +515,10 @@ class _Run:
             log.warning(
                 "The archive's grouped answer for %s lacked %d captures of %s that an exact query "
                 "found; its seeds are asked one at a time from now on.",
-                audit.host, missed, audit.homepage,
-            )  # fmt: skip
+                audit.host,
+                missed,
+                audit.homepage,
+            )
         memory.save()
 
     def store(self, outcome: QueryOutcome) -> CaptureCounts:
@@ -535,18 +557,24 @@ class _Run:
         margins: list[float] = []
         with transaction.atomic():
             counts = captures_store(
-                records=outcome.records, source=self.source, index=ScopeIndex(seeds),
+                records=outcome.records,
+                source=self.source,
+                index=ScopeIndex(seeds),
                 keep_times=query.since is not None and not audit,
-            )  # fmt: skip
+            )
             # A row dated after the query (a broken index line) must not move ``from`` ahead.
             moments = (r.timestamp for r in outcome.records if r.timestamp <= outcome.started)
             newest = max(moments, default=None)
             for site_id in query.site_ids:
                 check, created = ArchiveCheck.objects.get_or_create(
-                    site_id=site_id, source=self.source,
-                    defaults={"checked_at": outcome.started, "newest_seen": newest,
-                              "first_checked_at": outcome.started},
-                )  # fmt: skip
+                    site_id=site_id,
+                    source=self.source,
+                    defaults={
+                        "checked_at": outcome.started,
+                        "newest_seen": newest,
+                        "first_checked_at": outcome.started,
+                    },
+                )
                 if created:
                     continue
                 if check.newest_seen is not None and site_id in counts.new_times:
@@ -579,14 +607,20 @@ class _Run:
         try:
             memento = self.client.fetch_memento(item.timestamp, item.url)
             return snapshot_from_body(
-                urlkey=item.urlkey, digest=item.digest, url=item.url, body=memento.body,
-                content_type=memento.content_type, truncated=memento.truncated,
-            )  # fmt: skip
+                urlkey=item.urlkey,
+                digest=item.digest,
+                url=item.url,
+                body=memento.body,
+                content_type=memento.content_type,
+                truncated=memento.truncated,
+            )
         except ArchiveError as error:
             return LinkSnapshot(
-                urlkey=item.urlkey, digest=item.digest, status=LinkSnapshot.Status.FAILED,
+                urlkey=item.urlkey,
+                digest=item.digest,
+                status=LinkSnapshot.Status.FAILED,
                 error=str(error)[:2000],
-            )  # fmt: skip
+            )
 
     def _fetched(self, item: SnapshotWanted, snapshot: LinkSnapshot) -> None:
         failed = snapshot.status == LinkSnapshot.Status.FAILED

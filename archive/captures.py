@@ -211,20 +211,29 @@ def captures_store(
         for (record, depth, page_key), kind in zip(fresh, kinds[len(old) :], strict=True):
             rows.append(
                 (
-                    site_id, record.original, record.urlkey, page_key, adapt(record.timestamp),
-                    depth, record.mimetype[:200], record.status, record.digest[:100],
-                    record.length, source[:200], str(kind), kind in OBSERVATION_KINDS,
+                    site_id,
+                    record.original,
+                    record.urlkey,
+                    page_key,
+                    adapt(record.timestamp),
+                    depth,
+                    record.mimetype[:200],
+                    record.status,
+                    record.digest[:100],
+                    record.length,
+                    source[:200],
+                    str(kind),
+                    kind in OBSERVATION_KINDS,
                     record.location or None,
                 )
-            )  # fmt: skip
+            )
     with transaction.atomic():
         counts.added = _insert_ignoring_conflicts(rows)
         if kind_changes:
             table = Capture._meta.db_table
             with connection.cursor() as cursor:
                 cursor.executemany(
-                    f"UPDATE {table} SET kind = %s, is_observation = %s WHERE id = %s",
-                    kind_changes,
+                    f"UPDATE {table} SET kind = %s, is_observation = %s WHERE id = %s", kind_changes
                 )
     return counts
 
@@ -284,10 +293,15 @@ def _stored_form(record: cdx.CdxRecord, mimetype: str, status: int | None) -> cd
         return record
     urlkey = record.urlkey or canonical_url(record.original)
     return cdx.CdxRecord(
-        urlkey=urlkey, timestamp=record.timestamp, original=record.original, mimetype=mimetype,
-        status=status, digest=cdx.bare_digest(record.digest), length=record.length,
+        urlkey=urlkey,
+        timestamp=record.timestamp,
+        original=record.original,
+        mimetype=mimetype,
+        status=status,
+        digest=cdx.bare_digest(record.digest),
+        length=record.length,
         location=record.location,
-    )  # fmt: skip
+    )
 
 
 #: A batch naming at most this many (site, page) pairs reads only those pages' stored captures;
@@ -320,9 +334,17 @@ def _stored_captures(
 
 
 _STORED_FIELDS = (
-    "site_id", "id", "urlkey", "timestamp", "url", "mimetype", "status", "digest", "length",
+    "site_id",
+    "id",
+    "urlkey",
+    "timestamp",
+    "url",
+    "mimetype",
+    "status",
+    "digest",
+    "length",
     "kind",
-)  # fmt: skip
+)
 
 
 def _stored_record(pk: int, urlkey: str, *rest: Any) -> tuple[cdx.CdxRecord, int, str]:
@@ -342,9 +364,21 @@ def _stored_of_sites(site_ids: set[int]) -> dict[int, list[tuple[cdx.CdxRecord, 
 
 
 _CAPTURE_COLUMNS = (
-    "site_id", "url", "urlkey", "page_key", "timestamp", "depth", "mimetype", "status", "digest",
-    "length", "source", "kind", "is_observation", "location",
-)  # fmt: skip
+    "site_id",
+    "url",
+    "urlkey",
+    "page_key",
+    "timestamp",
+    "depth",
+    "mimetype",
+    "status",
+    "digest",
+    "length",
+    "source",
+    "kind",
+    "is_observation",
+    "location",
+)
 
 
 def _insert_ignoring_conflicts(rows: Sequence[tuple[Any, ...]]) -> int:

@@ -43,13 +43,7 @@ from typing import BinaryIO, Protocol, cast
 from django.db import transaction
 
 from archive.archive_import import archive_import
-from archive.captures import (
-    MAX_DEPTH,
-    CaptureCounts,
-    ScopeIndex,
-    capture_limits,
-    captures_store,
-)
+from archive.captures import MAX_DEPTH, CaptureCounts, ScopeIndex, capture_limits, captures_store
 from archive.models import Site
 from archive.snapshots import snapshot_from_body, snapshots_fetch, snapshots_save, updates_compute
 from archive.status import sites_finish, sites_start
@@ -219,11 +213,15 @@ def _from_archive(
         notify(urls[site_id], failure, counts)
 
     captures, fetches, bad_lines, _failed = archive_import(
-        ids, client, read_captures=isinstance(source, FromArchive),
+        ids,
+        client,
+        read_captures=isinstance(source, FromArchive),
         full=isinstance(source, FromArchive) and source.full,
         defer_splits=isinstance(source, FromArchive) and source.defer_splits,
-        history=history, finish=finish, progress=told,
-    )  # fmt: skip
+        history=history,
+        finish=finish,
+        progress=told,
+    )
     report.captures.merge(captures)
     report.fetches.update(fetches)
     report.bad_lines += bad_lines
@@ -258,15 +256,17 @@ class _FileRun:
     running: set[int] = field(default_factory=set)
 
     def store(
-        self, records: Sequence[cdx.CdxRecord], source: str, limits: cdx.RowLimits,
+        self,
+        records: Sequence[cdx.CdxRecord],
+        source: str,
+        limits: cdx.RowLimits,
         read: dict[str, int],
-    ) -> CaptureCounts:  # fmt: skip
+    ) -> CaptureCounts:
         """Store a batch and start the sites it touched first, in one transaction, then tell
         ``step``: killed anywhere, the run leaves every site it stored captures for either
         running and named by a step, or as it was before."""
         with transaction.atomic():
-            counts = captures_store(records=records, source=source, index=self.index,
-                                    limits=limits)  # fmt: skip
+            counts = captures_store(records=records, source=source, index=self.index, limits=limits)
             started = sorted(counts.sites - self.running) if self.start else []
             if started:
                 sites_start(started)
@@ -376,19 +376,25 @@ class _WarcBatches:
             if key not in self.saved:
                 self.saved.add(key)
                 snapshots[key] = snapshot_from_body(
-                    urlkey=key[0], digest=key[1], url=item.record.original,
-                    body=item.body[:max_body], content_type=item.content_type,
+                    urlkey=key[0],
+                    digest=key[1],
+                    url=item.record.original,
+                    body=item.body[:max_body],
+                    content_type=item.content_type,
                     truncated=len(item.body) > max_body,
-                )  # fmt: skip
+                )
         self.run.report.snapshots += snapshots_save(list(snapshots.values()))
         self.pending.clear()
         self.pending_bytes = 0
 
 
 def _warc_file(
-    path: Path, max_body: int, run: _FileRun, source: str = "",
+    path: Path,
+    max_body: int,
+    run: _FileRun,
+    source: str = "",
     opener: Callable[[Path], BinaryIO] | None = None,
-) -> set[int]:  # fmt: skip
+) -> set[int]:
     """Store one WARC or WACZ file's captures and the link snapshots of its pages as they are
     read; returns the sites. Damage stops the file (or a WACZ's WARC file) where it starts and
     is recorded as its failure, with the byte offset; the records before it are kept."""
@@ -403,8 +409,9 @@ def _warc_file(
                 failure = _wacz_records(stream, batches, stats)
             else:
                 batches.source = source or f"warc:{path.name}"
-                batches.add(read_warc(stream, max_body=max_body, stats=stats,
-                                      limits=batches.limits))  # fmt: skip
+                batches.add(
+                    read_warc(stream, max_body=max_body, stats=stats, limits=batches.limits)
+                )
             batches.store()
     except OSError as error:
         failure = f"cannot be read ({error.strerror or error})"
@@ -431,8 +438,14 @@ def _wacz_records(stream: BinaryIO, batches: _WarcBatches, stats: WarcStats) -> 
     for entry, data in read_wacz(stream):
         before = stats.captures
         try:
-            batches.add(read_warc(cast(BinaryIO, data), max_body=batches.max_body, stats=stats,
-                                  limits=batches.limits))  # fmt: skip
+            batches.add(
+                read_warc(
+                    cast(BinaryIO, data),
+                    max_body=batches.max_body,
+                    stats=stats,
+                    limits=batches.limits,
+                )
+            )
         except WarcError as error:
             reason = data.failure or error.reason
             failures.append(
@@ -465,9 +478,13 @@ def _kept(records: int) -> str:
 
 
 def _file_report(
-    report: ImportReport, path: Path, unit: str, skipped: int,
-    problems: Sequence[tuple[int, str]], failure: str,
-) -> None:  # fmt: skip
+    report: ImportReport,
+    path: Path,
+    unit: str,
+    skipped: int,
+    problems: Sequence[tuple[int, str]],
+    failure: str,
+) -> None:
     """Add a file's skipped records (each with its line or offset) and its failure, if any."""
     report.bad_lines += skipped
     report.problems += [f"{path.name} {unit} {where:,}: {why}" for where, why in problems]

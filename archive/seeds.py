@@ -52,11 +52,13 @@ def seeds_import(
     with its reason (the sizes are read from ``Site``), so one long line never fails the rest.
     """
     parsed = parse_seed_list(
-        data, max_bytes=max_bytes, max_lines=max_lines,
+        data,
+        max_bytes=max_bytes,
+        max_lines=max_lines,
         user_directories_only=user_directories_only,
         max_url_length=_max_length("seed_url"),
         max_key_length=_max_length("canonical_key"),
-    )  # fmt: skip
+    )
     # As tags in the file are: a tag is at most as long as the column holding it.
     extra_tags = [tag.strip()[:MAX_TAG_LENGTH] for tag in extra_tags if tag.strip()]
     report = SeedImportReport(parsed=parsed)

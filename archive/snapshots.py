@@ -70,20 +70,30 @@ def snapshots_missing(*, site_ids: Iterable[int]) -> list[SnapshotWanted]:
 
 
 def snapshot_from_body(
-    *, urlkey: str, digest: str, url: str, body: bytes, content_type: str | None,
+    *,
+    urlkey: str,
+    digest: str,
+    url: str,
+    body: bytes,
+    content_type: str | None,
     truncated: bool = False,
-) -> LinkSnapshot:  # fmt: skip
+) -> LinkSnapshot:
     """A parsed snapshot (not saved) from a page's raw bytes."""
     if truncated:
         return LinkSnapshot(
-            urlkey=urlkey, digest=digest, status=LinkSnapshot.Status.TOO_LARGE,
+            urlkey=urlkey,
+            digest=digest,
+            status=LinkSnapshot.Status.TOO_LARGE,
             error="The archived page is larger than HACS_MAX_MEMENTO_BYTES.",
-        )  # fmt: skip
+        )
     links = sorted(extract_links(decode_html(body, content_type), url))
     return LinkSnapshot(
-        urlkey=urlkey, digest=digest, status=LinkSnapshot.Status.OK,
-        links="\n".join(links), link_count=len(links),
-    )  # fmt: skip
+        urlkey=urlkey,
+        digest=digest,
+        status=LinkSnapshot.Status.OK,
+        links="\n".join(links),
+        link_count=len(links),
+    )
 
 
 def snapshots_save(snapshots: Sequence[LinkSnapshot]) -> int:
@@ -129,15 +139,21 @@ def snapshots_fetch(
         try:
             memento = fetch(wanted.timestamp, wanted.url)
             snapshot = snapshot_from_body(
-                urlkey=wanted.urlkey, digest=wanted.digest, url=wanted.url, body=memento.body,
-                content_type=memento.content_type, truncated=memento.truncated,
-            )  # fmt: skip
+                urlkey=wanted.urlkey,
+                digest=wanted.digest,
+                url=wanted.url,
+                body=memento.body,
+                content_type=memento.content_type,
+                truncated=memento.truncated,
+            )
             counts["fetched"] += 1
         except ArchiveError as error:
             snapshot = LinkSnapshot(
-                urlkey=wanted.urlkey, digest=wanted.digest, status=LinkSnapshot.Status.FAILED,
+                urlkey=wanted.urlkey,
+                digest=wanted.digest,
+                status=LinkSnapshot.Status.FAILED,
                 error=str(error)[:2000],
-            )  # fmt: skip
+            )
             counts["fetch failed"] += 1
         pending.append(snapshot)
         if on_fetch is not None:

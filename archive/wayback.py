@@ -216,9 +216,14 @@ class RequestStats:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(
-        self, *, requests: int = 0, retries: int = 0, waited_seconds: float = 0.0,
-        cdx_queries: int = 0, mementos: int = 0,
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        requests: int = 0,
+        retries: int = 0,
+        waited_seconds: float = 0.0,
+        cdx_queries: int = 0,
+        mementos: int = 0,
+    ) -> None:
         with self._lock:
             self.requests += requests
             self.retries += retries
@@ -304,16 +309,23 @@ class ArchiveClient:
                 connection, _host(config.cdx_url), "cdx", config.cdx_per_minute, sleep=sleep
             ),
             "memento": SharedRateLimiter(
-                connection, _host(config.wayback_url), "memento", config.memento_per_minute,
+                connection,
+                _host(config.wayback_url),
+                "memento",
+                config.memento_per_minute,
                 sleep=sleep,
             ),
-        }  # fmt: skip
+        }
 
     # --- CDX -----------------------------------------------------------------------------------
     def cdx_query_params(
-        self, url: str, resume_key: str | None = None, since: str | None = None, *,
+        self,
+        url: str,
+        resume_key: str | None = None,
+        since: str | None = None,
+        *,
         match_type: str = "prefix",
-    ) -> dict[str, str]:  # fmt: skip
+    ) -> dict[str, str]:
         """Query parameters of a query for ``url``; never ``collapse``: unchanged captures are
         data.
 
@@ -408,8 +420,7 @@ class ArchiveClient:
                         f"{attempt + 1} times ({reason}); it may be cutting its answers "
                         "short: try again later with import_archive --failed."
                     ) from None
-                self._back_off(f"CDX answer for {name} unreadable ({reason})", attempt,
-                               time_limit)  # fmt: skip
+                self._back_off(f"CDX answer for {name} unreadable ({reason})", attempt, time_limit)
             budget -= size
             if row_keys is not None:
                 keys = set(row_keys(page))
@@ -444,9 +455,14 @@ class ArchiveClient:
         host = _host(self.config.cdx_url)
         self.stats.add(cdx_queries=1)
         answer = self._get(
-            "cdx", self.config.cdx_url, params, what=f"The CDX query for {name}",
-            setting="HACS_CDX_URL", limit=max(budget, 0), time_limit=time_limit,
-        )  # fmt: skip
+            "cdx",
+            self.config.cdx_url,
+            params,
+            what=f"The CDX query for {name}",
+            setting="HACS_CDX_URL",
+            limit=max(budget, 0),
+            time_limit=time_limit,
+        )
         if answer.truncated:
             raise ArchiveError(
                 f"The CDX answer for {name} from {host} passed {self.config.max_cdx_bytes:,} "
@@ -487,9 +503,14 @@ class ArchiveClient:
         time_limit = _TimeLimit.of(until, host, f"the size of the CDX query for {name}")
         self.stats.add(cdx_queries=1)
         answer = self._get(
-            "cdx", self.config.cdx_url, params, what=f"The size of the CDX query for {name}",
-            setting="HACS_CDX_URL", limit=SIZE_ANSWER_BYTES, time_limit=time_limit,
-        )  # fmt: skip
+            "cdx",
+            self.config.cdx_url,
+            params,
+            what=f"The size of the CDX query for {name}",
+            setting="HACS_CDX_URL",
+            limit=SIZE_ANSWER_BYTES,
+            time_limit=time_limit,
+        )
         text = answer.body.decode("utf-8", errors="replace").strip()
         if answer.status == 200 and not answer.truncated and text.isdigit() and len(text) < 10:
             return int(text)
@@ -522,10 +543,14 @@ class ArchiveClient:
             what = f"the request for the memento of {url} at {timestamp}"
             time_limit = _TimeLimit.of(deadline, _host(self.config.wayback_url), what)
         answer = self._get(
-            "memento", self.memento_url(timestamp, url), None,
-            what=f"The memento of {url} at {timestamp}", setting="HACS_WAYBACK_URL",
-            limit=self.config.max_memento_bytes, time_limit=time_limit,
-        )  # fmt: skip
+            "memento",
+            self.memento_url(timestamp, url),
+            None,
+            what=f"The memento of {url} at {timestamp}",
+            setting="HACS_WAYBACK_URL",
+            limit=self.config.max_memento_bytes,
+            time_limit=time_limit,
+        )
         if answer.status != 200:
             raise ArchiveError(f"Memento {timestamp} {url} answered HTTP {answer.status}.")
         return Memento(
@@ -539,9 +564,16 @@ class ArchiveClient:
 
     # --- The one place requests are sent -------------------------------------------------------
     def _get(
-        self, kind: str, url: str, params: dict[str, str] | None, *, what: str, setting: str,
-        limit: int, time_limit: _TimeLimit | None,
-    ) -> _Answer:  # fmt: skip
+        self,
+        kind: str,
+        url: str,
+        params: dict[str, str] | None,
+        *,
+        what: str,
+        setting: str,
+        limit: int,
+        time_limit: _TimeLimit | None,
+    ) -> _Answer:
         """Send one GET (with retries) and read its whole answer.
 
         Retried: 429 and 5xx (honouring ``Retry-After`` up to the deadline), timeouts, resets,
@@ -554,15 +586,23 @@ class ArchiveClient:
         if self.unreachable is not None:
             raise self.unreachable
         try:
-            return self._get_with_retries(kind, url, params, what=what, setting=setting,
-                                          limit=limit, time_limit=time_limit)  # fmt: skip
+            return self._get_with_retries(
+                kind, url, params, what=what, setting=setting, limit=limit, time_limit=time_limit
+            )
         except RateLimitUnavailable as error:
             raise self._unreachable_now(ArchiveUnreachableError(str(error))) from None
 
     def _get_with_retries(
-        self, kind: str, url: str, params: dict[str, str] | None, *, what: str, setting: str,
-        limit: int, time_limit: _TimeLimit | None,
-    ) -> _Answer:  # fmt: skip
+        self,
+        kind: str,
+        url: str,
+        params: dict[str, str] | None,
+        *,
+        what: str,
+        setting: str,
+        limit: int,
+        time_limit: _TimeLimit | None,
+    ) -> _Answer:
         archive_host = _host(url)
         limiter = self._limiters[kind]
         attempt = 0
@@ -597,10 +637,12 @@ class ArchiveClient:
             except requests.ConnectionError as error:
                 cause = _unreachable_cause(error)
                 if cause is not None:
-                    raise self._unreachable_now(ArchiveUnreachableError(
-                        f"The archive at {archive_host} cannot be reached ({cause}): check the "
-                        f"network or {setting}."
-                    )) from None  # fmt: skip
+                    raise self._unreachable_now(
+                        ArchiveUnreachableError(
+                            f"The archive at {archive_host} cannot be reached ({cause}): check the "
+                            f"network or {setting}."
+                        )
+                    ) from None
                 reason = _describe(error)
             except requests.Timeout as error:
                 reason = _describe(error)
@@ -661,17 +703,21 @@ class ArchiveClient:
         """
         if isinstance(error, requests.exceptions.InvalidHeader):
             # The User-Agent is the only header HACS sends that is not fixed.
-            return self._unreachable_now(ArchiveUnreachableError(
-                f"The archive cannot be asked anything: the User-Agent "
-                f"{self.config.user_agent!r} is not a valid HTTP header value; fix "
-                "HACS_USER_AGENT."
-            ))  # fmt: skip
+            return self._unreachable_now(
+                ArchiveUnreachableError(
+                    f"The archive cannot be asked anything: the User-Agent "
+                    f"{self.config.user_agent!r} is not a valid HTTP header value; fix "
+                    "HACS_USER_AGENT."
+                )
+            )
         base = self.config.cdx_url if kind == "cdx" else self.config.wayback_url
         problem = http_url_problem(base)
         if problem is not None:
-            return self._unreachable_now(ArchiveUnreachableError(
-                f"The archive URL {base} cannot be requested ({problem}): fix {setting}."
-            ))  # fmt: skip
+            return self._unreachable_now(
+                ArchiveUnreachableError(
+                    f"The archive URL {base} cannot be requested ({problem}): fix {setting}."
+                )
+            )
         return ArchiveError(f"{what} cannot be requested ({_describe(error)}).")
 
     def _back_off(self, why: str, attempt: int, time_limit: _TimeLimit | None) -> None:

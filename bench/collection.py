@@ -71,11 +71,52 @@ Array = NDArray[Any]
 
 DAY = 86_400
 KINDS = ("institution", "personal", "github", "google")
-SYLLABLES = ("an", "be", "ca", "de", "el", "fa", "go", "ha", "in", "jo", "ka", "li", "ma", "ne",
-             "ol", "pa", "ra", "sa", "ta", "ul", "va", "wi", "ya", "zo", "ri", "mo", "lu", "ki",
-             "er", "st")  # fmt: skip
-DEPTH1 = ("publications.html", "teaching/", "research/", "cv.pdf", "students/", "projects/",
-          "talks.html", "software/", "courses/", "bio.html", "papers/", "group/")  # fmt: skip
+SYLLABLES = (
+    "an",
+    "be",
+    "ca",
+    "de",
+    "el",
+    "fa",
+    "go",
+    "ha",
+    "in",
+    "jo",
+    "ka",
+    "li",
+    "ma",
+    "ne",
+    "ol",
+    "pa",
+    "ra",
+    "sa",
+    "ta",
+    "ul",
+    "va",
+    "wi",
+    "ya",
+    "zo",
+    "ri",
+    "mo",
+    "lu",
+    "ki",
+    "er",
+    "st",
+)
+DEPTH1 = (
+    "publications.html",
+    "teaching/",
+    "research/",
+    "cv.pdf",
+    "students/",
+    "projects/",
+    "talks.html",
+    "software/",
+    "courses/",
+    "bio.html",
+    "papers/",
+    "group/",
+)
 
 
 @dataclass(frozen=True)
@@ -263,8 +304,13 @@ class Collection:
             self._page(parent + leaf, seed, 2, rate * spec.depth_factor[1] * jitter[201 + j], host)
         for j in range(_count(self.rng, spec.pages_deep)):
             parent = dirs[j % len(dirs)]
-            self._page(f"{parent}item{j}/notes/n{j}.html", seed, 3,
-                       rate * spec.depth_factor[2] * jitter[601 + j], host)  # fmt: skip
+            self._page(
+                f"{parent}item{j}/notes/n{j}.html",
+                seed,
+                3,
+                rate * spec.depth_factor[2] * jitter[601 + j],
+                host,
+            )
         self._subpages_share(home)
 
     def _subpages_share(self, home: int) -> None:
@@ -279,8 +325,9 @@ class Collection:
 
     def _seed_rate(self) -> float:
         spec = self.spec
-        interval = float(_lognormal(self.rng, spec.capture_interval_median,
-                                    spec.capture_interval_sigma, 1)[0])  # fmt: skip
+        interval = float(
+            _lognormal(self.rng, spec.capture_interval_median, spec.capture_interval_sigma, 1)[0]
+        )
         return 1.0 / interval
 
     def _add_seed(self, url: str, host: int, kind: str, family: str) -> int:
@@ -315,8 +362,9 @@ class Collection:
         """``heavy_pages`` more depth-2 pages for the first archived seed of each of the
         ``heavy_seeds`` largest institutional hosts, each captured at a depth-2 page's rate."""
         spec = self.spec
-        hosts = sorted((h for h in self.hosts if h.kind == "institution"),
-                       key=lambda h: -len(h.seeds))[: spec.heavy_seeds]  # fmt: skip
+        hosts = sorted(
+            (h for h in self.hosts if h.kind == "institution"), key=lambda h: -len(h.seeds)
+        )[: spec.heavy_seeds]
         for host in hosts:
             seed = next((i for i in host.seeds if self.seeds[i].archived), None)
             if seed is None:
@@ -325,8 +373,9 @@ class Collection:
             base, rate = self.urls[home], self.rate[home] * spec.depth_factor[1]
             jitter = _lognormal(self.rng, 1.0, spec.page_jitter_sigma, spec.heavy_pages)
             for j in range(spec.heavy_pages):
-                self._page(f"{base}archive/{j}/", seed, 2, rate * float(jitter[j]),
-                           self.seeds[seed].host)  # fmt: skip
+                self._page(
+                    f"{base}archive/{j}/", seed, 2, rate * float(jitter[j]), self.seeds[seed].host
+                )
 
     def _seed_site(self, seed: int, base: str) -> None:
         """The seed's pages, captured only if the archive holds the seed at all (or, for a
@@ -347,8 +396,13 @@ class Collection:
     def _institution(self, size: int, taken_hosts: set[str]) -> None:
         spec = self.spec
         uni = self._name(taken_hosts)
-        forms = (f"www.cs.{uni}.edu", f"{uni}.edu", f"people.cs.{uni}.edu",
-                 f"www.{uni}.ac.uk", f"math.{uni}.edu")  # fmt: skip
+        forms = (
+            f"www.cs.{uni}.edu",
+            f"{uni}.edu",
+            f"people.cs.{uni}.edu",
+            f"www.{uni}.ac.uk",
+            f"math.{uni}.edu",
+        )
         name = forms[int(self.rng.integers(0, len(forms)))]
         draw = self.rng.random()
         family = "~" if draw < 0.75 else ("people" if draw < 0.95 else "homes")
@@ -370,8 +424,13 @@ class Collection:
             home = self._page(base, -1, -1, rate, host)
             for j in range(_count(self.rng, spec.other_pages)):
                 jitter = float(_lognormal(self.rng, 1.0, spec.page_jitter_sigma, 1)[0])
-                self._page(f"{base}{DEPTH1[j % len(DEPTH1)]}", -1, -1,
-                           rate * spec.depth_factor[0] * jitter, host)  # fmt: skip
+                self._page(
+                    f"{base}{DEPTH1[j % len(DEPTH1)]}",
+                    -1,
+                    -1,
+                    rate * spec.depth_factor[0] * jitter,
+                    host,
+                )
             self._subpages_share(home)
         for j in range(3 + size // spec.department_pages_per):
             page = ("", "news/", "courses/", "events/", "research/")[j % 5]
@@ -423,10 +482,14 @@ class Collection:
         spec = self.spec
         draw = _uniform(_mix(pages, seconds, spec.seed, 1))
         kinds = np.where(draw < spec.redirect_share, 1, 0)
-        kinds = np.where((draw >= spec.redirect_share) &
-                         (draw < spec.redirect_share + spec.missing_share), 2, kinds)  # fmt: skip
-        noise = self.dynamic[pages] & (_uniform(_mix(pages, seconds, spec.seed, 2))
-                                       < spec.dynamic_noise)  # fmt: skip
+        kinds = np.where(
+            (draw >= spec.redirect_share) & (draw < spec.redirect_share + spec.missing_share),
+            2,
+            kinds,
+        )
+        noise = self.dynamic[pages] & (
+            _uniform(_mix(pages, seconds, spec.seed, 2)) < spec.dynamic_noise
+        )
         return kinds, noise
 
     def _lines(self, pages: Array, seconds: Array) -> list[str]:
@@ -452,9 +515,15 @@ class Collection:
         lines: list[str] = []
         urls, keys = self.urls, self.urlkeys
         for page, when, version, kind, rev, a, b in zip(
-            pages.tolist(), seconds.tolist(), versions.tolist(), kinds.tolist(),
-            revisit.tolist(), digest_a.tolist(), digest_b.tolist(), strict=True,
-        ):  # fmt: skip
+            pages.tolist(),
+            seconds.tolist(),
+            versions.tolist(),
+            kinds.tolist(),
+            revisit.tolist(),
+            digest_a.tolist(),
+            digest_b.tolist(),
+            strict=True,
+        ):
             url = urls[page]
             head = f"{keys[page]} {timestamp_text(when)} {url}"
             if kind:
@@ -519,11 +588,14 @@ class Collection:
             day = self.end_s + (k - 1) * DAY
             pages, seconds = self._captures(rng, day, day + DAY)
             lines = self._lines(pages, seconds)
-            lags = np.where(rng.random(len(lines)) < spec.same_night_share, 0,
-                            np.minimum(spec.lag_max, rng.geometric(
-                                1 / (1 + spec.lag_mean_extra), len(lines))))  # fmt: skip
-            for line, page, when, lag in zip(lines, pages.tolist(), seconds.tolist(),
-                                             lags.tolist(), strict=True):  # fmt: skip
+            lags = np.where(
+                rng.random(len(lines)) < spec.same_night_share,
+                0,
+                np.minimum(spec.lag_max, rng.geometric(1 / (1 + spec.lag_mean_extra), len(lines))),
+            )
+            for line, page, when, lag in zip(
+                lines, pages.tolist(), seconds.tolist(), lags.tolist(), strict=True
+            ):
                 self._pending.setdefault(k + lag, []).append((line, page, when))
             self._night_times.append((pages, seconds))
             self._nights_done = k
@@ -534,8 +606,10 @@ class Collection:
         if page is None or not stamp.isdigit() or len(stamp) != 14:
             return None
         seconds = _epoch_of(stamp)
-        if not any(_holds(pages, times, page, seconds)
-                   for pages, times in [self.history, *self._night_times]):  # fmt: skip
+        if not any(
+            _holds(pages, times, page, seconds)
+            for pages, times in [self.history, *self._night_times]
+        ):
             return None
         pages, times = np.asarray([page]), np.asarray([seconds])
         _kinds, noise = self._flags(pages, times)
@@ -563,9 +637,11 @@ def _holds(pages: Array, times: Array, page: int, seconds: int) -> bool:
 def _mix(a: Array, b: Array, seed: int, salt: int) -> Array:
     """A 64-bit hash of (seed, salt, a, b) for each pair (splitmix64's finaliser)."""
     with np.errstate(over="ignore"):
-        x = (np.asarray(a, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-             + np.asarray(b, dtype=np.uint64) * np.uint64(0xBF58476D1CE4E5B9)
-             + np.uint64((seed * 1_000_003 + salt) & 0xFFFFFFFFFFFFFFFF))  # fmt: skip
+        x = (
+            np.asarray(a, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+            + np.asarray(b, dtype=np.uint64) * np.uint64(0xBF58476D1CE4E5B9)
+            + np.uint64((seed * 1_000_003 + salt) & 0xFFFFFFFFFFFFFFFF)
+        )
         x ^= x >> np.uint64(30)
         x *= np.uint64(0xBF58476D1CE4E5B9)
         x ^= x >> np.uint64(27)

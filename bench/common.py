@@ -71,9 +71,10 @@ def bench_parser(
     parser.add_argument("--seed", type=int, default=seed, help=f"default {seed}")
     if demo:
         parser.add_argument(
-            "--no-bursts", action="store_true",
+            "--no-bursts",
+            action="store_true",
             help="the demo without bursts: pages add links as plain Poisson processes",
-        )  # fmt: skip
+        )
     return parser
 
 
@@ -117,9 +118,10 @@ def load(truth: dict[str, Any], level: str) -> tuple[Observed, list[list[float]]
     observed, changes, rates = [], [], []
     for site in truth["sites"]:
         rows = [
-            c for c in site["captures"]
+            c
+            for c in site["captures"]
             if c["observation"] and (c["depth"] == 0 if level == "homepage" else c["depth"] <= 2)
-        ]  # fmt: skip
+        ]
         times = np.array([day_of(c["timestamp"]) for c in rows])
         pages = {page: i for i, page in enumerate(sorted({c["page"] for c in rows}))}
         page = np.array([pages[c["page"]] for c in rows], dtype=np.int64)
@@ -223,9 +225,15 @@ def pak_windows(
     rows: dict[str, list[float]] = {}
     for w in range(1, 13):
         extra = scorers(w)
-        result = evaluate({level: table}, start=START_DAYS, end=END_DAYS, w_weeks=[w],
-                          e_days=EVAL_E_DAYS, method="interpolated",
-                          scorers={level: extra})  # fmt: skip
+        result = evaluate(
+            {level: table},
+            start=START_DAYS,
+            end=END_DAYS,
+            w_weeks=[w],
+            e_days=EVAL_E_DAYS,
+            method="interpolated",
+            scorers={level: extra},
+        )
         pak = {row["model"]: row["weighted_p_at_k"] for row in result["pak"]}
         for model in ("posterior", "cho_garcia_molina", "last_obs", *extra):
             rows.setdefault(model, []).append(float(pak[model]))
@@ -265,11 +273,18 @@ def replay_totals(
     span = (END - START).days
     totals: dict[str, list[int]] = {}
     for start in (span - 28 * (k + 1) for k in range(3)):
-        results = replay(history=before(observed, start), changes=changes,
-                         start=float(start), days=28, budget=budget,
-                         policies=["hacs", "round_robin", "random", "true_rates"],
-                         e_days=E_DAYS, true_rates=rates, seed=seed + start,
-                         extra=extra)  # fmt: skip
+        results = replay(
+            history=before(observed, start),
+            changes=changes,
+            start=float(start),
+            days=28,
+            budget=budget,
+            policies=["hacs", "round_robin", "random", "true_rates"],
+            e_days=E_DAYS,
+            true_rates=rates,
+            seed=seed + start,
+            extra=extra,
+        )
         for r in results:
             found = totals.setdefault(r.policy, [0, 0, 0])
             found[0] += r.found

@@ -86,8 +86,11 @@ def split_warc(warc: Path, out: Path, first: date, days: int) -> None:
 def child(env: dict[str, str], *arguments: str) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, "-m", "bench.crawl_loop", "--child", json.dumps(arguments)],
-        env=env, cwd=ROOT, capture_output=True, text=True,
-    )  # fmt: skip
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
         sys.exit(f"{arguments[0]} failed:\n{out.stdout[-3000:]}\n{out.stderr[-5000:]}")
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
@@ -96,11 +99,15 @@ def child(env: dict[str, str], *arguments: str) -> dict[str, Any]:
 
 def environment(directory: Path, database: Path) -> dict[str, str]:
     return {
-        **os.environ, "DATABASE_URL": f"sqlite:///{database}",
-        "HACS_VAR_DIR": str(directory / "var"), "HACS_HERITRIX_ROOT": str(directory / "jobs"),
-        "DJANGO_SETTINGS_MODULE": "hacs_site.settings", "LOG_LEVEL": "WARNING",
-        "PYTHONPATH": str(ROOT), "HACS_CRAWL_READBACK_CRON": "off",
-    }  # fmt: skip
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{database}",
+        "HACS_VAR_DIR": str(directory / "var"),
+        "HACS_HERITRIX_ROOT": str(directory / "jobs"),
+        "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
+        "LOG_LEVEL": "WARNING",
+        "PYTHONPATH": str(ROOT),
+        "HACS_CRAWL_READBACK_CRON": "off",
+    }
 
 
 def seed_runs(seed: int, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -115,24 +122,35 @@ def seed_runs(seed: int, args: argparse.Namespace) -> list[dict[str, Any]]:
         split_warc(demo.warc_path, directory / "demo", first, args.days)
         base = directory / "base.sqlite3"
         built = child(environment(directory, base), "base", str(directory / "demo"))
-        print(f"seed {seed}: {args.sites} sites, {demo.captures:,} captures; history of "
-              f"{built['captures']:,} captures imported in {time.perf_counter() - began:.0f} s",
-              flush=True)  # fmt: skip
+        print(
+            f"seed {seed}: {args.sites} sites, {demo.captures:,} captures; history of "
+            f"{built['captures']:,} captures imported in {time.perf_counter() - began:.0f} s",
+            flush=True,
+        )
         for share in args.budgets:
             for readback in (True, False):
                 work = directory / f"run-{share}-{readback}"
                 work.mkdir()
                 shutil.copy(base, work / "db.sqlite3")
                 result = child(
-                    environment(work, work / "db.sqlite3"), "run", str(directory / "demo"),
-                    str(seed), str(args.sites), str(share), str(int(readback)),
-                    first.isoformat(), str(args.days),
-                )  # fmt: skip
+                    environment(work, work / "db.sqlite3"),
+                    "run",
+                    str(directory / "demo"),
+                    str(seed),
+                    str(args.sites),
+                    str(share),
+                    str(int(readback)),
+                    first.isoformat(),
+                    str(args.days),
+                )
                 result.update(seed=seed, share=share, readback=readback)
                 runs.append(result)
-                print(f"  {share:.0%} {'with' if readback else 'without'} read-back: "
-                      f"{result['changes']} changes in {result['crawls']} crawls "
-                      f"({result['seconds']:.0f} s)", flush=True)  # fmt: skip
+                print(
+                    f"  {share:.0%} {'with' if readback else 'without'} read-back: "
+                    f"{result['changes']} changes in {result['crawls']} crawls "
+                    f"({result['seconds']:.0f} s)",
+                    flush=True,
+                )
                 shutil.rmtree(work)
     return runs
 
@@ -148,17 +166,23 @@ def report(runs: list[dict[str, Any]], budgets: list[float]) -> None:
             for flag in (True, False):
                 total[flag][0] += got[flag]["changes"]
                 total[flag][1] += got[flag]["crawls"]
-            print(f"  {share:.0%} seed {seed}: {_cell(got[True])} | {_cell(got[False])} | "
-                  f"{_ratio(got[True]['changes'], got[False]['changes'])}")  # fmt: skip
-        print(f"  {share:.0%} total : {total[True][0]} ({total[True][0] / total[True][1]:.3f}) "
-              f"| {total[False][0]} ({total[False][0] / total[False][1]:.3f}) | "
-              f"{_ratio(total[True][0], total[False][0])}")  # fmt: skip
+            print(
+                f"  {share:.0%} seed {seed}: {_cell(got[True])} | {_cell(got[False])} | "
+                f"{_ratio(got[True]['changes'], got[False]['changes'])}"
+            )
+        print(
+            f"  {share:.0%} total : {total[True][0]} ({total[True][0] / total[True][1]:.3f}) "
+            f"| {total[False][0]} ({total[False][0] / total[False][1]:.3f}) | "
+            f"{_ratio(total[True][0], total[False][0])}"
+        )
     for share in budgets:
         for flag in (True, False):
             per_day = [r["per_day"] for r in runs if r["share"] == share and r["readback"] == flag]
             days = [sum(day) for day in zip(*per_day, strict=True)]
-            print(f"  {share:.0%} {'with   ' if flag else 'without'} per day (all seeds): "
-                  f"{' '.join(str(d) for d in days)}")  # fmt: skip
+            print(
+                f"  {share:.0%} {'with   ' if flag else 'without'} per day (all seeds): "
+                f"{' '.join(str(d) for d in days)}"
+            )
 
 
 def _cell(run: dict[str, Any]) -> str:
@@ -204,8 +228,9 @@ class Loop:
     crawls: int = 0
 
 
-def run(demo_dir: str, seed: int, sites: int, share: float, readback: bool, first: str,
-        days: int) -> dict[str, Any]:  # fmt: skip
+def run(
+    demo_dir: str, seed: int, sites: int, share: float, readback: bool, first: str, days: int
+) -> dict[str, Any]:
     import django
 
     django.setup()
@@ -235,8 +260,12 @@ def run(demo_dir: str, seed: int, sites: int, share: float, readback: bool, firs
         before = loop.changes
         _one_day(loop, day, offset, Path(demo_dir), readback)
         per_day.append(loop.changes - before)
-    return {"changes": loop.changes, "crawls": loop.crawls, "per_day": per_day,
-            "seconds": time.perf_counter() - began}  # fmt: skip
+    return {
+        "changes": loop.changes,
+        "crawls": loop.crawls,
+        "per_day": per_day,
+        "seconds": time.perf_counter() - began,
+    }
 
 
 def _one_day(loop: Loop, day: date, offset: int, demo_dir: Path, readback: bool) -> None:
@@ -280,14 +309,18 @@ def _crawl(loop: Loop, urls: list[str], noon: datetime, offset: int) -> None:
             body = render(site, page, version).body
             charset = "utf-8" if page.mime == "application/xhtml+xml" else site.style.charset
             http = StatusAndHeaders(
-                "200 OK", [("Content-Type", f"{page.mime}; charset={charset}")],
-                protocol="HTTP/1.1",
-            )  # fmt: skip
-            writer.write_record(writer.create_warc_record(
-                site.urls.main_url(page, sec), "response", payload=io.BytesIO(body),
-                length=len(body), http_headers=http,
-                warc_headers_dict={"WARC-Date": noon.strftime("%Y-%m-%dT%H:%M:%SZ")},
-            ))  # fmt: skip
+                "200 OK", [("Content-Type", f"{page.mime}; charset={charset}")], protocol="HTTP/1.1"
+            )
+            writer.write_record(
+                writer.create_warc_record(
+                    site.urls.main_url(page, sec),
+                    "response",
+                    payload=io.BytesIO(body),
+                    length=len(body),
+                    http_headers=http,
+                    warc_headers_dict={"WARC-Date": noon.strftime("%Y-%m-%dT%H:%M:%SZ")},
+                )
+            )
             _count(loop, site, url, sec)
     os.replace(path, path.with_name(name))  # closed: Heritrix drops ".open"
 
@@ -304,11 +337,12 @@ def _count(loop: Loop, site: Any, url: str, sec: int) -> None:
     span = loop.world.span
     stored = Site.objects.filter(canonical_key=seed_key(url)).values_list("pk", flat=True).first()
     newest = (
-        Capture.objects.filter(site_id=stored, depth=0, is_observation=True,
-                               timestamp__lt=span.at(sec))
+        Capture.objects.filter(
+            site_id=stored, depth=0, is_observation=True, timestamp__lt=span.at(sec)
+        )
         .exclude(source__startswith=CRAWL_PREFIX)
         .aggregate(newest=Max("timestamp"))["newest"]
-    )  # fmt: skip
+    )
     copy = max(
         loop.last_crawl.get(site.index, -1e18),
         (newest - span.t0).total_seconds() if newest is not None else -1e18,
@@ -333,8 +367,9 @@ def main() -> None:
             result = base(rest[0])
         else:
             demo, seed, sites, share, readback, first, days = rest
-            result = run(demo, int(seed), int(sites), float(share), readback == "1", first,
-                         int(days))  # fmt: skip
+            result = run(
+                demo, int(seed), int(sites), float(share), readback == "1", first, int(days)
+            )
         print(json.dumps(result))
         return
     args.budgets = [float(b) for b in args.budgets.split(",")]
@@ -342,8 +377,10 @@ def main() -> None:
     for seed in (int(s) for s in args.seeds.split(",")):
         runs += seed_runs(seed, args)
     report(runs, args.budgets)
-    print(f"\n(--sites {args.sites} --seeds {args.seeds} --days {args.days}; the same seeds "
-          "repeat these figures)")  # fmt: skip
+    print(
+        f"\n(--sites {args.sites} --seeds {args.seeds} --days {args.days}; the same seeds "
+        "repeat these figures)"
+    )
 
 
 if __name__ == "__main__":

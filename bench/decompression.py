@@ -218,30 +218,60 @@ def warc_with_a_long_header(size: int, *, http: bool) -> bytes:
 
 def file_cases(directory: Path) -> None:
     """The long-line files, each imported by its command in a fresh child process."""
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "hacs_site.settings", "PYTHONPATH": str(ROOT),
-           "HACS_VAR_DIR": str(directory),
-           "DATABASE_URL": f"sqlite:///{directory}/bench.sqlite3"}  # fmt: skip
-    subprocess.run([sys.executable, str(ROOT / "manage.py"), "migrate", "--verbosity", "0"],
-                   cwd=ROOT, env=env, check=True)  # fmt: skip
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
+        "PYTHONPATH": str(ROOT),
+        "HACS_VAR_DIR": str(directory),
+        "DATABASE_URL": f"sqlite:///{directory}/bench.sqlite3",
+    }
+    subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), "migrate", "--verbosity", "0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
     seeds = directory / "seeds.txt"
     seeds.write_text("".join(f"http://example.edu/~a{n}/\n" for n in (1, 2, 3)))
-    subprocess.run([sys.executable, str(ROOT / "manage.py"), "import_seeds", str(seeds)],
-                   cwd=ROOT, env=env, check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), "import_seeds", str(seeds)],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     cases = [
-        ("CDX file, one 2 GiB line", "long-line.cdx.gz", "import_cdx",
-         lambda: cdx_with_a_long_line(2 * 1024 * MIB)),
-        ("WARC file, a 1 GiB WARC header line", "long-warc-header.warc.gz", "import_warc",
-         lambda: warc_with_a_long_header(1024 * MIB, http=False)),
-        ("WARC file, a 1 GiB HTTP header line", "long-http-header.warc.gz", "import_warc",
-         lambda: warc_with_a_long_header(1024 * MIB, http=True)),
-    ]  # fmt: skip
+        (
+            "CDX file, one 2 GiB line",
+            "long-line.cdx.gz",
+            "import_cdx",
+            lambda: cdx_with_a_long_line(2 * 1024 * MIB),
+        ),
+        (
+            "WARC file, a 1 GiB WARC header line",
+            "long-warc-header.warc.gz",
+            "import_warc",
+            lambda: warc_with_a_long_header(1024 * MIB, http=False),
+        ),
+        (
+            "WARC file, a 1 GiB HTTP header line",
+            "long-http-header.warc.gz",
+            "import_warc",
+            lambda: warc_with_a_long_header(1024 * MIB, http=True),
+        ),
+    ]
     for title, name, command, make in cases:
         path = directory / name
         path.write_bytes(make())
         done = subprocess.run(
             [sys.executable, "-c", FILE_CHILD, json.dumps({"command": command, "file": str(path)})],
-            cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=1800,
-        )  # fmt: skip
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=1800,
+        )
         figures = json.loads(done.stdout.strip().splitlines()[-1])
         print(
             f"{title} ({path.stat().st_size / MB:.1f} MB, {command}): "
@@ -280,8 +310,10 @@ def answers() -> None:
     server = serve(payloads)
     redis_server = start_redis()
     try:
-        print(f"gzip sizes: 100 MB answer {len(payloads['100mb']):,} bytes, "
-              f"1 GiB bomb {len(payloads['1gib']):,} bytes")  # fmt: skip
+        print(
+            f"gzip sizes: 100 MB answer {len(payloads['100mb']):,} bytes, "
+            f"1 GiB bomb {len(payloads['1gib']):,} bytes"
+        )
         for title, payload, kind, cap in cases:
             args = {
                 "base": f"http://127.0.0.1:{server.server_address[1]}/{payload}",
@@ -291,8 +323,12 @@ def answers() -> None:
             }
             done = subprocess.run(
                 [sys.executable, "-c", CHILD, json.dumps(args)],
-                cwd=ROOT, capture_output=True, text=True, check=True, timeout=600,
-            )  # fmt: skip
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=600,
+            )
             figures = json.loads(done.stdout.strip().splitlines()[-1])
             print(
                 f"{title} (cap {figures['cap'] / MIB:,.0f} MiB): "

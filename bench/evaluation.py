@@ -58,9 +58,7 @@ def synthetic_collection(n_sites: int, seed: int) -> dict[str, ObservationTable]
     per_site = 60  # generous; sessions past END are dropped
     short = rng.random((n_sites, per_site)) < 1 / 3
     gaps = np.where(
-        short,
-        rng.exponential(0.3, (n_sites, per_site)),
-        rng.exponential(45.0, (n_sites, per_site)),
+        short, rng.exponential(0.3, (n_sites, per_site)), rng.exponential(45.0, (n_sites, per_site))
     )
     gaps[:, 0] = rng.uniform(0.0, 90.0, n_sites)
     sessions = START_DAYS - HISTORY_BEFORE + np.cumsum(gaps, axis=1)
@@ -93,11 +91,7 @@ def synthetic_collection(n_sites: int, seed: int) -> dict[str, ObservationTable]
     page_base = n_sites + np.cumsum(other_pages) - other_pages  # other pages' ids after sites
     page_rate = other_rate / np.maximum(other_pages, 1)  # the site's other pages share the rate
     others = _page_rows(
-        site,
-        session_time[slot_session] + offset,
-        page_base[site] + slot_page,
-        page_rate[site],
-        rng,
+        site, session_time[slot_session] + offset, page_base[site] + slot_page, page_rate[site], rng
     )
     website = {key: np.concatenate([homepage[key], others[key]]) for key in homepage}
     return {
@@ -141,14 +135,18 @@ def demo_main(args: argparse.Namespace) -> None:
     began = time.perf_counter()
     with demo_archive(sites, seed) as demo:
         tables = demo_tables(demo)
-    print(f"Demo archive: {sites} sites, seed {seed}, {method} estimate "
-          f"({time.perf_counter() - began:.0f} s to write and read)")  # fmt: skip
+    print(
+        f"Demo archive: {sites} sites, seed {seed}, {method} estimate "
+        f"({time.perf_counter() - began:.0f} s to write and read)"
+    )
     for name, table in tables.items():
         print(f"  {name:9}: {table.size:,} observations")
     ws = range(1, args.weeks + 1)
     timings = {}
-    for label, kw in (("prior fitted at the first t only", {"prior_every": 10**6}),
-                      ("prior every point", {})):  # fmt: skip
+    for label, kw in (
+        ("prior fitted at the first t only", {"prior_every": 10**6}),
+        ("prior every point", {}),
+    ):
         began, cpu = time.perf_counter(), time.process_time()
         result = evaluate(tables, start=START_DAYS, end=END_DAYS, w_weeks=ws, method=method, **kw)
         timings[label] = (time.perf_counter() - began, time.process_time() - cpu)
@@ -166,9 +164,13 @@ def demo_main(args: argparse.Namespace) -> None:
     table = {(r["level"], r["average"], r["w_weeks"], r["model"]): r for r in result["table"]}
     pak = {(r["level"], r["w_weeks"], r["model"]): r for r in result["pak"]}
     names = {
-        "posterior": "posterior", "hacs": "paper", "random": "random", "brute_force": "brute",
-        "cho_garcia_molina": "CGM", "last_obs": "last_obs",
-    }  # fmt: skip
+        "posterior": "posterior",
+        "hacs": "paper",
+        "random": "random",
+        "brute_force": "brute",
+        "cho_garcia_molina": "CGM",
+        "last_obs": "last_obs",
+    }
     for level in tables:
         for average in ("micro", "macro"):
             print(f"\nTable I, {level}, {average}: F1 at θ̂ (θ̂)")
@@ -185,8 +187,10 @@ def demo_main(args: argparse.Namespace) -> None:
         models = ("posterior", "hacs", "cho_garcia_molina", "last_obs", "random")
         print("  w  " + "".join(f"{names[m]:>10}" for m in models))
         for w in ws:
-            print(f"{w:>3}  " + "".join(f"{_fmt(pak[(level, w, m)]['weighted_p_at_k']):>10}"
-                                        for m in models))  # fmt: skip
+            print(
+                f"{w:>3}  "
+                + "".join(f"{_fmt(pak[(level, w, m)]['weighted_p_at_k']):>10}" for m in models)
+            )
 
 
 def main() -> None:
@@ -215,11 +219,7 @@ def main() -> None:
     began = time.perf_counter()
     cpu_began = time.process_time()
     result = evaluate(
-        tables,
-        start=START_DAYS,
-        end=END_DAYS,
-        w_weeks=range(1, args.weeks + 1),
-        method=args.method,
+        tables, start=START_DAYS, end=END_DAYS, w_weeks=range(1, args.weeks + 1), method=args.method
     )
     seconds = time.perf_counter() - began
     cpu_seconds = time.process_time() - cpu_began
@@ -232,8 +232,10 @@ def main() -> None:
     )
     print(f"peak RSS : {peak_kib / 1024**2:.2f} GiB (ru_maxrss {peak_kib:,} KiB)")
 
-    print("\nTable I (micro), w = 1, 2, 4, 12:  θ̂   P      R      F1   "
-          "(HACS | posterior | Random | Brute)")  # fmt: skip
+    print(
+        "\nTable I (micro), w = 1, 2, 4, 12:  θ̂   P      R      F1   "
+        "(HACS | posterior | Random | Brute)"
+    )
     rows = {(r["level"], r["average"], r["w_weeks"], r["model"]): r for r in result["table"]}
     for level in tables:
         for w in (1, 2, 4, 12):
@@ -261,7 +263,7 @@ def main() -> None:
                     "nad",
                     "cho_garcia_molina",
                     "age",
-                )  # fmt: skip
+                )
             ]
             print(f"  {level:9} w={w:2}  " + "  ".join(cells))
 

@@ -105,15 +105,28 @@ def build(n_sites: int, seed: int) -> dict[str, Any]:
     stamps = np.datetime_as_string(seconds.astype("datetime64[s]"), unit="s")
     rows = (
         (
-            int(site_pk[s]), urls[p], keys[p], page_keys[p], str(stamp).replace("T", " "),
-            depths[p], "text/html", 200, "", None, "bench", "observation", True, None, i, f,
+            int(site_pk[s]),
+            urls[p],
+            keys[p],
+            page_keys[p],
+            str(stamp).replace("T", " "),
+            depths[p],
+            "text/html",
+            200,
+            "",
+            None,
+            "bench",
+            "observation",
+            True,
+            None,
+            i,
+            f,
             int(f == -1),
         )
         for s, p, stamp, i, f in zip(
-            site.tolist(), page.tolist(), stamps, page_index.tolist(), floor.tolist(),
-            strict=True,
+            site.tolist(), page.tolist(), stamps, page_index.tolist(), floor.tolist(), strict=True
         )
-    )  # fmt: skip
+    )
     raw = connection.connection
     raw.execute("PRAGMA synchronous = OFF")
     raw.execute("PRAGMA journal_mode = MEMORY")
@@ -232,8 +245,11 @@ def child(action: str, directory: Path, *arguments: str) -> dict[str, Any]:
     }
     out = subprocess.run(
         [sys.executable, "-m", "bench.evaluation_db", "--child", action, *arguments],
-        env=env, cwd=ROOT, capture_output=True, text=True,
-    )  # fmt: skip
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
         sys.exit(f"{action} failed:\n{out.stdout}\n{out.stderr}")
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])

@@ -93,8 +93,9 @@ def storm(archive: IAArchive, seeds: list[str], rows: list[Row], rng: random.Ran
         if scope.is_homepage(row.urlkey) and row.status == "200" and "html" in row.mimetype:
             first.setdefault((row.urlkey, row.digest), row)
     homepage = max(first.values(), key=lambda r: r.timestamp)
-    path = urlsplit(memento_url(archive.wayback_url, homepage.timestamp, homepage.original,
-                                raw=True)).path  # fmt: skip
+    path = urlsplit(
+        memento_url(archive.wayback_url, homepage.timestamp, homepage.original, raw=True)
+    ).path
     state.aimed.append(Aimed(path, Fault("reset", on="web")))
     return [
         f"CDX answer trickled at 1 byte/s: {trickle}",
@@ -118,16 +119,24 @@ def calm(archive: IAArchive) -> None:
 def manage(env: dict[str, str], *args: str) -> str:
     done = subprocess.run(
         [sys.executable, str(ROOT / "manage.py"), *args],
-        env=env, cwd=ROOT, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout
 
 
 def site_statuses(env: dict[str, str]) -> list[list[Any]]:
     done = subprocess.run(
         [sys.executable, "-c", STATUS_SCRIPT],
-        env=env, cwd=ROOT, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     statuses: list[list[Any]] = json.loads(done.stdout.strip().splitlines()[-1])
     return statuses
 
@@ -142,8 +151,11 @@ def timed_import(
     began = time.monotonic()  # the fake logs arrivals on this clock
     child = subprocess.Popen(
         [sys.executable, str(ROOT / "manage.py"), "import_archive", *args],
-        env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         code: int | None = child.wait(timeout=timeout)
         ended = True
@@ -171,9 +183,16 @@ def timed_import(
             f"request at {max((e.at for e in web), default=began) - began:,.0f} s"
         )
     return Run(
-        label, seconds, ended, code, site_statuses(env), len(cdx),
-        len(web), sum(1 for e in web if e.status == 0), timeline,
-    )  # fmt: skip
+        label,
+        seconds,
+        ended,
+        code,
+        site_statuses(env),
+        len(cdx),
+        len(web),
+        sum(1 for e in web if e.status == 0),
+        timeline,
+    )
 
 
 def report(run: Run, timeout: float) -> None:
@@ -186,12 +205,16 @@ def report(run: Run, timeout: float) -> None:
     failed = [s for s in run.sites if s[1] == "failed"]
     other = len(run.sites) - len(done) - len(failed)
     missing = sum(1 for s in done if s[3])
-    print(f"  sites imported: {len(done)} ({missing} with pages not fetched); failed: "
-          f"{len(failed)}" + (f"; neither: {other}" if other else ""))  # fmt: skip
+    print(
+        f"  sites imported: {len(done)} ({missing} with pages not fetched); failed: "
+        f"{len(failed)}" + (f"; neither: {other}" if other else "")
+    )
     for seed, _status, error, _missing in failed:
         print(f"    {seed}: {error[:SENTENCE_CHARS]}")
-    print(f"  archive logged: {run.cdx_requests:,} CDX requests, {run.mementos:,} mementos "
-          f"({run.resets} connections reset)")  # fmt: skip
+    print(
+        f"  archive logged: {run.cdx_requests:,} CDX requests, {run.mementos:,} mementos "
+        f"({run.resets} connections reset)"
+    )
     if run.timeline:
         print(f"  {run.timeline}")
 
@@ -221,18 +244,25 @@ def main() -> None:
             seeds = [site[0] for site in site_statuses(env)]
             faults = storm(archive, seeds, rows, random.Random(options.seed))
 
-            print(f"Fault storm: {len(seeds)} sites of a demo archive (seed {options.seed}), "
-                  f"{len(rows):,} captures, served like the Internet Archive; "
-                  f"{options.cdx_rate:g} CDX requests and {options.memento_rate:g} mementos a "
-                  f"minute, HACS_HTTP_TIMEOUT={HTTP_TIMEOUT}, other settings at their "
-                  "defaults")  # fmt: skip
+            print(
+                f"Fault storm: {len(seeds)} sites of a demo archive (seed {options.seed}), "
+                f"{len(rows):,} captures, served like the Internet Archive; "
+                f"{options.cdx_rate:g} CDX requests and {options.memento_rate:g} mementos a "
+                f"minute, HACS_HTTP_TIMEOUT={HTTP_TIMEOUT}, other settings at their "
+                "defaults"
+            )
             for line in faults:
                 print(f"  {line}")
             first = timed_import("import_archive (the storm)", archive, env, options.timeout)
             report(first, options.timeout)
             calm(archive)
-            again = timed_import("import_archive --failed (faults cleared)", archive, env,
-                                 options.timeout, "--failed")  # fmt: skip
+            again = timed_import(
+                "import_archive --failed (faults cleared)",
+                archive,
+                env,
+                options.timeout,
+                "--failed",
+            )
             report(again, options.timeout)
     complete = all(s[1] == "done" and not s[3] for s in again.sites)
     print(f"\nevery site ended imported, every page fetched: {'yes' if complete else 'no'}")

@@ -86,15 +86,15 @@ print(json.dumps({"read": report.captures.read, "added": report.captures.added,
 
 
 def store_rate(cdx: Path, sites: int, database_url: str) -> dict[str, float]:
-    env = {
-        **os.environ,
-        **CHILD_ENV,
-        "DATABASE_URL": database_url,
-    }
+    env = {**os.environ, **CHILD_ENV, "DATABASE_URL": database_url}
     out = subprocess.run(
         [sys.executable, "-c", STORE_SCRIPT, str(cdx), str(sites)],
-        env=env, cwd=ROOT, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
@@ -134,8 +134,12 @@ def memento_fetches(tmp: Path, redis_url: str) -> dict[str, float]:
         }
         out = subprocess.run(
             [sys.executable, "-c", FETCH_SCRIPT, str(demo.seeds_path), str(demo.cdx_path)],
-            env=env, cwd=ROOT, capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         fetched = sum(
             1 for line in pywb.log_text().splitlines() if "id_/" in line and "GET" in line
         )
@@ -161,8 +165,12 @@ def refresh_costs(tmp: Path, redis_url: str, sites: int) -> list[tuple[str, dict
         def manage(*args: str) -> None:
             subprocess.run(
                 [sys.executable, str(ROOT / "manage.py"), *args],
-                env=env, cwd=ROOT, capture_output=True, text=True, check=True,
-            )  # fmt: skip
+                env=env,
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
 
         manage("migrate", "--verbosity", "0")
         manage("import_seeds", str(demo.seeds_path))
@@ -180,22 +188,29 @@ def refresh_costs(tmp: Path, redis_url: str, sites: int) -> list[tuple[str, dict
             manage("import_archive", *extra)
             elapsed = time.perf_counter() - started
             cdx = archive.requests_to("cdx")
-            runs.append((label, {
-                "cdx": len(cdx),
-                "from": sum("from" in e.query for e in cdx),
-                "cdx_bytes": sum(e.sent for e in cdx),
-                "mementos": len(archive.requests_to("web")),
-                "seconds": elapsed,
-            }))  # fmt: skip
+            runs.append(
+                (
+                    label,
+                    {
+                        "cdx": len(cdx),
+                        "from": sum("from" in e.query for e in cdx),
+                        "cdx_bytes": sum(e.sent for e in cdx),
+                        "mementos": len(archive.requests_to("web")),
+                        "seconds": elapsed,
+                    },
+                )
+            )
     return runs
 
 
 def print_refresh_costs(runs: list[tuple[str, dict[str, float]]], sites: int) -> None:
     print(f"Archive requests, {sites:,}-site demo archive served like the Internet Archive:")
     for label, run in runs:
-        print(f"  {label:<50}: {run['cdx']:>6,.0f} CDX requests ({run['from']:,.0f} with "
-              f"'from', {run['cdx_bytes'] / 1e6:,.1f} MB), {run['mementos']:>7,.0f} memento "
-              f"fetches, {run['seconds']:,.0f} s")  # fmt: skip
+        print(
+            f"  {label:<50}: {run['cdx']:>6,.0f} CDX requests ({run['from']:,.0f} with "
+            f"'from', {run['cdx_bytes'] / 1e6:,.1f} MB), {run['mementos']:>7,.0f} memento "
+            f"fetches, {run['seconds']:,.0f} s"
+        )
 
 
 def main() -> None:
@@ -216,9 +231,13 @@ def main() -> None:
 
         with tempfile.TemporaryDirectory(prefix="hacs-bench-") as name, start_redis() as redis:
             paper_scale.run(
-                sites=options.sites or 20_000, sample=options.sample, nights=options.nights,
-                seed=options.seed, redis_url=redis.url(), tmp=Path(name),
-            )  # fmt: skip
+                sites=options.sites or 20_000,
+                sample=options.sample,
+                nights=options.nights,
+                seed=options.seed,
+                redis_url=redis.url(),
+                tmp=Path(name),
+            )
         return
     options.sites = options.sites or 2_000
 
@@ -234,18 +253,26 @@ def main() -> None:
         synthetic_cdx(cdx, sites=options.sites, lines=options.lines)
         print(f"CDX parse + store: {options.lines:,} lines for {options.sites:,} sites")
         sqlite = store_rate(cdx, options.sites, f"sqlite:///{tmp}/bench.sqlite3")
-        print(f"  SQLite     : {sqlite['read'] / sqlite['seconds']:>10,.0f} lines/s "
-              f"({sqlite['seconds']:.1f} s, {sqlite['stored']:,} captures stored)")  # fmt: skip
+        print(
+            f"  SQLite     : {sqlite['read'] / sqlite['seconds']:>10,.0f} lines/s "
+            f"({sqlite['seconds']:.1f} s, {sqlite['stored']:,} captures stored)"
+        )
         with start_postgres() as pg:
             postgres = store_rate(cdx, options.sites, postgres_url(pg, "postgres"))
-        print(f"  PostgreSQL : {postgres['read'] / postgres['seconds']:>10,.0f} lines/s "
-              f"({postgres['seconds']:.1f} s, {postgres['stored']:,} captures stored)")  # fmt: skip
+        print(
+            f"  PostgreSQL : {postgres['read'] / postgres['seconds']:>10,.0f} lines/s "
+            f"({postgres['seconds']:.1f} s, {postgres['stored']:,} captures stored)"
+        )
 
         # Link extraction is measured by bench.links (cold pages, one core); relay it.
         links = subprocess.run(
             [sys.executable, "-m", "bench.links", "--pages", str(options.pages)],
-            env={**os.environ, **CHILD_ENV}, cwd=ROOT, capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            env={**os.environ, **CHILD_ENV},
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         print("Link extraction (python -m bench.links):")
         for line in links.stdout.strip().splitlines():
             print(f"  {line}")

@@ -133,10 +133,13 @@ def pseudo_true_intervals(truth: dict, observed: list, seed: int) -> np.ndarray:
         if bursts:
             habits = site["update_model"]
             events, _ = session_times(
-                rng, rate=rate, branching=habits["branching_ratio"],
-                follow_up_days=habits["follow_up_mean_days"], total_days=PROCESS_DAYS,
+                rng,
+                rate=rate,
+                branching=habits["branching_ratio"],
+                follow_up_days=habits["follow_up_mean_days"],
+                total_days=PROCESS_DAYS,
                 term_days=None,
-            )  # fmt: skip
+            )
         else:
             events = np.sort(rng.uniform(0.0, PROCESS_DAYS, rng.poisson(rate * PROCESS_DAYS)))
         gaps = np.diff(np.unique(np.asarray(times, dtype=float)))
@@ -164,15 +167,19 @@ def homepage(truth: dict, label: str, seed: int) -> GammaPrior:
         true_interval = 1.0 / np.asarray(rates)
     density = np.diff(offsets) / YEARS
     used = evidence.accesses >= 2
-    print(f"\n{label}: homepage, {int(used.sum())} of {used.size} sites with an interval; "
-          f"prior Gamma({prior.shape:.3g}, {prior.rate:.3g}), mean interval "
-          f"{prior.mean_interval_days:.1f} d, reset rate ρ {reset:.2e} a day; changes' "
-          f"dispersion φ = {dispersion:.2f}")  # fmt: skip
+    print(
+        f"\n{label}: homepage, {int(used.sum())} of {used.size} sites with an interval; "
+        f"prior Gamma({prior.shape:.3g}, {prior.rate:.3g}), mean interval "
+        f"{prior.mean_interval_days:.1f} d, reset rate ρ {reset:.2e} a day; changes' "
+        f"dispersion φ = {dispersion:.2f}"
+    )
     realised = np.array([len(c) for c in changes]) / SPAN_DAYS
     hacs_rho = float(spearmanr(alpha / beta, rates).statistic)
     ceiling = float(spearmanr(realised, rates).statistic)
-    print(f"  Spearman's ρ with the true long-run rate: HACS's rate {hacs_rho:.3f}; ceiling, the "
-          f"changes realised in the history, every one counted, {ceiling:.3f}")  # fmt: skip
+    print(
+        f"  Spearman's ρ with the true long-run rate: HACS's rate {hacs_rho:.3f}; ceiling, the "
+        f"changes realised in the history, every one counted, {ceiling:.3f}"
+    )
     old = covers(band_low, band_high, true_interval)
     new = covers(now.low, now.high, true_interval)
     # With bursts a capture sees an editing session, not each link added in it: the interval
@@ -186,24 +193,30 @@ def homepage(truth: dict, label: str, seed: int) -> GammaPrior:
     by_gaps = covers(now.low, now.high, pseudo_true)
     by_gaps_plain = covers(plain.low, plain.high, pseudo_true)
     estimate = alpha / beta
-    print(f"  {'third':38} {'sites':>5} {'band':>6} {'now':>6} {'open':>5} "
-          f"{'open hold':>9} {'N / truth':>9} {'λ̂ / λ':>6}"
-          + (f" {'now, sessions':>13}" if bursts else "")
-          + f" {'at its gaps, φ = 1':>18} {'now':>6}")  # fmt: skip
+    print(
+        f"  {'third':38} {'sites':>5} {'band':>6} {'now':>6} {'open':>5} "
+        f"{'open hold':>9} {'N / truth':>9} {'λ̂ / λ':>6}"
+        + (f" {'now, sessions':>13}" if bursts else "")
+        + f" {'at its gaps, φ = 1':>18} {'now':>6}"
+    )
     for name, mask in [*thirds(density[used]), ("all", np.ones(int(used.sum()), bool))]:
         rows = np.flatnonzero(used)[mask]
         opened = rows[now.open[rows]]
         ratio = np.median(now.high[opened] / true_interval[opened]) if opened.size else np.nan
         hold = f"{new[opened].mean():.3f}" if opened.size else "–"
         bias = np.median(estimate[rows] * true_interval[rows])
-        print(f"  {name:38} {rows.size:5d} {old[rows].mean():6.3f} {new[rows].mean():6.3f} "
-              f"{opened.size:5d} {hold:>9} {ratio:9.2f} {bias:6.2f}"
-              + (f" {by_session[rows].mean():13.3f}" if bursts else "")
-              + f" {by_gaps_plain[rows].mean():18.3f} {by_gaps[rows].mean():6.3f}")  # fmt: skip
+        print(
+            f"  {name:38} {rows.size:5d} {old[rows].mean():6.3f} {new[rows].mean():6.3f} "
+            f"{opened.size:5d} {hold:>9} {ratio:9.2f} {bias:6.2f}"
+            + (f" {by_session[rows].mean():13.3f}" if bursts else "")
+            + f" {by_gaps_plain[rows].mean():18.3f} {by_gaps[rows].mean():6.3f}"
+        )
     closed = used & ~now.open
     widths = now.high[closed] / now.low[closed]
-    print(f"  closed intervals: median high / low {np.median(widths):.2f} now, "
-          f"{np.median(band_high[closed] / band_low[closed]):.2f} in the band")  # fmt: skip
+    print(
+        f"  closed intervals: median high / low {np.median(widths):.2f} now, "
+        f"{np.median(band_high[closed] / band_low[closed]):.2f} in the band"
+    )
     return prior
 
 
@@ -234,15 +247,19 @@ def website(truth: dict, label: str) -> None:
     print(f"\n{label}: website (pages' new links / κ, read with φ), {int(used.sum())} sites")
     for name, mask in [*thirds(copies[used]), ("all", np.ones(int(used.sum()), bool))]:
         rows = np.flatnonzero(used)[mask]
-        print(f"  {name:38} {rows.size:5d} band {hit[rows].mean():6.3f}, over the pages the "
-              f"archive holds {held[rows].mean():6.3f}")  # fmt: skip
+        print(
+            f"  {name:38} {rows.size:5d} band {hit[rows].mean():6.3f}, over the pages the "
+            f"archive holds {held[rows].mean():6.3f}"
+        )
 
 
 def synthetic(prior: GammaPrior, seed: int, pages: int = 400) -> None:
     """Poisson pages of mean interval 6–7 days captured every ``gap`` days for three years."""
     rng = np.random.default_rng(seed)
-    print(f"\nsynthetic: a Poisson page changing every 6–7 days, captured every 45 or 90 days "
-          f"for {SPAN_DAYS:.0f} days, {pages} pages each, the demo's prior")  # fmt: skip
+    print(
+        f"\nsynthetic: a Poisson page changing every 6–7 days, captured every 45 or 90 days "
+        f"for {SPAN_DAYS:.0f} days, {pages} pages each, the demo's prior"
+    )
     for gap in (45.0, 90.0):
         times_l, flags_l, offsets = [], [], [0]
         true_interval = rng.uniform(6.0, 7.0, pages)
@@ -262,11 +279,12 @@ def synthetic(prior: GammaPrior, seed: int, pages: int = 400) -> None:
         old = covers(band_low, band_high, true_interval).mean()
         new = covers(now.low, now.high, true_interval).mean()
         k = 0
-        print(f"  every {gap:.0f} d: band holds the truth for {old:.3f}, now {new:.3f} "
-              f"({int(now.open.sum())} of {pages} open); e.g. truth {true_interval[k]:.1f} d: "
-              f"band {band_low[k]:.1f}–{band_high[k]:.1f} d, now "
-              + (f"≤ {now.high[k]:.1f} d" if now.open[k] else
-                 f"{now.low[k]:.1f}–{now.high[k]:.1f} d"))  # fmt: skip
+        print(
+            f"  every {gap:.0f} d: band holds the truth for {old:.3f}, now {new:.3f} "
+            f"({int(now.open.sum())} of {pages} open); e.g. truth {true_interval[k]:.1f} d: "
+            f"band {band_low[k]:.1f}–{band_high[k]:.1f} d, now "
+            + (f"≤ {now.high[k]:.1f} d" if now.open[k] else f"{now.low[k]:.1f}–{now.high[k]:.1f} d")
+        )
 
 
 def main() -> int:

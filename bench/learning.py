@@ -94,9 +94,11 @@ def _rss(pid: int) -> int:
 def cost(sites: int, seed: int, generations: int | None, population: int | None) -> None:
     began = time.perf_counter()
     tables = synthetic_collection(sites, seed)
-    print(f"{sites:,} sites, seed {seed}: built the collection in "
-          f"{time.perf_counter() - began:.1f} s "
-          f"({tables['homepage'].size:,} homepage observations)")  # fmt: skip
+    print(
+        f"{sites:,} sites, seed {seed}: built the collection in "
+        f"{time.perf_counter() - began:.1f} s "
+        f"({tables['homepage'].size:,} homepage observations)"
+    )
     options = {}
     if generations is not None:
         options["generations"] = generations
@@ -111,28 +113,39 @@ def cost(sites: int, seed: int, generations: int | None, population: int | None)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     generations = len(result.best_per_generation) - 1
-    print(f"  GP4C learned in {wall:.1f} s (CPU {cpu:.1f} s here, {children.ru_utime:.1f} s in "
-          f"scoring processes), {result.evaluations:,} distinct functions over {generations} "
-          f"generations; peak memory {memory.peak / 1024**3:.2f} GiB, this process and its "
-          "scoring processes together")  # fmt: skip
-    print(f"  training NDCG@5% {result.training_fitness:.4f}, validation "
-          f"{result.validation_fitness:.4f}: {result.function.formula}")  # fmt: skip
+    print(
+        f"  GP4C learned in {wall:.1f} s (CPU {cpu:.1f} s here, {children.ru_utime:.1f} s in "
+        f"scoring processes), {result.evaluations:,} distinct functions over {generations} "
+        f"generations; peak memory {memory.peak / 1024**3:.2f} GiB, this process and its "
+        "scoring processes together"
+    )
+    print(
+        f"  training NDCG@5% {result.training_fitness:.4f}, validation "
+        f"{result.validation_fitness:.4f}: {result.function.formula}"
+    )
     wall, cpu = time.perf_counter(), time.process_time()
     model = learn_lws(tables["homepage"], START_DAYS, mid, seed)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2
     r2 = model.held_out_r2
-    print(f"  LWS learned in {wall:.1f} s (CPU {cpu:.1f} s) on {model.samples:,} samples; "
-          f"peak RSS so far {peak:.2f} GiB; R² on held-out sites {r2:.3f}")  # fmt: skip
+    print(
+        f"  LWS learned in {wall:.1f} s (CPU {cpu:.1f} s) on {model.samples:,} samples; "
+        f"peak RSS so far {peak:.2f} GiB; R² on held-out sites {r2:.3f}"
+    )
 
 
 def learn_lws(table: ObservationTable, start: float, end: float, seed: int) -> lws.LwsModel:
     """LWS on the table's timelines, samples every 7 days of [start, end]."""
     found = lws.table_timelines(table)
     x, y, site, _ = lws.lws_samples(
-        found.times, found.flags, found.offsets, reference_points(start, end, 7.0),
-        horizon_end=end, new_links=found.new_links, page=found.page,
-    )  # fmt: skip
+        found.times,
+        found.flags,
+        found.offsets,
+        reference_points(start, end, 7.0),
+        horizon_end=end,
+        new_links=found.new_links,
+        page=found.page,
+    )
     return lws.fit_lws(x, y, seed=seed, groups=site, period=(start, end))
 
 
@@ -146,8 +159,10 @@ def demo(sites: int, seed: int, generations: int | None, population: int | None)
         options["generations"] = generations
     if population is not None:
         options["population"] = population
-    print(f"Demo archive: {sites} sites, seed {seed}; learn on {START} + half, "
-          f"test on the second half; windows of {W_WEEKS} weeks, budget {BUDGET:.0%}")  # fmt: skip
+    print(
+        f"Demo archive: {sites} sites, seed {seed}; learn on {START} + half, "
+        f"test on the second half; windows of {W_WEEKS} weeks, budget {BUDGET:.0%}"
+    )
     scorers = {}
     for level, table in tables.items():
         began = time.perf_counter()
@@ -156,8 +171,10 @@ def demo(sites: int, seed: int, generations: int | None, population: int | None)
         )
         model = learn_lws(table, start, mid, seed)
         took = time.perf_counter() - began
-        print(f"\n{level}: learned in {took:.1f} s; GP4C training {result.training_fitness:.4f}, "
-              f"validation {result.validation_fitness:.4f}: {result.function.formula}")  # fmt: skip
+        print(
+            f"\n{level}: learned in {took:.1f} s; GP4C training {result.training_fitness:.4f}, "
+            f"validation {result.validation_fitness:.4f}: {result.function.formula}"
+        )
         print(f"  LWS on {model.samples:,} samples, R² on held-out sites {model.held_out_r2:.3f}")
         function = result.function
         scorers[level] = {
@@ -171,12 +188,21 @@ def demo(sites: int, seed: int, generations: int | None, population: int | None)
         pak = {r["model"]: r for r in tested["pak"] if r["level"] == level}
         print(f"\n{level}, test period (second half), w = {W_WEEKS} weeks")
         print(f"  {'model':22} {'NDCG@5%':>8} {'ChangeRate@5%':>14} {'weighted P@K':>13}")
-        order = ["gp4c", "lws", *(f"only {n}" for n in TERMINALS), "posterior", "hacs",
-                 "last_obs", "random"]  # fmt: skip
+        order = [
+            "gp4c",
+            "lws",
+            *(f"only {n}" for n in TERMINALS),
+            "posterior",
+            "hacs",
+            "last_obs",
+            "random",
+        ]
         for name in order:
             row = budget[name]
-            print(f"  {name:22} {row['ndcg_at_k']:8.4f} {row['change_rate_at_k']:14.4f} "
-                  f"{pak[name]['weighted_p_at_k']:13.4f}")  # fmt: skip
+            print(
+                f"  {name:22} {row['ndcg_at_k']:8.4f} {row['change_rate_at_k']:14.4f} "
+                f"{pak[name]['weighted_p_at_k']:13.4f}"
+            )
 
 
 def main() -> None:
@@ -196,8 +222,15 @@ def main() -> None:
         cost(args.sites, args.seed, args.generations, args.population)
         return
     for sites in (2_000, 20_000):  # each in its own process: its own peak memory
-        command = [sys.executable, "-m", "bench.learning", "--sites", str(sites),
-                   "--seed", str(args.seed)]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "bench.learning",
+            "--sites",
+            str(sites),
+            "--seed",
+            str(args.seed),
+        ]
         for flag in ("generations", "population"):
             if getattr(args, flag) is not None:
                 command += [f"--{flag}", str(getattr(args, flag))]

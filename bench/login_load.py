@@ -78,8 +78,9 @@ class Tally:
     errors: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def timed(self, kind: str, session: requests.Session, method: str, url: str, expect: int,
-              **kw: Any) -> requests.Response | None:  # fmt: skip
+    def timed(
+        self, kind: str, session: requests.Session, method: str, url: str, expect: int, **kw: Any
+    ) -> requests.Response | None:
         started = time.perf_counter()
         try:
             answer = session.request(method, url, timeout=60, allow_redirects=False, **kw)
@@ -106,16 +107,24 @@ def browse(base: str, username: str, tally: Tally, until: float, rng: random.Ran
         session = requests.Session()
         login = tally.timed("login page", session, "GET", f"{base}/accounts/login/", 200)
         form = {"username": username, "password": PASSWORD, "csrfmiddlewaretoken": token_of(login)}
-        if tally.timed("log in", session, "POST", f"{base}/accounts/login/", 302,
-                       data=form) is None:  # fmt: skip
+        if (
+            tally.timed("log in", session, "POST", f"{base}/accounts/login/", 302, data=form)
+            is None
+        ):
             continue
         for page in PAGES:
             tally.timed("pages", session, "GET", base + page, 200)
         site = rng.randint(1, SITES_OPENED)  # among the terminal's seeds, stored first
         tally.timed("pages", session, "GET", f"{base}/sites/{site}/", 200)
         csrf = session.cookies.get("csrftoken", "")
-        tally.timed("log out", session, "POST", f"{base}/accounts/logout/", 302,
-                    data={"csrfmiddlewaretoken": csrf})  # fmt: skip
+        tally.timed(
+            "log out",
+            session,
+            "POST",
+            f"{base}/accounts/logout/",
+            302,
+            data={"csrfmiddlewaretoken": csrf},
+        )
 
 
 def upload(base: str, seeds: list[str], tally: Tally, until: float | None) -> None:
@@ -127,10 +136,20 @@ def upload(base: str, seeds: list[str], tally: Tally, until: float | None) -> No
     tally.timed("log in", session, "POST", f"{base}/accounts/login/", 302, data=form)
     data = "\n".join(seeds).encode()
     while True:
-        fields = {"csrfmiddlewaretoken": session.cookies.get("csrftoken", ""),
-                  "action": "check" if until else "import", "import_history": "on"}  # fmt: skip
-        tally.timed("upload", session, "POST", f"{base}/sites/upload/", 200, data=fields,
-                    files={"file": ("seeds.txt", data, "text/plain")})  # fmt: skip
+        fields = {
+            "csrfmiddlewaretoken": session.cookies.get("csrftoken", ""),
+            "action": "check" if until else "import",
+            "import_history": "on",
+        }
+        tally.timed(
+            "upload",
+            session,
+            "POST",
+            f"{base}/sites/upload/",
+            200,
+            data=fields,
+            files={"file": ("seeds.txt", data, "text/plain")},
+        )
         if until is None or time.monotonic() + 30 > until:
             return
         time.sleep(30)
@@ -186,54 +205,102 @@ def main() -> None:
     today = time.gmtime()
     end = __import__("datetime").date(today.tm_year, today.tm_mon, today.tm_mday)
     total = options.sites + options.uploaded
-    collection = Collection(CollectionSpec(seeds=total, seed=options.seed, start=end - timedelta(
-        days=6 * 365), end=end))  # fmt: skip
+    collection = Collection(
+        CollectionSpec(seeds=total, seed=options.seed, start=end - timedelta(days=6 * 365), end=end)
+    )
     urls = [seed.url for seed in collection.seeds]
     rng = random.Random(options.seed)
     rng.shuffle(urls)
     terminal_seeds, uploaded_seeds = urls[: options.sites], urls[options.sites :]
-    print(f"Collection: {total:,} seeds (seed {options.seed}); {options.sites:,} imported at a "
-          f"terminal, {options.uploaded:,} uploaded; {options.clients} clients for "
-          f"{options.seconds} s")  # fmt: skip
-    with (tempfile.TemporaryDirectory(prefix="hacs-login-load-") as name, start_redis() as redis,
-          IAArchive(gzip=True, body_for=collection.body_for) as archive):  # fmt: skip
+    print(
+        f"Collection: {total:,} seeds (seed {options.seed}); {options.sites:,} imported at a "
+        f"terminal, {options.uploaded:,} uploaded; {options.clients} clients for "
+        f"{options.seconds} s"
+    )
+    with (
+        tempfile.TemporaryDirectory(prefix="hacs-login-load-") as name,
+        start_redis() as redis,
+        IAArchive(gzip=True, body_for=collection.body_for) as archive,
+    ):
         archive.add_lines(collection.history_lines())
         run(Path(name), redis.url(), archive, terminal_seeds, uploaded_seeds, options)
 
 
-def run(tmp: Path, redis_url: str, archive: Any, terminal_seeds: list[str],
-        uploaded_seeds: list[str], options: Any) -> None:  # fmt: skip
+def run(
+    tmp: Path,
+    redis_url: str,
+    archive: Any,
+    terminal_seeds: list[str],
+    uploaded_seeds: list[str],
+    options: Any,
+) -> None:
     port = free_port()
-    env = {**os.environ, "HACS_VAR_DIR": str(tmp), "DATABASE_URL": f"sqlite:///{tmp}/hacs.sqlite3",
-           "REDIS_URL": redis_url, "HACS_DEMO": "0", "HACS_CDX_URL": archive.cdx_url,
-           "HACS_CDX_DIALECT": "ia", "HACS_WAYBACK_URL": archive.wayback_url,
-           "HACS_CDX_RATE_PER_MINUTE": "6000", "HACS_MEMENTO_RATE_PER_MINUTE": "60000",
-           "HACS_ADMIN_PASSWORD": PASSWORD, "PYTHONUNBUFFERED": "1",
-           "DJANGO_SETTINGS_MODULE": "hacs_site.settings"}  # fmt: skip
+    env = {
+        **os.environ,
+        "HACS_VAR_DIR": str(tmp),
+        "DATABASE_URL": f"sqlite:///{tmp}/hacs.sqlite3",
+        "REDIS_URL": redis_url,
+        "HACS_DEMO": "0",
+        "HACS_CDX_URL": archive.cdx_url,
+        "HACS_CDX_DIALECT": "ia",
+        "HACS_WAYBACK_URL": archive.wayback_url,
+        "HACS_CDX_RATE_PER_MINUTE": "6000",
+        "HACS_MEMENTO_RATE_PER_MINUTE": "60000",
+        "HACS_ADMIN_PASSWORD": PASSWORD,
+        "PYTHONUNBUFFERED": "1",
+        "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
+    }
     log = tmp / "run.log"
     with open(log, "w") as out:
         hacs = subprocess.Popen(
-            [sys.executable, str(ROOT / "scripts" / "run.py"), "--port", str(port), "--workers",
-             "3"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                str(ROOT / "scripts" / "run.py"),
+                "--port",
+                str(port),
+                "--workers",
+                "3",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
     try:
         wait_for(hacs, r"HACS is running at", log)
-        subprocess.run([sys.executable, "-c", USERS_SCRIPT, str(options.clients), PASSWORD],
-                       env=env, cwd=ROOT, check=True)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-c", USERS_SCRIPT, str(options.clients), PASSWORD],
+            env=env,
+            cwd=ROOT,
+            check=True,
+        )
         (tmp / "terminal.txt").write_text("\n".join(terminal_seeds) + "\n")
-        subprocess.run([sys.executable, "manage.py", "import_seeds", str(tmp / "terminal.txt")],
-                       env=env, cwd=ROOT, check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "manage.py", "import_seeds", str(tmp / "terminal.txt")],
+            env=env,
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
         tally, took = Tally(), Took()
         measure(f"http://127.0.0.1:{port}", tmp, env, uploaded_seeds, tally, took, options)
-        progress = subprocess.run([sys.executable, "-c", PROGRESS_SCRIPT], env=env, cwd=ROOT,
-                                  check=True, capture_output=True, text=True).stdout  # fmt: skip
+        progress = subprocess.run(
+            [sys.executable, "-c", PROGRESS_SCRIPT],
+            env=env,
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
     finally:
         hacs.terminate()
         hacs.wait(timeout=120)
     ended = f"finished in {took.seconds:.0f} s" if took.seconds else "still running at the end"
     print(f"the terminal's import of {len(terminal_seeds):,} sites: {ended}")
-    report(tally, json.loads(progress.strip().splitlines()[-1]), [log, tmp / "terminal.log"],
-           options)  # fmt: skip
+    report(
+        tally, json.loads(progress.strip().splitlines()[-1]), [log, tmp / "terminal.log"], options
+    )
 
 
 @dataclass
@@ -247,8 +314,13 @@ def terminal(env: dict[str, str], log: Path, until: float, took: Took) -> None:
     """``import_archive`` of the terminal's sites; stopped at ``until`` if it still runs."""
     started = time.monotonic()
     with open(log, "w") as out:
-        process = subprocess.Popen([sys.executable, "manage.py", "import_archive"], env=env,
-                                   cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)  # fmt: skip
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "import_archive"],
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
         try:
             process.wait(timeout=max(until - time.monotonic(), 0.1))
             took.seconds = time.monotonic() - started
@@ -257,21 +329,29 @@ def terminal(env: dict[str, str], log: Path, until: float, took: Took) -> None:
             process.wait(timeout=60)
 
 
-def measure(base: str, tmp: Path, env: dict[str, str], uploaded_seeds: list[str], tally: Tally,
-            took: Took, options: Any) -> None:  # fmt: skip
+def measure(
+    base: str,
+    tmp: Path,
+    env: dict[str, str],
+    uploaded_seeds: list[str],
+    tally: Tally,
+    took: Took,
+    options: Any,
+) -> None:
     """The terminal's import, the librarian's upload and checks, the clients and the lock's
     timer, for ``options.seconds``."""
     until = time.monotonic() + options.seconds
     threads = [threading.Thread(target=terminal, args=(env, tmp / "terminal.log", until, took))]
     threads[0].start()
     upload(base, uploaded_seeds, tally, None)  # the workers' imports
-    threads += [threading.Thread(target=browse, args=(base, f"reader{n}", tally, until,
-                                                      random.Random(options.seed + n)))
-                for n in range(options.clients)]  # fmt: skip
-    threads.append(threading.Thread(target=upload, args=(base, uploaded_seeds[:50], tally,
-                                                         until)))  # fmt: skip
-    threads.append(threading.Thread(target=lock_waits, args=(tmp / "hacs.sqlite3", tally,
-                                                             until)))  # fmt: skip
+    threads += [
+        threading.Thread(
+            target=browse, args=(base, f"reader{n}", tally, until, random.Random(options.seed + n))
+        )
+        for n in range(options.clients)
+    ]
+    threads.append(threading.Thread(target=upload, args=(base, uploaded_seeds[:50], tally, until)))
+    threads.append(threading.Thread(target=lock_waits, args=(tmp / "hacs.sqlite3", tally, until)))
     for thread in threads[1:]:
         thread.start()
     for thread in threads:
@@ -284,20 +364,26 @@ def report(tally: Tally, progress: dict[str, int], logs: list[Path], options: An
     for error in sorted(set(tally.errors))[:20]:
         print(f"  {error} ({tally.errors.count(error)}×)")
     for kind, times in [("all", values), *sorted(tally.latencies.items())]:
-        print(f"latency (s), {kind} ({len(times):,}): "
-              + ", ".join(f"p{q} {percentile(times, q):.2f}" for q in (50, 90, 99))
-              + f", max {max(times, default=float('nan')):.2f}")  # fmt: skip
+        print(
+            f"latency (s), {kind} ({len(times):,}): "
+            + ", ".join(f"p{q} {percentile(times, q):.2f}" for q in (50, 90, 99))
+            + f", max {max(times, default=float('nan')):.2f}"
+        )
     waits = tally.waits
-    print(f"a write's wait for the database lock ({len(waits):,} tries, one every 0.2 s): "
-          + ", ".join(f"p{q} {percentile(waits, q):.2f}" for q in (50, 90, 99))
-          + f", max {max(waits, default=float('nan')):.2f} s")  # fmt: skip
+    print(
+        f"a write's wait for the database lock ({len(waits):,} tries, one every 0.2 s): "
+        + ", ".join(f"p{q} {percentile(waits, q):.2f}" for q in (50, 90, 99))
+        + f", max {max(waits, default=float('nan')):.2f} s"
+    )
     print(f"sites by import status at the end: {progress}")
     tracebacks = sum(path.read_text(errors="replace").count("Traceback") for path in logs)
     locked = sum(path.read_text(errors="replace").count("database is locked") for path in logs)
     print(f"tracebacks in the servers' output: {tracebacks}; 'database is locked': {locked}")
-    print(f"repeat with: python -m bench.login_load --sites {options.sites} --uploaded "
-          f"{options.uploaded} --clients {options.clients} --seconds {options.seconds} "
-          f"--seed {options.seed}")  # fmt: skip
+    print(
+        f"repeat with: python -m bench.login_load --sites {options.sites} --uploaded "
+        f"{options.uploaded} --clients {options.clients} --seconds {options.seconds} "
+        f"--seed {options.seed}"
+    )
 
 
 if __name__ == "__main__":

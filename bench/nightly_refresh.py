@@ -94,22 +94,32 @@ def main() -> int:
     parser.add_argument("--unarchived", help="back-off intervals in days, e.g. 7,14,30")
     args = parser.parse_args()
     began = time.perf_counter()
-    spec = CollectionSpec(seeds=args.sites, seed=args.seed, horizon_nights=args.nights + 40,
-                          late_share=0.1, late_nights=args.nights, heavy_seeds=3)  # fmt: skip
+    spec = CollectionSpec(
+        seeds=args.sites,
+        seed=args.seed,
+        horizon_nights=args.nights + 40,
+        late_share=0.1,
+        late_nights=args.nights,
+        heavy_seeds=3,
+    )
     collection = Collection(spec)
     history = collection.history_lines()
     print(f"Collection (bench.collection, seed {args.seed}; late seeds and heavy seeds on):")
     for line in describe(collection, len(history)):
         print(f"  {line}")
     late = {collection.page_seed[p] for p in collection.first_capture}
-    print(f"  {len(late):,} never-captured seeds that the archive starts capturing during the "
-          f"{args.nights} nights; {spec.heavy_seeds} seeds with {spec.heavy_pages:,} more "
-          "pages")  # fmt: skip
+    print(
+        f"  {len(late):,} never-captured seeds that the archive starts capturing during the "
+        f"{args.nights} nights; {spec.heavy_seeds} seeds with {spec.heavy_pages:,} more "
+        "pages"
+    )
     world = _world(collection, history)
     del history
     first = first_import(world)
-    print(f"First import in process: {first.requests:,} requests for {args.sites:,} seeds "
-          f"({first.rows:,} rows; {first.seconds:,.0f} s)")  # fmt: skip
+    print(
+        f"First import in process: {first.requests:,} requests for {args.sites:,} seeds "
+        f"({first.rows:,} rows; {first.seconds:,.0f} s)"
+    )
     scale = 20_000 / args.sites
     budget = max(1, round(default_budget(CDX_RATE, args.budget_minutes) / scale))
     lists = [float(x) for x in args.lists.split(",") if x]
@@ -126,15 +136,20 @@ def main() -> int:
         for gain in gains:
             policy = _policy(args, gain)
             name = f"list {share:.0%}, gain {gain:g}"
-            runs.append(Run(
-                name, Shipped(world, first, budget=budget, policy=policy),
-                ListWorld.start(sites, *truth, k, world.start / DAY),
-                ListWorld.start(sites, *truth, k, world.start / DAY),
-            ))  # fmt: skip
+            runs.append(
+                Run(
+                    name,
+                    Shipped(world, first, budget=budget, policy=policy),
+                    ListWorld.start(sites, *truth, k, world.start / DAY),
+                    ListWorld.start(sites, *truth, k, world.start / DAY),
+                )
+            )
     kinds = kinds_of(collection, first)
     full = default_budget(CDX_RATE, args.budget_minutes)
-    print(f"Budget: {budget:,} requests a night ({full:,} × {args.sites:,} / 20,000), "
-          f"{len(runs)} runs; lists of {len(sites):,} sites; {runs[0].refresh.policy}")  # fmt: skip
+    print(
+        f"Budget: {budget:,} requests a night ({full:,} × {args.sites:,} / 20,000), "
+        f"{len(runs)} runs; lists of {len(sites):,} sites; {runs[0].refresh.policy}"
+    )
     _nights(collection, world, runs, args.nights, kinds)
     _report(runs, first, late, args, scale, budget)
     print(
@@ -166,8 +181,9 @@ def _world(collection: Collection, history: list[str]) -> World:
     from testbed.ia_server import IAState
 
     state = IAState(lines=sorted(history))
-    config = ArchiveConfig(cdx_url="http://127.0.0.1:9/cdx/search/cdx",
-                           wayback_url="http://127.0.0.1:9/web")  # fmt: skip
+    config = ArchiveConfig(
+        cdx_url="http://127.0.0.1:9/cdx/search/cdx", wayback_url="http://127.0.0.1:9/web"
+    )
     # The client only builds parameters here (no request is sent, so Redis is never reached).
     return World(collection, state, ArchiveClient(config, redis.Redis(port=9)))
 
@@ -223,47 +239,69 @@ def _nights(
                 run.held[n]["lone"] = lone
                 run.held[n]["all"] = sum(held.values()) / max(1, sum(total.values()))
         if n % 10 == 0:
-            print(f"  night {n}: " + "; ".join(
-                f"{r.name}: {r.refresh.nights[-1].requests:,} requests, "
-                f"{r.held.get(n, {}).get('all', float('nan')):.1%} held" for r in runs
-            ), flush=True)  # fmt: skip
+            print(
+                f"  night {n}: "
+                + "; ".join(
+                    f"{r.name}: {r.refresh.nights[-1].requests:,} requests, "
+                    f"{r.held.get(n, {}).get('all', float('nan')):.1%} held"
+                    for r in runs
+                ),
+                flush=True,
+            )
 
 
-def _report(runs: list[Run], first: FirstImport, late: set[int], args: Any, scale: float,
-            budget: int) -> None:  # fmt: skip
+def _report(
+    runs: list[Run], first: FirstImport, late: set[int], args: Any, scale: float, budget: int
+) -> None:
     nights = args.nights
-    print(f"\nThe first import: one query a seed, {first.requests:,} requests, "
-          f"{first.rows:,} rows; the longest took {first.most_pages} pages "
-          f"(5,000 rows a page, resume keys)")  # fmt: skip
+    print(
+        f"\nThe first import: one query a seed, {first.requests:,} requests, "
+        f"{first.rows:,} rows; the longest took {first.most_pages} pages "
+        f"(5,000 rows a page, resume keys)"
+    )
     for run in runs:
         tallies = run.refresh.nights
         requests = [t.requests for t in tallies]
         print(f"\n{run.name}: the nightly refresh as shipped, {nights} nights, budget {budget:,}")
-        print(f"  CDX requests a night: min {min(requests):,}, median "
-              f"{int(np.median(requests)):,}, max {max(requests):,}"
-              + (f" (at 20,000 seeds: max {max(requests) * scale:,.0f})" if scale != 1 else "")
-              + f"; group queries a night: min {min(t.groups for t in tallies):,}, "
-              f"nights without one: {sum(t.groups == 0 for t in tallies)}")  # fmt: skip
+        print(
+            f"  CDX requests a night: min {min(requests):,}, median "
+            f"{int(np.median(requests)):,}, max {max(requests):,}"
+            + (f" (at 20,000 seeds: max {max(requests) * scale:,.0f})" if scale != 1 else "")
+            + f"; group queries a night: min {min(t.groups for t in tallies):,}, "
+            f"nights without one: {sum(t.groups == 0 for t in tallies)}"
+        )
         whole = Tally()
         for t in tallies:
             whole.add(t)
-        print(f"  requests in all: {whole.queries:,} queries ({whole.groups:,} grouped, "
-              f"{whole.wide:,} of them wide), {whole.pages:,} more pages, {whole.sizing:,} "
-              f"size questions, {whole.audit:,} audit; the due share paid "
-              f"{whole.due_requests:,} (most in a night "
-              f"{max(t.due_requests for t in tallies):,})")  # fmt: skip
-        print(f"  rows read {whole.rows:,} for {whole.new:,} new captures: "
-              f"{whole.rows / max(1, whole.new):.1f} a new capture; longest query "
-              f"{whole.most_pages} pages, {whole.most_rows:,} rows; splits {whole.splits}, "
-              f"sites deferred {whole.deferred:,}; captures found late {whole.late:,}")  # fmt: skip
+        print(
+            f"  requests in all: {whole.queries:,} queries ({whole.groups:,} grouped, "
+            f"{whole.wide:,} of them wide), {whole.pages:,} more pages, {whole.sizing:,} "
+            f"size questions, {whole.audit:,} audit; the due share paid "
+            f"{whole.due_requests:,} (most in a night "
+            f"{max(t.due_requests for t in tallies):,})"
+        )
+        print(
+            f"  rows read {whole.rows:,} for {whole.new:,} new captures: "
+            f"{whole.rows / max(1, whole.new):.1f} a new capture; longest query "
+            f"{whole.most_pages} pages, {whole.most_rows:,} rows; splits {whole.splits}, "
+            f"sites deferred {whole.deferred:,}; captures found late {whole.late:,}"
+        )
         lags, pooled = run.refresh.lags()
         own = sorted(lags.values())
-        print(f"  the indexing lag measured: {pooled:g} days over every host"
-              + (f"; {len(own):,} hosts with late captures counted, their margins "
-                 f"{own[0]:g}-{own[-1]:g} days" if own else ""))  # fmt: skip
-        print(f"  longest wait between checks: {max(run.waits):.1f} days (night "
-              f"{int(np.argmax(run.waits)) + 1}); sites past 35 days on any night: "
-              f"{max(run.past):,}")  # fmt: skip
+        print(
+            f"  the indexing lag measured: {pooled:g} days over every host"
+            + (
+                f"; {len(own):,} hosts with late captures counted, their margins "
+                f"{own[0]:g}-{own[-1]:g} days"
+                if own
+                else ""
+            )
+        )
+        print(
+            f"  longest wait between checks: {max(run.waits):.1f} days (night "
+            f"{int(np.argmax(run.waits)) + 1}); sites past 35 days on any night: "
+            f"{max(run.past):,}"
+        )
         _unarchived(run, first, late)
         print("  new captures held (of those indexed by then):")
         marks = sorted(run.held)
@@ -283,12 +321,14 @@ def _unarchived(run: Run, first: FirstImport, late: set[int]) -> None:
     still = [s for s in refresh.sites if s not in refresh.captured]
     waiting = [end - max(asks.get(s, [refresh.world.start])) for s in still]
     found = (refresh.captured - set(first.own)) & late
-    print(f"  seeds without captures at the first import: "
-          f"{len(refresh.sites) - len(first.own):,}; asked again "
-          f"{sum(len(a) - 1 for a in asks.values()):,} times, the longest between two asks "
-          f"{max(gaps, default=0) / DAY:.1f} days, the longest since the last ask at the end "
-          f"{max(waiting, default=0) / DAY:.1f} days; of the {len(late):,} the archive started "
-          f"capturing, HACS holds captures of {len(found):,}")  # fmt: skip
+    print(
+        f"  seeds without captures at the first import: "
+        f"{len(refresh.sites) - len(first.own):,}; asked again "
+        f"{sum(len(a) - 1 for a in asks.values()):,} times, the longest between two asks "
+        f"{max(gaps, default=0) / DAY:.1f} days, the longest since the last ask at the end "
+        f"{max(waiting, default=0) / DAY:.1f} days; of the {len(late):,} the archive started "
+        f"capturing, HACS holds captures of {len(found):,}"
+    )
 
 
 def _lists(run: Run, nights: int) -> None:
@@ -298,10 +338,12 @@ def _lists(run: Run, nights: int) -> None:
     for first, last in spans:
         b, f = sum(run.budgeted.found[first - 1 : last]), sum(run.full.found[first - 1 : last])
         blind = sum(run.budgeted.blind[first - 1 : last])
-        print(f"  crawl list of {run.budgeted.k:,} a day, nights {first}-{last}: changes found "
-              f"{b:,} after budgeted nights, {f:,} after full refreshes: {b / max(1, f):.1%} "
-              f"({blind:,} crawls of a site whose newest archive copy HACS had not learned, "
-              f"against {sum(run.full.blind[first - 1 : last]):,})")  # fmt: skip
+        print(
+            f"  crawl list of {run.budgeted.k:,} a day, nights {first}-{last}: changes found "
+            f"{b:,} after budgeted nights, {f:,} after full refreshes: {b / max(1, f):.1%} "
+            f"({blind:,} crawls of a site whose newest archive copy HACS had not learned, "
+            f"against {sum(run.full.blind[first - 1 : last]):,})"
+        )
 
 
 if __name__ == "__main__":

@@ -146,8 +146,16 @@ def scorers(windows: Windows, truth: Truth, w: int, level: str) -> dict[str, Sco
 
     def bursts(t: float, sites: np.ndarray, _columns: object) -> FloatArray:
         owner, times, flags, offsets, last = windows.timelines(t - 7.0 * w, t)
-        p = burst_chance(times, flags, offsets, last, t + EVAL_E_DAYS, truth.rate[owner],
-                         truth.branching[owner], truth.delay[owner])  # fmt: skip
+        p = burst_chance(
+            times,
+            flags,
+            offsets,
+            last,
+            t + EVAL_E_DAYS,
+            truth.rate[owner],
+            truth.branching[owner],
+            truth.delay[owner],
+        )
         chosen: FloatArray = p[np.searchsorted(owner, sites)]
         return chosen
 
@@ -183,8 +191,10 @@ def closed_loop(sites: int, seed: int, *, bursts: bool = True) -> None:
         chosen: FloatArray = np.where(held, p, 1.0)
         return chosen
 
-    print(f"\nReplay: {sites} sites, seed {seed}, 3 × 28 days "
-          "(changes found / crawls, overlisted sites)")  # fmt: skip
+    print(
+        f"\nReplay: {sites} sites, seed {seed}, 3 × 28 days "
+        "(changes found / crawls, overlisted sites)"
+    )
     for share in (0.02, 0.05):
         budget = max(1, round(share * sites))
         extra = {"true bursts, from copies": policy}

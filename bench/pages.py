@@ -33,11 +33,14 @@ def build(sites: int) -> int:
     rng = np.random.default_rng(7)
     tags = Tag.objects.bulk_create([Tag(name=f"dept-{i}") for i in range(20)])
     Site.objects.bulk_create(
-        Site(seed_url=f"http://cs{i % 97}.uni{i % 89}.edu/~author{i}/",
-             canonical_key=f"edu,uni{i % 89},cs{i % 97})/~author{i}",
-             author=f"Author {i}", import_status="done")
+        Site(
+            seed_url=f"http://cs{i % 97}.uni{i % 89}.edu/~author{i}/",
+            canonical_key=f"edu,uni{i % 89},cs{i % 97})/~author{i}",
+            author=f"Author {i}",
+            import_status="done",
+        )
         for i in range(sites)
-    )  # fmt: skip
+    )
     ids = list(Site.objects.order_by("pk").values_list("pk", flat=True))
     through = Site.tags.through
     through.objects.bulk_create(
@@ -59,9 +62,26 @@ def build(sites: int) -> int:
         for i, d in enumerate(days):
             updated = i > 0 and rng.random() < 1 - np.exp(-rate * (d - days[i - 1]))
             moment = start + timedelta(days=float(d))
-            rows.append((pk, f"http://x/{n}", key, key, str(moment.replace(microsecond=0))[:19],
-                         0, "text/html", 200, f"D{i}", 1000, "bench", "observation", True, i,
-                         -1 if updated else i - 1, 1 if updated else 0))  # fmt: skip
+            rows.append(
+                (
+                    pk,
+                    f"http://x/{n}",
+                    key,
+                    key,
+                    str(moment.replace(microsecond=0))[:19],
+                    0,
+                    "text/html",
+                    200,
+                    f"D{i}",
+                    1000,
+                    "bench",
+                    "observation",
+                    True,
+                    i,
+                    -1 if updated else i - 1,
+                    1 if updated else 0,
+                )
+            )
         if len(rows) > 50_000:
             with connection.cursor() as cursor:
                 cursor.executemany(sql, rows)
@@ -75,9 +95,8 @@ def build(sites: int) -> int:
     )
     started = time.perf_counter()
     crawl_list_store(
-        day=date(2018, 6, 1), options=CrawlListOptions(theta=0.0),
-        source=CrawlList.Source.DAILY_JOB,
-    )  # fmt: skip
+        day=date(2018, 6, 1), options=CrawlListOptions(theta=0.0), source=CrawlList.Source.DAILY_JOB
+    )
     print(f"building a crawl list of every site: {time.perf_counter() - started:.2f} s")
     busiest = (
         Capture.objects.values("site_id")
@@ -108,8 +127,10 @@ def report(name: str, times: list[float], goal: float) -> None:
     median = statistics.median(times)
     p95 = times[max(0, int(round(0.95 * len(times))) - 1)]
     verdict = "meets" if p95 < goal else "MISSES"
-    print(f"{name:<28} median {median * 1000:7.1f} ms   p95 {p95 * 1000:7.1f} ms   "
-          f"({verdict} the {goal * 1000:.0f} ms goal)")  # fmt: skip
+    print(
+        f"{name:<28} median {median * 1000:7.1f} ms   p95 {p95 * 1000:7.1f} ms   "
+        f"({verdict} the {goal * 1000:.0f} ms goal)"
+    )
 
 
 def main() -> None:

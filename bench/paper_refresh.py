@@ -21,12 +21,7 @@ from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
-from bench.collection import (
-    DAY,
-    Collection,
-    Group,
-    timestamp_text,
-)
+from bench.collection import DAY, Collection, Group, timestamp_text
 from hacs.refresh_budget import audit_draw
 
 # HACS's settings, read as hacs_site/settings.py reads them (same names, same defaults).
@@ -72,15 +67,34 @@ class Cost:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def add(self, other: Cost) -> None:
-        for name in ("cdx", "cdx_wire", "cdx_raw", "rows", "mementos", "memento_bytes",
-                     "sites", "seconds", "other_rows", "cut_short"):  # fmt: skip
+        for name in (
+            "cdx",
+            "cdx_wire",
+            "cdx_raw",
+            "rows",
+            "mementos",
+            "memento_bytes",
+            "sites",
+            "seconds",
+            "other_rows",
+            "cut_short",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.max_read = max(self.max_read, other.max_read)
 
     def scaled(self, factor: float) -> Cost:
         result = Cost()
-        for name in ("cdx", "cdx_wire", "cdx_raw", "rows", "mementos", "memento_bytes",
-                     "sites", "other_rows", "cut_short"):  # fmt: skip
+        for name in (
+            "cdx",
+            "cdx_wire",
+            "cdx_raw",
+            "rows",
+            "mementos",
+            "memento_bytes",
+            "sites",
+            "other_rows",
+            "cut_short",
+        ):
             setattr(result, name, getattr(self, name) * factor)
         return result
 
@@ -332,9 +346,16 @@ class Night:
 
     def cost(self) -> Cost:
         # Thrown away as ``pass_cost`` counts it: other people's pages and deeper ones.
-        return Cost(cdx=self.requests, cdx_wire=self.wire, cdx_raw=self.raw, rows=self.rows,
-                    sites=self.checked, other_rows=self.other + self.deep,
-                    cut_short=self.cut_short, max_read=self.max_read)  # fmt: skip
+        return Cost(
+            cdx=self.requests,
+            cdx_wire=self.wire,
+            cdx_raw=self.raw,
+            rows=self.rows,
+            sites=self.checked,
+            other_rows=self.other + self.deep,
+            cut_short=self.cut_short,
+            max_read=self.max_read,
+        )
 
 
 def total(nights: Iterable[Night]) -> Night:
@@ -358,10 +379,18 @@ class Refresher:
     """
 
     def __init__(
-        self, world: World, first: FirstImport, *, mode: str, sites: Iterable[int] | None = None,
-        sizing: bool = True, audit_day: date | None = None, wire_nights: int = 0,
-        watch: Container[int] = (), defer_splits: bool = False,
-    ) -> None:  # fmt: skip
+        self,
+        world: World,
+        first: FirstImport,
+        *,
+        mode: str,
+        sites: Iterable[int] | None = None,
+        sizing: bool = True,
+        audit_day: date | None = None,
+        wire_nights: int = 0,
+        watch: Container[int] = (),
+        defer_splits: bool = False,
+    ) -> None:
         self.world = world
         self.mode = mode
         if mode not in ("every", "seed"):
@@ -409,10 +438,15 @@ class Refresher:
         }
         if self.mode == "seed":
             queries = [
-                CdxQuery(world.scopes[s].cdx_query_url(), "prefix", (s,), seed.since,
-                         world.scopes[s].homepage)
+                CdxQuery(
+                    world.scopes[s].cdx_query_url(),
+                    "prefix",
+                    (s,),
+                    seed.since,
+                    world.scopes[s].homepage,
+                )
                 for s, seed in seeds.items()
-            ]  # fmt: skip
+            ]
         else:
             queries = self.plan(list(seeds.values()))
         watched = Night()
@@ -430,9 +464,15 @@ class Refresher:
 
     # -- The run (archive_import._Run) ----------------------------------------------------
     def _run(
-        self, queries: list[Any], seeds: dict[int, Any], now: int, tally: Night, watched: Night,
-        *, wire: bool,
-    ) -> None:  # fmt: skip
+        self,
+        queries: list[Any],
+        seeds: dict[int, Any],
+        now: int,
+        tally: Night,
+        watched: Night,
+        *,
+        wire: bool,
+    ) -> None:
         from hacs.formats.queries import CdxQuery, plan_queries
 
         world = self.world
@@ -480,9 +520,10 @@ class Refresher:
                 continue
             if grouped and query.is_group:  # _remember
                 too_big = (
-                    answer.requests > GROUP_MAX_PAGES or len(answer.rows) > GROUP_MAX_ROWS
+                    answer.requests > GROUP_MAX_PAGES
+                    or len(answer.rows) > GROUP_MAX_ROWS
                     or bool(answer.failure)
-                )  # fmt: skip
+                )
                 self.pages[query.key] = answer.requests
                 if too_big:
                     self.too_big.add(query.key)
@@ -503,8 +544,13 @@ class Refresher:
                     site = query.site_ids[int(draw * 2**32) % len(query.site_ids)]
                     scope = world.scopes[site]
                     held = frozenset(t for key, t in answer.rows if key == scope.homepage)
-                    audit = CdxQuery(world.collection.seeds[site].url, "exact", (site,),
-                                     query.since, f"audit {scope.homepage}")  # fmt: skip
+                    audit = CdxQuery(
+                        world.collection.seeds[site].url,
+                        "exact",
+                        (site,),
+                        query.since,
+                        f"audit {scope.homepage}",
+                    )
                     audits[audit.key] = (scope.host_key, scope.homepage, held)
                     pending.append(audit)
             for night in (tally, part):
@@ -512,9 +558,13 @@ class Refresher:
             self._store(query, answer, now, (tally, part))
 
     def _audited(
-        self, audit: tuple[str, str, frozenset[str]], query: Any, answer: Answer, now: int,
+        self,
+        audit: tuple[str, str, frozenset[str]],
+        query: Any,
+        answer: Answer,
+        now: int,
         tally: Night,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """``_Run._audited``: captures of the homepage the group's answer lacked."""
         host, homepage, held = audit
         if answer.failure:

@@ -65,12 +65,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.collection import (
-    Collection,
-    CollectionSpec,
-    describe,
-    groups,
-)
+from bench.collection import Collection, CollectionSpec, describe, groups
 from bench.paper_refresh import (
     CDX_RATE,
     HISTORY_DAYS,
@@ -120,9 +115,15 @@ class SampleRun:
     """Seeds in a throw-away SQLite database, run through HACS's commands."""
 
     def __init__(
-        self, tmp: Path, archive: Any, redis_url: str, seeds: list[str], *, name: str = "sample",
+        self,
+        tmp: Path,
+        archive: Any,
+        redis_url: str,
+        seeds: list[str],
+        *,
+        name: str = "sample",
         rates: tuple[float, float] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         from bench.common import fake_archive_env
 
         self.archive = archive
@@ -138,8 +139,9 @@ class SampleRun:
     def _run(self, command: list[str]) -> str:
         from bench.common import ROOT
 
-        done = subprocess.run(command, env=self.env, cwd=ROOT, capture_output=True, text=True,
-                              check=True)  # fmt: skip
+        done = subprocess.run(
+            command, env=self.env, cwd=ROOT, capture_output=True, text=True, check=True
+        )
         return done.stdout
 
     def measured(self, command: list[str]) -> Cost:
@@ -255,9 +257,10 @@ def run(*, sites: int, sample: int, nights: int, seed: int, redis_url: str, tmp:
         watch = set(chosen)
         refreshers = {
             "every": Refresher(world, full_first, mode="every", wire_nights=nights),
-            "seed": Refresher(world, full_first, mode="seed", wire_nights=before_nights,
-                              watch=watch),
-        }  # fmt: skip
+            "seed": Refresher(
+                world, full_first, mode="seed", wire_nights=before_nights, watch=watch
+            ),
+        }
         in_process = {name: 0.0 for name in refreshers}
         sample_nights: list[Cost] = []
         before_groups: dict[str, list[Cost]] = {"host": [], "prefix": []}
@@ -288,14 +291,24 @@ def run(*, sites: int, sample: int, nights: int, seed: int, redis_url: str, tmp:
             if night <= before_nights:
                 clock = time.perf_counter()
                 for by, costs in before_groups.items():
-                    costs.append(pass_cost(collection, state, client,
-                                           groups(collection, old, by=by), since))  # fmt: skip
+                    costs.append(
+                        pass_cost(collection, state, client, groups(collection, old, by=by), since)
+                    )
                 in_process["before groups"] = in_process.get("before groups", 0.0) + (
                     time.perf_counter() - clock
                 )
             if night in (1, 7, nights):
-                shares.append(_shares(collection, night, indexed, outside, refreshers,
-                                      full_first.held, scoped_history))  # fmt: skip
+                shares.append(
+                    _shares(
+                        collection,
+                        night,
+                        indexed,
+                        outside,
+                        refreshers,
+                        full_first.held,
+                        scoped_history,
+                    )
+                )
         sample_new = sample_held - held_first
         checks.append(
             f"captures HACS holds of the sample after {sample_nights_n} nights: "
@@ -304,14 +317,26 @@ def run(*, sites: int, sample: int, nights: int, seed: int, redis_url: str, tmp:
         )
     timings["in process"] = sum(in_process.values())
     _report(
-        collection=collection, sites=sites, first=first, older=older, timed=timed,
+        collection=collection,
+        sites=sites,
+        first=first,
+        older=older,
+        timed=timed,
         rate_seeds=len(archived),
-        sample_nights=sample_nights, sample_new=sample_new, full_first=full_first,
-        refreshers=refreshers, before_groups=before_groups, before_nights=before_nights,
-        shares=shares, checks=checks, held_sites=len(held_sites), scoped_history=scoped_history,
-    )  # fmt: skip
-    _report_times(seed, started, timings, first, older, timed, sample_nights, full_first,
-                  in_process)  # fmt: skip
+        sample_nights=sample_nights,
+        sample_new=sample_new,
+        full_first=full_first,
+        refreshers=refreshers,
+        before_groups=before_groups,
+        before_nights=before_nights,
+        shares=shares,
+        checks=checks,
+        held_sites=len(held_sites),
+        scoped_history=scoped_history,
+    )
+    _report_times(
+        seed, started, timings, first, older, timed, sample_nights, full_first, in_process
+    )
 
 
 def _sample_run(
@@ -327,8 +352,14 @@ def _sample_run(
     older.sites = len(chosen)
     archived = [i for i in chosen if collection.seeds[i].archived][:RATE_CHECK_SEEDS]
     rates = (RATE_CHECK_CDX, RATE_CHECK_MEMENTO)
-    timed = SampleRun(tmp, archive, redis_url, [collection.seeds[i].url for i in archived],
-                      name="rates", rates=rates).first_import()  # fmt: skip
+    timed = SampleRun(
+        tmp,
+        archive,
+        redis_url,
+        [collection.seeds[i].url for i in archived],
+        name="rates",
+        rates=rates,
+    ).first_import()
     return runner, first, older, timed, archived
 
 
@@ -349,9 +380,16 @@ def _index_night(
 
 
 def _report_times(
-    seed: int, started: float, timings: dict[str, float], first: Cost, older: Cost, timed: Cost,
-    sample_nights: list[Cost], full_first: FirstImport, in_process: dict[str, float],
-) -> None:  # fmt: skip
+    seed: int,
+    started: float,
+    timings: dict[str, float],
+    first: Cost,
+    older: Cost,
+    timed: Cost,
+    sample_nights: list[Cost],
+    full_first: FirstImport,
+    in_process: dict[str, float],
+) -> None:
     """Where the bench's time went."""
     sample_seconds = sum(c.seconds for c in sample_nights)
     print(
@@ -366,16 +404,26 @@ def _report_times(
 
 
 def _shares(
-    collection: Collection, night: int, indexed: set[tuple[str, str]], outside: int,
-    refreshers: dict[str, Refresher], first_held: int, scoped_history: int,
-) -> Shares:  # fmt: skip
+    collection: Collection,
+    night: int,
+    indexed: set[tuple[str, str]],
+    outside: int,
+    refreshers: dict[str, Refresher],
+    first_held: int,
+    scoped_history: int,
+) -> Shares:
     """What each refresh holds of the archive's new captures after ``night``."""
     return Shares(
-        night, len(indexed), _made(collection, night), outside,
+        night,
+        len(indexed),
+        _made(collection, night),
+        outside,
         {name: len(r.new & indexed) for name, r in refreshers.items()},
-        {name: (first_held + len(r.new & indexed)) / (scoped_history + len(indexed))
-         for name, r in refreshers.items()},
-    )  # fmt: skip
+        {
+            name: (first_held + len(r.new & indexed)) / (scoped_history + len(indexed))
+            for name, r in refreshers.items()
+        },
+    )
 
 
 def _scoped_history(collection: Collection) -> int:
@@ -441,11 +489,24 @@ def _with_mementos(night: Night, per_capture: float) -> Cost:
 
 
 def _report(
-    *, collection: Collection, sites: int, first: Cost, older: Cost, timed: Cost, rate_seeds: int,
-    sample_nights: list[Cost], sample_new: int, full_first: FirstImport,
-    refreshers: dict[str, Refresher], before_groups: dict[str, list[Cost]], before_nights: int,
-    shares: list[Shares], checks: list[str], held_sites: int, scoped_history: int,
-) -> None:  # fmt: skip
+    *,
+    collection: Collection,
+    sites: int,
+    first: Cost,
+    older: Cost,
+    timed: Cost,
+    rate_seeds: int,
+    sample_nights: list[Cost],
+    sample_new: int,
+    full_first: FirstImport,
+    refreshers: dict[str, Refresher],
+    before_groups: dict[str, list[Cost]],
+    before_nights: int,
+    shares: list[Shares],
+    checks: list[str],
+    held_sites: int,
+    scoped_history: int,
+) -> None:
     size = int(first.sites) or 1
     # Before, a first import fetched every content at once: the window and the older history.
     one_pass = Cost(sites=first.sites)
@@ -464,12 +525,32 @@ def _report(
     every = refreshers["every"]
     b_nights = seed.nights[:before_nights]
     w_nights = seed.watched[:before_nights]
-    _report_before(sites=sites, size=size, one_pass=one_pass, per_site=per_site, whole=whole,
-                   b_nights=b_nights, w_nights=w_nights, per_capture=per_capture,
-                   before_nights=before_nights, before_groups=before_groups)  # fmt: skip
-    _report_after(sites=sites, size=size, first=first, older=older, full_first=full_first,
-                  per_site=per_site, whole=whole, sample_nights=sample_nights, week=week,
-                  every=every, per_capture=per_capture, held_sites=held_sites)  # fmt: skip
+    _report_before(
+        sites=sites,
+        size=size,
+        one_pass=one_pass,
+        per_site=per_site,
+        whole=whole,
+        b_nights=b_nights,
+        w_nights=w_nights,
+        per_capture=per_capture,
+        before_nights=before_nights,
+        before_groups=before_groups,
+    )
+    _report_after(
+        sites=sites,
+        size=size,
+        first=first,
+        older=older,
+        full_first=full_first,
+        per_site=per_site,
+        whole=whole,
+        sample_nights=sample_nights,
+        week=week,
+        every=every,
+        per_capture=per_capture,
+        held_sites=held_sites,
+    )
     _report_shares(shares, full_first, scoped_history)
 
     _report_first_import(first, older, timed, rate_seeds, per_site, whole, sites)
@@ -477,133 +558,240 @@ def _report(
     print("\nChecks:")
     for line in checks:
         print(f"  {line}")
-    print(f"  new captures stored for the sample in {sample_n} nights: {sample_new:,} by HACS, "
-          f"{total(seed.watched[:sample_n]).new:,} in process (per seed)")  # fmt: skip
-    print(f"  mementos a new capture (the sample's {sample_n} nights): {week.mementos:,.0f} "
-          f"fetched for {sample_new:,} captures stored = {per_capture:.2f}")  # fmt: skip
+    print(
+        f"  new captures stored for the sample in {sample_n} nights: {sample_new:,} by HACS, "
+        f"{total(seed.watched[:sample_n]).new:,} in process (per seed)"
+    )
+    print(
+        f"  mementos a new capture (the sample's {sample_n} nights): {week.mementos:,.0f} "
+        f"fetched for {sample_new:,} captures stored = {per_capture:.2f}"
+    )
 
 
 def _report_before(
-    *, sites: int, size: int, one_pass: Cost, per_site: float, whole: float, b_nights: list[Any],
-    w_nights: list[Any], per_capture: float, before_nights: int,
+    *,
+    sites: int,
+    size: int,
+    one_pass: Cost,
+    per_site: float,
+    whole: float,
+    b_nights: list[Any],
+    w_nights: list[Any],
+    per_capture: float,
+    before_nights: int,
     before_groups: dict[str, list[Cost]],
-) -> None:  # fmt: skip
+) -> None:
     """What a first import and the nights cost before HACS grouped its queries."""
     extrapolated = "CDX in process, mementos extrapolated"
-    print(f"\nBefore issue 26: one CDX query per seed every night (hours at {CDX_RATE:g} CDX "
-          f"requests and {MEMENTO_RATE:g} mementos a minute):")  # fmt: skip
+    print(
+        f"\nBefore issue 26: one CDX query per seed every night (hours at {CDX_RATE:g} CDX "
+        f"requests and {MEMENTO_RATE:g} mementos a minute):"
+    )
     print(HEAD)
-    print(_row(f"first import, sample of {size:,} (measured)", one_pass,
-               f"{one_pass.seconds:,.0f} s on this machine, every content"))  # fmt: skip
+    print(
+        _row(
+            f"first import, sample of {size:,} (measured)",
+            one_pass,
+            f"{one_pass.seconds:,.0f} s on this machine, every content",
+        )
+    )
     print(_row("first import per 1,000 sites (extrapolated)", one_pass.scaled(per_site)))
     print(_row(f"first import, {sites:,} sites (extrapolated)", one_pass.scaled(whole)))
     label = f"nightly refresh 1, sample: {w_nights[0].checked:,} sites"
     print(_row(label, _with_mementos(w_nights[0], per_capture), "in process (*)"))
-    print(_row(f"{before_nights} nights, sample", _with_mementos(total(w_nights), per_capture),
-               "in process (*)"))  # fmt: skip
-    print(_row(f"nightly refresh 1, {b_nights[0].checked:,} sites",
-               _with_mementos(b_nights[0], per_capture), extrapolated))  # fmt: skip
-    print(_row(f"{before_nights} nights, {b_nights[0].checked:,} sites",
-               _with_mementos(total(b_nights), per_capture), extrapolated))  # fmt: skip
-    print("  (*) HACS now groups, so the sample's per-seed nights are counted in process; "
-          "the issue's before run\n      checked that count against the server's log: "
-          "equal.")  # fmt: skip
+    print(
+        _row(
+            f"{before_nights} nights, sample",
+            _with_mementos(total(w_nights), per_capture),
+            "in process (*)",
+        )
+    )
+    print(
+        _row(
+            f"nightly refresh 1, {b_nights[0].checked:,} sites",
+            _with_mementos(b_nights[0], per_capture),
+            extrapolated,
+        )
+    )
+    print(
+        _row(
+            f"{before_nights} nights, {b_nights[0].checked:,} sites",
+            _with_mementos(total(b_nights), per_capture),
+            extrapolated,
+        )
+    )
+    print(
+        "  (*) HACS now groups, so the sample's per-seed nights are counted in process; "
+        "the issue's before run\n      checked that count against the server's log: "
+        "equal."
+    )
 
-    print(f"\nA full pass grouped, as it would have cost before HACS grouped (the seeds' "
-          f"own 'from', each group from its oldest; night 1, then {before_nights} "
-          "nights):")  # fmt: skip
+    print(
+        f"\nA full pass grouped, as it would have cost before HACS grouped (the seeds' "
+        f"own 'from', each group from its oldest; night 1, then {before_nights} "
+        "nights):"
+    )
     rows = [("per seed (before)", [n.cost() for n in b_nights])]
-    rows += [("one query a host", before_groups["host"]),
-             ("one query a host and path family", before_groups["prefix"])]  # fmt: skip
+    rows += [
+        ("one query a host", before_groups["host"]),
+        ("one query a host and path family", before_groups["prefix"]),
+    ]
     for label, costs in rows:
         one = costs[0]
         all_nights = Cost()
         for cost in costs:
             all_nights.add(cost)
-        print(f"  {label:<34} night 1: {one.cdx:>6,.0f} requests "
-              f"({one.cdx / CDX_RATE / 60:,.1f} h), {one.cdx_wire / 1e6:,.1f} MB, "
-              f"{one.rows:,.0f} rows of which {one.other_rows:,.0f} thrown away, "
-              f"{one.cut_short:,.0f} cut short by the read cap (one request read at most "
-              f"{one.max_read:,} lines); {before_nights} nights: {all_nights.cdx:,.0f} requests, "
-              f"{all_nights.cdx_wire / 1e6:,.1f} MB")  # fmt: skip
+        print(
+            f"  {label:<34} night 1: {one.cdx:>6,.0f} requests "
+            f"({one.cdx / CDX_RATE / 60:,.1f} h), {one.cdx_wire / 1e6:,.1f} MB, "
+            f"{one.rows:,.0f} rows of which {one.other_rows:,.0f} thrown away, "
+            f"{one.cut_short:,.0f} cut short by the read cap (one request read at most "
+            f"{one.max_read:,} lines); {before_nights} nights: {all_nights.cdx:,.0f} requests, "
+            f"{all_nights.cdx_wire / 1e6:,.1f} MB"
+        )
 
 
 def _report_after(
-    *, sites: int, size: int, first: Cost, older: Cost, full_first: FirstImport, per_site: float,
-    whole: float, sample_nights: list[Cost], week: Cost, every: Refresher, per_capture: float,
+    *,
+    sites: int,
+    size: int,
+    first: Cost,
+    older: Cost,
+    full_first: FirstImport,
+    per_site: float,
+    whole: float,
+    sample_nights: list[Cost],
+    week: Cost,
+    every: Refresher,
+    per_capture: float,
     held_sites: int,
-) -> None:  # fmt: skip
+) -> None:
     """What they cost now, grouped by host, sized and audited."""
     extrapolated = "CDX in process, mementos extrapolated"
     sample_n = len(sample_nights)
     nights = len(every.nights)
     print("\nAfter: HACS now (grouped by host, sized, audited):")
     print(HEAD)
-    print(_row(f"first import, sample of {size:,} (measured)", first,
-               f"{first.seconds:,.0f} s on this machine (one query a seed, as before; the "
-               "contents of each site's window)"))  # fmt: skip
+    print(
+        _row(
+            f"first import, sample of {size:,} (measured)",
+            first,
+            f"{first.seconds:,.0f} s on this machine (one query a seed, as before; the "
+            "contents of each site's window)",
+        )
+    )
     print(_row("first import per 1,000 sites (extrapolated)", first.scaled(per_site)))
     print(_row(f"first import, {sites:,} sites (extrapolated)", first.scaled(whole)))
-    full = Cost(cdx=full_first.requests, cdx_raw=full_first.raw,
-                mementos=first.mementos * whole)  # fmt: skip
-    print(_row(f"first import, {sites:,} sites", full, "CDX in process (no MB wire), "
-               "mementos extrapolated"))  # fmt: skip
-    print(_row(f"history pass, sample of {size:,} (measured)", older,
-               f"{older.seconds:,.0f} s on this machine (no CDX; the older contents)"))  # fmt: skip
+    full = Cost(cdx=full_first.requests, cdx_raw=full_first.raw, mementos=first.mementos * whole)
+    print(
+        _row(
+            f"first import, {sites:,} sites",
+            full,
+            "CDX in process (no MB wire), mementos extrapolated",
+        )
+    )
+    print(
+        _row(
+            f"history pass, sample of {size:,} (measured)",
+            older,
+            f"{older.seconds:,.0f} s on this machine (no CDX; the older contents)",
+        )
+    )
     print(_row("history pass per 1,000 sites (extrapolated)", older.scaled(per_site)))
     print(_row(f"history pass, {sites:,} sites (extrapolated)", older.scaled(whole)))
-    print(_row(f"nightly refresh 1, sample: {sample_nights[0].sites:,.0f} sites (meas.)",
-               sample_nights[0], "import_archive, every site, no budget"))  # fmt: skip
+    print(
+        _row(
+            f"nightly refresh 1, sample: {sample_nights[0].sites:,.0f} sites (meas.)",
+            sample_nights[0],
+            "import_archive, every site, no budget",
+        )
+    )
     print(_row(f"{sample_n} nights, sample (measured)", week))
-    print(_row("a full pass after grouping (night 1, no budget)",
-               _with_mementos(every.nights[0], per_capture), extrapolated))  # fmt: skip
-    print(_row(f"{nights} nights, every site every night, grouped",
-               _with_mementos(total(every.nights), per_capture), extrapolated))  # fmt: skip
+    print(
+        _row(
+            "a full pass after grouping (night 1, no budget)",
+            _with_mementos(every.nights[0], per_capture),
+            extrapolated,
+        )
+    )
+    print(
+        _row(
+            f"{nights} nights, every site every night, grouped",
+            _with_mementos(total(every.nights), per_capture),
+            extrapolated,
+        )
+    )
 
-    print(f"\nRefreshing every site every night, {held_sites:,} sites, in process (the nightly "
-          "job within its budget: python -m bench.nightly_refresh):")  # fmt: skip
-    print(f"  {'':<22} {'CDX req':>8} {'queries':>8} {'pages':>6} {'sizing':>6} {'audit':>6} "
-          f"{'hours':>6} {'rows read':>10} {'others':>8} {'cut':>4} {'checked':>8}")  # fmt: skip
-    for label, night in (("full pass, night 1", every.nights[0]),
-                         (f"every night, {nights} nights", total(every.nights))):  # fmt: skip
-        print(f"  {label:<22} {night.requests:>8,} {night.queries:>8,} {night.pages:>6,} "
-              f"{night.sizing:>6,} {night.audit:>6,} {night.requests / CDX_RATE / 60:>6,.2f} "
-              f"{night.rows:>10,} {night.other:>8,} {night.cut_short:>4,} "
-              f"{night.checked:>8,}")  # fmt: skip
+    print(
+        f"\nRefreshing every site every night, {held_sites:,} sites, in process (the nightly "
+        "job within its budget: python -m bench.nightly_refresh):"
+    )
+    print(
+        f"  {'':<22} {'CDX req':>8} {'queries':>8} {'pages':>6} {'sizing':>6} {'audit':>6} "
+        f"{'hours':>6} {'rows read':>10} {'others':>8} {'cut':>4} {'checked':>8}"
+    )
+    for label, night in (
+        ("full pass, night 1", every.nights[0]),
+        (f"every night, {nights} nights", total(every.nights)),
+    ):
+        print(
+            f"  {label:<22} {night.requests:>8,} {night.queries:>8,} {night.pages:>6,} "
+            f"{night.sizing:>6,} {night.audit:>6,} {night.requests / CDX_RATE / 60:>6,.2f} "
+            f"{night.rows:>10,} {night.other:>8,} {night.cut_short:>4,} "
+            f"{night.checked:>8,}"
+        )
 
 
 def _report_shares(shares: list[Shares], full_first: FirstImport, scoped_history: int) -> None:
     """The share of the archive's new captures HACS holds, night by night."""
-    print("\nShare of new captures in HACS (seeds' own pages, depth <= 2, made after the first "
-          "import and indexed by then):")  # fmt: skip
+    print(
+        "\nShare of new captures in HACS (seeds' own pages, depth <= 2, made after the first "
+        "import and indexed by then):"
+    )
     print(f"  {'':<44}" + "".join(f"{'night ' + str(s.night):>14}" for s in shares))
-    print(f"  {'new captures the archive indexed':<44}"
-          + "".join(f"{s.indexed:>14,}" for s in shares))  # fmt: skip
+    print(
+        f"  {'new captures the archive indexed':<44}" + "".join(f"{s.indexed:>14,}" for s in shares)
+    )
     print(f"  {'  (made, indexed or not)':<44}" + "".join(f"{s.made:>14,}" for s in shares))
-    print(f"  {'  (of seeds with no capture at first import)':<44}"
-          + "".join(f"{s.outside:>14,}" for s in shares))  # fmt: skip
-    for name, label in (("every", "(b) every seed every night, grouped"),
-                        ("seed", "(c) per seed every night (before)")):  # fmt: skip
-        print(f"  {label:<44}"
-              + "".join(f"{s.held[name] / max(1, s.indexed):>14.1%}" for s in shares))  # fmt: skip
+    print(
+        f"  {'  (of seeds with no capture at first import)':<44}"
+        + "".join(f"{s.outside:>14,}" for s in shares)
+    )
+    for name, label in (
+        ("every", "(b) every seed every night, grouped"),
+        ("seed", "(c) per seed every night (before)"),
+    ):
+        print(
+            f"  {label:<44}" + "".join(f"{s.held[name] / max(1, s.indexed):>14.1%}" for s in shares)
+        )
     print("  capture recall against everything in the archive (first import's captures too):")
     for name, label in (("every", "(b)"), ("seed", "(c)")):
         print(f"  {'  ' + label:<44}" + "".join(f"{s.recall[name]:>14.2%}" for s in shares))
-    print(f"  (the first import stored {full_first.held:,} of the {scoped_history:,} in-scope "
-          f"captures the archive held: {full_first.held / scoped_history:.2%})")  # fmt: skip
+    print(
+        f"  (the first import stored {full_first.held:,} of the {scoped_history:,} in-scope "
+        f"captures the archive held: {full_first.held / scoped_history:.2%})"
+    )
 
 
 def _report_first_import(
-    first: Cost, older: Cost, timed: Cost, rate_seeds: int, per_site: float, whole: float,
+    first: Cost,
+    older: Cost,
+    timed: Cost,
+    rate_seeds: int,
+    per_site: float,
+    whole: float,
     sites: int,
-) -> None:  # fmt: skip
+) -> None:
     """A first import at the documented rates, whether its phases add up or overlap, and the
     history pass after it (the contents of copies older than each site's window)."""
     cdx_s = timed.cdx / RATE_CHECK_CDX * 60
     mem_s = timed.mementos / RATE_CHECK_MEMENTO * 60
     series, parallel = cdx_s + mem_s, max(cdx_s, mem_s)
-    holds = "in series" if abs(timed.seconds - series) < abs(timed.seconds - parallel) else (
-        "in parallel")  # fmt: skip
+    holds = (
+        "in series"
+        if abs(timed.seconds - series) < abs(timed.seconds - parallel)
+        else ("in parallel")
+    )
     years = HISTORY_DAYS / 365
     window = f"{years:g} years" if years == int(years) else f"{HISTORY_DAYS:,} days"
     print(
@@ -611,32 +799,44 @@ def _report_first_import(
         f"{MEMENTO_RATE:g} mementos a minute), fetching the contents of each site's last "
         f"{window} of copies (HACS_HISTORY_DAYS {HISTORY_DAYS:,}), then the history pass:"
     )
-    print(f"  {'':<30} {'CDX req':>9} {'mementos':>10} {'CDX h':>7} {'mem. h':>7} "
-          f"{'in series h':>12} {'in parallel h':>14}")  # fmt: skip
+    print(
+        f"  {'':<30} {'CDX req':>9} {'mementos':>10} {'CDX h':>7} {'mem. h':>7} "
+        f"{'in series h':>12} {'in parallel h':>14}"
+    )
     for label, factor in (("per 1,000 sites", per_site), (f"{sites:,} sites", whole)):
         cost = first.scaled(factor)
         cdx_h, mem_h = cost.hours
-        print(f"  {'first import, ' + label:<30} {cost.cdx:>9,.0f} {cost.mementos:>10,.0f} "
-              f"{cdx_h:>7,.1f} {mem_h:>7,.1f} {cdx_h + mem_h:>12,.1f} "
-              f"{max(cdx_h, mem_h):>14,.1f}")  # fmt: skip
+        print(
+            f"  {'first import, ' + label:<30} {cost.cdx:>9,.0f} {cost.mementos:>10,.0f} "
+            f"{cdx_h:>7,.1f} {mem_h:>7,.1f} {cdx_h + mem_h:>12,.1f} "
+            f"{max(cdx_h, mem_h):>14,.1f}"
+        )
         cost = older.scaled(factor)
         cdx_h, mem_h = cost.hours
-        print(f"  {'history pass, ' + label:<30} {cost.cdx:>9,.0f} {cost.mementos:>10,.0f} "
-              f"{cdx_h:>7,.1f} {mem_h:>7,.1f}")  # fmt: skip
+        print(
+            f"  {'history pass, ' + label:<30} {cost.cdx:>9,.0f} {cost.mementos:>10,.0f} "
+            f"{cdx_h:>7,.1f} {mem_h:>7,.1f}"
+        )
     cost = first.scaled(whole)
     cdx_h, mem_h = cost.hours
     wall = cdx_h + mem_h if holds == "in series" else max(cdx_h, mem_h)
-    print(f"  which holds, timed on {rate_seeds} of the sample's archived seeds at "
-          f"{RATE_CHECK_CDX:g} CDX requests and {RATE_CHECK_MEMENTO:g} mementos a minute: "
-          f"{timed.cdx:,.0f} CDX requests ({cdx_s:,.0f} s at that rate) and "
-          f"{timed.mementos:,.0f} mementos ({mem_s:,.0f} s): the import took "
-          f"{timed.seconds:,.0f} s, against {series:,.0f} s in series and {parallel:,.0f} s in "
-          f"parallel: {holds} holds")  # fmt: skip
-    print(f"  a first import of {sites:,} sites takes ~{wall:,.1f} h at these rates: it "
-          f"{'fits' if wall <= 24 else 'does not fit'} in 24 h")  # fmt: skip
+    print(
+        f"  which holds, timed on {rate_seeds} of the sample's archived seeds at "
+        f"{RATE_CHECK_CDX:g} CDX requests and {RATE_CHECK_MEMENTO:g} mementos a minute: "
+        f"{timed.cdx:,.0f} CDX requests ({cdx_s:,.0f} s at that rate) and "
+        f"{timed.mementos:,.0f} mementos ({mem_s:,.0f} s): the import took "
+        f"{timed.seconds:,.0f} s, against {series:,.0f} s in series and {parallel:,.0f} s in "
+        f"parallel: {holds} holds"
+    )
+    print(
+        f"  a first import of {sites:,} sites takes ~{wall:,.1f} h at these rates: it "
+        f"{'fits' if wall <= 24 else 'does not fit'} in 24 h"
+    )
     later = older.scaled(whole).hours[1]
     share = first.mementos / max(1, first.mementos + older.mementos)
-    print(f"  the history pass then fetches the older {older.scaled(whole).mementos:,.0f} "
-          f"contents in ~{later:,.1f} h (nightly, when no import is under way): every content "
-          f"is in ~{wall + later:,.1f} h after the first import began; the first import "
-          f"fetched {share:.1%} of them")  # fmt: skip
+    print(
+        f"  the history pass then fetches the older {older.scaled(whole).mementos:,.0f} "
+        f"contents in ~{later:,.1f} h (nightly, when no import is under way): every content "
+        f"is in ~{wall + later:,.1f} h after the first import began; the first import "
+        f"fetched {share:.1%} of them"
+    )

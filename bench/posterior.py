@@ -42,8 +42,10 @@ def timed(label: str, n_sites: int, call):  # type: ignore[no-untyped-def]
     seconds = time.perf_counter() - started
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    print(f"  {label:34} {seconds:7.2f} s  {n_sites / seconds:>10,.0f} sites/s  "
-          f"peak {peak / 2**20:7.1f} MiB")  # fmt: skip
+    print(
+        f"  {label:34} {seconds:7.2f} s  {n_sites / seconds:>10,.0f} sites/s  "
+        f"peak {peak / 2**20:7.1f} MiB"
+    )
     return result
 
 
@@ -58,20 +60,26 @@ def main() -> int:
     evidence = timed("interval_evidence", n, lambda: interval_evidence(times, updated, offsets))
     prior = timed("fit_interval_prior", n, lambda: fit_interval_prior(evidence))
     alpha, beta = timed("interval_posterior", n, lambda: interval_posterior(prior, evidence))
-    print(f"  prior: shape {prior.shape:.3f}, mean interval {prior.mean_interval_days:.1f} days; "
-          f"{evidence.changed.size:,} changed intervals")  # fmt: skip
+    print(
+        f"  prior: shape {prior.shape:.3f}, mean interval {prior.mean_interval_days:.1f} days; "
+        f"{evidence.changed.size:,} changed intervals"
+    )
 
     print("Gamma kernel (before):")
     m, big_t, _ = timed("kernel_evidence", n, lambda: kernel_evidence(times, updated, offsets))
     kernel_prior = timed("fit_prior", n, lambda: fit_prior(m, big_t))
     k_alpha, k_beta = timed("posterior", n, lambda: posterior(kernel_prior, m, big_t))
-    print(f"  prior: shape {kernel_prior.shape:.3f}, "
-          f"mean interval {kernel_prior.mean_interval_days:.1f} days")  # fmt: skip
+    print(
+        f"  prior: shape {kernel_prior.shape:.3f}, "
+        f"mean interval {kernel_prior.mean_interval_days:.1f} days"
+    )
 
     exact_rho = spearmanr(alpha / beta, truth).statistic
     kernel_rho = spearmanr(k_alpha / k_beta, truth).statistic
-    print(f"Spearman ρ of the posterior mean rate with the true rate: exact {exact_rho:.3f}, "
-          f"kernel {kernel_rho:.3f}")  # fmt: skip
+    print(
+        f"Spearman ρ of the posterior mean rate with the true rate: exact {exact_rho:.3f}, "
+        f"kernel {kernel_rho:.3f}"
+    )
     return 0
 
 

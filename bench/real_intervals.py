@@ -100,8 +100,7 @@ def main() -> int:
         print(f"{args.realdata} is not here: the real homepage histories live beside the checkout")
         return 1
     rng = np.random.default_rng(args.seed)
-    print(f"{'page':32} {'gap':>4} {'updates':>7} {'φ':>5} {'φ = 1':>6} {'with φ':>6} "
-          f"{'open':>4}")  # fmt: skip
+    print(f"{'page':32} {'gap':>4} {'updates':>7} {'φ':>5} {'φ = 1':>6} {'with φ':>6} {'open':>4}")
     for name, url in PAGES.items():
         changes, span = update_days(args.realdata / name, url)
         for gap in GAPS:
@@ -110,16 +109,20 @@ def main() -> int:
             prior = PRIOR
             alpha, beta = interval_posterior(prior, evidence)
             phi = change_dispersion(times, flags, offsets, alpha / beta)
-            truth = np.array([
-                1.0 / pseudo_true_rate(changes, np.diff(np.unique(times[a:b])), span)
-                for a, b in zip(offsets[:-1], offsets[1:], strict=True)
-            ])  # fmt: skip
+            truth = np.array(
+                [
+                    1.0 / pseudo_true_rate(changes, np.diff(np.unique(times[a:b])), span)
+                    for a, b in zip(offsets[:-1], offsets[1:], strict=True)
+                ]
+            )
             plain = interval_bounds(prior, evidence)
             wide = interval_bounds(prior, evidence, dispersion=phi)
-            print(f"{name.split('-')[0]:32} {gap:4.0f} {changes.size:7d} {phi:5.2f} "
-                  f"{covers(plain.low, plain.high, truth).mean():6.3f} "
-                  f"{covers(wide.low, wide.high, truth).mean():6.3f} "
-                  f"{int(wide.open.sum()):4d}")  # fmt: skip
+            print(
+                f"{name.split('-')[0]:32} {gap:4.0f} {changes.size:7d} {phi:5.2f} "
+                f"{covers(plain.low, plain.high, truth).mean():6.3f} "
+                f"{covers(wide.low, wide.high, truth).mean():6.3f} "
+                f"{int(wide.open.sum()):4d}"
+            )
     return 0
 
 

@@ -164,15 +164,26 @@ def stationary_policy(state: ReplayState) -> np.ndarray:
     before rates that reset, on the same window and reference instant."""
     times, flags, offsets = state.arrays()
     return default_probabilities(
-        times, flags, offsets, t=state.list_instant, e=state.e_days,
-        history_days=state.history_days, reset=False,
-    )  # fmt: skip
+        times,
+        flags,
+        offsets,
+        t=state.list_instant,
+        e=state.e_days,
+        history_days=state.history_days,
+        reset=False,
+    )
 
 
 def run_world(
-    world: RealWorld, *, days: int, share: float, policies: list[str], seed: int,
-    extra: dict | None = None, e_days: float = E_DAYS,
-) -> dict[str, PolicyResult]:  # fmt: skip
+    world: RealWorld,
+    *,
+    days: int,
+    share: float,
+    policies: list[str],
+    seed: int,
+    extra: dict | None = None,
+    e_days: float = E_DAYS,
+) -> dict[str, PolicyResult]:
     """Every policy's loop over one world at one budget share."""
     budget = max(1, round(share * world.n_sites))
     named = [p for p in policies if p in POLICIES]
@@ -182,10 +193,17 @@ def run_world(
     if STATIONARY in policies:
         more[STATIONARY] = stationary_policy
     results = replay(
-        history=world.history, changes=world.changes, start=world.start, days=days,
-        budget=budget, policies=named, e_days=e_days, true_rates=world.last_year_rate,
-        seed=seed, extra=more,
-    )  # fmt: skip
+        history=world.history,
+        changes=world.changes,
+        start=world.start,
+        days=days,
+        budget=budget,
+        policies=named,
+        e_days=e_days,
+        true_rates=world.last_year_rate,
+        seed=seed,
+        extra=more,
+    )
     return {r.policy: r for r in results}
 
 
@@ -196,10 +214,12 @@ def _day_text(day: float) -> str:
 def print_worlds(worlds: dict[int, RealWorld]) -> None:
     for seed, world in worlds.items():
         gaps = world.capture_gap
-        print(f"seed {seed}: start {_day_text(world.start)}, {len(world.homepages)} homepages "
-              f"qualify → {world.n_sites} seed sites; capture gaps {gaps.min():.0f}–"
-              f"{gaps.max():.0f} d (median {np.median(gaps):.0f}); "
-              f"{int(np.diff(world.history[2]).sum())} archive captures")  # fmt: skip
+        print(
+            f"seed {seed}: start {_day_text(world.start)}, {len(world.homepages)} homepages "
+            f"qualify → {world.n_sites} seed sites; capture gaps {gaps.min():.0f}–"
+            f"{gaps.max():.0f} d (median {np.median(gaps):.0f}); "
+            f"{int(np.diff(world.history[2]).sum())} archive captures"
+        )
         for name, why in world.skipped:
             print(f"    not qualifying: {name} ({why})")
 
@@ -234,9 +254,12 @@ def print_table(
     print(f"changes found by seed (days 0–{days - 1} | days 28–{days - 1}):")
     print(f"{'policy':14}" + "".join(f"{f'seed {s}':>12}" for s in rows))
     for name in policies:
-        print(f"{LABELS.get(name, name):14}" + "".join(
-            f"{f'{r[name].found}|{r[name].days(28, days - 1)[0]}':>12}" for r in rows.values()
-        ))  # fmt: skip
+        print(
+            f"{LABELS.get(name, name):14}"
+            + "".join(
+                f"{f'{r[name].found}|{r[name].days(28, days - 1)[0]}':>12}" for r in rows.values()
+            )
+        )
 
 
 def print_done_when(rows: dict[float, dict[int, dict[str, PolicyResult]]], days: int) -> None:
@@ -271,8 +294,10 @@ def main() -> int:
         return 1
     began = time.perf_counter()
     homepages = load_homepages(args.realdata)
-    print(f"{len(homepages)} homepages read from {args.realdata} in "
-          f"{time.perf_counter() - began:.0f} s")  # fmt: skip
+    print(
+        f"{len(homepages)} homepages read from {args.realdata} in "
+        f"{time.perf_counter() - began:.0f} s"
+    )
     seeds = [int(s) for s in args.seeds.split(",")]
     policies = args.policies.split(",")
     worlds = {seed: real_world(homepages, seed, args.days) for seed in seeds}
@@ -282,13 +307,16 @@ def main() -> int:
         results[share] = {}
         for seed, world in worlds.items():
             results[share][seed] = run_world(
-                world, days=args.days, share=share, policies=policies, seed=seed,
-                e_days=args.e_days,
-            )  # fmt: skip
+                world, days=args.days, share=share, policies=policies, seed=seed, e_days=args.e_days
+            )
         budgets = sorted({max(1, round(share * w.n_sites)) for w in worlds.values()})
-        print_table(results[share], policies, args.days,
-                    f"Budget {share:.0%} a day ({'/'.join(map(str, budgets))} sites), "
-                    f"{args.days} days, seeds {args.seeds}")  # fmt: skip
+        print_table(
+            results[share],
+            policies,
+            args.days,
+            f"Budget {share:.0%} a day ({'/'.join(map(str, budgets))} sites), "
+            f"{args.days} days, seeds {args.seeds}",
+        )
     print_done_when(results, args.days)
     print(f"\n({time.perf_counter() - began:.0f} s in all)")
     return 0

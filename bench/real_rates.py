@@ -43,12 +43,7 @@ from bench.common import argument_parser
 from bench.homepages import REALDATA, load_homepages
 from bench.interval_coverage import covers, pseudo_true_rate, thirds
 from bench.real_loop import RealWorld, real_world
-from hacs.bayes import (
-    change_dispersion,
-    interval_bounds,
-    interval_evidence,
-    interval_posterior,
-)
+from hacs.bayes import change_dispersion, interval_bounds, interval_evidence, interval_posterior
 from hacs.defaults import HISTORY_DAYS
 from hacs.ranking import default_posterior, window_timelines
 
@@ -91,18 +86,27 @@ def site_rows(world: RealWorld) -> dict[str, np.ndarray]:
             "after_rate": np.asarray(after_rate),
             "window_truth": 1.0 / np.asarray(window_truth),
             "after_truth": 1.0 / np.asarray(after_truth),
-            "now_low": now.low, "now_high": now.high, "open": now.open,
-            "still_low": still.low, "still_high": still.high,
-            "plain_low": plain.low, "plain_high": plain.high,
-            "phi": np.full(rate.size, phi), "reset": np.full(rate.size, found.reset_rate),
-        }  # fmt: skip
+            "now_low": now.low,
+            "now_high": now.high,
+            "open": now.open,
+            "still_low": still.low,
+            "still_high": still.high,
+            "plain_low": plain.low,
+            "plain_high": plain.high,
+            "phi": np.full(rate.size, phi),
+            "reset": np.full(rate.size, found.reset_rate),
+        }
 
 
 def print_coverage(rows: dict[str, np.ndarray]) -> None:
-    print("\n90 % intervals of the mean interval holding the pseudo-true interval at the site's "
-          "own capture gaps (share of sites)")  # fmt: skip
-    print(f"  {'third (copies a year)':34} {'sites':>5} {'open':>5} | {'window: now':>11} "
-          f"{'ρ = 0':>6} {'φ = 1':>6} | {'year after: now':>15} {'ρ = 0':>6}")  # fmt: skip
+    print(
+        "\n90 % intervals of the mean interval holding the pseudo-true interval at the site's "
+        "own capture gaps (share of sites)"
+    )
+    print(
+        f"  {'third (copies a year)':34} {'sites':>5} {'open':>5} | {'window: now':>11} "
+        f"{'ρ = 0':>6} {'φ = 1':>6} | {'year after: now':>15} {'ρ = 0':>6}"
+    )
     everyone = np.ones(rows["rate"].size, dtype=bool)
     for name, mask in [*thirds(rows["density"]), ("all", everyone)]:
         cells = []
@@ -113,9 +117,11 @@ def print_coverage(rows: dict[str, np.ndarray]) -> None:
                 for r in ("now", "still", "plain")
             ]
             cells.append([h.mean() if h.size else float("nan") for h in hold])
-        print(f"  {name:34} {int(mask.sum()):5d} {int(rows['open'][mask].sum()):5d} | "
-              f"{cells[0][0]:11.3f} {cells[0][1]:6.3f} {cells[0][2]:6.3f} | "
-              f"{cells[1][0]:15.3f} {cells[1][1]:6.3f}")  # fmt: skip
+        print(
+            f"  {name:34} {int(mask.sum()):5d} {int(rows['open'][mask].sum()):5d} | "
+            f"{cells[0][0]:11.3f} {cells[0][1]:6.3f} {cells[0][2]:6.3f} | "
+            f"{cells[1][0]:15.3f} {cells[1][1]:6.3f}"
+        )
 
 
 def print_ranks(rows: dict[str, np.ndarray]) -> None:
@@ -126,8 +132,10 @@ def print_ranks(rows: dict[str, np.ndarray]) -> None:
     window, after = rho(rows["rate"], rows["window_rate"]), rho(rows["rate"], rows["after_rate"])
     print(f"  HACS's rate against the window's true rate   {window:.3f}")
     print(f"  HACS's rate against the year after           {after:.3f}")
-    print(f"  ceiling: the window's realised rate, every change counted, against the year after "
-          f"{rho(rows['window_rate'], rows['after_rate']):.3f}")  # fmt: skip
+    print(
+        f"  ceiling: the window's realised rate, every change counted, against the year after "
+        f"{rho(rows['window_rate'], rows['after_rate']):.3f}"
+    )
 
 
 def main() -> int:
@@ -144,9 +152,11 @@ def main() -> int:
         world = real_world(homepages, seed, int(AFTER_DAYS))
         rows = site_rows(world)
         parts.append(rows)
-        print(f"seed {seed}: start day {world.start:.0f}, {world.n_sites} sites of "
-              f"{len(world.homepages)} homepages (known a year past the start); prior "
-              f"φ {rows['phi'][0]:.2f}, reset rate ρ {rows['reset'][0]:.2e} a day")  # fmt: skip
+        print(
+            f"seed {seed}: start day {world.start:.0f}, {world.n_sites} sites of "
+            f"{len(world.homepages)} homepages (known a year past the start); prior "
+            f"φ {rows['phi'][0]:.2f}, reset rate ρ {rows['reset'][0]:.2e} a day"
+        )
     rows = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
     print_coverage(rows)
     print_ranks(rows)

@@ -64,16 +64,21 @@ def run(rate: np.ndarray, lone: np.ndarray, power: float, nights: int = 90) -> l
         last[picked] = night
         if night in (1, 7, 30, 90):
             held, made = rate * indexed_sum(last), rate * indexed_sum(np.full(rate.size, night))
-            marks.append(f"night {night} {held.sum() / made.sum():.1%} "
-                         f"(alone {held[lone].sum() / made[lone].sum():.1%})")  # fmt: skip
+            marks.append(
+                f"night {night} {held.sum() / made.sum():.1%} "
+                f"(alone {held[lone].sum() / made[lone].sum():.1%})"
+            )
     return [*marks, f"longest wait {longest:.0f} d"]
 
 
 def bound(rate: np.ndarray, night: int) -> float:
     """The busiest queries checked as late as possible before ``night``."""
     order = np.argsort(-rate)
-    held = sum(float(rate[order[j * BUDGET : (j + 1) * BUDGET]].sum()) * indexed_sum(
-        np.array([night - j]))[0] for j in range(night))  # fmt: skip
+    held = sum(
+        float(rate[order[j * BUDGET : (j + 1) * BUDGET]].sum())
+        * indexed_sum(np.array([night - j]))[0]
+        for j in range(night)
+    )
     return held / float(rate.sum() * indexed_sum(np.array([night]))[0])
 
 
@@ -83,13 +88,18 @@ def split_bound(rate: np.ndarray, lone: np.ndarray, share: float, night: int = 7
     alone, hosts = rate[lone], rate[~lone]
     mine = int(BUDGET * share)
     order = np.argsort(-alone)
-    held_alone = sum(float(alone[order[j * mine : (j + 1) * mine]].sum())
-                     * indexed_sum(np.array([night - j]))[0] for j in range(night))  # fmt: skip
-    held_hosts = float(np.sort(hosts)[::-1][: BUDGET - mine].sum()) * indexed_sum(
-        np.array([night]))[0]  # fmt: skip
+    held_alone = sum(
+        float(alone[order[j * mine : (j + 1) * mine]].sum()) * indexed_sum(np.array([night - j]))[0]
+        for j in range(night)
+    )
+    held_hosts = (
+        float(np.sort(hosts)[::-1][: BUDGET - mine].sum()) * indexed_sum(np.array([night]))[0]
+    )
     made = indexed_sum(np.array([night]))[0]
-    return (f"{share:.0%} of the requests alone: alone {held_alone / (alone.sum() * made):.1%}, "
-            f"all {(held_alone + held_hosts) / (rate.sum() * made):.1%}")  # fmt: skip
+    return (
+        f"{share:.0%} of the requests alone: alone {held_alone / (alone.sum() * made):.1%}, "
+        f"all {(held_alone + held_hosts) / (rate.sum() * made):.1%}"
+    )
 
 
 def main() -> int:
@@ -97,8 +107,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     collection = Collection(CollectionSpec(seeds=20_000, seed=args.seed))
-    rates, owners, depth = map(np.asarray, (collection.rate, collection.page_seed,
-                                            collection.depth))  # fmt: skip
+    rates, owners, depth = map(
+        np.asarray, (collection.rate, collection.page_seed, collection.depth)
+    )
     scoped = (owners >= 0) & (depth <= 2)
     seed_rate = np.zeros(len(collection.seeds))
     np.add.at(seed_rate, owners[scoped], rates[scoped])
@@ -106,13 +117,17 @@ def main() -> int:
     queries = plan_queries([RefreshSeed(i, collection.seeds[i].url, "2018") for i in archived])
     rate = np.array([seed_rate[list(q.site_ids)].sum() for q in queries])
     lone = np.array([not q.is_group for q in queries])
-    print(f"{len(queries):,} queries ({lone.sum():,} of a seed alone, holding "
-          f"{rate[lone].sum() / rate.sum():.0%} of the captures), {BUDGET} requests a night "
-          f"(seed {args.seed}):")  # fmt: skip
+    print(
+        f"{len(queries):,} queries ({lone.sum():,} of a seed alone, holding "
+        f"{rate[lone].sum() / rate.sum():.0%} of the captures), {BUDGET} requests a night "
+        f"(seed {args.seed}):"
+    )
     for label, power in (("by expected new captures", 1.0), ("by capture-days", 2.0)):
         print(f"  {label}: " + "; ".join(run(rate, lone, power)))
-    print(f"  the most any rule holds after 1 night {bound(rate, 1):.1%}, after 7 nights "
-          f"{bound(rate, 7):.1%}")  # fmt: skip
+    print(
+        f"  the most any rule holds after 1 night {bound(rate, 1):.1%}, after 7 nights "
+        f"{bound(rate, 7):.1%}"
+    )
     for share in (0.5, 0.6, 0.7):
         print(f"  aimed at night 7, {split_bound(rate, lone, share)}")
     return 0

@@ -120,32 +120,65 @@ class Runs:
         self.nights += days
         for grouping, queries in groupings.items():
             archive = ArchiveStream(s_times, s_offsets, queries=queries, checked=checked)
-            plans = [("every night", 0.0, Refresh("every_night", index_lag_days=index_lag)),
-                     ("never", 0.0, Refresh("never"))]  # fmt: skip
+            plans = [
+                ("every night", 0.0, Refresh("every_night", index_lag_days=index_lag)),
+                ("never", 0.0, Refresh("never")),
+            ]
             rule = RefreshPolicy(max_age_days=max_age)
             for share in shares:
                 requests = max(1, round(share * len(observed)))
-                plans.append(("budget", share, Refresh("budget", budget=requests, rule=rule,
-                              index_lag_days=index_lag, list_share=None)))  # fmt: skip
+                plans.append(
+                    (
+                        "budget",
+                        share,
+                        Refresh(
+                            "budget",
+                            budget=requests,
+                            rule=rule,
+                            index_lag_days=index_lag,
+                            list_share=None,
+                        ),
+                    )
+                )
                 # HACS's rule: the sites on tonight's provisional list (twice the crawl
                 # budget) weigh by their probability (hacs.refresh_budget.site_price).
-                plans.append(("budget+list", share, Refresh("budget", budget=requests, rule=rule,
-                              index_lag_days=index_lag, list_share=2.0)))  # fmt: skip
+                plans.append(
+                    (
+                        "budget+list",
+                        share,
+                        Refresh(
+                            "budget",
+                            budget=requests,
+                            rule=rule,
+                            index_lag_days=index_lag,
+                            list_share=2.0,
+                        ),
+                    )
+                )
                 self.budget[("budget", grouping, share)].add(requests)
                 self.budget[("budget+list", grouping, share)].add(requests)
             for name, share, refresh in plans:
                 (result,) = replay(
-                    history=history, changes=changes, start=start, days=days,
-                    budget=crawl_budget, policies=["hacs"], e_days=e_days, seed=seed,
-                    archive=archive, refresh=refresh,
-                )  # fmt: skip
+                    history=history,
+                    changes=changes,
+                    start=start,
+                    days=days,
+                    budget=crawl_budget,
+                    policies=["hacs"],
+                    e_days=e_days,
+                    seed=seed,
+                    archive=archive,
+                    refresh=refresh,
+                )
                 self.rows[(name, grouping, share)].append(result)
 
     def print(self, title: str) -> None:
         print(f"\n{title}")
-        print(f"{'refresh':12} {'queries':7} {'CDX budget':>12} {'spent/night':>11} "
-              f"{'found/crawls':>12} {'loss':>6} {'late':>6} {'other':>6} {'blind':>6} "
-              f"{'nothing':>7} {'due waits':>9} {'learn (d)':>9}")  # fmt: skip
+        print(
+            f"{'refresh':12} {'queries':7} {'CDX budget':>12} {'spent/night':>11} "
+            f"{'found/crawls':>12} {'loss':>6} {'late':>6} {'other':>6} {'blind':>6} "
+            f"{'nothing':>7} {'due waits':>9} {'learn (d)':>9}"
+        )
         for (name, grouping, share), rows in self.rows.items():
             every = self.rows[("every night", grouping, 0.0)]
             found = sum(r.found for r in rows)
@@ -163,15 +196,19 @@ class Runs:
             learned = sum(r.captures_learned for r in rows)
             delay = sum((r.mean_learn_delay_days or 0.0) * r.captures_learned for r in rows)
             sizes = self.budget[(name, grouping, share)]
-            budget = "-" if not name.startswith("budget") else f"{share:.0%}" + (
-                f" = {min(sizes):,}" if len(sizes) == 1 else ""
-            )  # fmt: skip
+            budget = (
+                "-"
+                if not name.startswith("budget")
+                else f"{share:.0%}" + (f" = {min(sizes):,}" if len(sizes) == 1 else "")
+            )
             spent = sum(r.cdx_requests for r in rows) / self.nights
-            print(f"{name:12} {grouping:7} {budget:>12} {spent:>11,.0f} "
-                  f"{found:>5}/{sum(r.crawls for r in rows):<6} "
-                  f"{100 * (base - found) / max(base, 1):>5.1f}% {late:>6} {other:>6} "
-                  f"{blind:>6} {nothing:>7} {sum(r.due_waits for r in rows):>9,} "
-                  f"{delay / learned if learned else float('nan'):>9.1f}")  # fmt: skip
+            print(
+                f"{name:12} {grouping:7} {budget:>12} {spent:>11,.0f} "
+                f"{found:>5}/{sum(r.crawls for r in rows):<6} "
+                f"{100 * (base - found) / max(base, 1):>5.1f}% {late:>6} {other:>6} "
+                f"{blind:>6} {nothing:>7} {sum(r.due_waits for r in rows):>9,} "
+                f"{delay / learned if learned else float('nan'):>9.1f}"
+            )
 
 
 def demo_queries(truth: dict[str, Any]) -> list[CdxQuery]:
@@ -214,8 +251,9 @@ def main() -> int:
     parser.add_argument("--days", type=int, default=28)
     parser.add_argument("--periods", type=int, default=3)
     parser.add_argument("--crawl-budget", type=float, default=0.05, help="share of sites a day")
-    parser.add_argument("--budgets", default="0.02,0.05,0.10", help="CDX requests a night, "
-                        "as shares of the sites")  # fmt: skip
+    parser.add_argument(
+        "--budgets", default="0.02,0.05,0.10", help="CDX requests a night, as shares of the sites"
+    )
     parser.add_argument("--max-age", type=float, default=30.0)
     parser.add_argument("--index-lag", type=float, default=0.0)
     parser.add_argument("--e-days", type=float, default=E_DAYS)
@@ -223,8 +261,13 @@ def main() -> int:
     parser.add_argument("--skip-demo", action="store_true")
     args = parser.parse_args()
     shares = [float(b) for b in args.budgets.split(",")]
-    options = dict(days=args.days, shares=shares, max_age=args.max_age,
-                   index_lag=args.index_lag, e_days=args.e_days)  # fmt: skip
+    options = dict(
+        days=args.days,
+        shares=shares,
+        max_age=args.max_age,
+        index_lag=args.index_lag,
+        e_days=args.e_days,
+    )
 
     began = time.perf_counter()
     if not args.skip_demo:
@@ -233,19 +276,27 @@ def main() -> int:
         observed, changes, _rates = load(truth, "homepage")
         by_host = demo_queries(truth)
         groupings: dict[str, list[CdxQuery] | None] = {"site": None, "host": by_host}
-        print(f"Demo archive: {args.sites} sites, seed {args.seed}, homepage level, "
-              f"{len(by_host)} host queries; keeping a max age of {args.max_age:g} d takes "
-              f"{args.sites / args.max_age:.0f} requests a night by site, "
-              f"{len(by_host) / args.max_age:.0f} by host "
-              f"({time.perf_counter() - began:.0f} s to write and read)")  # fmt: skip
+        print(
+            f"Demo archive: {args.sites} sites, seed {args.seed}, homepage level, "
+            f"{len(by_host)} host queries; keeping a max age of {args.max_age:g} d takes "
+            f"{args.sites / args.max_age:.0f} requests a night by site, "
+            f"{len(by_host) / args.max_age:.0f} by host "
+            f"({time.perf_counter() - began:.0f} s to write and read)"
+        )
         del truth
         runs = Runs()
         span = (END - START).days
         for k in range(args.periods):
             start = span - args.days * (k + 1)
-            runs.run(observed, changes, start=float(start),
-                     crawl_budget=max(1, round(args.crawl_budget * args.sites)),
-                     groupings=groupings, seed=args.seed + start, **options)  # fmt: skip
+            runs.run(
+                observed,
+                changes,
+                start=float(start),
+                crawl_budget=max(1, round(args.crawl_budget * args.sites)),
+                groupings=groupings,
+                seed=args.seed + start,
+                **options,
+            )
         runs.print(
             f"Demo: crawl {args.crawl_budget:.0%} a day, {args.periods} periods of {args.days} "
             f"days, max age {args.max_age:g} d, index lag {args.index_lag:g} d, e = "
@@ -266,9 +317,15 @@ def main() -> int:
             end = float(np.floor(last)) + 1.0
             for k in range(args.periods):
                 start = end - args.days * (k + 1)
-                runs.run(observed, changes, start=start,
-                         crawl_budget=max(1, round(args.crawl_budget * len(observed))),
-                         groupings={"site": None}, seed=args.seed + k, **options)  # fmt: skip
+                runs.run(
+                    observed,
+                    changes,
+                    start=start,
+                    crawl_budget=max(1, round(args.crawl_budget * len(observed))),
+                    groupings={"site": None},
+                    seed=args.seed + k,
+                    **options,
+                )
         runs.print(
             f"Real capture times (offtopic-goldstandard, {sites} seeds in 3 Archive-It "
             f"collections, the last {args.periods} × {args.days} days of each), simulated "

@@ -48,9 +48,13 @@ def learned_policies(history: tuple[np.ndarray, ...], start: float, seed: int) -
     site = np.repeat(np.arange(counts.size), counts)
     index = np.arange(times.size) - np.repeat(offsets[:-1], counts)
     table = ObservationTable(
-        site=site, page=site, time=times, page_index=index,
-        link_floor=np.where(flags, -1, index - 1), n_sites=counts.size,
-    )  # fmt: skip
+        site=site,
+        page=site,
+        time=times,
+        page_index=index,
+        link_floor=np.where(flags, -1, index - 1),
+        n_sites=counts.size,
+    )
     first = max(start - 365.0, 7.0 * 12)
     began = time.perf_counter()
     evolution = gp4c.learn_gp4c(table, start=first, end=start - 7.0, w_weeks=12, seed=seed)
@@ -58,8 +62,10 @@ def learned_policies(history: tuple[np.ndarray, ...], start: float, seed: int) -
         times, flags, offsets, reference_points(first, start - 7.0, 7.0), horizon_end=start
     )
     model = lws.fit_lws(x, y, seed=seed, groups=groups, period=(first, start - 7.0))
-    print(f"  learned for the period from day {start:g} in {time.perf_counter() - began:.0f} s: "
-          f"GP4C {evolution.function.formula[:70]}")  # fmt: skip
+    print(
+        f"  learned for the period from day {start:g} in {time.perf_counter() - began:.0f} s: "
+        f"GP4C {evolution.function.formula[:70]}"
+    )
     return {
         "gp4c": gp4c.replay_policy(evolution.function, w_weeks=12),
         "lws": lws.replay_policy(model),
@@ -89,8 +95,11 @@ def main() -> int:
         began = time.perf_counter()
         with demo_archive(args.sites, seed, bursts=not args.no_bursts) as demo:
             observed, changes, rates = load(read_truth(demo), args.level)
-        print(f"Demo archive: {args.sites} sites, seed {seed}, {bursts}, {args.level} level "
-              f"({time.perf_counter() - began:.0f} s to write and read)", flush=True)  # fmt: skip
+        print(
+            f"Demo archive: {args.sites} sites, seed {seed}, {bursts}, {args.level} level "
+            f"({time.perf_counter() - began:.0f} s to write and read)",
+            flush=True,
+        )
         learned = {
             start: learned_policies(before(observed, start), float(start), seed)
             for start in (starts if args.learned else [])
@@ -100,16 +109,25 @@ def main() -> int:
             totals = results[share].setdefault(seed, {})
             for start in starts:
                 for result in replay(
-                    history=before(observed, start), changes=changes, start=float(start),
-                    days=args.days, budget=budget, policies=policies, e_days=args.e_days,
-                    true_rates=rates, seed=seed + start, extra=learned.get(start),
-                ):  # fmt: skip
+                    history=before(observed, start),
+                    changes=changes,
+                    start=float(start),
+                    days=args.days,
+                    budget=budget,
+                    policies=policies,
+                    e_days=args.e_days,
+                    true_rates=rates,
+                    seed=seed + start,
+                    extra=learned.get(start),
+                ):
                     totals.setdefault(result.policy, []).append(result)
         print(f"  replayed in {time.perf_counter() - began:.0f} s", flush=True)
     for share in shares:
         budget = max(1, round(share * args.sites))
-        print(f"\nBudget {share:.0%} a day ({budget} sites), {args.periods} period(s) of "
-              f"{args.days} days, e = {args.e_days:g}, {args.sites} sites {bursts}")  # fmt: skip
+        print(
+            f"\nBudget {share:.0%} a day ({budget} sites), {args.periods} period(s) of "
+            f"{args.days} days, e = {args.e_days:g}, {args.sites} sites {bursts}"
+        )
         print_by_seed(results[share])
         print_measures(results[share])
     print_done_when(results, args.days * args.periods, args.sites)
@@ -120,20 +138,28 @@ def print_by_seed(by_seed: dict[int, dict[str, list[PolicyResult]]]) -> None:
     """Changes found / crawls made per policy and seed, summed over the periods, and in all."""
     seeds = list(by_seed)
     names = list(by_seed[seeds[0]])
-    print(f"{'changes found/crawls made':26}"
-          + "".join(f"{f'seed {s}':>14}" for s in seeds) + f"{'all':>15}")  # fmt: skip
+    print(
+        f"{'changes found/crawls made':26}"
+        + "".join(f"{f'seed {s}':>14}" for s in seeds)
+        + f"{'all':>15}"
+    )
     for name in names:
         cells = [_found_crawls(by_seed[s][name]) for s in seeds]
         found, crawls = sum(c[0] for c in cells), sum(c[1] for c in cells)
-        print(f"{name:26}" + "".join(f"{f'{f}/{c}':>14}" for f, c in cells)
-              + f"{f'{found}/{crawls}':>15}")  # fmt: skip
+        print(
+            f"{name:26}"
+            + "".join(f"{f'{f}/{c}':>14}" for f, c in cells)
+            + f"{f'{found}/{crawls}':>15}"
+        )
 
 
 def print_measures(by_seed: dict[int, dict[str, list[PolicyResult]]]) -> None:
     """The LWS measures per policy over every seed and period."""
     print("over every seed and period:")
-    print(f"{'policy':16} {'found/crawls':>14} {'utilisation':>11} "
-          f"{'coverage':>9} {'delay (d)':>9} {'max days':>8} {'overlisted':>10}")  # fmt: skip
+    print(
+        f"{'policy':16} {'found/crawls':>14} {'utilisation':>11} "
+        f"{'coverage':>9} {'delay (d)':>9} {'max days':>8} {'overlisted':>10}"
+    )
     for name in next(iter(by_seed.values())):
         rows = [r for seed in by_seed.values() for r in seed[name]]
         crawls = sum(r.crawls for r in rows)
@@ -142,10 +168,12 @@ def print_measures(by_seed: dict[int, dict[str, list[PolicyResult]]]) -> None:
         caught = sum(r.caught for r in rows)
         delays = [r.mean_delay_days * r.caught for r in rows if r.mean_delay_days is not None]
         delay = sum(delays) / caught if caught else float("nan")
-        print(f"{name:16} {found:>6}/{crawls:<7} {found / max(crawls, 1):>11.3f} "
-              f"{caught / max(changes_total, 1):>9.3f} {delay:>9.1f} "
-              f"{max(r.most_days_listed for r in rows):>8} "
-              f"{sum(r.overlisted_sites for r in rows):>10}")  # fmt: skip
+        print(
+            f"{name:16} {found:>6}/{crawls:<7} {found / max(crawls, 1):>11.3f} "
+            f"{caught / max(changes_total, 1):>9.3f} {delay:>9.1f} "
+            f"{max(r.most_days_listed for r in rows):>8} "
+            f"{sum(r.overlisted_sites for r in rows):>10}"
+        )
 
 
 def print_done_when(
@@ -170,8 +198,11 @@ def print_done_when(
             if "true_rates" in found:
                 ratio = found["hacs"] / max(found["true_rates"], 1)
                 checks.append(f"{ratio:.1%} of true_rates{'' if ratio >= 0.95 else ' (< 95 %)'}")
-            print(f"  {share:.0%}, seed {seed}: hacs {found['hacs']} " + ", ".join(checks)
-                  + f"; crawls {'all made' if all_made else 'MISSING'}")  # fmt: skip
+            print(
+                f"  {share:.0%}, seed {seed}: hacs {found['hacs']} "
+                + ", ".join(checks)
+                + f"; crawls {'all made' if all_made else 'MISSING'}"
+            )
 
 
 def _found_crawls(rows: list[PolicyResult]) -> tuple[int, int]:

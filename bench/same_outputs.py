@@ -28,23 +28,78 @@ PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv").exists() els
 DEMO_FILES = ("seeds.csv", "demo.cdx", "demo.warc.gz", "truth.json")
 COMMANDS: list[tuple[str, list[str]]] = [
     *[
-        (f"export_estimates {level} {method}", ["export_estimates", "--level", level,
-                                                "--method", method])
+        (
+            f"export_estimates {level} {method}",
+            ["export_estimates", "--level", level, "--method", method],
+        )
         for level in ("homepage", "website")
         for method in ("observed", "interpolated")
     ],
-    ("export_estimates window", ["export_estimates", "--level", "homepage", "--method",
-                                 "observed", "--start", "2016-01-01", "--end", "2017-12-31"]),
+    (
+        "export_estimates window",
+        [
+            "export_estimates",
+            "--level",
+            "homepage",
+            "--method",
+            "observed",
+            "--start",
+            "2016-01-01",
+            "--end",
+            "2017-12-31",
+        ],
+    ),
     ("crawl_list theta", ["crawl_list", "--date", "2018-05-01", "--theta", "0.3"]),
-    ("crawl_list budget website", ["crawl_list", "--date", "2018-03-15", "--budget", "25",
-                                   "--level", "website", "--method", "interpolated",
-                                   "--history-days", "400", "--e-days", "14"]),
+    (
+        "crawl_list budget website",
+        [
+            "crawl_list",
+            "--date",
+            "2018-03-15",
+            "--budget",
+            "25",
+            "--level",
+            "website",
+            "--method",
+            "interpolated",
+            "--history-days",
+            "400",
+            "--e-days",
+            "14",
+        ],
+    ),
     ("crawl_list all", ["crawl_list", "--date", "2017-11-20"]),
-    ("evaluate both", ["evaluate", "--start", "2017-06-01", "--end", "2018-04-01",
-                       "--level", "both", "--w-weeks", "1-12"]),
-    ("evaluate observed", ["evaluate", "--start", "2016-09-01", "--end", "2017-03-01",
-                           "--level", "homepage", "--w-weeks", "2,4", "--method", "observed"]),
-]  # fmt: skip
+    (
+        "evaluate both",
+        [
+            "evaluate",
+            "--start",
+            "2017-06-01",
+            "--end",
+            "2018-04-01",
+            "--level",
+            "both",
+            "--w-weeks",
+            "1-12",
+        ],
+    ),
+    (
+        "evaluate observed",
+        [
+            "evaluate",
+            "--start",
+            "2016-09-01",
+            "--end",
+            "2017-03-01",
+            "--level",
+            "homepage",
+            "--w-weeks",
+            "2,4",
+            "--method",
+            "observed",
+        ],
+    ),
+]
 
 
 def manage(tree: Path, var: Path, *args: str) -> bytes:
@@ -81,15 +136,17 @@ def main() -> int:
         before = tmp / "before"
         subprocess.run(
             ["git", "worktree", "add", "--detach", "--quiet", str(before), args.before],
-            cwd=ROOT, check=True,
-        )  # fmt: skip
+            cwd=ROOT,
+            check=True,
+        )
         after = ROOT
         if args.after:
             after = tmp / "after"
             subprocess.run(
                 ["git", "worktree", "add", "--detach", "--quiet", str(after), args.after],
-                cwd=ROOT, check=True,
-            )  # fmt: skip
+                cwd=ROOT,
+                check=True,
+            )
         try:
             trees = {"before": before, "after": after}
             archives: dict[str, Path] = {}
@@ -97,9 +154,20 @@ def main() -> int:
                 var = tmp / f"var-{name}"
                 var.mkdir()
                 archives[name] = var / "demo"
-                manage(tree, var, "make_demo_archive", str(archives[name]),
-                       "--sites", str(args.sites), "--seed", str(args.seed),
-                       "--start", str(START), "--end", str(END))  # fmt: skip
+                manage(
+                    tree,
+                    var,
+                    "make_demo_archive",
+                    str(archives[name]),
+                    "--sites",
+                    str(args.sites),
+                    "--seed",
+                    str(args.seed),
+                    "--start",
+                    str(START),
+                    "--end",
+                    str(END),
+                )
             print(f"{'output':32} {'before':>28} {'after':>28}")
             for file_name in DEMO_FILES:
                 sides = [(archives[n] / file_name).read_bytes() for n in trees]

@@ -134,9 +134,14 @@ class Shipped:
     """HACS's nightly refresh of a collection, in process (the module docstring)."""
 
     def __init__(
-        self, world: World, first: FirstImport, *, budget: int,
-        policy: RefreshPolicy | None = None, audit: bool = True,
-    ) -> None:  # fmt: skip
+        self,
+        world: World,
+        first: FirstImport,
+        *,
+        budget: int,
+        policy: RefreshPolicy | None = None,
+        audit: bool = True,
+    ) -> None:
         self.world = world
         self.policy = policy or RefreshPolicy()
         self.budget = budget
@@ -187,8 +192,12 @@ class Shipped:
 
     def plan(self, seeds: Iterable[RefreshSeed], now: int) -> list[CdxQuery]:
         narrow = {k for k, at in self.wide_at.items() if now - at < WIDE_EVERY_DAYS * DAY}
-        return plan_queries(list(seeds), too_big=self.too_big,
-                            shared_hosts=SHARED_HOSTS | self.per_seed, narrow=narrow)  # fmt: skip
+        return plan_queries(
+            list(seeds),
+            too_big=self.too_big,
+            shared_hosts=SHARED_HOSTS | self.per_seed,
+            narrow=narrow,
+        )
 
     def _unsized(self, key: str, now: int) -> bool:
         last = self.sized.get(key)
@@ -206,12 +215,17 @@ class Shipped:
         stakes = stakes or {}
         states = {
             s: site_state(
-                s, [t / DAY for t in self.times[s] if t / DAY >= low], now=today,
-                checked=self.checked[s] / DAY, first_checked=self.first_checked[s] / DAY,
-                stake=stakes.get(s, 0.0), captured=s in self.captured, older=s in self.older,
+                s,
+                [t / DAY for t in self.times[s] if t / DAY >= low],
+                now=today,
+                checked=self.checked[s] / DAY,
+                first_checked=self.first_checked[s] / DAY,
+                stake=stakes.get(s, 0.0),
+                captured=s in self.captured,
+                older=s in self.older,
             )
             for s in self.sites
-        }  # fmt: skip
+        }
         cost = {key: max(1, pages) for key, pages in self.pages.items()}
         for query in queries:  # operations.refresh.query_costs
             if query.is_group and self._unsized(query.key, now):
@@ -221,8 +235,9 @@ class Shipped:
         # operations.jobs.nightly_refresh keeps PAGE_SLACK of the budget for pages beyond a
         # query's estimate.
         planned = self.budget - math.ceil(PAGE_SLACK * self.budget) if self.budget > 1 else 1
-        choice = choose_queries(queries, states, now=today, budget=planned,
-                                policy=self.policy, cost=cost)  # fmt: skip
+        choice = choose_queries(
+            queries, states, now=today, budget=planned, policy=self.policy, cost=cost
+        )
         tally.waiting = len(choice.left_out)
         tally.due_requests = choice.due_requests
         tally.overdue_left = choice.overdue_left
@@ -233,8 +248,9 @@ class Shipped:
         return tally
 
     # -- The run (archive_import._Run) -----------------------------------------------------
-    def _run(self, queries: list[CdxQuery], seeds: dict[int, RefreshSeed], now: int,
-             tally: Tally) -> None:  # fmt: skip
+    def _run(
+        self, queries: list[CdxQuery], seeds: dict[int, RefreshSeed], now: int, tally: Tally
+    ) -> None:
         world = self.world
         day = datetime.fromtimestamp(now, UTC).date()
         pending = deque(queries)
@@ -283,8 +299,11 @@ class Shipped:
     def _remember(self, query: CdxQuery, answer: Answer, now: int) -> bool:
         """``_Run._remember``: the group's pages, whether it was too big (split at once when it
         failed for its size), and when it was last asked wide."""
-        too_big = (answer.requests > GROUP_MAX_PAGES or len(answer.rows) > GROUP_MAX_ROWS
-                   or bool(answer.failure))  # fmt: skip
+        too_big = (
+            answer.requests > GROUP_MAX_PAGES
+            or len(answer.rows) > GROUP_MAX_ROWS
+            or bool(answer.failure)
+        )
         self.pages[query.key] = answer.requests
         if too_big:
             self.too_big.add(query.key)
@@ -306,12 +325,23 @@ class Shipped:
         site = query.site_ids[int(draw * 2**32) % len(query.site_ids)]
         scope = self.world.scopes[site]
         held = frozenset(t for key, t in answer.rows if key == scope.homepage)
-        audit = CdxQuery(self.world.collection.seeds[site].url, "exact", (site,), query.since,
-                         f"audit {scope.homepage}")  # fmt: skip
+        audit = CdxQuery(
+            self.world.collection.seeds[site].url,
+            "exact",
+            (site,),
+            query.since,
+            f"audit {scope.homepage}",
+        )
         return audit, (scope.host_key, scope.homepage, held)
 
-    def _audited(self, audit: tuple[str, str, frozenset[str]], query: CdxQuery, answer: Answer,
-                 now: int, tally: Tally) -> None:  # fmt: skip
+    def _audited(
+        self,
+        audit: tuple[str, str, frozenset[str]],
+        query: CdxQuery,
+        answer: Answer,
+        now: int,
+        tally: Tally,
+    ) -> None:
         host, homepage, held = audit
         if answer.failure:
             return
@@ -319,8 +349,9 @@ class Shipped:
             self.per_seed.add(host)
         self._store(query, answer, now, tally, audit=True)
 
-    def _store(self, query: CdxQuery, answer: Answer, now: int, tally: Tally, *,
-               audit: bool = False) -> None:  # fmt: skip
+    def _store(
+        self, query: CdxQuery, answer: Answer, now: int, tally: Tally, *, audit: bool = False
+    ) -> None:
         """``_Run._store_rows``: rows of the members' scopes stored (depth ≤ 2); each member's
         check; the margins the late ones needed, counted for the host."""
         world = self.world
@@ -389,8 +420,15 @@ class ListWorld:
     prior: tuple[float, GammaPrior] | None = None  # when it was fitted, and the prior
 
     @classmethod
-    def start(cls, sites: list[int], history: list[np.ndarray], made: list[np.ndarray],
-              versions: list[np.ndarray], k: int, now: float) -> ListWorld:  # fmt: skip
+    def start(
+        cls,
+        sites: list[int],
+        history: list[np.ndarray],
+        made: list[np.ndarray],
+        versions: list[np.ndarray],
+        k: int,
+        now: float,
+    ) -> ListWorld:
         """The list's view after the first import: each site's homepage observations of the
         window before ``now``, flagged from the truth."""
         times, flags = [], []
@@ -399,10 +437,16 @@ class ListWorld:
             times.append(kept)
             flags.append(_flags(kept, 0, changes))
         state = ReplayState(
-            times=times, updated=flags,
-            last_copy=np.array([t[-1] if t else -np.inf for t in times]), now=now,
-            e_days=E_DAYS, rng=np.random.default_rng(0), true_rates=None, budget=k, start=now,
-        )  # fmt: skip
+            times=times,
+            updated=flags,
+            last_copy=np.array([t[-1] if t else -np.inf for t in times]),
+            now=now,
+            e_days=E_DAYS,
+            rng=np.random.default_rng(0),
+            true_rates=None,
+            budget=k,
+            start=now,
+        )
         world = cls(sites, made, versions, k, state)
         world.index = {s: i for i, s in enumerate(sites)}
         world.last_crawl = np.full(len(sites), -np.inf)
@@ -478,9 +522,9 @@ def _flags(times: list[float], first: int, changes: np.ndarray) -> list[bool]:
     return flags
 
 
-def homepage_truth(collection: Collection, sites: list[int], nights: int) -> tuple[
-    list[np.ndarray], list[np.ndarray], list[np.ndarray]
-]:  # fmt: skip
+def homepage_truth(
+    collection: Collection, sites: list[int], nights: int
+) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
     """For each seed of ``sites``: its homepage observations in the history (days, sorted), every
     homepage observation the archive makes through ``nights`` (days, sorted: made, indexed or
     not) and its homepage's version times (days). Call after the nights were drawn."""
@@ -506,5 +550,4 @@ def homepage_truth(collection: Collection, sites: list[int], nights: int) -> tup
             collection.version_offsets[home] : collection.version_offsets[home + 1]
         ]
         versions.append(np.sort((keys & mask) / DAY))
-    return ([np.array(sorted(h)) for h in history], [np.array(sorted(m)) for m in made],
-            versions)  # fmt: skip
+    return ([np.array(sorted(h)) for h in history], [np.array(sorted(m)) for m in made], versions)

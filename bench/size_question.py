@@ -50,8 +50,9 @@ SERVERS: dict[str, dict[str, Any]] = {
 
 def chosen_seeds(collection: Collection) -> list[int]:
     """5 archived seeds of each of the 12 largest university hosts, and one lone seed."""
-    hosts = sorted((h for h in collection.hosts if h.kind == "institution"),
-                   key=lambda h: -len(h.seeds))  # fmt: skip
+    hosts = sorted(
+        (h for h in collection.hosts if h.kind == "institution"), key=lambda h: -len(h.seeds)
+    )
     picked: list[int] = []
     for host in hosts[:12]:
         picked += [s for s in host.seeds if collection.seeds[s].archived][:5]
@@ -77,12 +78,19 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="hacs-bench-") as name, start_redis() as redis:
         for n, (label, server) in enumerate(SERVERS.items()):
             with IAArchive(lines=history, body_for=collection.body_for, **server) as archive:
-                run = SampleRun(Path(name), archive, redis.url(),
-                                [collection.seeds[s].url for s in seeds], name=f"s{n}")  # fmt: skip
+                run = SampleRun(
+                    Path(name),
+                    archive,
+                    redis.url(),
+                    [collection.seeds[s].url for s in seeds],
+                    name=f"s{n}",
+                )
                 first = run.first_import()
                 archive.add_lines(night)
-                print(f"\n{label}: the first import sent {first.cdx:,.0f} requests "
-                      f"({first.extra['sizing']} size questions)")  # fmt: skip
+                print(
+                    f"\n{label}: the first import sent {first.cdx:,.0f} requests "
+                    f"({first.extra['sizing']} size questions)"
+                )
                 command = [sys.executable, "manage.py", "import_archive"]
                 _refresh(run, archive, "a refresh by hand (import_archive)", command)
                 command = [sys.executable, "-c", NIGHTLY_SCRIPT]
@@ -94,14 +102,19 @@ def _refresh(run: Any, archive: Any, label: str, command: list[str]) -> None:
     started = time.perf_counter()
     cost = run.measured(command)
     seconds = time.perf_counter() - started
-    firsts = [e.query for e in archive.requests_to("cdx")
-              if "showNumPages" not in e.query and "resumeKey" not in e.query]  # fmt: skip
+    firsts = [
+        e.query
+        for e in archive.requests_to("cdx")
+        if "showNumPages" not in e.query and "resumeKey" not in e.query
+    ]
     asked = Counter((q.get("url"), q.get("matchType")) for q in firsts)
     queries = len(asked)
-    print(f"  {label}: {cost.cdx:,.0f} CDX requests, of which {cost.extra['sizing']} size "
-          f"questions, for {queries} queries (every group and the lone seed, each asked "
-          f"{max(asked.values())} time(s) at most): {cost.cdx / max(1, queries):.2f} requests "
-          f"a query; ended by itself in {seconds:,.0f} s")  # fmt: skip
+    print(
+        f"  {label}: {cost.cdx:,.0f} CDX requests, of which {cost.extra['sizing']} size "
+        f"questions, for {queries} queries (every group and the lone seed, each asked "
+        f"{max(asked.values())} time(s) at most): {cost.cdx / max(1, queries):.2f} requests "
+        f"a query; ended by itself in {seconds:,.0f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -160,8 +160,7 @@ def thinned_pages(pages: Pages, keep: float, rng: np.random.Generator) -> Pages:
     """Each page's copies kept with probability ``keep``; a kept copy's new links include those
     of the dropped copies before it (the first kept copy is the page's baseline)."""
     times, flags, fresh, site_of = [], [], [], []
-    for t, f, links, site in zip(pages.times, pages.flags, pages.fresh, pages.site_of,
-                                 strict=True):  # fmt: skip
+    for t, f, links, site in zip(pages.times, pages.flags, pages.fresh, pages.site_of, strict=True):
         kept = rng.random(t.size) < keep
         if not kept.any():
             continue
@@ -241,8 +240,10 @@ def main() -> int:
     all_pages = Pages(truth)
     span = (END - START).days
     print(f"Demo archive: {args.sites} sites, seed {args.seed}, {args.level} level, e = {E_DAYS:g}")
-    print(f"{'keep':>5} {'thin pairs':>10} {'p ≥ 0.99':>9} {'… before the prior mean':>23} "
-          f"{'paper g ≥ 0.99':>14} {'max p thin, young copy':>22}")  # fmt: skip
+    print(
+        f"{'keep':>5} {'thin pairs':>10} {'p ≥ 0.99':>9} {'… before the prior mean':>23} "
+        f"{'paper g ≥ 0.99':>14} {'max p thin, young copy':>22}"
+    )
     for keep in (float(k) for k in args.keep.split(",")):
         rng = np.random.default_rng(args.seed)
         thin = certain = early = paper_certain = 0
@@ -263,12 +264,15 @@ def main() -> int:
             paper_certain += int((is_thin & (g >= 0.99)).sum())
             if (is_thin & young).any():
                 worst = max(worst, float(p[is_thin & young].max()))
-        print(f"{keep:>5.2f} {thin:>10} {certain:>9} {early:>23} {paper_certain:>14} "
-              f"{worst:>22.3f}")  # fmt: skip
+        print(
+            f"{keep:>5.2f} {thin:>10} {certain:>9} {early:>23} {paper_certain:>14} {worst:>22.3f}"
+        )
         if FITS:
             fits = np.array(FITS)
-            print(f"      dispersion: φ∞ {fits[:, 0].min():.2f} … {fits[:, 0].max():.2f}, "
-                  f"d {sorted(set(fits[:, 1].tolist()))} days")  # fmt: skip
+            print(
+                f"      dispersion: φ∞ {fits[:, 0].min():.2f} … {fits[:, 0].max():.2f}, "
+                f"d {sorted(set(fits[:, 1].tolist()))} days"
+            )
             FITS.clear()
     return 0
 

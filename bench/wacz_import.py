@@ -90,9 +90,13 @@ def write_wacz(path: Path, *, records: int, sites: int, target_bytes: int, seed:
                 url, body, mime = page_url(site, n), html_body(rng, site, n), "text/html"
             http = StatusAndHeaders("200 OK", [("Content-Type", mime)], protocol="HTTP/1.1")
             record = writer.create_warc_record(
-                url, "response", payload=io.BytesIO(body), length=len(body), http_headers=http,
+                url,
+                "response",
+                payload=io.BytesIO(body),
+                length=len(body),
+                http_headers=http,
                 warc_headers_dict={"WARC-Date": moment.strftime("%Y-%m-%dT%H:%M:%SZ")},
-            )  # fmt: skip
+            )
             writer.write_record(record)
     with zipfile.ZipFile(path, "w", allowZip64=True) as archive:
         archive.write(warc, "archive/data.warc.gz", compress_type=zipfile.ZIP_STORED)
@@ -140,17 +144,25 @@ def measure(inbox: str) -> dict[str, Any]:
     assert record is not None
     record = JobRecord.objects.get(pk=record.pk)
     return {
-        "wall": wall, "cpu": cpu, "before_kib": before, "peak_kib": peak,
-        "captures": Capture.objects.count(), "status": record.status, "counts": record.counts,
+        "wall": wall,
+        "cpu": cpu,
+        "before_kib": before,
+        "peak_kib": peak,
+        "captures": Capture.objects.count(),
+        "status": record.status,
+        "counts": record.counts,
         "done": sorted(os.listdir(Path(inbox) / "done")),
-    }  # fmt: skip
+    }
 
 
 def child(env: dict[str, str], *arguments: str) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, "-m", "bench.wacz_import", "--child", *arguments],
-        env=env, cwd=ROOT, capture_output=True, text=True,
-    )  # fmt: skip
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     if out.returncode != 0:
         sys.exit(f"{arguments[0]} failed:\n{out.stdout}\n{out.stderr}")
     result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
@@ -175,18 +187,29 @@ def main() -> None:
         inbox.mkdir()
         path = inbox / "crawl.wacz"
         began = time.perf_counter()
-        write_wacz(path, records=args.records, sites=args.sites,
-                   target_bytes=int(args.gib * 1024**3), seed=args.seed)  # fmt: skip
+        write_wacz(
+            path,
+            records=args.records,
+            sites=args.sites,
+            target_bytes=int(args.gib * 1024**3),
+            seed=args.seed,
+        )
         size = path.stat().st_size
-        print(f"WACZ      : {size / 1024**3:.3f} GiB ({size:,} bytes), {args.records:,} records "
-              f"of {args.sites} seeds, written in {time.perf_counter() - began:.0f} s "
-              f"(seed {args.seed})")  # fmt: skip
+        print(
+            f"WACZ      : {size / 1024**3:.3f} GiB ({size:,} bytes), {args.records:,} records "
+            f"of {args.sites} seeds, written in {time.perf_counter() - began:.0f} s "
+            f"(seed {args.seed})"
+        )
         env = {
-            **os.environ, "DATABASE_URL": f"sqlite:///{directory / 'bench.sqlite3'}",
-            "HACS_VAR_DIR": str(directory / "var"), "HACS_CRAWL_INBOX": str(inbox),
-            "HACS_CRAWL_INBOX_SETTLE_SECONDS": "0", "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
-            "LOG_LEVEL": "WARNING", "PYTHONPATH": str(ROOT),
-        }  # fmt: skip
+            **os.environ,
+            "DATABASE_URL": f"sqlite:///{directory / 'bench.sqlite3'}",
+            "HACS_VAR_DIR": str(directory / "var"),
+            "HACS_CRAWL_INBOX": str(inbox),
+            "HACS_CRAWL_INBOX_SETTLE_SECONDS": "0",
+            "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
+            "LOG_LEVEL": "WARNING",
+            "PYTHONPATH": str(ROOT),
+        }
         child(env, "prepare", str(args.sites))
         run = child(env, "measure", str(inbox))
     report(run, args.records)
@@ -194,16 +217,23 @@ def main() -> None:
 
 def report(run: dict[str, Any], records: int) -> None:
     counts = run["counts"]
-    print(f"read back : {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU "
-          f"({records / run['wall']:,.0f} records/s); job {run['status']}; moved to done/: "
-          f"{', '.join(run['done'])}")  # fmt: skip
-    print(f"stored    : {run['captures']:,} captures, {counts.get('pages parsed', 0):,} pages "
-          f"parsed")  # fmt: skip
+    print(
+        f"read back : {run['wall']:.1f} s wall, {run['cpu']:.1f} s CPU "
+        f"({records / run['wall']:,.0f} records/s); job {run['status']}; moved to done/: "
+        f"{', '.join(run['done'])}"
+    )
+    print(
+        f"stored    : {run['captures']:,} captures, {counts.get('pages parsed', 0):,} pages parsed"
+    )
     peak, before = run["peak_kib"] / 1024, run["before_kib"] / 1024
-    print(f"memory    : peak RSS {peak:.0f} MiB ({peak * 1.048576:.0f} MB); {before:.0f} MiB "
-          f"held before the import (Django and HACS loaded)")  # fmt: skip
-    print(f"goals     : ≤ 200 MB RSS: {'met' if peak * 1.048576 <= 200 else 'MISSED'}; "
-          f"≤ 10 minutes: {'met' if run['wall'] <= 600 else 'MISSED'}")  # fmt: skip
+    print(
+        f"memory    : peak RSS {peak:.0f} MiB ({peak * 1.048576:.0f} MB); {before:.0f} MiB "
+        f"held before the import (Django and HACS loaded)"
+    )
+    print(
+        f"goals     : ≤ 200 MB RSS: {'met' if peak * 1.048576 <= 200 else 'MISSED'}; "
+        f"≤ 10 minutes: {'met' if run['wall'] <= 600 else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

@@ -177,8 +177,10 @@ def hacs_website(pages: Pages) -> np.ndarray:
     """HACS's website level (``hacs.website``): each page's link posterior, summed."""
     links = grouped(pages)
     prior, kappa, dispersion = fit_page_prior(links)
-    print(f"  κ = {kappa:.2f} new links per update, dispersion φ = {dispersion:.2f}; "
-          f"page prior {prior}")  # fmt: skip
+    print(
+        f"  κ = {kappa:.2f} new links per update, dispersion φ = {dispersion:.2f}; "
+        f"page prior {prior}"
+    )
     shape, rate = website_posterior(links, pages.n_sites, prior, kappa)  # φ: intervals only
     return np.nan_to_num(shape / rate)
 
@@ -256,13 +258,16 @@ def kappa_table(title: str, pages: PageLinks, truth: np.ndarray, density: np.nda
     """κ, ρ against ``truth`` and the median estimate / truth by third of ``density``."""
     third = np.digitize(density, np.quantile(density, [1 / 3, 2 / 3]))
     print(f"\n{title}")
-    print(f"  {'κ reading':30} {'κ':>5} {'ρ':>6} {'ratio':>6} {'dense':>6} {'middle':>6} "
-          f"{'sparse':>6}")  # fmt: skip
+    print(
+        f"  {'κ reading':30} {'κ':>5} {'ρ':>6} {'ratio':>6} {'dense':>6} {'middle':>6} "
+        f"{'sparse':>6}"
+    )
     for name, reading in KAPPAS.items():
         kappa = reading(pages)
         _kappa_row(name, f"{kappa:5.2f}", website_rate(pages, truth.size, kappa), truth, third)
-    _kappa_row("no κ: Σ pages' interval post.", "    –", interval_rate(pages, truth.size), truth,
-               third)  # fmt: skip
+    _kappa_row(
+        "no κ: Σ pages' interval post.", "    –", interval_rate(pages, truth.size), truth, third
+    )
 
 
 def _kappa_row(
@@ -270,8 +275,10 @@ def _kappa_row(
 ) -> None:
     ratio = rate / truth
     thirds = " ".join(f"{np.median(ratio[third == k]):>6.2f}" for k in (2, 1, 0))
-    print(f"  {name:30} {kappa} {spearmanr(rate, truth).statistic:>6.3f} "
-          f"{np.median(ratio):>6.2f} {thirds}")  # fmt: skip
+    print(
+        f"  {name:30} {kappa} {spearmanr(rate, truth).statistic:>6.3f} "
+        f"{np.median(ratio):>6.2f} {thirds}"
+    )
 
 
 # The recovery check: every update adds one link ----------------------------------------------
@@ -323,8 +330,9 @@ def recovery_pages(
             time.append(t)
             links.append(fresh)
             density[s] += t.size / SPAN_DAYS
-    result = page_links(np.concatenate(site), np.concatenate(page), np.concatenate(time),
-                        np.concatenate(links))  # fmt: skip
+    result = page_links(
+        np.concatenate(site), np.concatenate(page), np.concatenate(time), np.concatenate(links)
+    )
     return result, truth, density
 
 
@@ -342,13 +350,17 @@ def main() -> int:
     dense = density >= np.quantile(density, 2 / 3)
     sparse = density <= np.quantile(density, 1 / 3)
     kind = "with bursts" if bursts else "without bursts"
-    print(f"Demo archive {kind}: {args.sites} sites, seed {args.seed}, {len(pages.times)} pages "
-          f"of depth ≤ 2; true realised vs long-run ρ = "
-          f"{spearmanr(realised, long_run).statistic:.3f}; the visible events' rate ranks as the "
-          f"realised with ρ = {spearmanr(visible, realised).statistic:.3f}, as the long-run "
-          f"with ρ = {spearmanr(visible, long_run).statistic:.3f}")  # fmt: skip
-    print(f"{'estimator':30} {'ρ long-run':>10} {'ρ realised':>10} {'ρ visible':>10} "
-          f"{'ratio dense':>11} {'ratio sparse':>12}")  # fmt: skip
+    print(
+        f"Demo archive {kind}: {args.sites} sites, seed {args.seed}, {len(pages.times)} pages "
+        f"of depth ≤ 2; true realised vs long-run ρ = "
+        f"{spearmanr(realised, long_run).statistic:.3f}; the visible events' rate ranks as the "
+        f"realised with ρ = {spearmanr(visible, realised).statistic:.3f}, as the long-run "
+        f"with ρ = {spearmanr(visible, long_run).statistic:.3f}"
+    )
+    print(
+        f"{'estimator':30} {'ρ long-run':>10} {'ρ realised':>10} {'ρ visible':>10} "
+        f"{'ratio dense':>11} {'ratio sparse':>12}"
+    )
     for name, estimator in ESTIMATORS.items():
         rate = estimator(pages)
         ratio = rate / long_run
@@ -359,8 +371,12 @@ def main() -> int:
             f"{np.median(ratio[dense]):>11.2f} {np.median(ratio[sparse]):>12.2f}"
         )
     if args.level == "website":
-        kappa_table(f"κ on the demo archive {kind} (seed {args.seed}); ratio = estimate / "
-                    "long-run rate", grouped(pages), long_run, density)  # fmt: skip
+        kappa_table(
+            f"κ on the demo archive {kind} (seed {args.seed}); ratio = estimate / long-run rate",
+            grouped(pages),
+            long_run,
+            density,
+        )
         for label, stale, lag in RECOVERY_CASES:
             rng = np.random.default_rng([args.seed, int(stale * 100), int(lag or 0)])
             links, truth, copies = recovery_pages(rng, args.recovery_sites, stale, lag)

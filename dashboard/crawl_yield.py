@@ -17,12 +17,15 @@ def crawl_yield_context(*, weeks: int = WEEKS) -> dict[str, Any]:
     rows = list_yields_recent(weeks=weeks)
     points = [
         YieldPoint(
-            day=row.crawl_list.date.isoformat(), listed=row.listed, reached=row.reached,
-            changed=row.changed, expected=row.expected,
+            day=row.crawl_list.date.isoformat(),
+            listed=row.listed,
+            reached=row.reached,
+            changed=row.changed,
+            expected=row.expected,
             round_robin=row.crawl_list.round_robin_expected,
         )
         for row in rows
-    ]  # fmt: skip
+    ]
     counted = [p for p in points if p.reached is not None]
     known = [p.round_robin for p in counted if p.round_robin is not None]
     totals = {

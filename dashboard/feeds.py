@@ -151,10 +151,20 @@ def recent_updates(
         )
         .order_by("site_id", "page_key", "page_index")
         .values_list(
-            "site_id", "timestamp", "url", "page_key", "depth", "kind", "status", "page_index",
-            "link_floor", "new_links", "snapshot_id", "source",
+            "site_id",
+            "timestamp",
+            "url",
+            "page_key",
+            "depth",
+            "kind",
+            "status",
+            "page_index",
+            "link_floor",
+            "new_links",
+            "snapshot_id",
+            "source",
         )
-    )  # fmt: skip
+    )
     archives: dict[str, str] = {}
     by_site: dict[int, list[PageObservation]] = defaultdict(list)
     for site_id, moment, url, key, depth, kind, status, index, floor, new, snapshot, source in rows:

@@ -43,14 +43,10 @@ class SiteListForm(forms.Form):
         choices=[("", "Any status"), *Site.ImportStatus.choices, ("paused", "Paused")],
     )
     history = forms.ChoiceField(
-        label="History",
-        required=False,
-        choices=[("", "Any history"), *HISTORY_FILTERS.items()],
+        label="History", required=False, choices=[("", "Any history"), *HISTORY_FILTERS.items()]
     )
     health = forms.ChoiceField(
-        label="Health",
-        required=False,
-        choices=[("", "Any health"), *HEALTH_FILTERS.items()],
+        label="Health", required=False, choices=[("", "Any health"), *HEALTH_FILTERS.items()]
     )
     level = forms.ChoiceField(label="Level", required=False, choices=Level.choices)
     method = forms.ChoiceField(label="Method", required=False, choices=Method.choices)
@@ -100,10 +96,12 @@ class SeedUploadForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
     )
     tags = forms.CharField(
-        label="Tags for every seed (optional)", required=False, max_length=300,
+        label="Tags for every seed (optional)",
+        required=False,
+        max_length=300,
         help_text="Separated by semicolons, as in the CSV's tags column, e.g. “computer science; "
         "2026 intake” (a comma or | separates tags too).",
-    )  # fmt: skip
+    )
     user_directories_only = forms.BooleanField(
         label="Keep only user-directory homepages (~name), as in the HACS paper", required=False
     )
@@ -147,27 +145,38 @@ class SeedUploadForm(forms.Form):
 class CrawlListForm(forms.Form):
     day = forms.DateField(label="Date", widget=forms.DateInput(attrs={"type": "date"}))
     theta = forms.FloatField(
-        label="Threshold θ", required=False, min_value=0, max_value=1,
+        label="Threshold θ",
+        required=False,
+        min_value=0,
+        max_value=1,
         help_text="Keep sites whose probability of change is at least θ (blank: no threshold).",
         widget=forms.NumberInput(attrs={"step": "0.05"}),
-    )  # fmt: skip
+    )
     budget = forms.IntegerField(
-        label="Budget k", required=False, min_value=1,
+        label="Budget k",
+        required=False,
+        min_value=1,
         help_text="Keep at most the top k sites (blank: no limit). With θ blank, the list holds k.",
-    )  # fmt: skip
+    )
     level = forms.ChoiceField(label="Level", choices=Level.choices, initial=Level.HOMEPAGE)
     method = forms.ChoiceField(
-        label="Method", choices=LIST_METHOD_CHOICES, initial=DEFAULT_METHOD,
+        label="Method",
+        choices=LIST_METHOD_CHOICES,
+        initial=DEFAULT_METHOD,
         help_text="An estimate's probability of change, or a scheduler learned on the collection.",
-    )  # fmt: skip
+    )
     history_days = forms.IntegerField(
-        label="History window (days)", min_value=1, max_value=MAX_HISTORY_DAYS,
+        label="History window (days)",
+        min_value=1,
+        max_value=MAX_HISTORY_DAYS,
         help_text="Only captures from this many days before the date are used.",
-    )  # fmt: skip
+    )
     e_days = forms.FloatField(
-        label="Horizon e (days)", min_value=0, max_value=MAX_E_DAYS,
+        label="Horizon e (days)",
+        min_value=0,
+        max_value=MAX_E_DAYS,
         help_text="The list predicts a change within this many days of the date.",
-    )  # fmt: skip
+    )
 
     @classmethod
     def initial_values(cls) -> dict[str, Any]:
@@ -177,9 +186,13 @@ class CrawlListForm(forms.Form):
     def options(self) -> CrawlListOptions:
         data = self.cleaned_data
         return CrawlListOptions(
-            level=data["level"], method=data["method"], theta=data["theta"],
-            budget=data["budget"], history_days=data["history_days"], e_days=data["e_days"],
-        )  # fmt: skip
+            level=data["level"],
+            method=data["method"],
+            theta=data["theta"],
+            budget=data["budget"],
+            history_days=data["history_days"],
+            e_days=data["e_days"],
+        )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -208,11 +221,12 @@ class EvaluationForm(forms.Form):
     )
     w_to = forms.IntegerField(label="to (weeks)", min_value=1, max_value=MAX_W_WEEKS, initial=12)
     method = forms.ChoiceField(
-        choices=[(m, m.capitalize()) for m in METHODS], initial="interpolated",
+        choices=[(m, m.capitalize()) for m in METHODS],
+        initial="interpolated",
         label="Rate estimate for the paper's g",
         help_text="The HACS posterior, the default, always takes part; this chooses the rate "
         "estimate behind the paper's g: observed (Eq. 4–5) or interpolated (Section II-B2).",
-    )  # fmt: skip
+    )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -244,13 +258,15 @@ class LearnForm(forms.Form):
     kind = forms.ChoiceField(label="Scheduler", choices=Learned.choices, initial=Learned.GP4C)
     level = forms.ChoiceField(label="Level", choices=Level.choices, initial=Level.HOMEPAGE)
     start = forms.DateField(
-        label="Learn from", widget=forms.DateInput(attrs={"type": "date"}),
+        label="Learn from",
+        widget=forms.DateInput(attrs={"type": "date"}),
         help_text="The first day of the history it learns from.",
-    )  # fmt: skip
+    )
     end = forms.DateField(
-        label="to", widget=forms.DateInput(attrs={"type": "date"}),
+        label="to",
+        widget=forms.DateInput(attrs={"type": "date"}),
         help_text="Evaluate a later period to test it.",
-    )  # fmt: skip
+    )
 
     def parameters(self) -> dict[str, Any]:
         data = self.cleaned_data

@@ -59,10 +59,9 @@ def stopped_estimates(level: str = Level.HOMEPAGE) -> QuerySet[Estimate]:
             rate__isnull=False,
             tau_days__isnull=False,
             last_copy_days__isnull=False,
-        )  # fmt: skip
+        )
         .annotate(
-            quiet=quiet,
-            quiet_rate=ExpressionWrapper(quiet * F("rate"), output_field=FloatField()),
+            quiet=quiet, quiet_rate=ExpressionWrapper(quiet * F("rate"), output_field=FloatField())
         )
         .filter(quiet__gte=settings.HACS_STOPPED_MIN_DAYS)
         .filter(Q(updates=0) | Q(rate=0) | Q(quiet_rate__gte=settings.HACS_STOPPED_FACTOR))
@@ -122,9 +121,11 @@ def row_badges(site: Site, *, now: datetime) -> list[tuple[str, str]]:
         if health.problem:
             badges.append((health.problem, HEALTH_FILTERS[health.problem]))
         if is_stale(
-            last_good=_days(health.last_good), captured=health.captured, now=to_days(now),
+            last_good=_days(health.last_good),
+            captured=health.captured,
+            now=to_days(now),
             stale_after_days=settings.HACS_STALE_AFTER_DAYS,
-        ):  # fmt: skip
+        ):
             badges.append(("stale", HEALTH_FILTERS["stale"]))
     if getattr(site, "health_stopped", False):
         badges.append(("stopped", HEALTH_FILTERS["stopped"]))
@@ -160,17 +161,29 @@ def site_evidence(
         plural = "s" if health.count != 1 else ""
         if health.problem == SiteHealth.Problem.MOVED:
             where = health.target or "an address the archive did not record"
-            found.append(Evidence("moved", HEALTH_FILTERS["moved"],
-                f"Redirects to {where} since {since} ({health.count} capture{plural}).",
-                target=health.target))  # fmt: skip
+            found.append(
+                Evidence(
+                    "moved",
+                    HEALTH_FILTERS["moved"],
+                    f"Redirects to {where} since {since} ({health.count} capture{plural}).",
+                    target=health.target,
+                )
+            )
         elif health.problem == SiteHealth.Problem.GONE:
-            found.append(Evidence("gone", HEALTH_FILTERS["gone"],
-                f"Answered {health.status} in the last {health.count} capture{plural} "
-                f"since {since}."))  # fmt: skip
+            found.append(
+                Evidence(
+                    "gone",
+                    HEALTH_FILTERS["gone"],
+                    f"Answered {health.status} in the last {health.count} capture{plural} "
+                    f"since {since}.",
+                )
+            )
         if is_stale(
-            last_good=_days(health.last_good), captured=health.captured, now=to_days(now),
+            last_good=_days(health.last_good),
+            captured=health.captured,
+            now=to_days(now),
             stale_after_days=settings.HACS_STALE_AFTER_DAYS,
-        ):  # fmt: skip
+        ):
             text = (
                 f"Last good capture {health.last_good:%-d %b %Y}, more than "
                 f"{settings.HACS_STALE_AFTER_DAYS:,} days ago."
@@ -190,9 +203,14 @@ def site_evidence(
             times = f", {quiet * estimate.rate:.0f} × its mean interval"
         else:
             times = ", with no update in its history"
-        found.append(Evidence("stopped", HEALTH_FILTERS["stopped"],
-            f"No new link on the homepage for {quiet:,.0f} days{times} "
-            f"(last copy {estimate.last_copy:%-d %b %Y}), nor on the pages under it."))  # fmt: skip
+        found.append(
+            Evidence(
+                "stopped",
+                HEALTH_FILTERS["stopped"],
+                f"No new link on the homepage for {quiet:,.0f} days{times} "
+                f"(last copy {estimate.last_copy:%-d %b %Y}), nor on the pages under it.",
+            )
+        )
     return found
 
 
@@ -202,9 +220,12 @@ def _is_stopped(estimate: Estimate) -> bool:
 
     return bool(
         stopped_changing(
-            rate=[value(estimate.rate)], tau=[value(estimate.tau_days)],
-            last_copy=[value(estimate.last_copy_days)], observations=[estimate.observations],
-            updates=[estimate.updates], factor=settings.HACS_STOPPED_FACTOR,
+            rate=[value(estimate.rate)],
+            tau=[value(estimate.tau_days)],
+            last_copy=[value(estimate.last_copy_days)],
+            observations=[estimate.observations],
+            updates=[estimate.updates],
+            factor=settings.HACS_STOPPED_FACTOR,
             min_days=settings.HACS_STOPPED_MIN_DAYS,
         )[0]
-    )  # fmt: skip
+    )

@@ -90,9 +90,14 @@ def due_today(*, day: date, limit: int = 10) -> DueToday:
         count = entries.count()
     else:
         count, first = sites_due(
-            day=day, theta=options.theta, e_days=options.e_days, budget=options.budget,
-            limit=limit, method=options.method, history_days=options.history_days,
-        )  # fmt: skip
+            day=day,
+            theta=options.theta,
+            e_days=options.e_days,
+            budget=options.budget,
+            limit=limit,
+            method=options.method,
+            history_days=options.history_days,
+        )
     return DueToday(count, first, built, options)
 
 
@@ -122,7 +127,7 @@ def sites_due(
             probability=float(p),
             interval_days=e.interval_days,
             prior_led=e.rests_on_prior,
-        )  # fmt: skip
+        )
         for e, p in zip(first, probabilities, strict=True)
     ]
     return total, shown

@@ -87,8 +87,12 @@ def body_refusal(request: HttpRequest) -> HttpResponse | None:
     if upload and not is_librarian(request.user):
         raise PermissionDenied("Only librarians can do this.")
     what = f"{upload[1]} ({upload[0]}) and its form" if upload else "this page"
-    return _refused(request, 413, f"The request is {length:,} bytes; {what} may send at most "
-                    f"{limit:,}. Nothing of it was read.")  # fmt: skip
+    return _refused(
+        request,
+        413,
+        f"The request is {length:,} bytes; {what} may send at most "
+        f"{limit:,}. Nothing of it was read.",
+    )
 
 
 def _match(request: HttpRequest) -> ResolverMatch | None:
@@ -129,7 +133,11 @@ class MemoryOnlyUploadHandler(FileUploadHandler):
     def file_complete(self, file_size: int) -> InMemoryUploadedFile:
         self.file.seek(0)
         return InMemoryUploadedFile(
-            file=self.file, field_name=self.field_name, name=self.file_name,
-            content_type=self.content_type, size=file_size, charset=self.charset,
+            file=self.file,
+            field_name=self.field_name,
+            name=self.file_name,
+            content_type=self.content_type,
+            size=file_size,
+            charset=self.charset,
             content_type_extra=self.content_type_extra,
-        )  # fmt: skip
+        )

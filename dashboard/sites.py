@@ -268,14 +268,15 @@ def site_row_values(
     page = list(sites)
     estimates = [
         Estimate(
-            method=method, rate=getattr(site, "est_rate", None),
+            method=method,
+            rate=getattr(site, "est_rate", None),
             tau_days=getattr(site, "est_tau_days", None),
             posterior_shape=getattr(site, "est_shape", None),
             posterior_rate=getattr(site, "est_beta", None),
             last_copy_days=getattr(site, "est_last_copy_days", None),
         )
         for site in page
-    ]  # fmt: skip
+    ]
     probabilities = estimate_probabilities(estimates, t_days=t_days, e_days=e_days)
     now = from_days(t_days) or datetime.now(UTC)
     for site, estimate, probability in zip(page, estimates, probabilities, strict=True):
@@ -485,10 +486,19 @@ def site_history(*, site: Site, wayback_url: str, recent: int = 100) -> SiteHist
         Capture.objects.filter(site=site)
         .order_by("timestamp", "urlkey")
         .values_list(
-            "timestamp", "url", "page_key", "depth", "kind", "status", "page_index",
-            "link_floor", "new_links", "snapshot_id", "source",
+            "timestamp",
+            "url",
+            "page_key",
+            "depth",
+            "kind",
+            "status",
+            "page_index",
+            "link_floor",
+            "new_links",
+            "snapshot_id",
+            "source",
         )
-    )  # fmt: skip
+    )
     captures: list[tuple[CaptureRow, str]] = []
     observations: list[PageObservation] = []
     kinds: Counter[str] = Counter()
@@ -496,15 +506,31 @@ def site_history(*, site: Site, wayback_url: str, recent: int = 100) -> SiteHist
     labels: dict[str, str] = {}  # and its source in words
     names = HandOffNames()
     for (
-        moment, url, page_key, depth, kind, status, page_index, floor, new, snapshot_id, source
-    ) in rows:  # fmt: skip
+        moment,
+        url,
+        page_key,
+        depth,
+        kind,
+        status,
+        page_index,
+        floor,
+        new,
+        snapshot_id,
+        source,
+    ) in rows:
         if source not in archives:
             archives[source] = capture_archive_url(source, wayback_url=wayback_url)
             labels[source] = source_label(source, names)
         row = CaptureRow(
-            moment, url, depth, kind, status, archives[source], labels[source],
+            moment,
+            url,
+            depth,
+            kind,
+            status,
+            archives[source],
+            labels[source],
             is_library_crawl(source),
-        )  # fmt: skip
+        )
         iso = _iso(moment)
         captures.append((row, iso))
         kinds[kind] += 1
@@ -747,7 +773,7 @@ def site_estimates(
                     estimate,
                     probability,
                     lately,
-                )  # fmt: skip
+                )
             )
     figure = (
         charts.probability_figure(dates, curves, e_days=e_days, theta=theta) if curves else None
@@ -760,10 +786,24 @@ def site_estimates(
 # --- The Sites table as CSV -------------------------------------------------------------------
 
 SITES_CSV_COLUMNS = [
-    "url", "author", "tags", "import_status", "paused", "level", "method", "probability",
-    "rate_per_day", "interval_days", "tau", "observations", "updates", "interval_low_days",
-    "interval_high_days", "last_copy", "health",
-]  # fmt: skip
+    "url",
+    "author",
+    "tags",
+    "import_status",
+    "paused",
+    "level",
+    "method",
+    "probability",
+    "rate_per_day",
+    "interval_days",
+    "tau",
+    "observations",
+    "updates",
+    "interval_low_days",
+    "interval_high_days",
+    "last_copy",
+    "health",
+]
 
 
 def site_rows_csv(
@@ -783,18 +823,25 @@ def site_rows_csv(
             site = row.site
             writer.writerow(
                 [
-                    cells.neutralise(site.seed_url), cells.neutralise(site.author),
-                    cells.neutralise("; ".join(row.tags)), site.import_status,
-                    "yes" if site.paused else "", query.level, query.method,
+                    cells.neutralise(site.seed_url),
+                    cells.neutralise(site.author),
+                    cells.neutralise("; ".join(row.tags)),
+                    site.import_status,
+                    "yes" if site.paused else "",
+                    query.level,
+                    query.method,
                     "" if row.probability is None else f"{row.probability:.6f}",
-                    cells.rate_cell(row.rate), cells.interval_cell(row.rate),
+                    cells.rate_cell(row.rate),
+                    cells.interval_cell(row.rate),
                     cells.last_update_cell(row.last_update, row.updates),
                     "" if row.observations is None else str(row.observations),
                     "" if row.updates is None else str(row.updates),
-                    cells.days_cell(row.interval_low), cells.days_cell(row.interval_high),
-                    cells.tau_cell(row.last_copy), "; ".join(label for _key, label in row.badges),
+                    cells.days_cell(row.interval_low),
+                    cells.days_cell(row.interval_high),
+                    cells.tau_cell(row.last_copy),
+                    "; ".join(label for _key, label in row.badges),
                 ]
-            )  # fmt: skip
+            )
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()

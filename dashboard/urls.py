@@ -41,16 +41,21 @@ urlpatterns = [
     path("evaluation/", evaluation.evaluation, name="evaluation"),
     path("evaluation/start/", evaluation.evaluation_start, name="evaluation-start"),
     path("evaluation/learn/", evaluation.learning_start, name="learning-start"),
-    path("evaluation/<int:pk>/status.json", evaluation.evaluation_status,
-         name="evaluation-status"),
-    path("evaluation/<int:pk>/results.json", evaluation.evaluation_download_json,
-         name="evaluation-json"),
-    path("evaluation/<int:pk>/table.csv", evaluation.evaluation_download_table_csv,
-         name="evaluation-table-csv"),
+    path("evaluation/<int:pk>/status.json", evaluation.evaluation_status, name="evaluation-status"),
+    path(
+        "evaluation/<int:pk>/results.json",
+        evaluation.evaluation_download_json,
+        name="evaluation-json",
+    ),
+    path(
+        "evaluation/<int:pk>/table.csv",
+        evaluation.evaluation_download_table_csv,
+        name="evaluation-table-csv",
+    ),
     path("feeds/", feeds.feed_page, name="feeds"),
     path("feeds/reset/", feeds.feed_reset, name="feed-reset"),
     # A feed reader's addresses: no login, the token stands for the user (dashboard.feeds).
     path("feeds/<str:token>/updates.atom", feeds.updates_feed, name="feed-updates"),
     path("feeds/<str:token>/tags/<int:tag_id>.atom", feeds.tag_feed, name="feed-tag"),
     path("feeds/<str:token>/list.atom", feeds.crawl_list_feed, name="feed-list"),
-]  # fmt: skip
+]

@@ -256,9 +256,12 @@ def fit_interval_prior(evidence: IntervalEvidence) -> GammaPrior:
         return float(-np.log(np.maximum(marginal, 1e-300)).sum())
 
     pooled = (evidence.unchanged.sum() + evidence.changed.sum()) / evidence.changed.size
-    found = minimize(negative_log_marginal, np.array([0.0, math.log(pooled)]),
-                     method="Nelder-Mead",
-                     options={"xatol": 1e-6, "fatol": 1e-9, "maxiter": 4000})  # fmt: skip
+    found = minimize(
+        negative_log_marginal,
+        np.array([0.0, math.log(pooled)]),
+        method="Nelder-Mead",
+        options={"xatol": 1e-6, "fatol": 1e-9, "maxiter": 4000},
+    )
     return clipped(found.x)
 
 
@@ -454,10 +457,17 @@ def fit_prior(updates: ArrayLike, exposure: ArrayLike) -> GammaPrior:
     spread = float(np.var(rates)) or mean * mean
     a0 = max(min(mean * mean / spread, 50.0), 0.05)
     x0 = np.log([a0, a0 / mean])
-    found = minimize(negative_log_marginal, x0, jac=True, method="SLSQP",
-                     bounds=[(math.log(_SHAPE_BOUNDS[0]), math.log(_SHAPE_BOUNDS[1])),
-                             (math.log(1e-9), math.log(1e12))],
-                     options={"ftol": 1e-12, "maxiter": 500})  # fmt: skip
+    found = minimize(
+        negative_log_marginal,
+        x0,
+        jac=True,
+        method="SLSQP",
+        bounds=[
+            (math.log(_SHAPE_BOUNDS[0]), math.log(_SHAPE_BOUNDS[1])),
+            (math.log(1e-9), math.log(1e12)),
+        ],
+        options={"ftol": 1e-12, "maxiter": 500},
+    )
     a, b = np.exp(found.x)
     return GammaPrior(float(a), float(b))
 

@@ -706,8 +706,11 @@ class _Unsolved:
         live = self.live
         self.tc = self.tc[np.repeat(live, self.counts)]
         self.counts, self.sites, self.lo, self.hi = (
-            self.counts[live], self.sites[live], self.lo[live], self.hi[live]
-        )  # fmt: skip
+            self.counts[live],
+            self.sites[live],
+            self.lo[live],
+            self.hi[live],
+        )
         self.log_s, self.unchanged_sum = self.log_s[live], self.unchanged_sum[live]
         self.live = np.ones(self.sites.size, dtype=np.bool_)
         self.owner = np.repeat(np.arange(self.sites.size), self.counts)

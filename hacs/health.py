@@ -138,9 +138,8 @@ def capture_health(
     last_good: float | None = None
     for i in order:
         answer, target = answer_of(
-            good=bool(good[i]), status=statuses[i], location=locations[i], url=urls[i],
-            scope=scope,
-        )  # fmt: skip
+            good=bool(good[i]), status=statuses[i], location=locations[i], url=urls[i], scope=scope
+        )
         if answer is Answer.GOOD:
             last_good = float(times[i])
         if answer is not Answer.NEUTRAL:

@@ -58,9 +58,13 @@ def add_margins(counts: Sequence[int], margins: Iterable[float], *, days: int) -
 
 
 def index_lag(
-    counts: Sequence[int], *, cap: float, quantile: float = 0.99, least: int = 100,
+    counts: Sequence[int],
+    *,
+    cap: float,
+    quantile: float = 0.99,
+    least: int = 100,
     slack: float = 1.0,
-) -> float | None:  # fmt: skip
+) -> float | None:
     """The margin (days) that held ``quantile`` of the late captures counted: the upper end of
     the day holding that quantile, plus ``slack``, at most ``cap``; None with fewer than
     ``least`` captures (too little evidence: the caller uses another count or the cap)."""
@@ -80,9 +84,13 @@ def index_lag(
 
 
 def host_lag(
-    own: Sequence[int], pooled: Sequence[int], *, cap: float, quantile: float = 0.99,
+    own: Sequence[int],
+    pooled: Sequence[int],
+    *,
+    cap: float,
+    quantile: float = 0.99,
     least: int = 100,
-) -> float:  # fmt: skip
+) -> float:
     """A host's margin: from its own counts when they hold ``least`` late captures (a host whose
     archive indexes differently shows it), else from every host's together, else ``cap``."""
     for counts in (own, pooled):

@@ -193,10 +193,16 @@ RATE_WINDOW_DAYS = 365.0
 
 
 def site_state(
-    site_id: int, capture_times: Sequence[float], *, now: float, checked: float | None,
-    first_checked: float | None = None, stake: float = 0.0, captured: bool = True,
+    site_id: int,
+    capture_times: Sequence[float],
+    *,
+    now: float,
+    checked: float | None,
+    first_checked: float | None = None,
+    stake: float = 0.0,
+    captured: bool = True,
     older: bool = False,
-) -> SiteState:  # fmt: skip
+) -> SiteState:
     """A site's state as the nightly job and the benches build it: its capture rate over the
     last :data:`RATE_WINDOW_DAYS` (:func:`capture_rate` of its capture times in that window,
     days; ``older``: it holds a capture from before the window, so the archive watched it the
@@ -338,8 +344,10 @@ def choose_queries(
     planned = _planned(queries, sites, now, policy, cost or {})
     chosen: list[_Planned] = []
     # (a) The due share: past the max age first, then the longest overdue.
-    due = sorted((p for p in planned if p.due_sites),
-                 key=lambda p: (not p.overdue_sites, -p.late, p.query.key))  # fmt: skip
+    due = sorted(
+        (p for p in planned if p.due_sites),
+        key=lambda p: (not p.overdue_sites, -p.late, p.query.key),
+    )
     share = min(budget, math.ceil(policy.due_share * budget - 1e-9))
     if budget >= 2:
         share = min(share, budget - 1)
@@ -351,8 +359,9 @@ def choose_queries(
             left -= p.cost
     sent = {id(p) for p in chosen}
     # (b) The queries not due, by worth per request; (c) what they leave, to the due ones left.
-    others = sorted((p for p in planned if not p.due_sites),
-                    key=lambda p: (-p.value / p.cost, p.query.key))  # fmt: skip
+    others = sorted(
+        (p for p in planned if not p.due_sites), key=lambda p: (-p.value / p.cost, p.query.key)
+    )
     for p in (*others, *(p for p in due if id(p) not in sent)):
         if id(p) not in sent and p.cost <= left:
             chosen.append(p)
@@ -391,9 +400,12 @@ class _Planned:
 
 
 def _planned(
-    queries: Sequence[CdxQuery], sites: Mapping[int, SiteState], now: float,
-    policy: RefreshPolicy, costs: Mapping[str, int],
-) -> list[_Planned]:  # fmt: skip
+    queries: Sequence[CdxQuery],
+    sites: Mapping[int, SiteState],
+    now: float,
+    policy: RefreshPolicy,
+    costs: Mapping[str, int],
+) -> list[_Planned]:
     """Each query with its cost and what its sites are worth, the input checked."""
     planned: list[_Planned] = []
     owner: dict[int, str] = {}

@@ -53,11 +53,7 @@ from numpy.typing import ArrayLike
 from hacs.baselines import lambdacrawl_policy, nutch_fresh_policy, nutch_policy
 from hacs.estimators import estimate_many
 from hacs.formats.queries import CdxQuery
-from hacs.ranking import (
-    crawl_probabilities,
-    default_probabilities,
-    rank_order,
-)
+from hacs.ranking import crawl_probabilities, default_probabilities, rank_order
 from hacs.refresh_budget import RefreshPolicy, SiteState, capture_rate, choose_queries
 from hacs.replay_state import BoolArray, FloatArray, IntArray, ReplayState
 
@@ -116,9 +112,8 @@ def _bayes_since_copy(state: ReplayState) -> FloatArray:
     prior and reset rate (the prior itself for a site with one copy), since the newest copy."""
     times, flags, offsets = state.arrays()
     return default_probabilities(
-        times, flags, offsets, t=state.list_instant, e=state.e_days,
-        history_days=state.history_days,
-    )  # fmt: skip
+        times, flags, offsets, t=state.list_instant, e=state.e_days, history_days=state.history_days
+    )
 
 
 POLICIES: Mapping[str, Policy] = {
@@ -260,8 +255,11 @@ def replay(
     module docstring gives the readings. ``progress`` receives the finished share of the
     policies' days, 0 … 1, after each day.
     """
-    times, flags, offsets = (np.asarray(history[0], np.float64), np.asarray(history[1], bool),
-                             np.asarray(history[2], np.int64))  # fmt: skip
+    times, flags, offsets = (
+        np.asarray(history[0], np.float64),
+        np.asarray(history[1], bool),
+        np.asarray(history[2], np.int64),
+    )
     n_sites = offsets.size - 1
     if len(changes) != n_sites:
         raise ValueError(f"changes must have one entry per site: {n_sites}; got {len(changes)}")
@@ -500,9 +498,8 @@ class _Archive:
             }
             assert self.refresh.budget is not None  # Refresh checks it
             choice = choose_queries(
-                self.queries, states, now=now, budget=self.refresh.budget,
-                policy=self.refresh.rule,
-            )  # fmt: skip
+                self.queries, states, now=now, budget=self.refresh.budget, policy=self.refresh.rule
+            )
             sites = choice.checked_sites
             self.requests += choice.requests
             self.due_waits += choice.overdue_left

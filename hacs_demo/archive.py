@@ -215,9 +215,16 @@ def _capture(line: str) -> DemoCapture | None:
     except ValueError:  # month 13 and the like
         return None
     return DemoCapture(
-        key, stamp, url, mimetype, int(status) if status.isdigit() else None, digest,
-        int(length), int(offset), filename,
-    )  # fmt: skip
+        key,
+        stamp,
+        url,
+        mimetype,
+        int(status) if status.isdigit() else None,
+        digest,
+        int(length),
+        int(offset),
+        filename,
+    )
 
 
 def _seconds(timestamp: str) -> float:

@@ -62,9 +62,18 @@ def _clean_lines(span: Span, captures: list[Capture], warc_name: str) -> list[tu
     for cap in captures:
         status = "-" if cap.record_type == "revisit" else str(cap.status)
         fields = (
-            cap.urlkey, span.ts14(cap.sec), cap.url, cap.mime, status, cap.digest,
-            "-", "-", str(cap.length), str(cap.offset), warc_name,
-        )  # fmt: skip
+            cap.urlkey,
+            span.ts14(cap.sec),
+            cap.url,
+            cap.mime,
+            status,
+            cap.digest,
+            "-",
+            "-",
+            str(cap.length),
+            str(cap.offset),
+            warc_name,
+        )
         lines.append((" ".join(fields) + "\n", cap))
     # pywb sorts the text lines, newline included (SortedCDXWriter); so do we.
     lines.sort(key=lambda pair: pair[0])

@@ -24,8 +24,14 @@ from hacs_demo.vocabulary import (
 )
 
 # How many items a page starts with: integers in [low, high).
-INITIAL_ITEMS = {"home": (2, 7), "pubs": (4, 16), "teaching": (1, 4), "course": (2, 9),
-                 "project": (1, 5), "subproject": (1, 4)}  # fmt: skip
+INITIAL_ITEMS = {
+    "home": (2, 7),
+    "pubs": (4, 16),
+    "teaching": (1, 4),
+    "course": (2, 9),
+    "project": (1, 5),
+    "subproject": (1, 4),
+}
 
 
 class ItemWriter:

@@ -45,11 +45,7 @@ def build_history(
 
 
 def _draw_events(
-    page: Page,
-    rng: np.random.Generator,
-    span: Span,
-    habits: EditingHabits,
-    migrate_sec: int | None,
+    page: Page, rng: np.random.Generator, span: Span, habits: EditingHabits, migrate_sec: int | None
 ) -> list[Draw]:
     """When each event happens, in order: at most one a second, none at the start's second 0."""
     total, total_days = span.total_sec, span.total_days

@@ -18,9 +18,14 @@ from hacs_demo.model import XHTML, Page, Target, Version, external, internal
 from hacs_demo.site import Site
 
 _NAV_LABELS = {"pubs": "Publications", "teaching": "Teaching", "project": "Projects", "cv": "CV"}
-_HEADINGS = {"home": "News and selected publications", "pubs": "Publications",
-             "teaching": "Courses", "course": "Schedule", "project": "Releases",
-             "subproject": "Downloads"}  # fmt: skip
+_HEADINGS = {
+    "home": "News and selected publications",
+    "pubs": "Publications",
+    "teaching": "Courses",
+    "course": "Schedule",
+    "project": "Releases",
+    "subproject": "Downloads",
+}
 
 
 class _Markup:
@@ -150,12 +155,17 @@ def _home_intro(m: _Markup, ver: Version) -> list[str]:
         f" (room {100 + ver.cosmetic}).</{tag('p')}>\n"
     )
     profiles = [
-        (external("scholar.google.com", "/citations",
-                  query=f"user={stable_hash(author.user) % 10**8:08d}&hl=en"), "Scholar"),
-        (external("dblp.org", f"/pid/{site.index}/{stable_hash(author.user) % 9000}.html"),
-         "DBLP"),
+        (
+            external(
+                "scholar.google.com",
+                "/citations",
+                query=f"user={stable_hash(author.user) % 10**8:08d}&hl=en",
+            ),
+            "Scholar",
+        ),
+        (external("dblp.org", f"/pid/{site.index}/{stable_hash(author.user) % 9000}.html"), "DBLP"),
         (external("github.com", f"/{author.user}", www=True), "GitHub"),
-    ]  # fmt: skip
+    ]
     out.append(
         f"<{tag('p')}>Profiles: "
         + ", ".join(m.a(t, label, "profile") for t, label in profiles)

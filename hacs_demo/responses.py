@@ -45,10 +45,7 @@ def _status_response(site: Site, cap: Capture) -> None:
     cap.body = body
     cap.digest = payload_digest(body)
     cap.mime = "text/html"
-    cap.http_headers = [
-        ("Date", site.span.http_date(cap.sec)),
-        ("Server", site.author.server),
-    ]
+    cap.http_headers = [("Date", site.span.http_date(cap.sec)), ("Server", site.author.server)]
     if cap.location:
         cap.http_headers.append(("Location", cap.location))
     cap.http_headers += [

@@ -28,13 +28,7 @@ class Site:
     """A site drawn whole at construction; ``captures`` and ``memory`` fill in later."""
 
     def __init__(
-        self,
-        *,
-        seed: int,
-        span: Span,
-        index: int,
-        prev: Site | None,
-        used: set[tuple[str, str]],
+        self, *, seed: int, span: Span, index: int, prev: Site | None, used: set[tuple[str, str]]
     ) -> None:
         """Draw site ``index``; ``prev`` is the site before and ``used`` the (host, user)
         pairs already taken (it gains this site's)."""
@@ -61,9 +55,13 @@ class Site:
         )
         for page in self.pages:
             build_history(
-                page, rng=rng, items=items, span=span, habits=self.habits,
+                page,
+                rng=rng,
+                items=items,
+                span=span,
+                habits=self.habits,
                 migrate_sec=style.migrate_sec,
-            )  # fmt: skip
+            )
         self.captures: list[Capture] = []  # planned by hacs_demo.captures
         self.memory = ArchiveMemory()  # filled by hacs_demo.responses as the WARC is written
 

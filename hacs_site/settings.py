@@ -143,14 +143,13 @@ TEMPLATES = [
                 "dashboard.roles.roles",
                 "dashboard.context_processors.queue_status",
                 "dashboard.context_processors.import_archive",
-            ],
+            ]
         },
-    },
+    }
 ]
 
 DATABASE_URL = env_str(
-    "DATABASE_URL",
-    _run_env.get("DATABASE_URL", f"sqlite:///{VAR_DIR.resolve() / 'hacs.sqlite3'}"),
+    "DATABASE_URL", _run_env.get("DATABASE_URL", f"sqlite:///{VAR_DIR.resolve() / 'hacs.sqlite3'}")
 )
 _database = database_from_url(DATABASE_URL, base_dir=BASE_DIR)
 if _database["ENGINE"].endswith("sqlite3"):
@@ -245,9 +244,7 @@ FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o700
 
 # --- Background jobs (RQ on Redis) ----------------------------------------------------------------
 REDIS_URL = env_url(
-    "REDIS_URL",
-    _run_env.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
-    schemes=("redis", "rediss"),
+    "REDIS_URL", _run_env.get("REDIS_URL", "redis://127.0.0.1:6379/0"), schemes=("redis", "rediss")
 )
 HACS_JOB_TIMEOUT = env_int("HACS_JOB_TIMEOUT", 6 * 3600, minimum=10)
 # Work carries a lease: a job writes a heartbeat this often, and one silent for the lease is

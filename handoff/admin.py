@@ -21,7 +21,7 @@ class HandOffAdmin(admin.ModelAdmin):
                     "token_env",
                     "username_env",
                     "password_env",
-                ]  # fmt: skip
+                ]
             },
         ),
     ]
@@ -36,9 +36,16 @@ class HandOffRunAdmin(admin.ModelAdmin):
     list_display = ["hand_off", "crawl_list", "status", "sites", "created_by", "created_at"]
     list_filter = ["status", "hand_off"]
     readonly_fields = [
-        "hand_off", "crawl_list", "job", "status", "sites", "steps", "message", "created_by",
+        "hand_off",
+        "crawl_list",
+        "job",
+        "status",
+        "sites",
+        "steps",
+        "message",
+        "created_by",
         "created_at",
-    ]  # fmt: skip
+    ]
 
     def has_add_permission(self, request: object) -> bool:
         return False
@@ -51,8 +58,15 @@ class FollowedCrawlAdmin(admin.ModelAdmin):
     list_display = ["crawl_id", "run", "state", "status", "checked_at", "ended_at"]
     list_filter = ["status"]
     readonly_fields = [
-        "run", "crawl_id", "state", "status", "checked_at", "ended_at", "message", "job",
-    ]  # fmt: skip
+        "run",
+        "crawl_id",
+        "state",
+        "status",
+        "checked_at",
+        "ended_at",
+        "message",
+        "job",
+    ]
 
     def has_add_permission(self, request: object) -> bool:
         return False
@@ -67,9 +81,18 @@ class CrawlFileAdmin(admin.ModelAdmin):
     list_filter = ["status", "hand_off"]
     search_fields = ["key", "name"]
     readonly_fields = [
-        "key", "hand_off", "name", "size", "mtime_ns", "digest", "status", "message", "captures",
-        "job", "read_at",
-    ]  # fmt: skip
+        "key",
+        "hand_off",
+        "name",
+        "size",
+        "mtime_ns",
+        "digest",
+        "status",
+        "message",
+        "captures",
+        "job",
+        "read_at",
+    ]
 
     def has_add_permission(self, request: object) -> bool:
         return False
@@ -79,8 +102,14 @@ class CrawlFileAdmin(admin.ModelAdmin):
 class ListYieldAdmin(admin.ModelAdmin):
     list_display = ["crawl_list", "handed_off_at", "listed", "reached", "changed", "expected"]
     readonly_fields = [
-        "crawl_list", "handed_off_at", "listed", "expected", "reached", "changed", "computed_at",
-    ]  # fmt: skip
+        "crawl_list",
+        "handed_off_at",
+        "listed",
+        "expected",
+        "reached",
+        "changed",
+        "computed_at",
+    ]
 
     def has_add_permission(self, request: object) -> bool:
         return False

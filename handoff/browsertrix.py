@@ -66,12 +66,22 @@ LOGGED_BODY_CHARS = 500
 # Browsertrix's own error codes (``{"detail": CODE}``), which a message may repeat because HACS
 # knows them; any other text a server sends stays in the log, since the address need not be
 # Browsertrix's at all.
-KNOWN_CODES = frozenset({
-    "invalid_credentials", "login_bad_credentials", "org_not_found", "crawl_config_not_found",
-    "crawl_already_running", "file_not_found", "invalid_extension", "invalid_seed_file",
-    "use_one_of_seeds_or_seedfile", "proxy_not_found", "storage_quota_reached",
-    "exec_minutes_quota_reached",
-})  # fmt: skip
+KNOWN_CODES = frozenset(
+    {
+        "invalid_credentials",
+        "login_bad_credentials",
+        "org_not_found",
+        "crawl_config_not_found",
+        "crawl_already_running",
+        "file_not_found",
+        "invalid_extension",
+        "invalid_seed_file",
+        "use_one_of_seeds_or_seedfile",
+        "proxy_not_found",
+        "storage_quota_reached",
+        "exec_minutes_quota_reached",
+    }
+)
 _WORKFLOW_NOT_FOUND = re.compile(r"Crawl Config '[0-9a-fA-F-]{36}' not found")
 # What an answer's ids may look like before a message repeats them: a file id is a UUID, a
 # crawl id a short slug such as manual-20261124050000-1a2b3c4d5e6f.
@@ -107,15 +117,21 @@ def browsertrix_deliver(
     workflow = f"{org}/crawlconfigs/{hand_off.workflow_id}"
     step = "uploading the seed file"
     added = session.call(
-        "PUT", f"{org}/files/seedFile", step=step, params={"filename": name}, data=body,
+        "PUT",
+        f"{org}/files/seedFile",
+        step=step,
+        params={"filename": name},
+        data=body,
         headers={"Content-Type": "text/plain; charset=utf-8"},
-    )  # fmt: skip
+    )
     file_id = session.field(added, "id", step, _is_uuid)
     session.steps.append(f"uploaded {len(urls)} seeds as {name} (file {file_id})")
     session.call(
-        "PATCH", workflow, step=f"setting the seed file of workflow {hand_off.workflow_id}",
+        "PATCH",
+        workflow,
+        step=f"setting the seed file of workflow {hand_off.workflow_id}",
         json={"config": {"seeds": None, "seedFileId": file_id}},
-    )  # fmt: skip
+    )
     session.steps.append(f"made file {file_id} the seed file of workflow {hand_off.workflow_id}")
     step = f"starting workflow {hand_off.workflow_id}"
     started = session.call("POST", f"{workflow}/run", step=step)
@@ -140,10 +156,12 @@ class BrowsertrixSession:
         self.source = ""  # what the messages call the credentials: "the token in $X", …
         self.deadline_seconds = settings.HACS_HTTP_DEADLINE
         self.http = GuardedClient(
-            hand_off.api_url, listed=host_is_listed(hand_off.api_url),
-            user_agent=settings.HACS_USER_AGENT, timeout=settings.HACS_HTTP_TIMEOUT,
+            hand_off.api_url,
+            listed=host_is_listed(hand_off.api_url),
+            user_agent=settings.HACS_USER_AGENT,
+            timeout=settings.HACS_HTTP_TIMEOUT,
             deadline=time.monotonic() + self.deadline_seconds,
-        )  # fmt: skip
+        )
 
     def check_address(self) -> None:
         """Refuse, before any credential is read, an address HACS may not send to, judged as
@@ -159,9 +177,11 @@ class BrowsertrixSession:
         port = parts.port or DEFAULT_PORTS.get(parts.scheme, 443)
         try:
             checked_addresses(
-                parts.hostname or "", port, listed=self.http.listed,
+                parts.hostname or "",
+                port,
+                listed=self.http.listed,
                 timeout=settings.HACS_HTTP_TIMEOUT,
-            )  # fmt: skip
+            )
         except AddressRefused as refused:
             raise self._failed(self._address_refused(refused), done=False) from None
         except OSError as error:  # the name does not resolve, or not in time
@@ -184,8 +204,7 @@ class BrowsertrixSession:
             problem = variable and credential_variable_problem(variable, prefix)
             if problem:
                 raise self._failed(
-                    f"{problem} Rename it in Admin → Hand-offs and in the environment.",
-                    done=False,
+                    f"{problem} Rename it in Admin → Hand-offs and in the environment.", done=False
                 )
         token = os.environ.get(hand_off.token_env, "").strip() if hand_off.token_env else ""
         if token:
@@ -223,10 +242,15 @@ class BrowsertrixSession:
         self.source = f"the login in ${hand_off.username_env} and ${hand_off.password_env}"
         step = "logging in"
         answer = self._send(
-            "POST", "/api/auth/jwt/login", step=step,
-            data={"username": os.environ[hand_off.username_env],
-                  "password": os.environ[hand_off.password_env], "grant_type": "password"},
-        )  # fmt: skip
+            "POST",
+            "/api/auth/jwt/login",
+            step=step,
+            data={
+                "username": os.environ[hand_off.username_env],
+                "password": os.environ[hand_off.password_env],
+                "grant_type": "password",
+            },
+        )
         self.token = self.field(answer, "access_token", step, _TOKEN.fullmatch, shown=False)
 
     def call(self, method: str, path: str, *, step: str, **kwargs: Any) -> dict[str, Any]:
@@ -303,9 +327,12 @@ class BrowsertrixSession:
             return value
         logger.warning(
             "Hand-off %r: Browsertrix at %s answered %s with %s %r",
-            self.hand_off.name, self.hand_off.host, step, name,
+            self.hand_off.name,
+            self.hand_off.host,
+            step,
+            name,
             "(hidden)" if not shown else str(value)[:LOGGED_BODY_CHARS],
-        )  # fmt: skip
+        )
         raise self._failed(
             f"Browsertrix at {self.hand_off.host} answered {step} without a usable {name!r}; "
             "is the address Browsertrix's API?"
@@ -316,10 +343,14 @@ class BrowsertrixSession:
         text = answer.body.decode("utf-8", errors="replace")
         logger.warning(
             "Hand-off %r: Browsertrix at %s answered %s %s with HTTP %s%s: %r",
-            self.hand_off.name, self.hand_off.host, method, path, answer.status,
+            self.hand_off.name,
+            self.hand_off.host,
+            method,
+            path,
+            answer.status,
             f" (Location: {answer.headers.get('Location', '')!r})" if answer.status < 400 else "",
             text[:LOGGED_BODY_CHARS] + ("…" if len(text) > LOGGED_BODY_CHARS else ""),
-        )  # fmt: skip
+        )
 
     def _address_refused(self, refused: AddressRefused) -> str:
         hand_off = self.hand_off
@@ -338,9 +369,10 @@ class BrowsertrixSession:
         said = f": {code}" if code in KNOWN_CODES else ""
         if status in (401, 403) or (status == 400 and step == "logging in"):
             rights = (
-                "" if status == 401 else
-                f"; the user needs crawler rights in organisation {hand_off.org_id}"
-            )  # fmt: skip
+                ""
+                if status == 401
+                else f"; the user needs crawler rights in organisation {hand_off.org_id}"
+            )
             source = self.source or "the login"
             return f"Browsertrix refused {source} ({status}{said}) while {step}{rights}."
         if status == 404 and code == "org_not_found":
@@ -406,8 +438,13 @@ def _is_uuid(value: str) -> bool:
 def _reason(error: requests.ConnectionError) -> str:
     """The cause as a person reads it ("connection refused", "name or service not known")."""
     text = str(error)
-    for known in ("Connection refused", "Name or service not known", "No route to host",
-                  "Temporary failure in name resolution", "Connection reset"):  # fmt: skip
+    for known in (
+        "Connection refused",
+        "Name or service not known",
+        "No route to host",
+        "Temporary failure in name resolution",
+        "Connection reset",
+    ):
         if known in text:
             return known.lower()
     return "no connection"

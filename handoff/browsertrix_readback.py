@@ -46,14 +46,25 @@ from handoff.trust import host_is_listed, storage_address_problem
 
 logger = logging.getLogger(__name__)
 
-FINISHED = frozenset({
-    "complete", "stopped_by_user", "stopped_pause_expired", "stopped_storage_quota_reached",
-    "stopped_time_quota_reached", "stopped_org_readonly",
-})  # fmt: skip
-FAILED = frozenset({
-    "failed", "canceled", "skipped_storage_quota_reached", "skipped_time_quota_reached",
-    "failed_not_logged_in",
-})  # fmt: skip
+FINISHED = frozenset(
+    {
+        "complete",
+        "stopped_by_user",
+        "stopped_pause_expired",
+        "stopped_storage_quota_reached",
+        "stopped_time_quota_reached",
+        "stopped_org_readonly",
+    }
+)
+FAILED = frozenset(
+    {
+        "failed",
+        "canceled",
+        "skipped_storage_quota_reached",
+        "skipped_time_quota_reached",
+        "failed_not_logged_in",
+    }
+)
 MAX_RESOURCES = 1000
 _STATE = re.compile(r"[a-z][a-z_-]{0,39}")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}\.wacz")
@@ -114,8 +125,9 @@ def crawl_check(*, hand_off: HandOff, crawl_id: str) -> CrawlCheck:
         return CrawlCheck(problem=failure.message)
     state = answer.get("state")
     if not isinstance(state, str) or not _STATE.fullmatch(state):
-        logger.warning("Hand-off %r: crawl %s has the state %r", hand_off.name, crawl_id,
-                       str(state)[:100])  # fmt: skip
+        logger.warning(
+            "Hand-off %r: crawl %s has the state %r", hand_off.name, crawl_id, str(state)[:100]
+        )
         return CrawlCheck(
             problem=f'Hand-off "{hand_off.name}": Browsertrix at {hand_off.host} answered '
             f"{step} without a crawl state; is the address Browsertrix's API?"
@@ -172,10 +184,12 @@ def resource_download(*, hand_off: HandOff, resource: Resource, sink: BinaryIO) 
         )
     parts = urlsplit(resource.url)
     client = GuardedClient(
-        f"{parts.scheme}://{parts.netloc}", listed=host_is_listed(resource.url),
-        user_agent=settings.HACS_USER_AGENT, timeout=settings.HACS_HTTP_TIMEOUT,
+        f"{parts.scheme}://{parts.netloc}",
+        listed=host_is_listed(resource.url),
+        user_agent=settings.HACS_USER_AGENT,
+        timeout=settings.HACS_HTTP_TIMEOUT,
         deadline=time.monotonic() + settings.HACS_CRAWL_DOWNLOAD_SECONDS,
-    )  # fmt: skip
+    )
     digest = _Hashing(sink)
     target = parts.path + (f"?{parts.query}" if parts.query else "")
     try:
@@ -184,9 +198,13 @@ def resource_download(*, hand_off: HandOff, resource: Resource, sink: BinaryIO) 
         raise DownloadRefused(f"{what} could not be downloaded: {_why(error, resource)}") from None
     if result.status != 200:
         logger.warning(
-            "Hand-off %r: %s answered %s for %s: %r", hand_off.name, resource.host,
-            result.status, parts.path[:200], result.excerpt[:500],
-        )  # fmt: skip
+            "Hand-off %r: %s answered %s for %s: %r",
+            hand_off.name,
+            resource.host,
+            result.status,
+            parts.path[:200],
+            result.excerpt[:500],
+        )
         expired = " (a signed address may have expired: it is asked again)" * (result.status == 403)
         raise DownloadRefused(
             f"{what} could not be downloaded: {resource.host} answered {result.status}"

@@ -48,9 +48,11 @@ def list_yield_start(*, crawl_list: CrawlList, at: datetime) -> ListYield:
         return found
     entries = crawl_list.entries.aggregate(total=Sum("probability"))
     return ListYield.objects.create(
-        crawl_list=crawl_list, handed_off_at=at, listed=crawl_list.entries.count(),
+        crawl_list=crawl_list,
+        handed_off_at=at,
+        listed=crawl_list.entries.count(),
         expected=float(entries["total"] or 0.0),
-    )  # fmt: skip
+    )
 
 
 def list_yields_update(*, now: datetime | None = None) -> int:
@@ -111,9 +113,11 @@ def _crawl_captures(
     (site, is_observation, depth, timestamp) index."""
     for at in range(0, len(site_ids), CHUNK):
         rows = Capture.objects.filter(
-            site_id__in=site_ids[at : at + CHUNK], timestamp__gte=start, timestamp__lt=end,
+            site_id__in=site_ids[at : at + CHUNK],
+            timestamp__gte=start,
+            timestamp__lt=end,
             source__startswith=CRAWL_PREFIX,
-        )  # fmt: skip
+        )
         if homepage:
             rows = rows.filter(depth=0)
         yield from rows.values_list("site_id", "is_observation", "page_index", "link_floor")

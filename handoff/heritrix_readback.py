@@ -142,16 +142,20 @@ def _launches(job_fd: int, scan: HeritrixScan, known: dict[str, CrawlFile]) -> l
             target = os.readlink(name, dir_fd=job_fd)
             if not _names_a_launch(target, scan.hand_off.job_dir):
                 _refuse(
-                    scan, known, name,
+                    scan,
+                    known,
+                    name,
                     f"{scan.hand_off.job_dir}/latest points to {target[:200]!r}, not to a "
                     "launch directory of this job; HACS follows no such link.",
-                )  # fmt: skip
+                )
         elif stat.S_ISLNK(mode):
             _refuse(
-                scan, known, name,
+                scan,
+                known,
+                name,
                 f"the launch directory {scan.hand_off.job_dir}/{name} is a symbolic link; HACS "
                 "reads through no symbolic link.",
-            )  # fmt: skip
+            )
     return launches
 
 
@@ -180,10 +184,12 @@ def _scan_launch(job_fd: int, launch: str, scan: HeritrixScan, known: dict[str, 
         os.close(launch_fd)
         if error.errno in (errno.ELOOP, errno.ENOTDIR):
             _refuse(
-                scan, known, f"{launch}/warcs",
+                scan,
+                known,
+                f"{launch}/warcs",
                 f"{scan.hand_off.job_dir}/{launch}/warcs is a symbolic link or not a "
                 "directory; HACS reads through no symbolic link.",
-            )  # fmt: skip
+            )
         return
     try:
         for name in sorted(os.listdir(warcs_fd)):
@@ -208,10 +214,12 @@ def _scan_file(
         return
     if stat.S_ISLNK(found.st_mode):
         _refuse(
-            scan, known, label,
+            scan,
+            known,
+            label,
             f"{scan.hand_off.job_dir}/{label} is a symbolic link; HACS reads no WARC file "
             "through a link.",
-        )  # fmt: skip
+        )
         return
     if not stat.S_ISREG(found.st_mode):
         return

@@ -53,51 +53,71 @@ class HandOff(models.Model):
         default=True, help_text="Enabled hand-offs run every morning after the daily list."
     )
     level = models.CharField(
-        max_length=10, choices=Level.choices, default=Level.HOMEPAGE,
+        max_length=10,
+        choices=Level.choices,
+        default=Level.HOMEPAGE,
         help_text="Lists at this level are handed off (the daily list is at homepage level).",
-    )  # fmt: skip
+    )
     tag = models.ForeignKey(
-        "archive.Tag", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+        "archive.Tag",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
         help_text="Hand off only the listed sites carrying this tag; empty: the whole list.",
-    )  # fmt: skip
+    )
     # Heritrix 3
     job_dir = models.CharField(
-        "Heritrix job directory", max_length=500, blank=True,
+        "Heritrix job directory",
+        max_length=500,
+        blank=True,
         help_text="Absolute path of the Heritrix job, e.g. /opt/heritrix/jobs/scholars "
         "(the directory holding crawler-beans.cxml), inside HACS_HERITRIX_ROOT.",
-    )  # fmt: skip
+    )
     # Browsertrix
     api_url = models.CharField(
-        "Browsertrix address", max_length=300, blank=True,
+        "Browsertrix address",
+        max_length=300,
+        blank=True,
         help_text="The Browsertrix app, e.g. https://app.browsertrix.com (HACS adds /api/…). "
         "HACS contacts no other host for this hand-off, over https at a public address unless "
         "HACS_BROWSERTRIX_ALLOWED_HOSTS lists the host.",
-    )  # fmt: skip
+    )
     org_id = models.CharField(
-        "organisation id", max_length=36, blank=True,
+        "organisation id",
+        max_length=36,
+        blank=True,
         help_text="The organisation's id (a UUID, in the address of its pages).",
-    )  # fmt: skip
+    )
     workflow_id = models.CharField(
-        "workflow id", max_length=36, blank=True,
+        "workflow id",
+        max_length=36,
+        blank=True,
         help_text="The crawl workflow's id (a UUID, in the address of its page).",
-    )  # fmt: skip
+    )
     token_env = models.CharField(
-        "token variable", max_length=100, blank=True,
+        "token variable",
+        max_length=100,
+        blank=True,
         help_text="Name of the environment variable holding a Browsertrix access token, "
         f"starting with {TOKEN_PREFIX}, e.g. {TOKEN_PREFIX}SCHOLARS. The token itself is never "
         "stored.",
-    )  # fmt: skip
+    )
     username_env = models.CharField(
-        "user name variable", max_length=100, blank=True,
+        "user name variable",
+        max_length=100,
+        blank=True,
         help_text="Optional: name of the environment variable holding a Browsertrix login "
         f"e-mail, starting with {LOGIN_PREFIX}, used with the password variable when the "
         "token variable is unset.",
-    )  # fmt: skip
+    )
     password_env = models.CharField(
-        "password variable", max_length=100, blank=True,
+        "password variable",
+        max_length=100,
+        blank=True,
         help_text="Optional: name of the environment variable holding that login's password, "
         f"starting with {LOGIN_PREFIX}.",
-    )  # fmt: skip
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -168,8 +188,9 @@ class HandOff(models.Model):
             )
         if bool(self.username_env) != bool(self.password_env):
             missing = "password_env" if self.username_env else "username_env"
-            errors.setdefault(missing, "Give both the user name and the password variables, "
-                              "or neither.")  # fmt: skip
+            errors.setdefault(
+                missing, "Give both the user name and the password variables, or neither."
+            )
         return errors
 
     @property
@@ -244,9 +265,13 @@ class FollowedCrawl(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
     message = models.TextField(blank=True)
     job = models.ForeignKey(
-        "jobs.JobRecord", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        "jobs.JobRecord",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
         help_text="The read-back's job (or the job that reported the crawl's end).",
-    )  # fmt: skip
+    )
 
     class Meta:
         ordering = ["-run__created_at", "-pk"]

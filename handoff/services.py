@@ -92,8 +92,9 @@ def hand_off_run(
     tag = f" (tag {hand_off.tag})" if hand_off.tag_id else ""
     label = f"{hand_off.name}{tag}: list {crawl_list.pk} for {crawl_list.date} to {hand_off.target}"
     # The lease is kept while the crawler is being reached (in a worker, a request or a terminal).
-    with JobRun.start(kind=JobRecord.Kind.HAND_OFF, label=label, queue=queue, total=1,
-                      user=user) as job:  # fmt: skip
+    with JobRun.start(
+        kind=JobRecord.Kind.HAND_OFF, label=label, queue=queue, total=1, user=user
+    ) as job:
         if started is not None:
             started(job.record)
         status, sent, steps, message, crawl_id = _hand_off_send(hand_off, crawl_list, urls)
@@ -103,10 +104,15 @@ def hand_off_run(
         # followed, and the list's yield is counted from then on.
         with job.ending(error=message if failed else ""):
             run = HandOffRun.objects.create(
-                hand_off=hand_off, crawl_list=crawl_list, job=job.record, status=status,
-                sites=sent, steps=steps, message=message,
+                hand_off=hand_off,
+                crawl_list=crawl_list,
+                job=job.record,
+                status=status,
+                sites=sent,
+                steps=steps,
+                message=message,
                 created_by=user if getattr(user, "is_authenticated", False) else None,
-            )  # fmt: skip
+            )
             if status == HandOffRun.Status.SENT:
                 list_yield_start(crawl_list=crawl_list, at=run.created_at)
             if crawl_id:
@@ -142,8 +148,11 @@ def _hand_off_send(
             )
         else:
             status, sent, steps, message = (
-                HandOffRun.Status.SENT, len(urls), delivery.steps, delivery.message
-            )  # fmt: skip
+                HandOffRun.Status.SENT,
+                len(urls),
+                delivery.steps,
+                delivery.message,
+            )
             crawl_id = delivery.crawl_id
     return status, sent, steps, message, crawl_id
 

@@ -263,9 +263,13 @@ class GuardedClient:
         response: requests.Response | None = None
         try:
             response = self._session.request(
-                method, self.base_url + path, timeout=min(self.timeout, left),
-                allow_redirects=False, stream=True, **kwargs,
-            )  # fmt: skip
+                method,
+                self.base_url + path,
+                timeout=min(self.timeout, left),
+                allow_redirects=False,
+                stream=True,
+                **kwargs,
+            )
             body = _read_capped(response)
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError):
             if exchange.cut or exchange.left() <= 0:
@@ -301,9 +305,12 @@ class GuardedClient:
         size = 0
         try:
             response = self._session.request(
-                "GET", self.base_url + path, timeout=min(self.timeout, left),
-                allow_redirects=False, stream=True,
-            )  # fmt: skip
+                "GET",
+                self.base_url + path,
+                timeout=min(self.timeout, left),
+                allow_redirects=False,
+                stream=True,
+            )
             if response.status_code == 200:
                 size = _read_into(response, sink, max_bytes)
             else:

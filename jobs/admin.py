@@ -19,6 +19,16 @@ class JobRecordAdmin(admin.ModelAdmin):
     search_fields = ["label", "rq_id"]
     # What the job's runner writes (jobs.runner) is shown, not edited.
     readonly_fields = [
-        "rq_id", "status", "done", "total", "counts", "failures", "error", "worker", "items",
-        "heartbeat_at", "started_at", "finished_at",
-    ]  # fmt: skip
+        "rq_id",
+        "status",
+        "done",
+        "total",
+        "counts",
+        "failures",
+        "error",
+        "worker",
+        "items",
+        "heartbeat_at",
+        "started_at",
+        "finished_at",
+    ]

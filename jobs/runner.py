@@ -320,8 +320,13 @@ class JobRun:
         """Draw the progress on the terminal as a tqdm bar while the block runs (nothing when
         stderr is not a terminal): done of the total, or the count ``count`` of the count
         ``of`` (bytes read of bytes in files); ``postfix`` names a count shown beside it."""
-        shown = tqdm(desc=desc, unit=unit, unit_scale=unit == "B", leave=False,
-                     disable=not sys.stderr.isatty())  # fmt: skip
+        shown = tqdm(
+            desc=desc,
+            unit=unit,
+            unit_scale=unit == "B",
+            leave=False,
+            disable=not sys.stderr.isatty(),
+        )
 
         def draw(record: JobRecord) -> None:
             total = record.counts.get(of, 0) if of else record.total

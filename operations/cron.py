@@ -28,12 +28,7 @@ from rq import cron
 
 from jobs.services import JobQueue
 from operations.daily import daily_catch_up, daily_crawl_list_and_hand_offs
-from operations.jobs import (
-    crawls_read_back,
-    daily_fetch_retry,
-    nightly_refresh,
-    sweep_interrupted,
-)
+from operations.jobs import crawls_read_back, daily_fetch_retry, nightly_refresh, sweep_interrupted
 
 # RQ 3.0's cron enqueues through a plain ``rq.Queue`` made inside ``CronJob.enqueue``, which takes
 # no serializer and so pickles, and HACS's workers refuse pickles. Until RQ's cron takes one, it
@@ -49,10 +44,7 @@ cron.register(
 )
 cron.register(daily_catch_up, queue_name="estimation", interval=600, name="daily-catch-up")
 cron.register(
-    daily_fetch_retry,
-    queue_name="import",
-    cron=settings.HACS_FETCH_RETRY_CRON,
-    name="fetch-retry",
+    daily_fetch_retry, queue_name="import", cron=settings.HACS_FETCH_RETRY_CRON, name="fetch-retry"
 )
 if settings.HACS_ARCHIVE_REFRESH_CRON != "off":
     cron.register(

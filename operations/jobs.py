@@ -62,9 +62,8 @@ logger = logging.getLogger(__name__)
 
 
 def import_sites(
-    record_id: int, site_ids: list[int], counts: dict[str, int] | None = None,
-    nightly: bool = False,
-) -> None:  # fmt: skip
+    record_id: int, site_ids: list[int], counts: dict[str, int] | None = None, nightly: bool = False
+) -> None:
     """Fan a seed list out, all reporting to this record: one ``import_site`` job per site not
     yet read from the archive (its whole history), and one per host group, or per few hosts of
     single seeds, for the sites a refresh brings up to date (``import_chunks``)."""
@@ -210,8 +209,9 @@ def fetch_older_history(record_id: int, site_ids: list[int]) -> None:
     with JobRun.resume(record_id) as run:
         run.add_items(site_ids)
         run.set_total(len(site_ids))
-        sites_refresh(FetchRetry(site_ids, history=True), client=archive_client(),
-                      progress=run.item)  # fmt: skip
+        sites_refresh(
+            FetchRetry(site_ids, history=True), client=archive_client(), progress=run.item
+        )
 
 
 def file_import_run(
@@ -280,9 +280,13 @@ def health_check(record_id: int) -> dict[str, object]:
 
 
 def enqueue_import(
-    site_ids: Sequence[int], *, user: object = None, label: str = "",
-    counts: dict[str, int] | None = None, nightly: bool = False,
-) -> JobRecord:  # fmt: skip
+    site_ids: Sequence[int],
+    *,
+    user: object = None,
+    label: str = "",
+    counts: dict[str, int] | None = None,
+    nightly: bool = False,
+) -> JobRecord:
     """Queue an import of ``site_ids``; ``counts`` start the job's counts (the nightly
     refresh's plan); ``nightly`` keeps the refresh within its budget (``import_site``)."""
     return job_enqueue(
@@ -328,9 +332,14 @@ def import_uploaded_crawl(record_id: int, path: str, name: str) -> None:
         failure = next((reason for _file, reason in result.failed_files), "")
         if not failure and not result.captures.sites:
             failure = NO_SEED_MATCHED
-        run.item(name, failure, {"captures": result.captures.added,
-                                 "captures outside every seed":
-                                 result.captures.skipped["outside every seed"]})  # fmt: skip
+        run.item(
+            name,
+            failure,
+            {
+                "captures": result.captures.added,
+                "captures outside every seed": result.captures.skipped["outside every seed"],
+            },
+        )
     Path(path).unlink(missing_ok=True)
 
 

@@ -117,9 +117,11 @@ def _read_back_pass(now: datetime) -> int:
 def read_file(job: JobRun, crawled: CrawlerFile) -> Outcome:
     """Import one file as a library crawl, its counts added to ``job`` (see the module)."""
     source = FromWarcFiles(
-        [crawled.path], max_body=settings.HACS_MAX_MEMENTO_BYTES, sources=[crawled.source],
+        [crawled.path],
+        max_body=settings.HACS_MAX_MEMENTO_BYTES,
+        sources=[crawled.source],
         opener=crawled.opener,
-    )  # fmt: skip
+    )
     report = sites_refresh(source, step=job.step)
     failure = next((reason for _name, reason in report.failed_files), "")
     captures = report.captures
@@ -138,9 +140,12 @@ def read_file(job: JobRun, crawled: CrawlerFile) -> Outcome:
 
 def _read_back_job(label: str, total: int) -> JobRun:
     return JobRun.start(
-        kind=JobRecord.Kind.READ_BACK, label=label, queue=QUEUE, total=total,
+        kind=JobRecord.Kind.READ_BACK,
+        label=label,
+        queue=QUEUE,
+        total=total,
         on_stop=sites_interrupt,
-    )  # fmt: skip
+    )
 
 
 #: The SQLite page cache a read-back keeps, in KiB (PRAGMA cache_size takes it negative).
@@ -187,8 +192,14 @@ def heritrix_read_back(hand_off: HandOff) -> JobRecord | None:
     with _read_back_job(label, len(scan.files)) as job:
         for key, where, sentence in scan.refused:
             job.fail_item(where, sentence)
-            _remember(key, hand_off, where, status=CrawlFile.Status.REFUSED, message=sentence,
-                      job=job.record)  # fmt: skip
+            _remember(
+                key,
+                hand_off,
+                where,
+                status=CrawlFile.Status.REFUSED,
+                message=sentence,
+                job=job.record,
+            )
         skipped = {f"files {why}": n for why, n in scan.skipped.items()}
         job.advance(0, **skipped, **({"files refused": len(scan.refused)} if scan.refused else {}))
         for found in scan.files:
@@ -199,26 +210,47 @@ def heritrix_read_back(hand_off: HandOff) -> JobRecord | None:
             source = crawl_source("heritrix", found.label, hand_off_id=hand_off.pk)
             outcome = read_file(job, CrawlerFile(found.path, found.label, source, opener))
             _remember(
-                found.key, hand_off, found.label, size=found.size, mtime_ns=found.mtime_ns,
-                digest=found.digest, captures=outcome.added, message=outcome.failure,
+                found.key,
+                hand_off,
+                found.label,
+                size=found.size,
+                mtime_ns=found.mtime_ns,
+                digest=found.digest,
+                captures=outcome.added,
+                message=outcome.failure,
                 status=CrawlFile.Status.FAILED if outcome.failure else CrawlFile.Status.READ,
                 job=job.record,
-            )  # fmt: skip
+            )
     return job.record
 
 
 def _remember(
-    key: str, hand_off: HandOff, where: str, *, status: str, job: JobRecord, message: str = "",
-    size: int = 0, mtime_ns: int | None = None, digest: str = "", captures: int = 0,
-) -> None:  # fmt: skip
+    key: str,
+    hand_off: HandOff,
+    where: str,
+    *,
+    status: str,
+    job: JobRecord,
+    message: str = "",
+    size: int = 0,
+    mtime_ns: int | None = None,
+    digest: str = "",
+    captures: int = 0,
+) -> None:
     CrawlFile.objects.update_or_create(
         key=key,
         defaults={
-            "hand_off": hand_off, "name": where.rsplit("/", 1)[-1][:300], "size": size,
-            "mtime_ns": mtime_ns, "digest": digest, "status": status, "message": message,
-            "captures": captures, "job": job,
+            "hand_off": hand_off,
+            "name": where.rsplit("/", 1)[-1][:300],
+            "size": size,
+            "mtime_ns": mtime_ns,
+            "digest": digest,
+            "status": status,
+            "message": message,
+            "captures": captures,
+            "job": job,
         },
-    )  # fmt: skip
+    )
 
 
 # --- Browsertrix ----------------------------------------------------------------------------------
@@ -235,11 +267,12 @@ def browsertrix_read_back(crawl: FollowedCrawl, *, now: datetime) -> JobRecord |
     record = None
     if check.failed:
         record = _crawl_ended(
-            crawl, FollowedCrawl.Status.FAILED,
+            crawl,
+            FollowedCrawl.Status.FAILED,
             f'Browsertrix crawl {crawl.crawl_id} of hand-off "{hand_off.name}" ended '
             f'"{check.state}": there is nothing to read back. HACS does not start it again; '
             "run the hand-off again once the cause is fixed.",
-        )  # fmt: skip
+        )
     elif check.finished:
         record = _crawl_files(crawl, check)
     # Still followed past the wait (not finished, or its files never all downloaded): given up.
@@ -331,10 +364,16 @@ def _crawl_file(job: JobRun, crawl: FollowedCrawl, resource: Resource, key: str)
     finally:
         path.unlink(missing_ok=True)
     _remember(
-        key, hand_off, resource.name, size=size, digest=digest, captures=outcome.added,
-        message=outcome.failure, job=job.record,
+        key,
+        hand_off,
+        resource.name,
+        size=size,
+        digest=digest,
+        captures=outcome.added,
+        message=outcome.failure,
+        job=job.record,
         status=CrawlFile.Status.FAILED if outcome.failure else CrawlFile.Status.READ,
-    )  # fmt: skip
+    )
     return False
 
 
@@ -380,8 +419,11 @@ def _inbox_pass(inbox: str, moment: float) -> JobRecord | None:
             for name in ("done", "failed"):
                 opened.append(_subdirectory(inbox_fd, name))
         except OSError as error:
-            logger.warning("The crawl inbox %s: done/ or failed/ cannot be opened (a symbolic "
-                           "link?): %s", inbox, error.strerror or error)  # fmt: skip
+            logger.warning(
+                "The crawl inbox %s: done/ or failed/ cannot be opened (a symbolic link?): %s",
+                inbox,
+                error.strerror or error,
+            )
             return None
         else:
             return _inbox_job(inbox_fd, opened[0], opened[1], chosen, refused, waiting)
@@ -393,9 +435,13 @@ def _inbox_pass(inbox: str, moment: float) -> JobRecord | None:
 
 
 def _inbox_job(
-    inbox_fd: int, done_fd: int, failed_fd: int, chosen: list[str],
-    refused: list[tuple[str, str]], waiting: int,
-) -> JobRecord:  # fmt: skip
+    inbox_fd: int,
+    done_fd: int,
+    failed_fd: int,
+    chosen: list[str],
+    refused: list[tuple[str, str]],
+    waiting: int,
+) -> JobRecord:
     files = f"{len(chosen)} file{'s' * (len(chosen) != 1)}"
     with _read_back_job(f"Crawl inbox {settings.HACS_CRAWL_INBOX}: {files}", len(chosen)) as job:
         if waiting:

@@ -92,15 +92,19 @@ def sites_with_failed_fetches() -> list[int]:
 def refresh_policy() -> RefreshPolicy:
     """The nightly refresh's rule with the configured max age and due share."""
     return RefreshPolicy(
-        max_age_days=settings.HACS_REFRESH_MAX_AGE_DAYS,
-        due_share=settings.HACS_REFRESH_DUE_SHARE,
+        max_age_days=settings.HACS_REFRESH_MAX_AGE_DAYS, due_share=settings.HACS_REFRESH_DUE_SHARE
     )
 
 
 def refresh_choice(
-    site_ids: list[int], config: ArchiveConfig, *, budget: int, policy: RefreshPolicy,
-    stakes: Mapping[int, float] | None = None, now: datetime | None = None,
-) -> RefreshChoice:  # fmt: skip
+    site_ids: list[int],
+    config: ArchiveConfig,
+    *,
+    budget: int,
+    policy: RefreshPolicy,
+    stakes: Mapping[int, float] | None = None,
+    now: datetime | None = None,
+) -> RefreshChoice:
     """Which of ``site_ids`` tonight's refresh checks within ``budget`` CDX requests: the
     queries the import would send (``refresh_plan``), each site's state as the benches build it
     (``hacs.refresh_budget.site_state``: its captures from this archive over the last year, its
@@ -119,24 +123,40 @@ def refresh_choice(
     sites = Site.objects.filter(pk__in=site_ids).annotate(
         captured=Exists(held), older=Exists(held.filter(timestamp__lt=since))
     )
-    known = {pk: (imported, captured, older) for pk, imported, captured, older
-             in sites.values_list("pk", "imported_at", "captured", "older")}  # fmt: skip
+    known = {
+        pk: (imported, captured, older)
+        for pk, imported, captured, older in sites.values_list(
+            "pk", "imported_at", "captured", "older"
+        )
+    }
     checks = ArchiveCheck.objects.filter(site_id__in=site_ids, source=source)
-    checked = {pk: (at, first) for pk, at, first
-               in checks.values_list("site_id", "checked_at", "first_checked_at")}  # fmt: skip
+    checked = {
+        pk: (at, first)
+        for pk, at, first in checks.values_list("site_id", "checked_at", "first_checked_at")
+    }
     today_days = to_days(now)
     states = {}
     for site_id in site_ids:
         imported, captured, older = known.get(site_id, (None, False, False))
         last, first = checked.get(site_id, (imported, None))
         states[site_id] = site_state(
-            site_id, times[site_id], now=today_days,
+            site_id,
+            times[site_id],
+            now=today_days,
             checked=None if last is None else to_days(last),
             first_checked=None if first is None else to_days(first),
-            stake=(stakes or {}).get(site_id, 0.0), captured=captured, older=older,
-        )  # fmt: skip
-    return choose_queries(queries, states, now=today_days, budget=budget, policy=policy,
-                          cost=query_costs(queries, config, now))  # fmt: skip
+            stake=(stakes or {}).get(site_id, 0.0),
+            captured=captured,
+            older=older,
+        )
+    return choose_queries(
+        queries,
+        states,
+        now=today_days,
+        budget=budget,
+        policy=policy,
+        cost=query_costs(queries, config, now),
+    )
 
 
 def site_next_check(site_id: int, config: ArchiveConfig) -> tuple[bool, datetime | None]:
@@ -149,9 +169,12 @@ def site_next_check(site_id: int, config: ArchiveConfig) -> tuple[bool, datetime
         return captured, None
     first = check.first_checked_at
     state = SiteState(
-        site_id, 0.0, to_days(check.checked_at), None if first is None else to_days(first),
+        site_id,
+        0.0,
+        to_days(check.checked_at),
+        None if first is None else to_days(first),
         captured=captured,
-    )  # fmt: skip
+    )
     return captured, from_days(deadline(state, refresh_policy()))
 
 

@@ -66,8 +66,15 @@ class DailyRunAdmin(admin.ModelAdmin):
     list_display = ["date", "status", "attempts", "crawl_list", "started_at", "finished_at"]
     list_filter = ["status"]
     readonly_fields = [
-        "date", "status", "attempts", "crawl_list", "job", "started_at", "finished_at", "error",
-    ]  # fmt: skip
+        "date",
+        "status",
+        "attempts",
+        "crawl_list",
+        "job",
+        "started_at",
+        "finished_at",
+        "error",
+    ]
 
     def has_add_permission(self, request: object) -> bool:
         return False

@@ -61,10 +61,20 @@ from scheduling.models import (
 # how many observations over how many days, the 90 % credible interval of the mean interval
 # (posterior method), and the newest copy the probability is measured from.
 CSV_COLUMNS = [
-    "rank", "url", "author", "probability", "rate_per_day", "interval_days", "tau",
-    "observations", "span_days", "interval_low_days", "interval_high_days", "last_copy",
+    "rank",
+    "url",
+    "author",
+    "probability",
+    "rate_per_day",
+    "interval_days",
+    "tau",
+    "observations",
+    "span_days",
+    "interval_low_days",
+    "interval_high_days",
+    "last_copy",
     "score",
-]  # fmt: skip
+]
 
 
 # The largest history window and horizon a list is built with, from the page or the command.
@@ -147,9 +157,11 @@ def crawl_list_rank(*, day: date, options: CrawlListOptions) -> RankedList:
     t = reference_instant(day)
     start, end = crawl_list_window(day=day, history_days=options.history_days)
     found = estimates_for_window(
-        level=options.level, method=DEFAULT_METHOD if learned else options.method,
-        start=start, end=end,
-    )  # fmt: skip
+        level=options.level,
+        method=DEFAULT_METHOD if learned else options.method,
+        start=start,
+        end=end,
+    )
     for site_id in Site.objects.filter(paused=True).values_list("pk", flat=True):
         found.pop(site_id, None)  # a paused seed is on no list
     if not found:
@@ -231,9 +243,21 @@ def learned_notice(
 # evidence (what the page and the CSV show). Floats are compared exactly: a list built again
 # from unchanged estimates repeats them bit for bit.
 ENTRY_FIELDS = (
-    "rank", "site_id", "probability", "rate", "tau", "observations", "updates", "span_days",
-    "interval_low", "interval_high", "interval_open", "last_copy", "prior_share", "score",
-)  # fmt: skip
+    "rank",
+    "site_id",
+    "probability",
+    "rate",
+    "tau",
+    "observations",
+    "updates",
+    "span_days",
+    "interval_low",
+    "interval_high",
+    "interval_open",
+    "last_copy",
+    "prior_share",
+    "score",
+)
 
 
 @dataclass(frozen=True)
@@ -289,12 +313,7 @@ def list_shortfall(crawl_list: CrawlList, count: int | None = None) -> str:
 
 
 def crawl_list_store(
-    *,
-    day: date,
-    options: CrawlListOptions,
-    source: str,
-    user: Any = None,
-    terminal_user: str = "",
+    *, day: date, options: CrawlListOptions, source: str, user: Any = None, terminal_user: str = ""
 ) -> StoredList:
     """Rank the sites for ``day`` and store the list with its parameters and who built it.
 
@@ -311,21 +330,34 @@ def crawl_list_store(
     ranked_list = crawl_list_rank(day=day, options=options)
     ranked = ranked_list.sites
     parameters = {
-        "date": day, "level": options.level, "method": options.method, "theta": options.theta,
-        "budget": options.budget, "history_days": options.history_days,
-        "e_days": options.e_days, "scorer": ranked_list.scorer,
-    }  # fmt: skip
+        "date": day,
+        "level": options.level,
+        "method": options.method,
+        "theta": options.theta,
+        "budget": options.budget,
+        "history_days": options.history_days,
+        "e_days": options.e_days,
+        "scorer": ranked_list.scorer,
+    }
     entries = [
         CrawlListEntry(
-            rank=rank, site_id=r.site_id, probability=r.probability, rate=r.rate, tau=r.tau,
-            observations=r.evidence.observations, updates=r.evidence.updates,
+            rank=rank,
+            site_id=r.site_id,
+            probability=r.probability,
+            rate=r.rate,
+            tau=r.tau,
+            observations=r.evidence.observations,
+            updates=r.evidence.updates,
             span_days=r.evidence.span_days,
-            interval_low=r.evidence.interval_low, interval_high=r.evidence.interval_high,
-            interval_open=r.evidence.interval_open, last_copy=r.evidence.last_copy,
-            prior_share=r.evidence.prior_share, score=r.score,
+            interval_low=r.evidence.interval_low,
+            interval_high=r.evidence.interval_high,
+            interval_open=r.evidence.interval_open,
+            last_copy=r.evidence.last_copy,
+            prior_share=r.evidence.prior_share,
+            score=r.score,
         )
         for rank, r in enumerate(ranked, start=1)
-    ]  # fmt: skip
+    ]
     with transaction.atomic():
         crawl_list_lock({"daily": day} if daily else parameters)
         same = (
@@ -339,12 +371,15 @@ def crawl_list_store(
         ):
             return StoredList(previous, new=False)
         crawl_list = CrawlList.objects.create(
-            **parameters, eligible_sites=ranked_list.eligible, source=source, is_daily=daily,
+            **parameters,
+            eligible_sites=ranked_list.eligible,
+            source=source,
+            is_daily=daily,
             notice=ranked_list.notice,
             round_robin_expected=ranked_list.round_robin_expected,
             created_by=user if getattr(user, "is_authenticated", False) else None,
             terminal_user=terminal_user,
-        )  # fmt: skip
+        )
         for entry in entries:
             entry.crawl_list = crawl_list
         CrawlListEntry.objects.bulk_create(entries, batch_size=2000)
@@ -393,9 +428,20 @@ def crawl_list_rows(crawl_list: CrawlList) -> Iterator[list[str]]:
     """The list's CSV rows (header first), in rank order, one query."""
     yield CSV_COLUMNS
     rows = crawl_list.entries.order_by("rank").values_list(
-        "rank", "site__seed_url", "site__author", "probability", "rate", "tau", "updates",
-        "observations", "span_days", "interval_low", "interval_high", "last_copy", "score",
-    )  # fmt: skip
+        "rank",
+        "site__seed_url",
+        "site__author",
+        "probability",
+        "rate",
+        "tau",
+        "updates",
+        "observations",
+        "span_days",
+        "interval_low",
+        "interval_high",
+        "last_copy",
+        "score",
+    )
     for row in rows.iterator(chunk_size=5000):
         rank, url, author, probability, rate, tau, updates, count, span, low, high, copy, score = (
             row

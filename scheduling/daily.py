@@ -66,9 +66,13 @@ def daily_run_claim(*, day: date, now: datetime | None = None) -> DailyRun | Non
     # condition on the job is read in a subquery: an UPDATE cannot join.)
     again = DailyRun.objects.filter(_again(now), date=day).values("pk")
     taken = DailyRun.objects.filter(pk__in=again, date=day).update(
-        status=DailyRun.Status.RUNNING, attempts=F("attempts") + 1, started_at=now,
-        finished_at=None, error="", job=None,
-    )  # fmt: skip
+        status=DailyRun.Status.RUNNING,
+        attempts=F("attempts") + 1,
+        started_at=now,
+        finished_at=None,
+        error="",
+        job=None,
+    )
     return DailyRun.objects.get(date=day) if taken else None
 
 

@@ -119,9 +119,11 @@ def estimates_for_window(
     timelines = _timelines(found)
     times, updated, offsets = timelines.times, timelines.updated, timelines.offsets
     mle = estimate_many(
-        times, updated, offsets, method=Method.INTERPOLATED
-        if method == Method.INTERPOLATED else Method.OBSERVED,
-    )  # fmt: skip
+        times,
+        updated,
+        offsets,
+        method=Method.INTERPOLATED if method == Method.INTERPOLATED else Method.OBSERVED,
+    )
     evidence = interval_evidence(times, updated, offsets)
     rate = mle.rate
     alpha = beta = low = high = share = np.full(rate.size, np.nan)
@@ -197,9 +199,11 @@ def prior_for(*, level: str, start: datetime | None, end: datetime | None) -> Le
     stored = RatePrior.objects.filter(level=level).first()
     if stored is not None:
         return LevelPrior(
-            GammaPrior(stored.shape, stored.rate), stored.links_per_update, stored.dispersion,
+            GammaPrior(stored.shape, stored.rate),
+            stored.links_per_update,
+            stored.dispersion,
             stored.reset_rate,
-        )  # fmt: skip
+        )
     return prior_fit(level=level, start=start, end=end)
 
 
@@ -243,10 +247,24 @@ def _prior_of(level: str, found: Observations, timelines: Timelines) -> LevelPri
 
 
 ESTIMATE_FIELDS = [
-    "window_start", "window_end", "rate", "tau", "tau_days", "observations", "updates",
-    "last_copy", "last_copy_days", "span_days", "posterior_shape", "posterior_rate",
-    "interval_low", "interval_high", "interval_open", "prior_share", "computed_at",
-]  # fmt: skip
+    "window_start",
+    "window_end",
+    "rate",
+    "tau",
+    "tau_days",
+    "observations",
+    "updates",
+    "last_copy",
+    "last_copy_days",
+    "span_days",
+    "posterior_shape",
+    "posterior_rate",
+    "interval_low",
+    "interval_high",
+    "interval_open",
+    "prior_share",
+    "computed_at",
+]
 
 
 def estimates_recompute(
@@ -273,18 +291,24 @@ def estimates_recompute(
             prior = prior_fit(level=level, start=start, end=end)
         for method in methods:
             found = estimates_for_window(
-                level=level, method=method, start=start, end=end, site_ids=site_ids,
-                prior=prior,
-            )  # fmt: skip
+                level=level, method=method, start=start, end=end, site_ids=site_ids, prior=prior
+            )
             rows = [
                 found.get(site_id)
                 or Estimate(
-                    site_id=site_id, level=level, method=method, window_start=start,
-                    window_end=end, rate=None, tau=None, tau_days=None, observations=0,
+                    site_id=site_id,
+                    level=level,
+                    method=method,
+                    window_start=start,
+                    window_end=end,
+                    rate=None,
+                    tau=None,
+                    tau_days=None,
+                    observations=0,
                     updates=0,
                 )
                 for site_id in targets
-            ]  # fmt: skip
+            ]
             with transaction.atomic():
                 Estimate.objects.bulk_create(
                     rows,

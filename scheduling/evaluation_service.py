@@ -43,12 +43,7 @@ from numpy.typing import NDArray
 from hacs import defaults
 from hacs.clock import to_days
 from hacs.estimators import METHODS
-from hacs.evaluation import (
-    DEFAULT_PRIOR_WEEKS,
-    DEFAULT_THETAS,
-    evaluate,
-    interval_distribution,
-)
+from hacs.evaluation import DEFAULT_PRIOR_WEEKS, DEFAULT_THETAS, evaluate, interval_distribution
 from jobs.models import JobRecord
 from jobs.runner import job_records_sync_with_rq
 from scheduling.learning import learned_for_evaluation, period_from_json

@@ -89,9 +89,12 @@ def learning_run_here(
     """Learn a stored scheduler in this process (``learn_scorer`` in a terminal), kept as a
     job so that the Jobs page shows it beside those run by workers; errors are raised."""
     with JobRun.start(
-        kind=JobRecord.Kind.LEARNING, label=f"{learning_label(scorer)} from the terminal",
-        queue="terminal", total=PROGRESS_STEPS, on_stop=_learning_stopped(scorer.pk),
-    ) as job:  # fmt: skip
+        kind=JobRecord.Kind.LEARNING,
+        label=f"{learning_label(scorer)} from the terminal",
+        queue="terminal",
+        total=PROGRESS_STEPS,
+        on_stop=_learning_stopped(scorer.pk),
+    ) as job:
         LearnedScorer.objects.filter(pk=scorer.pk).update(job=job.record)
         scorer.job = job.record
 

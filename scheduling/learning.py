@@ -60,11 +60,7 @@ from hacs.replay import Policy
 from scheduling.cells import day_text
 from scheduling.estimates import timelines_load
 from scheduling.models import Learned, LearnedScorer, Level
-from scheduling.observations import (
-    EpochMilliseconds,
-    evaluation_tables_load,
-    observations_queryset,
-)
+from scheduling.observations import EpochMilliseconds, evaluation_tables_load, observations_queryset
 
 __all__ = [
     "LearnParameters",
@@ -252,10 +248,14 @@ def _learn_lws(params: LearnParameters, report: Callable[[float, str], None]) ->
     )
     start, end = to_days(_midnight(params.start)), to_days(_midnight(params.end))
     x, y, site, _ = lws_samples(
-        timelines.times, timelines.updated, timelines.offsets,
-        reference_points(start, end, 7.0), horizon_end=end,
-        new_links=timelines.new_links, page=timelines.page,
-    )  # fmt: skip
+        timelines.times,
+        timelines.updated,
+        timelines.offsets,
+        reference_points(start, end, 7.0),
+        horizon_end=end,
+        new_links=timelines.new_links,
+        page=timelines.page,
+    )
     if y.size < 2:
         raise ValueError(_too_few(params, f"({y.size} samples)"))
     report(0.5, f"fitting on {y.size:,} samples")
@@ -310,10 +310,7 @@ def _learn_gp4c(params: LearnParameters, report: Callable[[float, str], None]) -
             "evaluations": evolution.evaluations,
             # What the function is judged against on the validation period (its fitness
             # there is ``validation_fitness``): each terminal alone and Random's expectation.
-            "baselines": {
-                "terminals": alone,
-                "random": _json_number(evolution.random_validation),
-            },
+            "baselines": {"terminals": alone, "random": _json_number(evolution.random_validation)},
         },
         "curve": {
             "best": list(evolution.best_per_generation),
@@ -407,28 +404,37 @@ def learning_period_default(
         history = learning_history(level=level)
     if history is None:
         return LearningPeriod(
-            start=today - timedelta(days=365), end=today, test_start=None, test_end=None,
+            start=today - timedelta(days=365),
+            end=today,
+            test_start=None,
+            test_end=None,
             note="No observations are stored yet, so nothing can be learned: import the "
             "collection's archive history first (Upload seeds, or import_archive).",
-        )  # fmt: skip
+        )
     first, last = history
     span = (last - first).days
     end = first + timedelta(days=round(span * LEARN_SHARE))
     if not _learnable(first, end) or (last - end).days <= 2 * _GAP_DAYS:
         whole = f"{day_text(first)} to {day_text(last)}"
         return LearningPeriod(
-            start=first, end=last, test_start=None, test_end=None,
+            start=first,
+            end=last,
+            test_start=None,
+            test_end=None,
             note=f"The collection's {level} history ({whole}) is too short to keep a later "
             "part for testing: the form learns on all of it. Evaluate a later period once "
             "more history is imported.",
-        )  # fmt: skip
+        )
     test_start, test_end = end + timedelta(days=_GAP_DAYS), last - timedelta(days=_GAP_DAYS)
     return LearningPeriod(
-        start=first, end=end, test_start=test_start, test_end=test_end,
+        start=first,
+        end=end,
+        test_start=test_start,
+        test_end=test_end,
         note=f"The first two thirds of the collection's {level} history, {day_text(first)} "
         f"to {day_text(end)}; evaluate {day_text(test_start)} to {day_text(test_end)} to "
         "test what it learns.",
-    )  # fmt: skip
+    )
 
 
 def _learnable(start: date, end: date) -> bool:
@@ -634,10 +640,16 @@ def learned_scores(scorer: LearnedScorer, *, day: date, e_days: float) -> Learne
         timelines = timelines_load(level=scorer.level, end=t - timedelta(microseconds=1))
         last = timelines.offsets[1:] - 1
         scores = lws_scores(
-            learned, timelines.times, timelines.updated,
-            timelines.offsets, timelines.times[last], to_days(t), e_days,
-            new_links=timelines.new_links, page=timelines.page,
-        )  # fmt: skip
+            learned,
+            timelines.times,
+            timelines.updated,
+            timelines.offsets,
+            timelines.times[last],
+            to_days(t),
+            e_days,
+            new_links=timelines.new_links,
+            page=timelines.page,
+        )
         return LearnedScores(site_ids=timelines.site_ids, scores=scores)
     history = timedelta(weeks=max(params.w_weeks, DEFAULT_PRIOR_WEEKS))
     tables = evaluation_tables_load(

@@ -134,8 +134,10 @@ def estimate_probabilities(
     sorts thousands of sites in the database is ``scheduling.estimates.exposure_expression``."""
 
     def column(name: str) -> NDArray[np.float64]:
-        return np.array([np.nan if getattr(e, name) is None else getattr(e, name)
-                         for e in estimates], dtype=np.float64)  # fmt: skip
+        return np.array(
+            [np.nan if getattr(e, name) is None else getattr(e, name) for e in estimates],
+            dtype=np.float64,
+        )
 
     posterior_rows = np.array([e.method == Method.POSTERIOR for e in estimates], dtype=bool)
     t = np.broadcast_to(np.asarray(t_days, dtype=np.float64), posterior_rows.shape)
@@ -217,9 +219,13 @@ class CrawlList(models.Model):
     level = models.CharField(max_length=10, choices=Level.choices, default=Level.HOMEPAGE)
     method = models.CharField(max_length=12, choices=LIST_METHOD_CHOICES, default=DEFAULT_METHOD)
     scorer = models.ForeignKey(
-        "LearnedScorer", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        "LearnedScorer",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
         help_text="The learned scheduler that ranked the list (learned methods only).",
-    )  # fmt: skip
+    )
     theta = models.FloatField("θ", null=True, blank=True)
     budget = models.PositiveIntegerField("budget k", null=True, blank=True)
     history_days = models.PositiveIntegerField()
@@ -234,10 +240,11 @@ class CrawlList(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     eligible_sites = models.PositiveIntegerField(default=0)
     round_robin_expected = models.FloatField(
-        null=True, blank=True,
+        null=True,
+        blank=True,
         help_text="The changes a list of the same size in round-robin order (oldest copy "
         "first) was expected to find, by the posterior; empty for the paper's methods.",
-    )  # fmt: skip
+    )
     is_daily = models.BooleanField(
         "daily list", default=False, help_text="The daily job's list of its date (one a date)."
     )
@@ -372,9 +379,13 @@ class StoredRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     job = models.ForeignKey(
-        "jobs.JobRecord", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        "jobs.JobRecord",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
         help_text="The background job running it, whose record tells when its worker died.",
-    )  # fmt: skip
+    )
 
     class Meta:
         abstract = True

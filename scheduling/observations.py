@@ -182,10 +182,7 @@ class EvaluationTables(dict[str, ObservationTable]):
 
 
 def evaluation_tables_load(
-    *,
-    levels: Iterable[str],
-    start: datetime | None = None,
-    end: datetime | None = None,
+    *, levels: Iterable[str], start: datetime | None = None, end: datetime | None = None
 ) -> EvaluationTables:
     """Each level's observations with ``start ≤ timestamp ≤ end`` as an ``ObservationTable``.
 

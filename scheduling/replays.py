@@ -98,11 +98,23 @@ def replay_collection(
             if progress is not None:
                 progress((n + fraction) / len(shares))
 
-        results = replay(
-            history=arrays, changes=changes, start=t0, days=days, budget=budget,
-            policies=policies, e_days=e_days, true_rates=rates, seed=seed,
-            extra={name: policy for name, (policy, _) in learned.items()}, progress=done,
-        ) if site_ids else []  # fmt: skip
+        results = (
+            replay(
+                history=arrays,
+                changes=changes,
+                start=t0,
+                days=days,
+                budget=budget,
+                policies=policies,
+                e_days=e_days,
+                true_rates=rates,
+                seed=seed,
+                extra={name: policy for name, (policy, _) in learned.items()},
+                progress=done,
+            )
+            if site_ids
+            else []
+        )
         budgets.append(
             {
                 "share": share,

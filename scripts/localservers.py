@@ -183,10 +183,12 @@ def start_redis(
         out.write("# Written by HACS at each start (scripts/localservers.py): owner-only.\n")
         out.writelines(f"{name} {value}\n" for name, value in config.items())
     server.process = subprocess.Popen(
-        [binary, str(conf)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        [binary, str(conf)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
         start_new_session=True,
         umask=0o077,  # its log, snapshot and append-only files are owner-only too
-    )  # fmt: skip
+    )
     hello = _redis_command("AUTH", password) + _redis_command("PING")
 
     def ready() -> bool:
@@ -248,20 +250,50 @@ def start_postgres(directory: Path | None = None, *, port: int | None = None) ->
         shutil.chown(directory, "postgres")
         directory.chmod(0o700)
     init = subprocess.run(
-        [*as_user, str(bindir / "initdb"), "-D", str(data), "-U", "postgres",
-         "--auth=trust", "--encoding=UTF8", "--no-sync"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [
+            *as_user,
+            str(bindir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--encoding=UTF8",
+            "--no-sync",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if init.returncode != 0:
         raise ServerError(f"initdb failed ({init.returncode}):\n{init.stdout}\n{init.stderr}")
     log = open(server.log_path, "wb")
     server.process = subprocess.Popen(
-        [*as_user, str(bindir / "postgres"), "-D", str(data), "-p", str(port),
-         "-k", str(directory), "-c", "listen_addresses=127.0.0.1",
-         "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-         "-c", "max_connections=200"],
-        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        [
+            *as_user,
+            str(bindir / "postgres"),
+            "-D",
+            str(data),
+            "-p",
+            str(port),
+            "-k",
+            str(directory),
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-c",
+            "fsync=off",
+            "-c",
+            "synchronous_commit=off",
+            "-c",
+            "full_page_writes=off",
+            "-c",
+            "max_connections=200",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     log.close()
 
     def ready() -> bool:

@@ -24,13 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scripts.localservers import (  # noqa: E402
-    LocalServer,
-    ServerError,
-    free_port,
-    port_open,
-    start_redis,
-)
+from scripts.localservers import LocalServer, ServerError, free_port, port_open, start_redis  # noqa: E402
 
 PYTHON = sys.executable
 # The queues in the order a worker serves them (jobs.services.QUEUE_PRIORITY): health checks,
@@ -66,12 +60,24 @@ WEB_PROCESSES, WEB_THREADS = 2, 8
 
 def web_command(port: int, env: dict[str, str]) -> list[str]:
     """The web server's command line, serving on 127.0.0.1:``port``."""
-    return [str(Path(PYTHON).parent / "gunicorn"), "hacs_site.wsgi:application",
-            "--bind", f"127.0.0.1:{port}", "--workers", str(WEB_PROCESSES),
-            "--threads", str(WEB_THREADS),
-            "--worker-class", "hacs_site.web_worker.RequestReadingWorker",
-            "--timeout", str(web_timeout(env)), "--access-logfile", "-",
-            "--logger-class", "hacs_site.log_redaction.GunicornLogger"]  # fmt: skip
+    return [
+        str(Path(PYTHON).parent / "gunicorn"),
+        "hacs_site.wsgi:application",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(WEB_PROCESSES),
+        "--threads",
+        str(WEB_THREADS),
+        "--worker-class",
+        "hacs_site.web_worker.RequestReadingWorker",
+        "--timeout",
+        str(web_timeout(env)),
+        "--access-logfile",
+        "-",
+        "--logger-class",
+        "hacs_site.log_redaction.GunicornLogger",
+    ]
 
 
 def write_run_env(path: Path, env: dict[str, str]) -> None:
@@ -81,8 +87,11 @@ def write_run_env(path: Path, env: dict[str, str]) -> None:
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.fchmod(descriptor, 0o600)  # one left readable by an older version is made private first
     with open(descriptor, "w") as out:
-        out.write("# Written by scripts/run.py while HACS runs; removed when it stops.\n"
-                  + "\n".join(lines) + "\n")  # fmt: skip
+        out.write(
+            "# Written by scripts/run.py while HACS runs; removed when it stops.\n"
+            + "\n".join(lines)
+            + "\n"
+        )
 
 
 def say(message: str) -> None:
@@ -142,10 +151,21 @@ def ensure_admin(env: dict[str, str]) -> None:
         "    print('exists')\n"
     )
     out = subprocess.run(
-        [PYTHON, "-c", "import django; django.setup(); exec(open(0).read())", username,
-         password, "keep" if generated else "set"],
-        input=code, env=env, cwd=ROOT, text=True, capture_output=True, check=True,
-    )  # fmt: skip
+        [
+            PYTHON,
+            "-c",
+            "import django; django.setup(); exec(open(0).read())",
+            username,
+            password,
+            "keep" if generated else "set",
+        ],
+        input=code,
+        env=env,
+        cwd=ROOT,
+        text=True,
+        capture_output=True,
+        check=True,
+    )
     if out.stdout.strip() == "created" and generated:
         say(f"Created the admin login — user: {username}  password: {password}")
         say("This password is shown only once; change it under Admin → Users.")
@@ -156,10 +176,18 @@ def ensure_admin(env: dict[str, str]) -> None:
 def load_demo(env: dict[str, str]) -> None:
     """Give a new installation real-looking data: a small synthetic archive, imported."""
     count = subprocess.run(
-        [PYTHON, "-c", "import django; django.setup(); from archive.models import Site; "
-         "print(Site.objects.count())"],
-        env=env, cwd=ROOT, text=True, capture_output=True, check=True,
-    ).stdout.strip()  # fmt: skip
+        [
+            PYTHON,
+            "-c",
+            "import django; django.setup(); from archive.models import Site; "
+            "print(Site.objects.count())",
+        ],
+        env=env,
+        cwd=ROOT,
+        text=True,
+        capture_output=True,
+        check=True,
+    ).stdout.strip()
     if count != "0":
         return
     say("Loading the demo archive (a synthetic scholarly collection with known truth)…")
@@ -212,10 +240,17 @@ def main() -> int:
         for n in range(workers):
             name = f"hacs-{os.getpid()}-{n}"
             worker = spawn(
-                [PYTHON, str(ROOT / "manage.py"), "rqworker", *worker_queues(n, workers),
-                 "--with-scheduler", "--name", name],
+                [
+                    PYTHON,
+                    str(ROOT / "manage.py"),
+                    "rqworker",
+                    *worker_queues(n, workers),
+                    "--with-scheduler",
+                    "--name",
+                    name,
+                ],
                 env,
-            )  # fmt: skip
+            )
             children.append((f"worker {n}", worker))
         cron = spawn([PYTHON, str(ROOT / "manage.py"), "rqcron", "operations.cron"], env)
         children.append(("cron scheduler", cron))

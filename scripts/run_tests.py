@@ -112,13 +112,22 @@ def run_legs(legs: list[str], env: dict[str, str], pytest_args: list[str]) -> li
             # The slowest tests of each leg are listed, so that CI's time can be watched. Each
             # leg keeps its temporary files in its own directory: pytest's shared one drops the
             # oldest runs' directories when new runs start, under a leg still using them.
-            args = ["-p", "no:cacheprovider", "--durations=15", f"--basetemp={var / 'tmp'}",
-                    *skip, *pytest_args]  # fmt: skip
+            args = [
+                "-p",
+                "no:cacheprovider",
+                "--durations=15",
+                f"--basetemp={var / 'tmp'}",
+                *skip,
+                *pytest_args,
+            ]
             with open(log, "wb") as out:
                 process = subprocess.Popen(
                     [PYTHON, "-m", "pytest", *args],
-                    cwd=ROOT, env=leg_env, stdout=out, stderr=subprocess.STDOUT,
-                )  # fmt: skip
+                    cwd=ROOT,
+                    env=leg_env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
             running.append((leg, process, log, time.monotonic()))
             print(f"pytest on {leg} started (log: {log.relative_to(ROOT)})", flush=True)
         for leg, process, log, started in running:

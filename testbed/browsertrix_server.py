@@ -105,16 +105,23 @@ class BrowsertrixServer:
     """``with BrowsertrixServer() as server:``; ``server.url`` is the address to configure."""
 
     def __init__(
-        self, *, token: str = TOKEN, username: str = "crawler@example.org",
+        self,
+        *,
+        token: str = TOKEN,
+        username: str = "crawler@example.org",
         password: str = "crawler password",
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.token, self.username, self.password = token, username, password
         self.state = BrowsertrixState()
         self.state.workflows[WORKFLOW_ID] = {
-            "id": WORKFLOW_ID, "name": "Scholarly homepages",
-            "config": {"seeds": [{"url": "https://old.example.edu/"}], "seedFileId": None,
-                       "scopeType": "page"},
-        }  # fmt: skip
+            "id": WORKFLOW_ID,
+            "name": "Scholarly homepages",
+            "config": {
+                "seeds": [{"url": "https://old.example.edu/"}],
+                "seedFileId": None,
+                "scopeType": "page",
+            },
+        }
         self.requests: list[Recorded] = []
         self.faults: dict[str, Fault] = {}
         self.lock = threading.Lock()
@@ -151,10 +158,15 @@ class BrowsertrixServer:
         self.faults[step] = Fault(status=307, location=location)
 
     def crawl_set(
-        self, crawl_id: str, state: str, files: dict[str, bytes] | None = None, *,
-        storage: StorageServer | None = None, hashes: bool = True,
+        self,
+        crawl_id: str,
+        state: str,
+        files: dict[str, bytes] | None = None,
+        *,
+        storage: StorageServer | None = None,
+        hashes: bool = True,
         sizes: dict[str, int] | None = None,
-    ) -> Crawl:  # fmt: skip
+    ) -> Crawl:
         """Put the crawl in ``state``, with its WACZ files served by ``storage`` (or by this
         host under ``/data/`` without one)."""
         crawl = self.state.runs.setdefault(crawl_id, Crawl(crawl_id))
@@ -172,8 +184,9 @@ class BrowsertrixServer:
 
     # --- the routes -----------------------------------------------------------------------------
 
-    def answer(self, method: str, path: str, query: dict[str, str], headers: dict[str, str],
-               body: bytes) -> tuple[int, Any, dict[str, str]]:  # fmt: skip
+    def answer(
+        self, method: str, path: str, query: dict[str, str], headers: dict[str, str], body: bytes
+    ) -> tuple[int, Any, dict[str, str]]:
         if method == "POST" and path == "/api/auth/jwt/login":
             return self._login(body)
         parts = path.strip("/").split("/")
@@ -249,11 +262,19 @@ class BrowsertrixServer:
                 return 400, {"detail": "use_one_of_seeds_or_seedfile"}, {}
             config = {**config, "scopeType": "page"}
         workflow["config"] = {**workflow["config"], **config}
-        return 200, {
-            "updated": True, "settings_changed": bool(config), "metadata_changed": False,
-            "updatedRunning": False, "storageQuotaReached": False,
-            "execMinutesQuotaReached": False, "started": None,
-        }, {}  # fmt: skip
+        return (
+            200,
+            {
+                "updated": True,
+                "settings_changed": bool(config),
+                "metadata_changed": False,
+                "updatedRunning": False,
+                "storageQuotaReached": False,
+                "execMinutesQuotaReached": False,
+                "started": None,
+            },
+            {},
+        )
 
     def _run(self, workflow: dict[str, Any] | None) -> tuple[int, dict[str, Any], dict]:
         if workflow is None:
@@ -272,18 +293,31 @@ class BrowsertrixServer:
         )
         resources = [
             {
-                "name": name, "path": self._file_address(crawl, name),
+                "name": name,
+                "path": self._file_address(crawl, name),
                 "hash": hashlib.sha256(data).hexdigest() if crawl.hashes else "",
-                "size": crawl.sizes.get(name, len(data)), "crawlId": crawl_id,
-                "numReplicas": 0, "expireAt": "2030-01-01T00:00:00Z",
+                "size": crawl.sizes.get(name, len(data)),
+                "crawlId": crawl_id,
+                "numReplicas": 0,
+                "expireAt": "2030-01-01T00:00:00Z",
             }
             for name, data in crawl.files.items()
-        ]  # fmt: skip
-        return 200, {
-            "id": crawl_id, "type": "crawl", "cid": WORKFLOW_ID, "oid": self.state.org_id,
-            "state": crawl.state, "finished": "2026-11-24T06:00:00Z" if ended else None,
-            "resources": resources, "initialPages": [], "pagesQueryUrl": "",
-        }, {}  # fmt: skip
+        ]
+        return (
+            200,
+            {
+                "id": crawl_id,
+                "type": "crawl",
+                "cid": WORKFLOW_ID,
+                "oid": self.state.org_id,
+                "state": crawl.state,
+                "finished": "2026-11-24T06:00:00Z" if ended else None,
+                "resources": resources,
+                "initialPages": [],
+                "pagesQueryUrl": "",
+            },
+            {},
+        )
 
     def _file_address(self, crawl: Crawl, name: str) -> str:
         if crawl.storage is not None:
@@ -321,8 +355,9 @@ class BrowsertrixServer:
                 raw = isinstance(answer, bytes)
                 data = answer if raw else json.dumps(answer).encode()
                 self.send_response(status)
-                self.send_header("Content-Type", "application/octet-stream" if raw
-                                 else "application/json")  # fmt: skip
+                self.send_header(
+                    "Content-Type", "application/octet-stream" if raw else "application/json"
+                )
                 self.send_header("Content-Length", str(len(data)))
                 for name, value in extra.items():
                     self.send_header(name, value)
@@ -406,8 +441,9 @@ class StorageServer:
                 else:
                     status, data = 200, server.files[name]
                 self.send_response(status)
-                self.send_header("Content-Type", "application/wacz" if status == 200
-                                 else "application/xml")  # fmt: skip
+                self.send_header(
+                    "Content-Type", "application/wacz" if status == 200 else "application/xml"
+                )
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)

@@ -51,8 +51,9 @@ def warc_bytes(pages: Iterable[Page], *, compress: bool = True) -> bytes:
     return stream.getvalue()
 
 
-def warc_write(stream: io.BufferedIOBase | io.BytesIO, pages: Iterable[Page],
-               *, compress: bool = True) -> None:  # fmt: skip
+def warc_write(
+    stream: io.BufferedIOBase | io.BytesIO, pages: Iterable[Page], *, compress: bool = True
+) -> None:
     writer = WARCWriter(stream, gzip=compress, warc_version="WARC/1.1")
     for page in pages:
         body = page.body if page.body is not None else html(page.links, page.padding)
@@ -61,9 +62,13 @@ def warc_write(stream: io.BufferedIOBase | io.BytesIO, pages: Iterable[Page],
             f"{page.status} {reason}", [("Content-Type", page.mime)], protocol="HTTP/1.1"
         )
         record = writer.create_warc_record(
-            page.url, "response", payload=io.BytesIO(body), length=len(body), http_headers=http,
+            page.url,
+            "response",
+            payload=io.BytesIO(body),
+            length=len(body),
+            http_headers=http,
             warc_headers_dict={"WARC-Date": page.when.strftime("%Y-%m-%dT%H:%M:%SZ")},
-        )  # fmt: skip
+        )
         writer.write_record(record)
 
 
@@ -81,9 +86,12 @@ class _Unseekable(io.RawIOBase):
 
 
 def wacz_bytes(
-    warcs: dict[str, bytes], *, streaming: bool = False, extra: dict[str, bytes] | None = None,
+    warcs: dict[str, bytes],
+    *,
+    streaming: bool = False,
+    extra: dict[str, bytes] | None = None,
     stored: bool = True,
-) -> bytes:  # fmt: skip
+) -> bytes:
     """A WACZ: each of ``warcs`` as ``archive/NAME`` (stored, as WACZ writers keep gzip WARCs,
     or deflated), an index, pages and a datapackage; ``extra`` entries are added as given."""
     sink = io.BytesIO()
@@ -93,8 +101,14 @@ def wacz_bytes(
         resources = []
         for name, data in warcs.items():
             archive.writestr(zipfile.ZipInfo(f"archive/{name}"), data, compress_type=method)
-            resources.append({"name": name, "path": f"archive/{name}", "bytes": len(data),
-                              "hash": "sha256:" + hashlib.sha256(data).hexdigest()})  # fmt: skip
+            resources.append(
+                {
+                    "name": name,
+                    "path": f"archive/{name}",
+                    "bytes": len(data),
+                    "hash": "sha256:" + hashlib.sha256(data).hexdigest(),
+                }
+            )
         archive.writestr("indexes/index.cdx", b"", compress_type=zipfile.ZIP_DEFLATED)
         pages = b'{"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}\n'
         archive.writestr("pages/pages.jsonl", pages, compress_type=zipfile.ZIP_DEFLATED)

@@ -86,17 +86,25 @@ def run_window(table: ObservationTable, *, start: float, end: float) -> Observat
     to e (7 days) after the end."""
     keep = (table.time >= start - 84) & (table.time <= end + 7)
     return ObservationTable(
-        site=table.site[keep], page=table.page[keep], time=table.time[keep],
-        page_index=table.page_index[keep], link_floor=table.link_floor[keep],
+        site=table.site[keep],
+        page=table.page[keep],
+        time=table.time[keep],
+        page_index=table.page_index[keep],
+        link_floor=table.link_floor[keep],
         new_links=None if table.new_links is None else table.new_links[keep],
         n_sites=table.n_sites,
-    )  # fmt: skip
+    )
 
 
 def evaluate_as_a_run(table: ObservationTable, *, start: float, end: float) -> dict[str, Any]:
     """The evaluation core on a homepage table with an evaluation run's default parameters
     (w = 1 … 12 weeks, e and the step 7 days, the interpolated method)."""
     return evaluate(
-        {"homepage": table}, start=start, end=end, step_days=7.0, e_days=7.0,
-        w_weeks=range(1, 13), method="interpolated",
-    )  # fmt: skip
+        {"homepage": table},
+        start=start,
+        end=end,
+        step_days=7.0,
+        e_days=7.0,
+        w_weeks=range(1, 13),
+        method="interpolated",
+    )

@@ -102,10 +102,21 @@ LINES_PER_BLOCK = 3_000  # ZipNum block size (README "Pagination API")
 MAX_PAGE_SIZE = 50  # blocks per page at web.archive.org (README "Pagination API")
 # Parameters the real server knows that neither HACS nor this fake uses: answered with a 400.
 UNSUPPORTED = (
-    "filter", "offset", "closest", "sort", "fastLatest", "last", "showDupeCount",
-    "resolveRevisits", "showGroupCount", "showUniqCount", "lastSkipTimestamp", "showSkipCount",
-    "showPagedIndex", "collapseTime",
-)  # fmt: skip
+    "filter",
+    "offset",
+    "closest",
+    "sort",
+    "fastLatest",
+    "last",
+    "showDupeCount",
+    "resolveRevisits",
+    "showGroupCount",
+    "showUniqCount",
+    "lastSkipTimestamp",
+    "showSkipCount",
+    "showPagedIndex",
+    "collapseTime",
+)
 JSON_TYPE = "application/json"
 TEXT_TYPE = "text/plain;charset=UTF-8"
 
@@ -121,8 +132,15 @@ class Row:
     length: str
 
     def as_list(self) -> list[str]:
-        return [self.urlkey, self.timestamp, self.original, self.mimetype, self.status,
-                self.digest, self.length]  # fmt: skip
+        return [
+            self.urlkey,
+            self.timestamp,
+            self.original,
+            self.mimetype,
+            self.status,
+            self.digest,
+            self.length,
+        ]
 
     def line(self) -> str:
         """The row as a line of the index (fields separated by one space)."""
@@ -435,9 +453,14 @@ def cdx_answer(state: IAState, query: dict[str, str]) -> CdxAnswer:
     if read_limit is not None:
         write_limit = min(write_limit, read_limit)
     written, read, last, cut_short = _scan(
-        scanned, since=since, until=until, exact=match_type == "exact", blocked=blocked,
-        write_limit=write_limit, read_limit=read_limit,
-    )  # fmt: skip
+        scanned,
+        since=since,
+        until=until,
+        exact=match_type == "exact",
+        blocked=blocked,
+        write_limit=write_limit,
+        read_limit=read_limit,
+    )
     key = None
     full = bool(write_limit) and len(written) >= write_limit
     if query.get("showResumeKey") == "true" and last is not None and full:
@@ -445,15 +468,26 @@ def cdx_answer(state: IAState, query: dict[str, str]) -> CdxAnswer:
         cut_short = False
     body = _render(written, names, key, json_output=query.get("output") == "json")
     return CdxAnswer(
-        200, body, JSON_TYPE if query.get("output") == "json" else TEXT_TYPE, headers,
-        rows=len(written), read=read, cut_short=cut_short,
-    )  # fmt: skip
+        200,
+        body,
+        JSON_TYPE if query.get("output") == "json" else TEXT_TYPE,
+        headers,
+        rows=len(written),
+        read=read,
+        cut_short=cut_short,
+    )
 
 
 def _scan(
-    scanned: Iterable[str], *, since: str, until: str, exact: bool, blocked: list[tuple[str, str]],
-    write_limit: int, read_limit: int | None,
-) -> tuple[list[str], int, str | None, bool]:  # fmt: skip
+    scanned: Iterable[str],
+    *,
+    since: str,
+    until: str,
+    exact: bool,
+    blocked: list[tuple[str, str]],
+    write_limit: int,
+    read_limit: int | None,
+) -> tuple[list[str], int, str | None, bool]:
     """Read lines as the server does: (the lines answered, the lines read, the last one read,
     whether the read limit cut the answer short)."""
     written: list[str] = []
@@ -534,8 +568,7 @@ class _IAHandler(BaseHTTPRequestHandler):
         if self.fault is not None and self.fault.kind == "status":
             retry_after = self.fault.retry_after
             headers = {"Retry-After": retry_after} if retry_after else {}
-            self._send(self.fault.status, b"slow down\n", "text/plain", headers,
-                       parts.path, query)  # fmt: skip
+            self._send(self.fault.status, b"slow down\n", "text/plain", headers, parts.path, query)
             return
         if self.fault is not None and self.fault.kind == "reset":
             with self.state.lock:
@@ -559,8 +592,9 @@ class _IAHandler(BaseHTTPRequestHandler):
         if self.state.gzip and accepts and query.get("gzip") != "false":
             body = gzip_module.compress(body, 6)
             headers["Content-Encoding"] = "gzip"
-        self._send(answer.status, body, answer.content_type, headers, path, query,
-                   answer=answer, raw=raw)  # fmt: skip
+        self._send(
+            answer.status, body, answer.content_type, headers, path, query, answer=answer, raw=raw
+        )
 
     def _memento(self, path: str) -> None:
         rest = path[len("/web/") :]
@@ -575,12 +609,20 @@ class _IAHandler(BaseHTTPRequestHandler):
         self._send(200, body, content_type, {}, path, {})
 
     def _send(
-        self, status: int, body: bytes, content_type: str, headers: dict[str, str],
-        path: str, query: dict[str, str], *, answer: CdxAnswer | None = None,
+        self,
+        status: int,
+        body: bytes,
+        content_type: str,
+        headers: dict[str, str],
+        path: str,
+        query: dict[str, str],
+        *,
+        answer: CdxAnswer | None = None,
         raw: int | None = None,
-    ) -> None:  # fmt: skip
-        entry = Logged(time.monotonic(), path, query, status, len(body),
-                       raw=len(body) if raw is None else raw)  # fmt: skip
+    ) -> None:
+        entry = Logged(
+            time.monotonic(), path, query, status, len(body), raw=len(body) if raw is None else raw
+        )
         if answer is not None:
             entry.rows, entry.read = answer.rows, answer.read
             entry.cut_short = answer.cut_short
@@ -664,11 +706,18 @@ class IAArchive:
         size_page: bytes | None = None,
     ) -> None:
         self.state = IAState(
-            rows=sorted(rows, key=lambda r: (r.urlkey, r.timestamp)), body_for=body_for,
-            lines=sorted(lines), exact_only=list(exact_only), max_lines_read=max_lines_read,
-            lines_per_block=lines_per_block, max_page_size=max_page_size,
-            paged_until=paged_until, gzip=gzip, paginated=paginated, size_page=size_page,
-        )  # fmt: skip
+            rows=sorted(rows, key=lambda r: (r.urlkey, r.timestamp)),
+            body_for=body_for,
+            lines=sorted(lines),
+            exact_only=list(exact_only),
+            max_lines_read=max_lines_read,
+            lines_per_block=lines_per_block,
+            max_page_size=max_page_size,
+            paged_until=paged_until,
+            gzip=gzip,
+            paginated=paginated,
+            size_page=size_page,
+        )
         self.state.bodies.update(bodies or {})
         handler = type("Handler", (_IAHandler,), {"state": self.state})
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -724,9 +773,17 @@ def ia_rows_and_bodies(demo: Any) -> tuple[list[Row], dict[tuple[str, str], Any]
         if (r.urlkey, r.timestamp14) in seen:
             continue
         seen.add((r.urlkey, r.timestamp14))
-        rows.append(Row(r.urlkey, r.timestamp14, r.original, r.mimetype,
-                        "-" if r.status is None else str(r.status), r.digest,
-                        "-" if r.length is None else str(r.length)))  # fmt: skip
+        rows.append(
+            Row(
+                r.urlkey,
+                r.timestamp14,
+                r.original,
+                r.mimetype,
+                "-" if r.status is None else str(r.status),
+                r.digest,
+                "-" if r.length is None else str(r.length),
+            )
+        )
     bodies = {}
     with open(demo.warc_path, "rb") as stream:
         for record in ArchiveIterator(stream):

@@ -107,8 +107,13 @@ def _is_current(venv: Path, binaries: PywbBinaries, wanted: str) -> bool:
 
 def _python_runs(venv: Path) -> bool:
     try:
-        subprocess.run([str(venv / "bin" / "python"), "-c", "pass"], env=_clean_env(),
-                       capture_output=True, timeout=60, check=True)  # fmt: skip
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-c", "pass"],
+            env=_clean_env(),
+            capture_output=True,
+            timeout=60,
+            check=True,
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return True
@@ -119,10 +124,17 @@ def _install(venv: Path, requirements: Path) -> None:
         # The interpreter running the tests is the one HACS supports; pywb 2.10 runs on it.
         _run([sys.executable, "-m", "venv", str(venv)], "python -m venv")
     _run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check",
-         "-r", str(requirements)],
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "-r",
+            str(requirements),
+        ],
         "pip install -r " + requirements.name,
-    )  # fmt: skip
+    )
 
 
 def _clean_env() -> dict[str, str]:
@@ -152,9 +164,8 @@ def _run(
 ) -> str:
     try:
         result = subprocess.run(
-            cmd, cwd=cwd, env=env or _clean_env(), capture_output=True, text=True,
-            timeout=timeout,
-        )  # fmt: skip
+            cmd, cwd=cwd, env=env or _clean_env(), capture_output=True, text=True, timeout=timeout
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise RuntimeError(f"{what} failed: {exc}") from exc
     output = (result.stdout or "") + (result.stderr or "")
@@ -256,10 +267,20 @@ class PywbServer:
         self._tmp = tempfile.TemporaryDirectory(prefix="hacs-pywb-")
         self.directory = Path(self._tmp.name)
         try:
-            _run([str(tools.wb_manager), "init", self.collection], "wb-manager init",
-                 cwd=self.directory, timeout=120, env=_offline_env())  # fmt: skip
-            _run([str(tools.wb_manager), "add", self.collection, *map(str, self.warcs)],
-                 "wb-manager add", cwd=self.directory, timeout=600, env=_offline_env())  # fmt: skip
+            _run(
+                [str(tools.wb_manager), "init", self.collection],
+                "wb-manager init",
+                cwd=self.directory,
+                timeout=120,
+                env=_offline_env(),
+            )
+            _run(
+                [str(tools.wb_manager), "add", self.collection, *map(str, self.warcs)],
+                "wb-manager add",
+                cwd=self.directory,
+                timeout=600,
+                env=_offline_env(),
+            )
             for _attempt in range(3):
                 # The free port can be taken between our probe and pywb's bind: try another.
                 if self._launch(tools):

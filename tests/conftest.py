@@ -99,10 +99,19 @@ def run_worker(worker_env: dict[str, str]) -> Any:
 
     def run(*queues: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
-            [sys.executable, str(ROOT / "manage.py"), "rqworker", *(queues or ("default",)),
-             "--burst"],
-            env=worker_env, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-        )  # fmt: skip
+            [
+                sys.executable,
+                str(ROOT / "manage.py"),
+                "rqworker",
+                *(queues or ("default",)),
+                "--burst",
+            ],
+            env=worker_env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         assert result.returncode == 0, result.stdout + result.stderr
         return result
 

@@ -133,14 +133,23 @@ def add_observations(
             floor = -1 if updates[i] else index - 1
         rows.append(
             Capture(
-                site=site, url=site.seed_url + page.lstrip("/"), urlkey=key, page_key=key,
-                timestamp=moment, depth=depth, mimetype="text/html", status=200,
-                digest=f"D{i}", kind=Capture.Kind.OBSERVATION, is_observation=True,
+                site=site,
+                url=site.seed_url + page.lstrip("/"),
+                urlkey=key,
+                page_key=key,
+                timestamp=moment,
+                depth=depth,
+                mimetype="text/html",
+                status=200,
+                digest=f"D{i}",
+                kind=Capture.Kind.OBSERVATION,
+                is_observation=True,
                 page_index=index if readable else None,
                 link_floor=floor if readable else None,
                 new_links=(new_links[i] if new_links is not None else int(floor == -1))
-                if readable else None,
+                if readable
+                else None,
             )
-        )  # fmt: skip
+        )
         index += readable
     return Capture.objects.bulk_create(rows)

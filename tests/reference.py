@@ -125,8 +125,7 @@ def slow_estimate(
         instants, changed = slow_accesses(slow_midpoints(instants, changed), changed)
     closing = list(zip(pairwise(instants), changed[1:], strict=True))
     rate = slow_mle(
-        [b - a for (a, b), flag in closing if flag],
-        [b - a for (a, b), flag in closing if not flag],
+        [b - a for (a, b), flag in closing if flag], [b - a for (a, b), flag in closing if not flag]
     )
     tau = instants[0]
     for instant, flag in zip(instants, changed, strict=True):

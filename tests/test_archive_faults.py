@@ -58,10 +58,17 @@ SEED = "http://example.edu/~a/"
 
 def rows(n: int, key: str = "edu,example)/~a", url: str = "http://example.edu/~a") -> list[Row]:
     return [
-        Row(f"{key}/p{i:03d}", f"2017010{1 + i % 9}000000", f"{url}/p{i:03d}", "text/html",
-            "200", f"D{i}", "1000")
+        Row(
+            f"{key}/p{i:03d}",
+            f"2017010{1 + i % 9}000000",
+            f"{url}/p{i:03d}",
+            "text/html",
+            "200",
+            f"D{i}",
+            "1000",
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]
 
 
 def client_for(cdx_url: str, wayback_url: str, redis_url: str, **kw: Any) -> ArchiveClient:
@@ -192,9 +199,14 @@ def test_a_huge_retry_after_waits_the_deadline_and_counts_as_a_retry(
         archive.state.faults.extend(
             [Fault("status", status=429, retry_after=retry_after, on="web")] * 3
         )
-        config = ArchiveConfig(cdx_url=archive.cdx_url, wayback_url=archive.wayback_url,
-                               cdx_per_minute=6000, memento_per_minute=6000, retries=2,
-                               deadline=0.5)  # fmt: skip
+        config = ArchiveConfig(
+            cdx_url=archive.cdx_url,
+            wayback_url=archive.wayback_url,
+            cdx_per_minute=6000,
+            memento_per_minute=6000,
+            retries=2,
+            deadline=0.5,
+        )
         client = ArchiveClient(config, redis.Redis.from_url(redis_url), sleep=sleep)
         with pytest.raises(ArchiveError) as caught:
             client.fetch_memento("20170101000000", SEED)
@@ -206,16 +218,18 @@ def test_a_huge_retry_after_waits_the_deadline_and_counts_as_a_retry(
     assert slept and max(slept) <= 0.5
 
 
-def test_throttling_and_server_errors_are_retried_until_the_answer_comes(
-    redis_url: str,
-) -> None:
+def test_throttling_and_server_errors_are_retried_until_the_answer_comes(redis_url: str) -> None:
     body = b"<html>ok</html>"
     with IAArchive(rows(3), {("20170101000000", SEED): (body, "text/html")}) as archive:
         archive.state.faults.extend(
-            [Fault("status", status=429, retry_after="0", on="web"),
-             Fault("status", status=500, on="web"), Fault("status", status=502, on="web"),
-             Fault("status", status=503, on="cdx"), Fault("status", status=504, on="cdx")]
-        )  # fmt: skip
+            [
+                Fault("status", status=429, retry_after="0", on="web"),
+                Fault("status", status=500, on="web"),
+                Fault("status", status=502, on="web"),
+                Fault("status", status=503, on="cdx"),
+                Fault("status", status=504, on="cdx"),
+            ]
+        )
         client = archive_client(archive, redis_url, retries=3)
         memento = client.fetch_memento("20170101000000", SEED)
         keys = all_rows(client)
@@ -276,8 +290,13 @@ def gzip_bomb() -> Iterator[str]:
 
 
 def test_decompressed_bodies_are_capped(gzip_bomb: str, redis_url: str) -> None:
-    client = client_for(f"{gzip_bomb}/cdx", f"{gzip_bomb}/web", redis_url,
-                        max_memento_bytes=1 << 20, max_cdx_bytes=1 << 20)  # fmt: skip
+    client = client_for(
+        f"{gzip_bomb}/cdx",
+        f"{gzip_bomb}/web",
+        redis_url,
+        max_memento_bytes=1 << 20,
+        max_cdx_bytes=1 << 20,
+    )
     memento = client.fetch_memento("20170101000000", SEED)
     assert memento.truncated and len(memento.body) == 1 << 20
     with pytest.raises(ArchiveError, match="passed 1,048,576 bytes"):
@@ -302,8 +321,9 @@ def test_a_query_trickled_past_its_query_deadline_ends_there_with_a_sentence(
     a minute away: the query's own deadline ends it, during its first request."""
     with IAArchive(rows(40)) as archive:
         archive.state.faults.extend([Fault("trickle", on="cdx", interval=0.2)] * 5)
-        client = archive_client(archive, redis_url, retries=5, timeout=1.0, deadline=60.0,
-                                query_deadline=1.5)  # fmt: skip
+        client = archive_client(
+            archive, redis_url, retries=5, timeout=1.0, deadline=60.0, query_deadline=1.5
+        )
         with pytest.raises(DeadlineExceededError) as caught:
             all_rows(client)
         asked = archive.requests_to("cdx")
@@ -337,9 +357,14 @@ def test_a_backoff_that_would_end_past_the_query_deadline_ends_the_query_at_once
     slept: list[float] = []
     with IAArchive(rows(3)) as archive:
         archive.state.faults.extend([Fault("status", status=503, on="cdx")] * 5)
-        config = ArchiveConfig(cdx_url=archive.cdx_url, wayback_url=archive.wayback_url,
-                               cdx_per_minute=6000, retries=5, backoff_base=100.0,
-                               query_deadline=30.0)  # fmt: skip
+        config = ArchiveConfig(
+            cdx_url=archive.cdx_url,
+            wayback_url=archive.wayback_url,
+            cdx_per_minute=6000,
+            retries=5,
+            backoff_base=100.0,
+            query_deadline=30.0,
+        )
         client = ArchiveClient(config, redis.Redis.from_url(redis_url), sleep=slept.append)
         with pytest.raises(DeadlineExceededError) as caught:
             all_rows(client)
@@ -356,9 +381,14 @@ def test_a_retry_after_longer_than_the_time_left_is_not_waited_but_still_holds_e
     slept: list[float] = []
     with IAArchive(rows(3)) as archive:
         archive.state.faults.append(Fault("status", status=429, retry_after="30", on="cdx"))
-        config = ArchiveConfig(cdx_url=archive.cdx_url, wayback_url=archive.wayback_url,
-                               cdx_per_minute=6000, retries=5, deadline=60.0,
-                               query_deadline=5.0)  # fmt: skip
+        config = ArchiveConfig(
+            cdx_url=archive.cdx_url,
+            wayback_url=archive.wayback_url,
+            cdx_per_minute=6000,
+            retries=5,
+            deadline=60.0,
+            query_deadline=5.0,
+        )
         client = ArchiveClient(config, redis.Redis.from_url(redis_url), sleep=slept.append)
         with pytest.raises(DeadlineExceededError) as caught:
             all_rows(client)
@@ -377,8 +407,10 @@ def test_a_rate_limit_slot_past_the_deadline_is_neither_waited_for_nor_taken(
     with IAArchive(rows(3)) as archive:
         client = archive_client(archive, redis_url, cdx_per_minute=1.0, query_deadline=5.0)
         assert len(all_rows(client)) == 3  # takes the minute's only slot
-        with pytest.raises(DeadlineExceededError, match="did not answer the CDX query for "
-                           "example.edu/~a within 5 s"):  # fmt: skip
+        with pytest.raises(
+            DeadlineExceededError,
+            match="did not answer the CDX query for example.edu/~a within 5 s",
+        ):
             all_rows(client)
         assert len(archive.requests_to("cdx")) == 1
     limiter = SharedRateLimiter(connection, f"127.0.0.1:{archive.port}", "cdx", 1.0)
@@ -422,9 +454,12 @@ def test_a_refused_connection_is_not_retried(redis_url: str) -> None:
 
 def test_an_unresolvable_host_is_looked_up_once(redis_url: str, lookups: list[str]) -> None:
     client = client_for("http://archive.invalid/cdx", "http://archive.invalid/web", redis_url)
-    with pytest.raises(ArchiveUnreachableError, match=r"^The archive at archive.invalid cannot be "
-                       r"reached \(its name does not resolve\): check the network or "
-                       r"HACS_CDX_URL\.$"):  # fmt: skip
+    with pytest.raises(
+        ArchiveUnreachableError,
+        match=r"^The archive at archive.invalid cannot be "
+        r"reached \(its name does not resolve\): check the network or "
+        r"HACS_CDX_URL\.$",
+    ):
         first_cdx_page(client, "example.edu/~a")
     assert lookups.count("archive.invalid") == 1 and client.stats.requests == 1
 
@@ -465,8 +500,11 @@ def test_an_unresolvable_archive_ends_a_30_site_import_after_one_lookup(
     assert lookups.count("archive.invalid") == 1  # one connection attempt for the whole run
     assert "30 sites: 0 imported, 30 failed" in out.getvalue()
     assert err.getvalue() == ""  # one sentence, not thirty
-    statuses = set(Site.objects.filter(pk__in=[s.pk for s in sites]).values_list(
-        "import_status", "import_error"))  # fmt: skip
+    statuses = set(
+        Site.objects.filter(pk__in=[s.pk for s in sites]).values_list(
+            "import_status", "import_error"
+        )
+    )
     assert statuses == {("failed", sentence)}
 
 
@@ -476,9 +514,10 @@ def test_a_refused_archive_stops_the_pipeline_after_one_attempt(redis_url: str) 
     client = client_for(f"{base}/cdx", f"{base}/web", redis_url)
     told: list[tuple[str, str]] = []
     report = sites_import(
-        FromArchive([s.pk for s in sites]), client=client,
+        FromArchive([s.pk for s in sites]),
+        client=client,
         progress=lambda item, failure="", counts=None: told.append((item, failure)),
-    )  # fmt: skip
+    )
     assert client.stats.requests == 1
     assert "cannot be reached (the connection was refused)" in report.stopped
     assert len(told) == 30 and all(failure == report.stopped for _item, failure in told)
@@ -508,8 +547,11 @@ def test_an_unreachable_archive_stops_a_cdx_file_import_with_one_sentence(
     )
     assert err.getvalue() == ""
     assert "9 CDX rows read, 9 captures added" in out.getvalue()
-    statuses = set(Site.objects.filter(pk__in=[s.pk for s in sites]).values_list(
-        "import_status", "import_error"))  # fmt: skip
+    statuses = set(
+        Site.objects.filter(pk__in=[s.pk for s in sites]).values_list(
+            "import_status", "import_error"
+        )
+    )
     assert statuses == {("failed", sentence)}
 
     client = client_for(f"{base}/cdx", f"{base}/web", redis_url, retries=5)
@@ -549,9 +591,7 @@ def three_sites() -> tuple[list[Site], list[Row]]:
     return sites, data
 
 
-def test_a_site_whose_answer_is_cut_fails_and_the_next_ones_are_imported(
-    redis_url: str,
-) -> None:
+def test_a_site_whose_answer_is_cut_fails_and_the_next_ones_are_imported(redis_url: str) -> None:
     sites, data = three_sites()
     with IAArchive(data) as archive:
         archive.state.faults.append(Fault("cut", on="cdx"))  # the first site's query
@@ -607,8 +647,11 @@ def test_an_unexpected_error_in_one_site_fails_it_with_a_sentence(redis_url: str
             raise RuntimeError("estimates exploded")
 
     with IAArchive(data) as archive:
-        sites_import(FromArchive([s.pk for s in sites]), client=archive_client(archive, redis_url),
-                     after=after)  # fmt: skip
+        sites_import(
+            FromArchive([s.pk for s in sites]),
+            client=archive_client(archive, redis_url),
+            after=after,
+        )
     statuses = [Site.objects.get(pk=s.pk) for s in sites]
     assert [s.import_status for s in statuses] == ["done", "failed", "done"]
     assert statuses[1].import_error == (
@@ -624,8 +667,11 @@ def test_the_command_lists_failed_sites_and_exits_non_zero(settings: Any, redis_
         archive.state.blocked_prefixes.add("example.edu/~b")
         use_archive(settings, archive.cdx_url, archive.wayback_url)
         out, err = io.StringIO(), io.StringIO()
-        with pytest.raises(CommandError, match=r"^1 of 3 sites failed; run import_archive "
-                           r"--failed to try them again\.$"):  # fmt: skip
+        with pytest.raises(
+            CommandError,
+            match=r"^1 of 3 sites failed; run import_archive "
+            r"--failed to try them again\.$",
+        ):
             call_command("import_archive", stdout=out, stderr=err)
     assert err.getvalue().startswith("failed: http://example.edu/~b/: The archive blocks")
     assert "3 sites: 2 imported, 1 failed" in out.getvalue()
@@ -636,8 +682,10 @@ def test_the_command_lists_failed_sites_and_exits_non_zero(settings: Any, redis_
 
 def host_rows() -> tuple[list[Row], list[Row]]:
     """Captures of example.edu (two seeds' pages and a homepage) and of other hosts."""
-    home = [Row("edu,example)/~a", f"2017{m:02d}01000000", SEED, "text/html", "200", f"H{m}",
-                "100") for m in (1, 3)]  # fmt: skip
+    home = [
+        Row("edu,example)/~a", f"2017{m:02d}01000000", SEED, "text/html", "200", f"H{m}", "100")
+        for m in (1, 3)
+    ]
     own = rows(3) + rows(2, key="edu,example)/~b", url="http://example.edu/~b") + home
     others = rows(2, key="edu,other)/~a", url="http://other.edu/~a") + rows(
         2, key="edu,example,cs)/~c", url="http://cs.example.edu/~c"
@@ -657,9 +705,7 @@ def test_a_host_query_asks_for_every_page_of_its_host_on_every_page(redis_url: s
     assert "resumeKey" in queries[1]
 
 
-def test_an_exact_query_asks_for_one_page_and_finds_what_host_queries_miss(
-    redis_url: str,
-) -> None:
+def test_an_exact_query_asks_for_one_page_and_finds_what_host_queries_miss(redis_url: str) -> None:
     """The recall gap (``exact_only``): the Internet Archive leaves some captures out of prefix
     and host answers that an exact query returns."""
     own, others = host_rows()
@@ -682,8 +728,11 @@ def test_messages_about_a_host_or_exact_query_name_its_match_type(redis_url: str
         with pytest.raises(ArchiveError) as failed:
             list(client.cdx_pages("example.edu", ia_parse, match_type="host"))
         blocked = client.cdx_pages("http://example.edu/~b/", ia_parse, match_type="exact")
-        with pytest.raises(ArchiveError, match=r"^The archive blocks http://example.edu/~b/ "
-                           r"\(matchType=exact\): "):  # fmt: skip
+        with pytest.raises(
+            ArchiveError,
+            match=r"^The archive blocks http://example.edu/~b/ "
+            r"\(matchType=exact\): ",
+        ):
             list(blocked)
     assert str(failed.value) == (
         f"The CDX query for example.edu (matchType=host) at 127.0.0.1:{archive.port} failed "
@@ -705,12 +754,16 @@ def test_an_unknown_match_type_is_refused_before_anything_is_sent(redis_url: str
 def test_pywb_is_sent_the_same_match_types(redis_url: str) -> None:
     """pywb's CDX server reads ``matchType`` as the Internet Archive's does (its CDX server
     API: exact, prefix, host, domain)."""
-    client = client_for("http://127.0.0.1:1/cdx", "http://127.0.0.1:1/web", redis_url,
-                        dialect="pywb")  # fmt: skip
+    client = client_for(
+        "http://127.0.0.1:1/cdx", "http://127.0.0.1:1/web", redis_url, dialect="pywb"
+    )
     assert client.cdx_query_params("example.edu", match_type="host", since="2017") == {
-        "url": "example.edu", "matchType": "host", "output": "json", "allowFuzzy": "0",
+        "url": "example.edu",
+        "matchType": "host",
+        "output": "json",
+        "allowFuzzy": "0",
         "from": "2017",
-    }  # fmt: skip
+    }
     assert client.cdx_query_params(SEED, match_type="exact")["matchType"] == "exact"
 
 
@@ -727,10 +780,13 @@ def test_a_refresh_asks_from_the_newest_capture_less_the_indexing_lag(
     settings: Any, redis_url: str
 ) -> None:
     site = make_site(seed_url=SEED, canonical_key="edu,example)/~a")
-    first = [Row("edu,example)/~a", f"2017{m:02d}01000000", SEED, "text/html", "200", f"D{m}",
-                  "100") for m in (1, 3, 5)]  # fmt: skip
-    bodies = {(r.timestamp, SEED): (page_body(f"http://x.org/{r.digest}"), "text/html")
-              for r in first}  # fmt: skip
+    first = [
+        Row("edu,example)/~a", f"2017{m:02d}01000000", SEED, "text/html", "200", f"D{m}", "100")
+        for m in (1, 3, 5)
+    ]
+    bodies = {
+        (r.timestamp, SEED): (page_body(f"http://x.org/{r.digest}"), "text/html") for r in first
+    }
     with IAArchive(first, bodies) as archive:
         use_archive(settings, archive.cdx_url, archive.wayback_url, HACS_CDX_INDEX_LAG_DAYS=10.0)
         quiet = open(os.devnull, "w")
@@ -778,10 +834,13 @@ def test_the_nightly_refresh_brings_the_archives_sites_up_to_date_and_leaves_the
     site = make_site(seed_url=SEED, canonical_key="edu,example)/~a")
     from_files = make_site(seed_url="http://example.edu/~b/", canonical_key="edu,example)/~b")
     add_observations(from_files, [datetime(2017, 1, 1, tzinfo=UTC)], updates=[False])
-    first = [Row("edu,example)/~a", f"2017{m:02d}01000000", SEED, "text/html", "200", f"D{m}",
-                  "100") for m in (1, 3)]  # fmt: skip
-    bodies = {(r.timestamp, SEED): (page_body(f"http://x.org/{r.digest}"), "text/html")
-              for r in first}  # fmt: skip
+    first = [
+        Row("edu,example)/~a", f"2017{m:02d}01000000", SEED, "text/html", "200", f"D{m}", "100")
+        for m in (1, 3)
+    ]
+    bodies = {
+        (r.timestamp, SEED): (page_body(f"http://x.org/{r.digest}"), "text/html") for r in first
+    }
     with IAArchive(first, bodies) as archive:
         use_archive(settings, archive.cdx_url, archive.wayback_url, HACS_CDX_INDEX_LAG_DAYS=10.0)
         call_command("import_archive", "--site", SEED, stdout=open(os.devnull, "w"))
@@ -802,9 +861,8 @@ def test_the_nightly_refresh_brings_the_archives_sites_up_to_date_and_leaves_the
         while queue.count:  # the refresh, then the job of each site it fans out (on commit)
             with django_capture_on_commit_callbacks(execute=True):
                 SimpleWorker(
-                    [queue], connection=connection, serializer=JSONSerializer,
-                    job_class=QueuedJob,
-                ).work(burst=True)  # fmt: skip
+                    [queue], connection=connection, serializer=JSONSerializer, job_class=QueuedJob
+                ).work(burst=True)
 
         prefixes = {e.query.get("url") for e in archive.requests_to("cdx")}
         assert prefixes == {"example.edu/~a"}
@@ -833,17 +891,32 @@ def load_seeds(demo: DemoArchive) -> None:
 def fingerprint() -> tuple[list[Any], list[Any], list[Any]]:
     captures = sorted(
         Capture.objects.values_list(
-            "site__canonical_key", "urlkey", "timestamp", "kind", "is_observation", "page_index",
-            "link_floor", "new_links",
+            "site__canonical_key",
+            "urlkey",
+            "timestamp",
+            "kind",
+            "is_observation",
+            "page_index",
+            "link_floor",
+            "new_links",
         )
-    )  # fmt: skip
+    )
     snapshots = sorted(
         LinkSnapshot.objects.filter(status="ok").values_list("urlkey", "digest", "links")
     )
     rows = Estimate.objects.values_list(
-        "site__canonical_key", "level", "method", "rate", "tau", "observations", "updates",
-        "window_start", "window_end", "posterior_shape", "posterior_rate",
-    )  # fmt: skip
+        "site__canonical_key",
+        "level",
+        "method",
+        "rate",
+        "tau",
+        "observations",
+        "updates",
+        "window_start",
+        "window_end",
+        "posterior_shape",
+        "posterior_rate",
+    )
     # The collection's prior is a sum over its sites: sites finished in other batches add it up
     # in another order, which moves the last bits of a float; 12 digits are the same estimate.
     estimates = sorted(tuple(_digits(v) for v in row) for row in rows)
@@ -864,9 +937,15 @@ def test_a_storm_of_faults_ends_and_a_retry_pass_equals_a_clean_import(
         # The clean passes get a generous deadline, so that a busy machine cannot fail a site
         # of the reference import; the storm a short one, so that trickles end soon.
         # One request at a time: the storm's faults then fall on the same requests every run.
-        use_archive(settings, archive.cdx_url, archive.wayback_url, HACS_HTTP_RETRIES=2,
-                    HACS_HTTP_DEADLINE=60.0, HACS_CDX_MAX_PAGES=5,
-                    HACS_ARCHIVE_PARALLEL=1)  # fmt: skip
+        use_archive(
+            settings,
+            archive.cdx_url,
+            archive.wayback_url,
+            HACS_HTTP_RETRIES=2,
+            HACS_HTTP_DEADLINE=60.0,
+            HACS_CDX_MAX_PAGES=5,
+            HACS_ARCHIVE_PARALLEL=1,
+        )
         call_command("import_archive", stdout=quiet)
         clean = fingerprint()
         assert clean[1] and clean[2]

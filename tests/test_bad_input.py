@@ -128,9 +128,13 @@ def test_storing_skips_rows_the_table_cannot_hold_whatever_their_source() -> Non
     def record(url: str = SEED, **kw: object) -> CdxRecord:
         fields: dict[str, object] = {
             "urlkey": canonical_url(SEED) + url[len(SEED) :].replace("\x00", ""),
-            "timestamp": T0, "original": url, "mimetype": "text/html", "status": 200,
-            "digest": "D1", "length": 10,
-        }  # fmt: skip
+            "timestamp": T0,
+            "original": url,
+            "mimetype": "text/html",
+            "status": 200,
+            "digest": "D1",
+            "length": 10,
+        }
         fields.update(kw)
         return CdxRecord(**fields)  # type: ignore[arg-type]
 
@@ -148,9 +152,14 @@ def test_storing_skips_rows_the_table_cannot_hold_whatever_their_source() -> Non
     counts = captures_store(records=records, source="cdx:test", index=ScopeIndex.for_sites())
     assert counts.added == 1 and Capture.objects.filter(site=site).count() == 1
     assert counts.skipped == {
-        "invalid url": 1, "invalid urlkey": 2, "invalid status": 1, "invalid length": 1,
-        "invalid timestamp": 1, "invalid digest": 1, "invalid mimetype": 1,
-    }  # fmt: skip
+        "invalid url": 1,
+        "invalid urlkey": 2,
+        "invalid status": 1,
+        "invalid length": 1,
+        "invalid timestamp": 1,
+        "invalid digest": 1,
+        "invalid mimetype": 1,
+    }
 
 
 def test_a_seed_that_outgrows_its_column_when_tidied_is_a_rejected_line() -> None:
@@ -159,9 +168,12 @@ def test_a_seed_that_outgrows_its_column_when_tidied_is_a_rejected_line() -> Non
     report = seeds_import(data=f"url,author\n{long_url},Long\nhttp://b.edu/~baz/,Baz\n")
     assert [site.author for site in report.added] == ["Baz"]
     assert [(r.line, r.reason) for r in report.parsed.rejected] == [
-        (2, "the URL is too long once tidied (2,400 characters, non-ASCII characters "
-            "percent-encoded; the limit is 2,000)"),
-    ]  # fmt: skip
+        (
+            2,
+            "the URL is too long once tidied (2,400 characters, non-ASCII characters "
+            "percent-encoded; the limit is 2,000)",
+        )
+    ]
     assert Site.objects.count() == 1
 
 
@@ -214,21 +226,39 @@ def test_a_truncated_gzip_keeps_the_lines_before_and_the_next_file_runs(tmp_path
 @pytest.mark.parametrize(
     ("name", "content", "reason"),
     [
-        ("wrong-header.json", '[["url", "time"], ["http://a.edu/~bar/", "20170102030405"]]',
-         "stopped at line 1: the header row has no 'timestamp' field; nothing before it was read"),
-        ("no-header.json", '[["edu,a)/~bar", "20170102030405", "http://a.edu/~bar/", '
-         '"text/html", "200", "D1", "10"]]',
-         "stopped at line 1: the header row has no 'timestamp' field; nothing before it was read"),
-        ("invalid.json", '[["urlkey", "timestamp", "original"],\n["edu,a)/~bar", "2017',
-         "stopped at line 2: not valid JSON: Unterminated string starting at (column 17); "
-         "nothing before it was read"),
-        ("number.json", "[1, 2]", "stopped at line 1: the first row is not a header of field "
-         "names; nothing before it was read"),
-        ("no-timestamp.cdx", " CDX N a m s k S\nedu,a)/~bar http://a.edu/~bar/ text/html 200 D 1\n",
-         "stopped at line 1: the CDX header has no timestamp column; nothing before it was read"),
+        (
+            "wrong-header.json",
+            '[["url", "time"], ["http://a.edu/~bar/", "20170102030405"]]',
+            "stopped at line 1: the header row has no 'timestamp' field; "
+            "nothing before it was read",
+        ),
+        (
+            "no-header.json",
+            '[["edu,a)/~bar", "20170102030405", "http://a.edu/~bar/", '
+            '"text/html", "200", "D1", "10"]]',
+            "stopped at line 1: the header row has no 'timestamp' field; "
+            "nothing before it was read",
+        ),
+        (
+            "invalid.json",
+            '[["urlkey", "timestamp", "original"],\n["edu,a)/~bar", "2017',
+            "stopped at line 2: not valid JSON: Unterminated string starting at (column 17); "
+            "nothing before it was read",
+        ),
+        (
+            "number.json",
+            "[1, 2]",
+            "stopped at line 1: the first row is not a header of field "
+            "names; nothing before it was read",
+        ),
+        (
+            "no-timestamp.cdx",
+            " CDX N a m s k S\nedu,a)/~bar http://a.edu/~bar/ text/html 200 D 1\n",
+            "stopped at line 1: the CDX header has no timestamp column; nothing before it was read",
+        ),
         ("missing.cdx", None, "cannot be read (No such file or directory)"),
     ],
-)  # fmt: skip
+)
 def test_a_file_that_cannot_be_read_gets_one_message_and_the_next_file_runs(
     tmp_path: Path, name: str, content: str | None, reason: str
 ) -> None:
@@ -258,9 +288,13 @@ def write_warc(
                 "200 OK", [("Content-Type", "text/html; charset=utf-8")], protocol="HTTP/1.1"
             )
             record = writer.create_warc_record(
-                url, "response", payload=io.BytesIO(body), length=len(body),
-                http_headers=http, warc_headers_dict={"WARC-Date": date},
-            )  # fmt: skip
+                url,
+                "response",
+                payload=io.BytesIO(body),
+                length=len(body),
+                http_headers=http,
+                warc_headers_dict={"WARC-Date": date},
+            )
             writer.write_record(record)
     return path
 

@@ -38,18 +38,30 @@ def archive_and_worker(
     rows, bodies = ia_rows_and_bodies(demo)
     with IAArchive(rows, bodies) as archive:
         values = {
-            "HACS_CDX_URL": archive.cdx_url, "HACS_WAYBACK_URL": archive.wayback_url,
-            "HACS_CDX_DIALECT": "ia", "HACS_CDX_RATE_PER_MINUTE": "6000",
+            "HACS_CDX_URL": archive.cdx_url,
+            "HACS_WAYBACK_URL": archive.wayback_url,
+            "HACS_CDX_DIALECT": "ia",
+            "HACS_CDX_RATE_PER_MINUTE": "6000",
             "HACS_MEMENTO_RATE_PER_MINUTE": "60000",
-        }  # fmt: skip
+        }
         settings.HACS_CDX_URL, settings.HACS_WAYBACK_URL = archive.cdx_url, archive.wayback_url
         settings.HACS_CDX_DIALECT = "ia"
         worker = subprocess.Popen(
-            [sys.executable, str(ROOT / "manage.py"), "rqworker", "default", "import",
-             "estimation", "evaluation"],
-            env={**worker_env, **values}, cwd=ROOT, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                str(ROOT / "manage.py"),
+                "rqworker",
+                "default",
+                "import",
+                "estimation",
+                "evaluation",
+            ],
+            env={**worker_env, **values},
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         try:
             yield archive
         finally:
@@ -58,9 +70,12 @@ def archive_and_worker(
 
 
 def test_a_librarians_morning(
-    live_server: Any, browser_page: Any, demo: DemoArchive, archive_and_worker: IAArchive,
+    live_server: Any,
+    browser_page: Any,
+    demo: DemoArchive,
+    archive_and_worker: IAArchive,
     tmp_path: Path,
-) -> None:  # fmt: skip
+) -> None:
     page, base = browser_page, live_server.url
     make_user("curator", role="librarian", password=PASSWORD)
     make_user("reader", role="viewer", password=PASSWORD)
@@ -107,9 +122,21 @@ def test_a_librarians_morning(
     text = Path(download_info.value.path()).read_text()
     rows = list(csv.reader(io.StringIO(text)))
     crawl = CrawlList.objects.get()
-    assert rows[0] == ["rank", "url", "author", "probability", "rate_per_day", "interval_days",
-                       "tau", "observations", "span_days", "interval_low_days",
-                       "interval_high_days", "last_copy", "score"]  # fmt: skip
+    assert rows[0] == [
+        "rank",
+        "url",
+        "author",
+        "probability",
+        "rate_per_day",
+        "interval_days",
+        "tau",
+        "observations",
+        "span_days",
+        "interval_low_days",
+        "interval_high_days",
+        "last_copy",
+        "score",
+    ]
     assert crawl.method == "posterior"  # the form's default: the posterior, since the copy
     # The evidence behind every rate: at least one copy, and the credible interval of 1/λ.
     assert all(int(r[7]) >= 1 and r[9] and r[10] and r[11] for r in rows[1:] if r[4])

@@ -32,9 +32,14 @@ def test_hovering_a_capture_whose_url_holds_a_link_shows_the_link_as_text(
 ) -> None:
     make_user("viewer", role="viewer", password=PASSWORD)
     site = make_site(seed_url="http://u.example.edu/~ana/", author="Ana")
-    make_capture(site, url=f"http://u.example.edu/~ana/{LINK}", urlkey="edu,example,u)/~ana/x",
-                 page_key="edu,example,u)/~ana/x", depth=1,
-                 timestamp=datetime(2020, 3, 1, tzinfo=UTC))  # fmt: skip
+    make_capture(
+        site,
+        url=f"http://u.example.edu/~ana/{LINK}",
+        urlkey="edu,example,u)/~ana/x",
+        page_key="edu,example,u)/~ana/x",
+        depth=1,
+        timestamp=datetime(2020, 3, 1, tzinfo=UTC),
+    )
     page = browser_page
     log_in(page, live_server.url, "viewer")
     page.goto(f"{live_server.url}/sites/{site.pk}/")

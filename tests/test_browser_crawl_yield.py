@@ -27,24 +27,36 @@ SIZES = {"1366": {"width": 1366, "height": 900}, "390": {"width": 390, "height":
 
 def three_weeks_of_yields() -> None:
     """Twenty-one daily lists of 40 sites, each handed off at 05:00, with its crawl counted."""
-    sites = [make_site(seed_url=f"http://www.cs.example.edu/~w{n}/",
-                       canonical_key=f"edu,example,cs)/~w{n}") for n in range(40)]  # fmt: skip
+    sites = [
+        make_site(
+            seed_url=f"http://www.cs.example.edu/~w{n}/", canonical_key=f"edu,example,cs)/~w{n}"
+        )
+        for n in range(40)
+    ]
     now = timezone.now()
     for back in range(21, 0, -1):
         moment = (now - timedelta(days=back)).replace(hour=5, minute=0, tzinfo=UTC)
         crawl = CrawlList.objects.create(
-            date=moment.date(), history_days=1095, e_days=1, budget=40,
+            date=moment.date(),
+            history_days=1095,
+            e_days=1,
+            budget=40,
             round_robin_expected=2.0 + (back % 4) * 0.5,
-        )  # fmt: skip
+        )
         CrawlListEntry.objects.bulk_create(
             CrawlListEntry(crawl_list=crawl, rank=n, site=site, probability=0.3 - n * 0.005)
             for n, site in enumerate(sites, start=1)
         )
         reached = 40 - back % 5
         ListYield.objects.create(
-            crawl_list=crawl, handed_off_at=moment, listed=40, expected=8.1,
-            reached=reached, changed=5 + (back * 7) % 6, computed_at=now,
-        )  # fmt: skip
+            crawl_list=crawl,
+            handed_off_at=moment,
+            listed=40,
+            expected=8.1,
+            reached=reached,
+            changed=5 + (back * 7) % 6,
+            computed_at=now,
+        )
 
 
 @pytest.mark.parametrize("width", ["1366", "390"])

@@ -51,10 +51,13 @@ def test_a_librarian_hands_the_list_to_browsertrix(
     for rank, site in enumerate(sites, start=1):
         CrawlListEntry.objects.create(crawl_list=crawl, rank=rank, site=site, probability=0.9)
     HandOff.objects.create(
-        name="Morning crawl on Browsertrix", kind=HandOff.Kind.BROWSERTRIX,
-        api_url=browsertrix.url, org_id=ORG_ID, workflow_id=WORKFLOW_ID,
+        name="Morning crawl on Browsertrix",
+        kind=HandOff.Kind.BROWSERTRIX,
+        api_url=browsertrix.url,
+        org_id=ORG_ID,
+        workflow_id=WORKFLOW_ID,
         token_env=TOKEN_VAR,
-    )  # fmt: skip
+    )
 
     log_in(page, base, "curator")
     page.goto(f"{base}/crawl-list/?list={crawl.pk}")
@@ -81,9 +84,10 @@ def test_a_librarian_hands_the_list_to_browsertrix(
 
     # A Heritrix job directory that is not there: the page says which, and the list stays.
     HandOff.objects.create(
-        name="Heritrix scholars job", kind=HandOff.Kind.HERITRIX_ACTION,
+        name="Heritrix scholars job",
+        kind=HandOff.Kind.HERITRIX_ACTION,
         job_dir=str(tmp_path / "jobs" / "scholars"),
-    )  # fmt: skip
+    )
     page.reload()
     page.locator("#hand-offs tr", has_text="Heritrix scholars job").get_by_role(
         "button", name="Hand off now"

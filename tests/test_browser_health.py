@@ -37,13 +37,22 @@ def test_a_librarian_follows_a_moved_seed_to_its_new_address(
     page, base = browser_page, live_server.url
     make_user("curator", role="librarian", password=PASSWORD)
     make_site(author="Still Here")
-    old = make_site(author="Bea Moved", seed_url="http://www.cs.example.edu/~bar/",
-                    canonical_key="edu,example,cs)/~bar")  # fmt: skip
+    old = make_site(
+        author="Bea Moved",
+        seed_url="http://www.cs.example.edu/~bar/",
+        canonical_key="edu,example,cs)/~bar",
+    )
     start = datetime.now(UTC) - timedelta(days=200)
     add_observations(old, [start - timedelta(days=50)], updates=[False])
     for k in range(4):
-        make_capture(old, timestamp=start + timedelta(days=20 * k), status=301,
-                     kind=Capture.Kind.REDIRECT, location=TARGET, digest="R")  # fmt: skip
+        make_capture(
+            old,
+            timestamp=start + timedelta(days=20 * k),
+            status=301,
+            kind=Capture.Kind.REDIRECT,
+            location=TARGET,
+            digest="R",
+        )
     sites_finish(done=[old.pk])
 
     log_in(page, base, "curator")

@@ -77,14 +77,21 @@ def test_long_failures_wrap_inside_the_jobs_page(
         f'  File "/srv/hacs/archive/pipeline.py", line {n}, in step' for n in range(30)
     )
     JobRecord.objects.create(
-        rq_id="job-long", kind="import", queue="import", status="partial", total=2, done=2,
+        rq_id="job-long",
+        kind="import",
+        queue="import",
+        status="partial",
+        total=2,
+        done=2,
         error="RuntimeError: " + "the archive kept the connection open and sent nothing " * 8,
         failures=[
             {"item": long_url, "reason": "The CDX server answered 503 " * 20},
-            {"item": "http://cs.uni.edu/~bob/",
-             "reason": f"Traceback (most recent call last):\n{trace}\nOSError: disk full"},
+            {
+                "item": "http://cs.uni.edu/~bob/",
+                "reason": f"Traceback (most recent call last):\n{trace}\nOSError: disk full",
+            },
         ],
-    )  # fmt: skip
+    )
     log_in(page, base, "curator")
     page.goto(f"{base}/jobs/")
     page.locator("details.failures > summary").click()

@@ -44,14 +44,18 @@ def collection(settings: Any, tmp_path: Path) -> CrawlList:
     call_command("load_demo", sites=6, seed=5, stdout=io.StringIO())
     call_command("crawl_list", "--theta", "0", stdout=io.StringIO())
     HandOff.objects.create(
-        name="Morning crawl on Browsertrix", kind=HandOff.Kind.BROWSERTRIX,
-        api_url="https://browsertrix.example.org", org_id="0f5e6c2a-1111-2222-3333-444455556666",
-        workflow_id="9a8b7c6d-aaaa-bbbb-cccc-ddddeeeeffff", token_env="HACS_BT_TOKEN",
-    )  # fmt: skip
+        name="Morning crawl on Browsertrix",
+        kind=HandOff.Kind.BROWSERTRIX,
+        api_url="https://browsertrix.example.org",
+        org_id="0f5e6c2a-1111-2222-3333-444455556666",
+        workflow_id="9a8b7c6d-aaaa-bbbb-cccc-ddddeeeeffff",
+        token_env="HACS_BT_TOKEN",
+    )
     HandOff.objects.create(
-        name="Heritrix scholars job", kind=HandOff.Kind.HERITRIX_ACTION,
+        name="Heritrix scholars job",
+        kind=HandOff.Kind.HERITRIX_ACTION,
         job_dir=str(tmp_path / "jobs" / "scholars-weekly-crawl-of-the-faculty"),
-    )  # fmt: skip
+    )
     done_run(real_results())
     make_user("curator", role="librarian", password=PASSWORD)
     return CrawlList.objects.get()
@@ -156,11 +160,18 @@ def test_every_result_page_fits_a_phone(
 
     reason = "The CDX server answered 503 five times; retried in the next pass."
     JobRecord.objects.create(
-        kind=JobRecord.Kind.IMPORT, label="import of 2 sites", status=JobRecord.Status.FAILED,
-        total=2, done=2, counts={"failed": 2}, error="All 2 failed; the reasons are listed below.",
-        failures=[{"item": "http://www.cs.example.edu/~gone/", "reason": reason},
-                  {"item": "http://www.cs.example.edu/~also-gone/", "reason": reason}],
-    )  # fmt: skip
+        kind=JobRecord.Kind.IMPORT,
+        label="import of 2 sites",
+        status=JobRecord.Status.FAILED,
+        total=2,
+        done=2,
+        counts={"failed": 2},
+        error="All 2 failed; the reasons are listed below.",
+        failures=[
+            {"item": "http://www.cs.example.edu/~gone/", "reason": reason},
+            {"item": "http://www.cs.example.edu/~also-gone/", "reason": reason},
+        ],
+    )
     page.goto(f"{base}/jobs/")
     first = page.get_by_text(reason).first
     first.wait_for()

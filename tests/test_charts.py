@@ -60,15 +60,31 @@ def _evaluation_results() -> dict[str, Any]:
     ]
     budget = [{**row, "ndcg_at_k": 0.2, "change_rate_at_k": 0.1} for row in pak]
     curves = [
-        {"level": LINK, "average": "micro", "w_weeks": 1, "theta": theta, "model": model,
-         "precision": 0.5, "recall": 0.5, "f1": 0.5}
+        {
+            "level": LINK,
+            "average": "micro",
+            "w_weeks": 1,
+            "theta": theta,
+            "model": model,
+            "precision": 0.5,
+            "recall": 0.5,
+            "f1": 0.5,
+        }
         for theta in (0.0, 0.5, 1.0)
         for model in ("hacs", "posterior", "random", "brute_force")
-    ]  # fmt: skip
+    ]
     table = [
-        {"level": LINK, "average": "micro", "w_weeks": 1, "model": "hacs", "theta_hat": 0.5,
-         "precision": 0.5, "recall": 0.5, "f1": 0.5}
-    ]  # fmt: skip
+        {
+            "level": LINK,
+            "average": "micro",
+            "w_weeks": 1,
+            "model": "hacs",
+            "theta_hat": 0.5,
+            "precision": 0.5,
+            "recall": 0.5,
+            "f1": 0.5,
+        }
+    ]
     return {
         "levels": {LINK: {}},
         "parameters": {"budget_fraction": 0.05},
@@ -90,10 +106,13 @@ def every_figure() -> list[dict[str, Any]]:
     results = _evaluation_results()
     replay = {
         "budgets": [
-            {"share": 0.05, "budget": 2,
-             "rows": [{"label": LINK, "utilisation": 0.5, "found": 1, "crawls": 2}]}
+            {
+                "share": 0.05,
+                "budget": 2,
+                "rows": [{"label": LINK, "utilisation": 0.5, "found": 1, "crawls": 2}],
+            }
         ]
-    }  # fmt: skip
+    }
     return [
         timeline_figure([level]),
         probability_figure(["2024-01-01"], [Curve(LINK, [0.5])], e_days=7, theta=0.5),
@@ -185,8 +204,14 @@ def test_a_capture_url_holding_markup_reaches_the_site_page_figure_escaped(
 ) -> None:
     site = make_site(seed_url="http://u.example.edu/~ana/", author="Ana")
     url = f"http://u.example.edu/~ana/{LINK}"
-    make_capture(site, url=url, urlkey="edu,example,u)/~ana/x", page_key="edu,example,u)/~ana/x",
-                 depth=1, timestamp=datetime(2020, 3, 1, tzinfo=UTC))  # fmt: skip
+    make_capture(
+        site,
+        url=url,
+        urlkey="edu,example,u)/~ana/x",
+        page_key="edu,example,u)/~ana/x",
+        depth=1,
+        timestamp=datetime(2020, 3, 1, tzinfo=UTC),
+    )
     page = logged_in_client.get(f"/sites/{site.pk}/").content.decode()
     figure = json.loads(re.search(r'id="timeline-data"[^>]*>(.*?)</script>', page, re.S)[1])
     hover = [text for trace in figure["data"] for text in trace["customdata"]]

@@ -51,7 +51,7 @@ def _levels() -> list[LevelTimeline]:
                 Mark("2017-03-01 00:00:00", "/~a/ · observation 200"),
             ],
             "redirect_error": [Mark("2017-02-01 00:00:00", "/~a/ · redirect 301")],
-        },  # fmt: skip
+        },
         updates=[Mark("2017-03-01 00:00:00", "/~a/ · 2 new links")],
         interpolated=[Mark("2017-01-30 00:00:00", "midpoint")],
     )
@@ -66,7 +66,7 @@ def _levels() -> list[LevelTimeline]:
             "revisit": [Mark("2017-05-01 00:00:00", "d")],
             "redirect_error": [Mark("2017-02-01 00:00:00", "e")],
             "other": [Mark("2017-02-02 00:00:00", "f")],
-        },  # fmt: skip
+        },
         updates=[Mark("2017-03-01 00:00:00", "u1"), Mark("2017-04-01 00:00:00", "u2")],
         interpolated=[Mark("2017-01-30 00:00:00", "i1"), Mark("2017-03-16 12:00:00", "i2")],
     )
@@ -77,8 +77,11 @@ def test_the_timeline_has_a_captures_row_and_an_updates_row_per_level() -> None:
     figure = as_browser_json(timeline_figure(_levels()))
     axis = figure["layout"]["yaxis"]
     assert axis["ticktext"] == [
-        "Homepage · captures", "Homepage · updates", "Website · captures", "Website · updates",
-    ]  # fmt: skip
+        "Homepage · captures",
+        "Homepage · updates",
+        "Website · captures",
+        "Website · updates",
+    ]
     assert axis["tickvals"] == [0, 1, 2, 3]
     assert axis["range"] == [3.5, -0.5], "the first level is drawn on top"
     rows: dict[tuple[int, str], int] = {}
@@ -87,12 +90,17 @@ def test_the_timeline_has_a_captures_row_and_an_updates_row_per_level() -> None:
         assert len(trace["x"]) == len(trace["y"]) == len(trace["customdata"])
         rows[(trace["y"][0], trace["name"])] = len(trace["x"])
     assert rows == {
-        (0, "Observation (200 HTML)"): 2, (0, "Redirect or error"): 1,
-        (1, "Detected update"): 1, (1, "Interpolated update instant"): 1,
-        (2, "Observation (200 HTML)"): 3, (2, "Revisit (same content)"): 1,
-        (2, "Redirect or error"): 1, (2, "Other (not HTML, orphan revisit…)"): 1,
-        (3, "Detected update"): 2, (3, "Interpolated update instant"): 2,
-    }  # fmt: skip
+        (0, "Observation (200 HTML)"): 2,
+        (0, "Redirect or error"): 1,
+        (1, "Detected update"): 1,
+        (1, "Interpolated update instant"): 1,
+        (2, "Observation (200 HTML)"): 3,
+        (2, "Revisit (same content)"): 1,
+        (2, "Redirect or error"): 1,
+        (2, "Other (not HTML, orphan revisit…)"): 1,
+        (3, "Detected update"): 2,
+        (3, "Interpolated update instant"): 2,
+    }
 
 
 def test_each_kind_has_one_legend_entry_and_its_own_colour_and_shape() -> None:
@@ -191,10 +199,23 @@ def test_histogram_bins_are_equal_in_log_width() -> None:
     assert trace["customdata"] == ["1–10 d", "10–100 d", "100–1,000 d"]
     axis = figure["layout"]["xaxis"]
     # Ticks at 1, 2 and 5 times the powers of ten across the drawn range (-0.5 to 3.5).
-    assert axis["ticktext"] == ["0.5", "1", "2", "5", "10", "20", "50", "100", "200", "500",
-                                "1,000", "2,000"]  # fmt: skip
-    assert axis["tickvals"] == [round(math.log10(float(t.replace(",", ""))), 9)
-                                for t in axis["ticktext"]]  # fmt: skip
+    assert axis["ticktext"] == [
+        "0.5",
+        "1",
+        "2",
+        "5",
+        "10",
+        "20",
+        "50",
+        "100",
+        "200",
+        "500",
+        "1,000",
+        "2,000",
+    ]
+    assert axis["tickvals"] == [
+        round(math.log10(float(t.replace(",", ""))), 9) for t in axis["ticktext"]
+    ]
     assert "log" in axis["title"]["text"]
 
 
@@ -304,8 +325,13 @@ def test_the_posterior_is_drawn_beside_the_papers_hacs_and_shown_in_the_pak_char
     results = _evaluation_results()
     pak = evaluation_charts.ranking_figures(results)["homepage"]["pak"]
     shown = [t["name"] for t in pak["data"] if t["visible"] is True]
-    assert shown == ["HACS posterior (default)", "HACS, paper's g", "Cho–Garcia-Molina",
-                     "Last-Obs", "Random"]  # fmt: skip
+    assert shown == [
+        "HACS posterior (default)",
+        "HACS, paper's g",
+        "Cho–Garcia-Molina",
+        "Last-Obs",
+        "Random",
+    ]
     posterior = next(t for t in pak["data"] if t["name"] == "HACS posterior (default)")
     rows = [r for r in results["pak"] if r["model"] == "posterior"]
     assert posterior["y"] == [
@@ -324,15 +350,25 @@ def test_the_posterior_is_drawn_beside_the_papers_hacs_and_shown_in_the_pak_char
 
 def test_views_of_results_stored_before_the_posterior_leave_it_out() -> None:
     results = _evaluation_results()
-    old = {**results, **{key: [r for r in results[key] if r["model"] != "posterior"]
-                         for key in ("curves", "table", "pak", "budget")}}  # fmt: skip
+    old = {
+        **results,
+        **{
+            key: [r for r in results[key] if r["model"] != "posterior"]
+            for key in ("curves", "table", "pak", "budget")
+        },
+    }
     (section,) = evaluation_charts.table_view(old)
     assert section["models"] == ["hacs", "random", "brute_force"] and section["span"] == 4
     (section,) = evaluation_charts.table_view(results)
     assert section["models"] == ["hacs", "posterior", "random", "brute_force"]
     assert [c["label"] for c in section["header"]] == [
-        "θ̂", "HACS, paper's g", "θ̂ post.", "HACS posterior (default)", "Random", "Brute Force",
-    ]  # fmt: skip
+        "θ̂",
+        "HACS, paper's g",
+        "θ̂ post.",
+        "HACS posterior (default)",
+        "Random",
+        "Brute Force",
+    ]
     names = {
         t["name"] for t in evaluation_charts.threshold_figures(old)["homepage|micro|1"]["data"]
     }

@@ -56,10 +56,12 @@ def sites(frozen_today: date) -> list[Site]:
     """Three sites with a few updates each in the last months, one author with a non-ASCII
     name."""
     found = []
-    for n, (name, gap) in enumerate([("Søren Kierkegaard", 9), ("Ada Lovelace", 15),
-                                     ("Emmy Noether", 30)]):  # fmt: skip
-        site = make_site(author=name, seed_url=f"http://u.edu/~s{n}/",
-                         canonical_key=f"edu,u)/~s{n}")  # fmt: skip
+    for n, (name, gap) in enumerate(
+        [("Søren Kierkegaard", 9), ("Ada Lovelace", 15), ("Emmy Noether", 30)]
+    ):
+        site = make_site(
+            author=name, seed_url=f"http://u.edu/~s{n}/", canonical_key=f"edu,u)/~s{n}"
+        )
         days = [gap * k + 2 for k in range(8, 0, -1)]
         add_observations(site, before(*days), updates=[k % 2 == 1 for k in range(8)])
         found.append(site)
@@ -108,8 +110,14 @@ def test_crawl_list_without_options_builds_the_daily_jobs_list(
 
 def test_each_list_says_who_built_it(sites: list[Site], logged_in_client: Any) -> None:
     daily_crawl_list()
-    form = {"day": "2024-03-15", "theta": "0.2", "level": "homepage", "method": DEFAULT_METHOD,
-            "history_days": "1095", "e_days": "1"}  # fmt: skip
+    form = {
+        "day": "2024-03-15",
+        "theta": "0.2",
+        "level": "homepage",
+        "method": DEFAULT_METHOD,
+        "history_days": "1095",
+        "e_days": "1",
+    }
     logged_in_client.post(reverse("crawl-list-create"), form)
     run("crawl_list", "--theta", "0.1")
     built = {c.source: c.built_by for c in CrawlList.objects.all()}
@@ -141,8 +149,14 @@ def test_the_command_refuses_a_list_of_every_site_as_the_form_does(sites: list[S
 def test_an_identical_list_is_not_stored_again_and_a_changed_one_is(
     sites: list[Site], logged_in_client: Any
 ) -> None:
-    form = {"day": "2024-03-15", "theta": "0", "level": "homepage", "method": DEFAULT_METHOD,
-            "history_days": "1095", "e_days": "1"}  # fmt: skip
+    form = {
+        "day": "2024-03-15",
+        "theta": "0",
+        "level": "homepage",
+        "method": DEFAULT_METHOD,
+        "history_days": "1095",
+        "e_days": "1",
+    }
     first = logged_in_client.post(reverse("crawl-list-create"), form, follow=True)
     crawl = CrawlList.objects.get()
     assert "built: 3 of 3 sites" in first.content.decode()
@@ -178,8 +192,16 @@ def test_export_estimates_has_the_defaults_of_crawl_list(sites: list[Site], sett
     for row in rows:
         assert (row["level"], row["method"]) == (Level.HOMEPAGE, DEFAULT_METHOD)
         same = ranked[row["url"]]
-        for column in ("rate_per_day", "interval_days", "tau", "observations", "span_days",
-                       "interval_low_days", "interval_high_days", "last_copy"):  # fmt: skip
+        for column in (
+            "rate_per_day",
+            "interval_days",
+            "tau",
+            "observations",
+            "span_days",
+            "interval_low_days",
+            "interval_high_days",
+            "last_copy",
+        ):
             assert row[column] == same[column], column
     slow = next(row for row in rows if row["author"] == "Emmy Noether")
     assert int(slow["observations"]) < 8  # the window, not the whole history
@@ -208,8 +230,9 @@ def test_crawl_list_prints_csv_or_urls_and_excel_reads_names(
     assert [row["url"] for row in csv.DictReader(io.StringIO(csv_text))] == ranked
     # Plain CSV: no byte order mark, the header's first name is "rank".
     assert csv_text.startswith("rank,")
-    plain = b"".join(logged_in_client.get(reverse("crawl-list-csv", args=[crawl.pk]))
-                     .streaming_content)  # fmt: skip
+    plain = b"".join(
+        logged_in_client.get(reverse("crawl-list-csv", args=[crawl.pk])).streaming_content
+    )
     assert plain.startswith(b"rank,") and "Søren".encode() in plain
     # For Excel: a UTF-8 byte order mark, then the same text.
     excel_text, _err = run("crawl_list", "--theta", "0", "--excel")
@@ -234,9 +257,13 @@ def on_terminal(args: list[str], env: dict[str, str]) -> tuple[str, int]:
     controller, terminal = pty.openpty()
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     process = subprocess.Popen(
-        [sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env=env,
-        stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal,
-    )  # fmt: skip
+        [sys.executable, str(ROOT / "manage.py"), *args],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=terminal,
+        stderr=terminal,
+    )
     os.close(terminal)
     shown = b""
     while True:
@@ -253,16 +280,19 @@ def on_terminal(args: list[str], env: dict[str, str]) -> tuple[str, int]:
 
 def piped(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env=env,
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [sys.executable, str(ROOT / "manage.py"), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.fixture()
 def terminal_env(frozen_today: date) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "DJANGO_COLORS")}
-    env.update(DATABASE_URL=database_url_of_test_db(), TERM="xterm-256color",
-               PYTHONUNBUFFERED="1")  # fmt: skip
+    env.update(DATABASE_URL=database_url_of_test_db(), TERM="xterm-256color", PYTHONUNBUFFERED="1")
     return env
 
 
@@ -294,16 +324,36 @@ def test_demo_archive_and_warc_import_show_progress_on_a_terminal_only(
 
     # An evaluation written to a file: where it went and its summary, neither in red.
     result = tmp_path / "evaluation.json"
-    evaluate = ["evaluate", "--start", "2017-06-01", "--end", "2017-06-08", "--w-weeks", "4",
-                "--level", "homepage", "--output", str(result), "--skip-checks"]  # fmt: skip
+    evaluate = [
+        "evaluate",
+        "--start",
+        "2017-06-01",
+        "--end",
+        "2017-06-08",
+        "--w-weeks",
+        "4",
+        "--level",
+        "homepage",
+        "--output",
+        str(result),
+        "--skip-checks",
+    ]
     shown, status = on_terminal(evaluate, terminal_env)
     assert status == 0, shown
     assert f"written to {result}" in shown and GREEN in shown and "F1" in shown
     assert RED not in shown and result.stat().st_size > 0
 
     # A replay: a bar through its policies' days on a terminal, none in a pipe.
-    simulate = ["simulate", "--start", "2017-06-01", "--days", "3", "--budgets", "0.5",
-                "--skip-checks"]  # fmt: skip
+    simulate = [
+        "simulate",
+        "--start",
+        "2017-06-01",
+        "--days",
+        "3",
+        "--budgets",
+        "0.5",
+        "--skip-checks",
+    ]
     shown, status = on_terminal(simulate, terminal_env)
     assert status == 0, shown
     assert re.search(r"replaying:\s+100%\|", shown) and "found/crawls" in shown, shown

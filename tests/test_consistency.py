@@ -51,13 +51,18 @@ def frozen_today(monkeypatch: pytest.MonkeyPatch) -> date:
 def estimated_site(frozen_today: date) -> Site:
     """A site observed over the last months with a few updates, its estimates stored."""
     t = reference_instant(frozen_today)
-    site = make_site(author="Ada Lovelace", seed_url="http://a.edu/~ada/",
-                     canonical_key="edu,a)/~ada", import_status="done")  # fmt: skip
+    site = make_site(
+        author="Ada Lovelace",
+        seed_url="http://a.edu/~ada/",
+        canonical_key="edu,a)/~ada",
+        import_status="done",
+    )
     before = [120, 100, 80, 60, 45, 30, 20, 12]
     add_observations(
-        site, [t - timedelta(days=d, hours=3) for d in before],
+        site,
+        [t - timedelta(days=d, hours=3) for d in before],
         updates=[False, True, False, True, True, False, True, False],
-    )  # fmt: skip
+    )
     estimates_recompute(site_ids=[site.pk])
     return site
 
@@ -132,8 +137,12 @@ def test_the_sql_exposure_gives_the_papers_probability(frozen_today: date) -> No
         rate = 0.0 if i % 40 == 0 else 10 ** rng.uniform(-5, 0.5)
         # τ up to three years back, and now and then after t + e (a clock skew): p = 0 there.
         tau_days = t - rng.uniform(0, 1100) if i % 25 else t + e_days + rng.uniform(0, 30)
-        make_estimate(site, rate=rate, tau_days=tau_days, tau=datetime(1970, 1, 1, tzinfo=UTC)
-                      + timedelta(days=tau_days))  # fmt: skip
+        make_estimate(
+            site,
+            rate=rate,
+            tau_days=tau_days,
+            tau=datetime(1970, 1, 1, tzinfo=UTC) + timedelta(days=tau_days),
+        )
     rows = list(
         Estimate.objects.annotate(
             x=exposure_expression(method="observed", t_days=t, e_days=e_days)
@@ -173,8 +182,14 @@ def test_the_sql_exposure_gives_the_posteriors_probability(frozen_today: date) -
         shape, beta = 10 ** rng.uniform(-1, 2), 10 ** rng.uniform(0, 4)
         # The newest copy up to three years back, and now and then after t + e (a clock skew).
         copy = t - rng.uniform(0, 1100) if i % 25 else t + e_days + rng.uniform(0, 30)
-        make_estimate(site, method="posterior", rate=shape / beta, posterior_shape=shape,
-                      posterior_rate=beta, last_copy_days=copy)  # fmt: skip
+        make_estimate(
+            site,
+            method="posterior",
+            rate=shape / beta,
+            posterior_shape=shape,
+            posterior_rate=beta,
+            last_copy_days=copy,
+        )
     rows = list(
         Estimate.objects.annotate(
             x=exposure_expression(method="posterior", t_days=t, e_days=e_days)

@@ -68,8 +68,10 @@ def test_probabilities_follow_the_estimators(three_sites: list[Site]) -> None:
     ranked, eligible = rank(history_days=1000, e_days=7)
     assert eligible == 3
     assert [r.seed_url for r in ranked] == [
-        "http://a.edu/~busy/", "http://a.edu/~calm/", "http://a.edu/~new/"
-    ]  # fmt: skip
+        "http://a.edu/~busy/",
+        "http://a.edu/~calm/",
+        "http://a.edu/~new/",
+    ]
     t = to_days(reference_instant(DAY))
     times = [t - d for d in [100, 80, 60, 40, 20, 10]]
     expected = estimate(times, [False, True, True, False, True, True])
@@ -108,9 +110,7 @@ def test_ties_go_to_the_older_tau_then_the_url() -> None:
     assert [r.seed_url for r in ranked] == [f"http://x.edu/~{n}/" for n in ("a", "b", "c")]
 
 
-def test_the_csv_has_the_documented_columns_and_neutralised_cells(
-    three_sites: list[Site],
-) -> None:
+def test_the_csv_has_the_documented_columns_and_neutralised_cells(three_sites: list[Site]) -> None:
     Site.objects.filter(author="Busy").update(author='=HYPERLINK("http://evil")')
     crawl = crawl_list_store(
         day=DAY,
@@ -118,8 +118,17 @@ def test_the_csv_has_the_documented_columns_and_neutralised_cells(
         source=CrawlList.Source.PAGE,
     ).crawl_list
     out, err = io.StringIO(), io.StringIO()
-    call_command("crawl_list", "--date", "2018-06-01", "--theta", "0", "--history-days", "1000",
-                 stdout=out, stderr=err)  # fmt: skip
+    call_command(
+        "crawl_list",
+        "--date",
+        "2018-06-01",
+        "--theta",
+        "0",
+        "--history-days",
+        "1000",
+        stdout=out,
+        stderr=err,
+    )
     rows = list(csv.reader(io.StringIO(out.getvalue())))
     assert rows[0] == CSV_COLUMNS
     assert [r[0] for r in rows[1:]] == ["1", "2", "3"]
@@ -173,8 +182,9 @@ def twelve_sites() -> list[Site]:
 
 def run_crawl_list(*args: str) -> tuple[list[list[str]], str]:
     out, err = io.StringIO(), io.StringIO()
-    call_command("crawl_list", "--date", DAY.isoformat(), "--e-days", "1", *args,
-                 stdout=out, stderr=err)  # fmt: skip
+    call_command(
+        "crawl_list", "--date", DAY.isoformat(), "--e-days", "1", *args, stdout=out, stderr=err
+    )
     return list(csv.reader(io.StringIO(out.getvalue())))[1:], err.getvalue()
 
 
@@ -207,8 +217,15 @@ def test_the_daily_job_fills_a_configured_budget(twelve_sites: list[Site], setti
 def test_the_page_says_why_a_list_holds_fewer_than_its_budget(
     logged_in_client: Any, twelve_sites: list[Site]
 ) -> None:
-    form = {"day": DAY.isoformat(), "theta": "0.5", "budget": "8", "level": "homepage",
-            "method": "posterior", "history_days": "1095", "e_days": "1"}  # fmt: skip
+    form = {
+        "day": DAY.isoformat(),
+        "theta": "0.5",
+        "budget": "8",
+        "level": "homepage",
+        "method": "posterior",
+        "history_days": "1095",
+        "e_days": "1",
+    }
     response = logged_in_client.post("/crawl-list/build/", form, follow=True)
     assert "It holds 0 sites, not the budget’s 8" in response.content.decode().replace(
         "&#x27;", "’"
@@ -243,8 +260,15 @@ def test_a_viewer_can_read_and_download_but_not_build(client: Any, three_sites: 
 def test_a_librarian_builds_a_list_from_the_form(
     logged_in_client: Any, three_sites: list[Site]
 ) -> None:
-    form = {"day": "2018-06-01", "theta": "0", "budget": "2", "level": "homepage",
-            "method": "observed", "history_days": "1000", "e_days": "7"}  # fmt: skip
+    form = {
+        "day": "2018-06-01",
+        "theta": "0",
+        "budget": "2",
+        "level": "homepage",
+        "method": "observed",
+        "history_days": "1000",
+        "e_days": "7",
+    }
     response = logged_in_client.post("/crawl-list/build/", form)
     crawl = CrawlList.objects.get()
     assert response.status_code == 302 and response["Location"].endswith(f"?list={crawl.pk}")
@@ -255,9 +279,16 @@ def test_a_librarian_builds_a_list_from_the_form(
 
 def test_the_form_explains_bad_values(logged_in_client: Any) -> None:
     response = logged_in_client.post(
-        "/crawl-list/build/", {"day": "2018-13-01", "theta": "2", "history_days": "0",
-                               "level": "homepage", "method": "observed", "e_days": "7"}
-    )  # fmt: skip
+        "/crawl-list/build/",
+        {
+            "day": "2018-13-01",
+            "theta": "2",
+            "history_days": "0",
+            "level": "homepage",
+            "method": "observed",
+            "e_days": "7",
+        },
+    )
     assert response.status_code == 400
     assert b"Enter a valid date" in response.content
     assert b"less than or equal to 1" in response.content
@@ -270,8 +301,9 @@ def test_the_page_stays_flat_in_queries_with_20000_sites(
     sites = Site.objects.bulk_create(
         Site(seed_url=f"http://u.edu/~s{i}/", canonical_key=f"edu,u)/~s{i}") for i in range(20_000)
     )
-    crawl = CrawlList.objects.create(date=DAY, theta=0.0, history_days=1000, e_days=7,
-                                     eligible_sites=20_000)  # fmt: skip
+    crawl = CrawlList.objects.create(
+        date=DAY, theta=0.0, history_days=1000, e_days=7, eligible_sites=20_000
+    )
     from scheduling.models import CrawlListEntry
 
     CrawlListEntry.objects.bulk_create(
@@ -331,9 +363,10 @@ def test_thin_history_never_reaches_certainty_soon_after_a_copy() -> None:
         add_observations(site, before(*range(600, 0, -60)), updates=flags)
     (paper,) = [r for r in rank(history_days=1000, e_days=7)[0] if r.site_id == thin.pk]
     (default,) = [
-        r for r in rank(method=Method.POSTERIOR, history_days=1000, e_days=7)[0]
+        r
+        for r in rank(method=Method.POSTERIOR, history_days=1000, e_days=7)[0]
         if r.site_id == thin.pk
-    ]  # fmt: skip
+    ]
     assert paper.probability > 0.99
     assert default.probability < 0.5
 
@@ -365,9 +398,15 @@ def test_two_builds_of_one_list_at_the_same_instant_store_it_once(three_sites: l
     first to commit, then finds its list identical and stores nothing."""
     options = CrawlListOptions(theta=0.0, history_days=1000)
     parameters = {
-        "date": DAY, "level": options.level, "method": options.method, "theta": 0.0,
-        "budget": None, "history_days": 1000, "e_days": options.e_days, "scorer": None,
-    }  # fmt: skip
+        "date": DAY,
+        "level": options.level,
+        "method": options.method,
+        "theta": 0.0,
+        "budget": None,
+        "history_days": 1000,
+        "e_days": options.e_days,
+        "scorer": None,
+    }
     holding, release = threading.Event(), threading.Event()
     results: dict[str, StoredList] = {}
 
@@ -411,13 +450,17 @@ def test_stored_lists_are_labelled_with_method_k_and_theta(
 ) -> None:
     for theta, budget in ((None, 8), (0.5, None), (0.2, 3)):
         crawl_list_store(
-            day=DAY, options=CrawlListOptions(theta=theta, budget=budget, e_days=1.0),
+            day=DAY,
+            options=CrawlListOptions(theta=theta, budget=budget, e_days=1.0),
             source=CrawlList.Source.PAGE if budget != 8 else CrawlList.Source.DAILY_JOB,
-        )  # fmt: skip
+        )
     page = logged_in_client.get("/crawl-list/").content.decode()
     labels = re.findall(r"</time> · ([^<]*)</a>", page)
-    assert labels == ["Homepage · posterior · k 3, θ 0.2", "Homepage · posterior · θ 0.5",
-                      "Homepage · posterior · k 8"]  # fmt: skip
+    assert labels == [
+        "Homepage · posterior · k 3, θ 0.2",
+        "Homepage · posterior · θ 0.5",
+        "Homepage · posterior · k 8",
+    ]
     kinds = re.findall(r'<span class="list-kind list-kind-(\w+)">', page)
     assert kinds == ["experiment", "experiment", "daily"]
     # The page opens on the daily list, not on the newest experiment.
@@ -450,18 +493,24 @@ def test_a_site_without_an_update_has_no_tau_in_the_csv_as_on_the_page(
 ) -> None:
     """DESIGN rule 5 puts τ at the first observation when the window held no update; the page
     shows "–" for the last update then, and the CSVs leave the cell empty: both say "none"."""
-    silent = make_site(author="Silent", seed_url="http://a.edu/~quiet/",
-                       canonical_key="edu,a)/~quiet")  # fmt: skip
+    silent = make_site(
+        author="Silent", seed_url="http://a.edu/~quiet/", canonical_key="edu,a)/~quiet"
+    )
     add_observations(silent, before(300, 150, 30), updates=[False, False, False])
     crawl = crawl_list_store(
-        day=DAY, options=CrawlListOptions(theta=0.0, history_days=1000),
+        day=DAY,
+        options=CrawlListOptions(theta=0.0, history_days=1000),
         source=CrawlList.Source.PAGE,
-    ).crawl_list  # fmt: skip
+    ).crawl_list
     entry = crawl.entries.get(site=silent)
     assert entry.updates == 0 and entry.tau is not None  # τ for p: the first observation
-    rows = list(csv.DictReader(b"".join(
-        logged_in_client.get(f"/crawl-list/{crawl.pk}.csv").streaming_content
-    ).decode().splitlines()))  # fmt: skip
+    rows = list(
+        csv.DictReader(
+            b"".join(logged_in_client.get(f"/crawl-list/{crawl.pk}.csv").streaming_content)
+            .decode()
+            .splitlines()
+        )
+    )
     by_author = {row["author"]: row for row in rows}
     assert by_author["Silent"]["tau"] == ""
     assert by_author["Busy"]["tau"] != ""  # a site with updates keeps its last update
@@ -470,8 +519,16 @@ def test_a_site_without_an_update_has_no_tau_in_the_csv_as_on_the_page(
     assert 'title="No update seen in the window.">–</span>' in row[: row.index("</tr>")]
 
     out = io.StringIO()
-    call_command("export_estimates", "--level", "homepage", "--method", "posterior",
-                 "--end", DAY.isoformat(), stdout=out)  # fmt: skip
+    call_command(
+        "export_estimates",
+        "--level",
+        "homepage",
+        "--method",
+        "posterior",
+        "--end",
+        DAY.isoformat(),
+        stdout=out,
+    )
     exported = {r["author"]: r for r in csv.DictReader(out.getvalue().splitlines())}
     assert exported["Silent"]["tau"] == "" and exported["Silent"]["updates"] == "0"
     assert exported["Busy"]["tau"] != ""
@@ -480,8 +537,15 @@ def test_a_site_without_an_update_has_no_tau_in_the_csv_as_on_the_page(
 def test_neither_theta_nor_k_is_refused_saying_no_list_was_built(
     logged_in_client: Any, three_sites: list[Site]
 ) -> None:
-    form = {"day": DAY.isoformat(), "theta": "", "budget": "", "level": "homepage",
-            "method": "posterior", "history_days": "1000", "e_days": "1"}  # fmt: skip
+    form = {
+        "day": DAY.isoformat(),
+        "theta": "",
+        "budget": "",
+        "level": "homepage",
+        "method": "posterior",
+        "history_days": "1000",
+        "e_days": "1",
+    }
     response = logged_in_client.post("/crawl-list/build/", form)
     assert response.status_code == 400
     text = html.unescape(response.content.decode())

@@ -28,8 +28,10 @@ def uploads(settings: Any, tmp_path: Path) -> Path:
 
 
 def crawl_file() -> bytes:
-    pages = [Page("http://www.cs.example.edu/~up/", WHEN, ["http://doi.org/10.4/a"]),
-             Page("http://elsewhere.example.org/", WHEN, [])]  # fmt: skip
+    pages = [
+        Page("http://www.cs.example.edu/~up/", WHEN, ["http://doi.org/10.4/a"]),
+        Page("http://elsewhere.example.org/", WHEN, []),
+    ]
     return wacz_bytes({"data.warc.gz": warc_bytes(pages)})
 
 

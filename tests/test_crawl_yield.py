@@ -76,13 +76,18 @@ def test_a_list_reached_and_changed_are_counted_from_the_crawls_in_its_window(
     assert (row.listed, row.expected, row.reached) == (3, 1.5, None)
     following = handed_off(sites[2:], T0 + timedelta(hours=20), day=(T0 + timedelta(days=1)).date())
     inbox = crawl_source("inbox", "crawl.warc.gz")
-    load(tmp_path, "crawl.warc.gz", [
-        crawl_page(0, T0 + timedelta(hours=1), new=True),   # reached, changed
-        crawl_page(1, T0 + timedelta(hours=2), new=False),  # reached, unchanged
-        crawl_page(2, T0 - timedelta(hours=1), new=True),   # before the hand-off
-        crawl_page(2, T0 + timedelta(hours=21), new=False),  # the next list's crawl
-        crawl_page(3, T0 + timedelta(hours=3), new=True),   # not on this list
-    ], source=inbox)  # fmt: skip
+    load(
+        tmp_path,
+        "crawl.warc.gz",
+        [
+            crawl_page(0, T0 + timedelta(hours=1), new=True),  # reached, changed
+            crawl_page(1, T0 + timedelta(hours=2), new=False),  # reached, unchanged
+            crawl_page(2, T0 - timedelta(hours=1), new=True),  # before the hand-off
+            crawl_page(2, T0 + timedelta(hours=21), new=False),  # the next list's crawl
+            crawl_page(3, T0 + timedelta(hours=3), new=True),  # not on this list
+        ],
+        source=inbox,
+    )
     # The archive's copy in the window is no crawl of the library's.
     load(tmp_path, "archive.warc.gz", [crawl_page(2, T0 + timedelta(hours=4), new=True)])
     counted = list_yield_count(row, now=NOW)
@@ -97,10 +102,15 @@ def test_the_window_ends_after_the_wait_when_no_list_follows(
 ) -> None:
     settings.HACS_CRAWL_WAIT_HOURS = 6
     row = handed_off(sites[:2], T0)
-    load(tmp_path, "late.warc.gz", [
-        crawl_page(0, T0 + timedelta(hours=5), new=True),
-        crawl_page(1, T0 + timedelta(hours=7), new=True),  # after the wait
-    ], source=crawl_source("inbox", "late.warc.gz"))  # fmt: skip
+    load(
+        tmp_path,
+        "late.warc.gz",
+        [
+            crawl_page(0, T0 + timedelta(hours=5), new=True),
+            crawl_page(1, T0 + timedelta(hours=7), new=True),  # after the wait
+        ],
+        source=crawl_source("inbox", "late.warc.gz"),
+    )
     assert (list_yield_count(row, now=NOW).reached, row.changed) == (1, 1)
 
 
@@ -115,8 +125,9 @@ def test_a_daily_list_stores_what_a_round_robin_list_of_its_size_expected() -> N
     t = reference_instant(today())
     for n, (last, updates) in enumerate([(40, True), (5, True), (90, False), (20, True)]):
         site = make_site(seed_url=seed(n), canonical_key=f"edu,example,cs)/~y{n}")
-        add_observations(site, [t - timedelta(days=d) for d in (200, 120, last)],
-                         updates=[False, True, updates])  # fmt: skip
+        add_observations(
+            site, [t - timedelta(days=d) for d in (200, 120, last)], updates=[False, True, updates]
+        )
     options = dataclasses.replace(CrawlListOptions(), budget=2)
     everyone = crawl_list_rank(day=today(), options=dataclasses.replace(options, budget=None))
     by_copy = sorted(everyone.sites, key=lambda s: s.evidence.last_copy_days or 0)
@@ -146,8 +157,12 @@ def test_the_pages_show_the_yield_chart_and_its_table(
     page: str, sites: list[Site], tmp_path: Path, logged_in_client: Any
 ) -> None:
     row = handed_off(sites[:3], T0)
-    load(tmp_path, "crawl.warc.gz", [crawl_page(0, T0 + timedelta(hours=1), new=True)],
-         source=crawl_source("inbox", "crawl.warc.gz"))  # fmt: skip
+    load(
+        tmp_path,
+        "crawl.warc.gz",
+        [crawl_page(0, T0 + timedelta(hours=1), new=True)],
+        source=crawl_source("inbox", "crawl.warc.gz"),
+    )
     list_yield_count(row, now=NOW)
     html = logged_in_client.get(page).content.decode()
     assert 'id="crawl-yield-chart"' in html and 'id="crawl-yield-data"' in html

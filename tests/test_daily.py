@@ -16,12 +16,7 @@ from handoff.models import HandOff, HandOffRun
 from jobs.models import JobRecord
 from jobs.services import job_record_create
 from operations.daily import daily_catch_up, daily_crawl_list_and_hand_offs, daily_list_hour
-from scheduling.daily import (
-    DAILY_ATTEMPTS,
-    daily_run_claim,
-    daily_run_finish,
-    daily_run_open,
-)
+from scheduling.daily import DAILY_ATTEMPTS, daily_run_claim, daily_run_finish, daily_run_open
 from scheduling.models import CrawlList, DailyRun
 from tests.factories import add_observations, make_site
 
@@ -33,8 +28,11 @@ def collection() -> None:
     t = reference_instant(today())
     for n in range(3):
         site = make_site(seed_url=f"http://daily.example.edu/~d{n}/")
-        add_observations(site, [t - timedelta(days=d) for d in (90, 60, 30, 10)],
-                         updates=[False, True, True, True])  # fmt: skip
+        add_observations(
+            site,
+            [t - timedelta(days=d) for d in (90, 60, 30, 10)],
+            updates=[False, True, True, True],
+        )
 
 
 @pytest.fixture()
@@ -42,9 +40,10 @@ def heritrix(tmp_path: Path, settings: Any) -> HandOff:
     settings.HACS_HERITRIX_ROOT = str(tmp_path)  # hand-offs write only inside it
     (tmp_path / "job" / "action").mkdir(parents=True)
     return HandOff.objects.create(
-        name="Scholars on Heritrix", kind=HandOff.Kind.HERITRIX_ACTION,
+        name="Scholars on Heritrix",
+        kind=HandOff.Kind.HERITRIX_ACTION,
         job_dir=str(tmp_path / "job"),
-    )  # fmt: skip
+    )
 
 
 def at(clock: time, settings: Any) -> datetime:
@@ -135,9 +134,7 @@ def test_a_run_whose_worker_died_is_taken_over_after_the_job_timeout(settings: A
     assert taken is not None and taken.attempts == 2 and taken.started_at == after
 
 
-def test_a_run_whose_job_the_sweep_marked_interrupted_is_taken_over_at_once(
-    settings: Any,
-) -> None:
+def test_a_run_whose_job_the_sweep_marked_interrupted_is_taken_over_at_once(settings: Any) -> None:
     """The worker building the list stopped: the sweep marks its job interrupted a lease
     later, and the next catch-up need not wait for the job timeout."""
     day = today()

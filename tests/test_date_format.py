@@ -36,8 +36,15 @@ def test_no_page_shows_an_iso_date(logged_in_client: Any, settings: Any, tmp_pat
     site = Site.objects.order_by("pk").first()
     crawl = CrawlList.objects.get()
     assert JobRecord.objects.exists()
-    pages = ["/", "/sites/", f"/sites/{site.pk}/", f"/crawl-list/?list={crawl.pk}",
-             "/jobs/", "/evaluation/", "/feeds/"]  # fmt: skip
+    pages = [
+        "/",
+        "/sites/",
+        f"/sites/{site.pk}/",
+        f"/crawl-list/?list={crawl.pk}",
+        "/jobs/",
+        "/evaluation/",
+        "/feeds/",
+    ]
     for path in pages:
         response = logged_in_client.get(path)
         assert response.status_code == 200, path

@@ -70,11 +70,14 @@ def test_the_replay_gives_every_site_the_crawl_lists_p() -> None:
     flags = np.concatenate([f for _, f in timelines]).astype(bool)
     # The replay's day: crawled at noon, listed with the day's reference instant.
     state = ReplayState(
-        times=[list(t) for t, _ in timelines], updated=[list(f) for _, f in timelines],
+        times=[list(t) for t, _ in timelines],
+        updated=[list(f) for _, f in timelines],
         last_copy=np.array([t[-1] for t, _ in timelines]),
-        now=to_days(day_start(DAY)) + 0.5, e_days=1.0, rng=np.random.default_rng(0),
+        now=to_days(day_start(DAY)) + 0.5,
+        e_days=1.0,
+        rng=np.random.default_rng(0),
         true_rates=None,
-    )  # fmt: skip
+    )
     scores = POLICIES["hacs"](state)
     # The collection's rates reset in this history: the filter is what is compared.
     window = window_timelines(times, flags, offsets, end - HISTORY_DAYS, end)

@@ -60,10 +60,16 @@ def test_an_archived_page_is_served_with_its_banner_inside_a_sandbox(
 ) -> None:
     truth = json.loads((demo_dir / "truth.json").read_text(encoding="utf-8"))
     author = next(site for site in truth["sites"] if site["author"].isascii())
-    first, last = author["author"].split(" ", 1) if ", " not in author["author"] else (
-        author["author"].split(", ")[::-1])  # fmt: skip
-    home = next(c for c in every_capture(demo_dir) if c.status == 200
-                and re.fullmatch(rf"https?://[^/]+/~{author['user']}/", c.url))  # fmt: skip
+    first, last = (
+        author["author"].split(" ", 1)
+        if ", " not in author["author"]
+        else (author["author"].split(", ")[::-1])
+    )
+    home = next(
+        c
+        for c in every_capture(demo_dir)
+        if c.status == 200 and re.fullmatch(rf"https?://[^/]+/~{author['user']}/", c.url)
+    )
     response = logged_in_client.get(replay_path(home))
     assert response.status_code == 200
     assert response["Content-Security-Policy"].startswith("sandbox;")

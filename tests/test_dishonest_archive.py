@@ -23,9 +23,14 @@ WHEN = datetime(2018, 3, 1, 12, tzinfo=UTC)
 
 def record(urlkey: str, original: str, second: int = 0) -> cdx.CdxRecord:
     return cdx.CdxRecord(
-        urlkey=urlkey, timestamp=WHEN.replace(second=second), original=original,
-        mimetype="text/html", status=200, digest="AAAA", length=100,
-    )  # fmt: skip
+        urlkey=urlkey,
+        timestamp=WHEN.replace(second=second),
+        original=original,
+        mimetype="text/html",
+        status=200,
+        digest="AAAA",
+        length=100,
+    )
 
 
 @pytest.fixture()
@@ -39,19 +44,28 @@ def ann_and_zed(db: None) -> tuple[Site, Site]:
     ("urlkey", "original", "reason"),
     [
         # The urlkey says Ann's page; the page captured is on another host.
-        ("edu,foo)/~ann/papers.html", "http://evil.example/~ann/papers.html",
-         "invalid original (outside its urlkey's seed)"),
+        (
+            "edu,foo)/~ann/papers.html",
+            "http://evil.example/~ann/papers.html",
+            "invalid original (outside its urlkey's seed)",
+        ),
         # ... or Zed's page, reached through a dot segment that the urlkey hides.
-        ("edu,foo)/~ann/x", "http://foo.edu/~ann/../~zed/x",
-         "invalid original (outside its urlkey's seed)"),
-        ("edu,foo)/~ann/x", "http://foo.edu/~ann/%2e%2e/~zed/x",
-         "invalid original (outside its urlkey's seed)"),
+        (
+            "edu,foo)/~ann/x",
+            "http://foo.edu/~ann/../~zed/x",
+            "invalid original (outside its urlkey's seed)",
+        ),
+        (
+            "edu,foo)/~ann/x",
+            "http://foo.edu/~ann/%2e%2e/~zed/x",
+            "invalid original (outside its urlkey's seed)",
+        ),
         ("edu,foo)/~ann/", "not a url at all", "invalid original (outside its urlkey's seed)"),
         ("edu,foo)/~ann/", "ftp://foo.edu/~ann/", "invalid original (not a URL)"),
         # A urlkey that still holds a dot segment is not canonical: no seed's page.
         ("edu,foo)/~ann/../~zed/x", "http://foo.edu/~ann/../~zed/x", "outside every seed"),
     ],
-)  # fmt: skip
+)
 def test_a_row_whose_original_is_not_the_urlkeys_seed_is_a_bad_row(
     ann_and_zed: tuple[Site, Site], urlkey: str, original: str, reason: str
 ) -> None:

@@ -47,8 +47,14 @@ def collection() -> list[Site]:
             moments = days(*range(p, 400, 20 + 5 * p + n))
             every = 2 if busy else 5
             flags = [False] + [(i + n + p) % every == 0 for i in range(1, len(moments))]
-            add_observations(site, moments, updates=flags, page=path, depth=min(p, 2),
-                             new_links=[3 * f if busy else f for f in flags])  # fmt: skip
+            add_observations(
+                site,
+                moments,
+                updates=flags,
+                page=path,
+                depth=min(p, 2),
+                new_links=[3 * f if busy else f for f in flags],
+            )
         sites.append(site)
     return sites
 
@@ -66,12 +72,9 @@ def test_the_website_posterior_sums_each_pages_link_posterior(collection: list[S
     pages = page_links(site, page, time, links)
     prior, kappa, dispersion = fit_page_prior(pages)
     assert dispersion > 1.0  # one link or three a changed copy
-    assert (
-        stored.shape,
-        stored.rate,
-        stored.links_per_update,
-        stored.dispersion,
-    ) == pytest.approx((prior.shape, prior.rate, kappa, dispersion), rel=1e-6)
+    assert (stored.shape, stored.rate, stored.links_per_update, stored.dispersion) == pytest.approx(
+        (prior.shape, prior.rate, kappa, dispersion), rel=1e-6
+    )
     shape, rate = website_posterior(pages, len(collection), prior, kappa)
     wide = interval_credible_bounds(shape, rate, dispersion=dispersion)
     for i, s in enumerate(collection):
@@ -85,8 +88,12 @@ def test_the_website_posterior_sums_each_pages_link_posterior(collection: list[S
             (wide[0][i], wide[1][i]), rel=1e-6
         )
         assert estimate.last_copy_days == pytest.approx(max(time[site == i]))
-    busy = [e.rate for e in Estimate.objects.filter(level=Level.WEBSITE, method=Method.POSTERIOR)
-            .order_by("site_id")]  # fmt: skip
+    busy = [
+        e.rate
+        for e in Estimate.objects.filter(level=Level.WEBSITE, method=Method.POSTERIOR).order_by(
+            "site_id"
+        )
+    ]
     assert min(busy[0::3]) > max(r for k, r in enumerate(busy) if k % 3)  # type: ignore[type-var]
 
 
@@ -122,12 +129,15 @@ def test_a_page_copied_before_the_window_enters_the_website_rate_with_the_prior(
     copied after the window's end adds nothing."""
     site = make_site()
     in_window = days(100, 110, 120, 130)
-    add_observations(site, in_window, updates=[False, True, False, True], page="",
-                     new_links=[0, 2, 0, 1])  # fmt: skip
-    add_observations(site, days(10, 30), updates=[False, True], page="old/", depth=1,
-                     new_links=[0, 4])  # fmt: skip
-    add_observations(site, days(200, 210), updates=[False, True], page="later/", depth=1,
-                     new_links=[0, 1])  # fmt: skip
+    add_observations(
+        site, in_window, updates=[False, True, False, True], page="", new_links=[0, 2, 0, 1]
+    )
+    add_observations(
+        site, days(10, 30), updates=[False, True], page="old/", depth=1, new_links=[0, 4]
+    )
+    add_observations(
+        site, days(200, 210), updates=[False, True], page="later/", depth=1, new_links=[0, 1]
+    )
     prior = LevelPrior(GammaPrior(0.8, 60.0), links_per_update=2.0)
     start, end = START + timedelta(days=90), START + timedelta(days=150)
     found = estimates_for_window(

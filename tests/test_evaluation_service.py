@@ -69,13 +69,21 @@ def add_page(
         readable = i not in unreadable
         rows.append(
             Capture(
-                site=site, url=site.seed_url + page.lstrip("/"), urlkey=key, page_key=key,
-                timestamp=moment, depth=depth, mimetype="text/html", status=200,
-                digest=f"D{i}", kind="observation", is_observation=True,
+                site=site,
+                url=site.seed_url + page.lstrip("/"),
+                urlkey=key,
+                page_key=key,
+                timestamp=moment,
+                depth=depth,
+                mimetype="text/html",
+                status=200,
+                digest=f"D{i}",
+                kind="observation",
+                is_observation=True,
                 page_index=index if readable else None,
                 link_floor=min(floor, index) if readable else None,
             )
-        )  # fmt: skip
+        )
         index += readable
     Capture.objects.bulk_create(rows)
 
@@ -96,15 +104,22 @@ def small_collection(db: None) -> list[Site]:
     )
     add_page(amy, "/pubs.html", depth=1, moments=days(0, 10, 30), floors=[-1, -1, 1])
     add_page(amy, "/a/b/c.html", depth=2, moments=days(3.5, 20), floors=[-1, -1])
-    add_page(bob, "", depth=0, moments=days(1, 8, 15, 22, 29), floors=[-1, 0, 1, -1, 3],
-             unreadable=(2,))  # fmt: skip
+    add_page(
+        bob, "", depth=0, moments=days(1, 8, 15, 22, 29), floors=[-1, 0, 1, -1, 3], unreadable=(2,)
+    )
     add_page(zed, "", depth=0, moments=[T0 + timedelta(days=2, microseconds=250_000)], floors=[-1])
     add_page(zed, "/x.html", depth=1, moments=days(2, 9), floors=[-1, -1])
     Capture.objects.create(
-        site=amy, url="http://a.edu/~amy/moved", urlkey="edu,a)/~amy/moved",
-        page_key="edu,a)/~amy/moved", timestamp=T0 + timedelta(days=5), depth=1, status=301,
-        kind="redirect", is_observation=False,
-    )  # fmt: skip
+        site=amy,
+        url="http://a.edu/~amy/moved",
+        urlkey="edu,a)/~amy/moved",
+        page_key="edu,a)/~amy/moved",
+        timestamp=T0 + timedelta(days=5),
+        depth=1,
+        status=301,
+        kind="redirect",
+        is_observation=False,
+    )
     return [zed, amy, bob]
 
 
@@ -128,9 +143,15 @@ def by_hand(level: str, start: datetime | None = None, end: datetime | None = No
 
 def as_rows(table: ObservationTable) -> list[Any]:
     return list(
-        zip(table.site.tolist(), table.page.tolist(), table.time.tolist(),
-            table.page_index.tolist(), table.link_floor.tolist(), strict=True)
-    )  # fmt: skip
+        zip(
+            table.site.tolist(),
+            table.page.tolist(),
+            table.time.tolist(),
+            table.page_index.tolist(),
+            table.link_floor.tolist(),
+            strict=True,
+        )
+    )
 
 
 def normalise(rows: list[Any]) -> list[Any]:
@@ -164,9 +185,11 @@ def test_a_window_loads_only_its_observations_with_their_full_history_indices(
 
 
 def test_timestamps_become_exactly_the_days_of_to_days(small_collection: list[Site]) -> None:
-    millis = Capture.objects.order_by("timestamp").annotate(
-        ms=EpochMilliseconds("timestamp")
-    ).values_list("timestamp", "ms")  # fmt: skip
+    millis = (
+        Capture.objects.order_by("timestamp")
+        .annotate(ms=EpochMilliseconds("timestamp"))
+        .values_list("timestamp", "ms")
+    )
     for moment, ms in millis:
         assert ms / 1e3 / 86400.0 == to_days(moment)
 
@@ -179,9 +202,13 @@ def test_no_observations_give_empty_tables(db: None) -> None:
 
 def test_a_run_stores_results_status_progress_and_duration(small_collection: list[Site]) -> None:
     run = evaluation_run_create(
-        parameters={"start": "2016-01-11", "end": "2016-02-15", "levels": ["homepage", "website"],
-                    "w_weeks": [1, 2, 3]},
-    )  # fmt: skip
+        parameters={
+            "start": "2016-01-11",
+            "end": "2016-02-15",
+            "levels": ["homepage", "website"],
+            "w_weeks": [1, 2, 3],
+        }
+    )
     assert run.status == EvaluationRun.Status.QUEUED
     seen: list[float] = []
     results = evaluation_run(run=run, progress=seen.append)
@@ -210,21 +237,33 @@ def test_a_run_stores_results_status_progress_and_duration(small_collection: lis
     replay = results["replay"]
     assert (replay["start"], replay["days"], replay["level"]) == ("2016-01-18", 28, "homepage")
     policies = [row["policy"] for row in replay["budgets"][0]["rows"]]
-    assert policies == ["hacs", "mle_since_copy", "paper", "round_robin", "random",
-                        "nutch_adaptive", "lambdacrawl"]  # fmt: skip
-    assert all(row["crawls"] == 28 * block["budget"]
-               for block in replay["budgets"] for row in block["rows"])  # fmt: skip
+    assert policies == [
+        "hacs",
+        "mle_since_copy",
+        "paper",
+        "round_robin",
+        "random",
+        "nutch_adaptive",
+        "lambdacrawl",
+    ]
+    assert all(
+        row["crawls"] == 28 * block["budget"]
+        for block in replay["budgets"]
+        for row in block["rows"]
+    )
 
 
 def test_bad_parameters_are_refused_with_their_name(db: None) -> None:
     with pytest.raises(ValueError, match="end"):
         evaluation_run_create(parameters={"start": "2018-01-01", "end": "2017-01-01"})
     with pytest.raises(ValueError, match="w_weeks"):
-        evaluation_run_create(parameters={"start": "2017-01-01", "end": "2018-01-01",
-                                          "w_weeks": [0, 3]})  # fmt: skip
+        evaluation_run_create(
+            parameters={"start": "2017-01-01", "end": "2018-01-01", "w_weeks": [0, 3]}
+        )
     with pytest.raises(ValueError, match="levels"):
-        evaluation_run_create(parameters={"start": "2017-01-01", "end": "2018-01-01",
-                                          "levels": ["intranet"]})  # fmt: skip
+        evaluation_run_create(
+            parameters={"start": "2017-01-01", "end": "2018-01-01", "levels": ["intranet"]}
+        )
     assert not EvaluationRun.objects.exists()
 
 
@@ -334,9 +373,7 @@ def windowed_truth_table(data: dict[str, Any]) -> ObservationTable:
     return run_window(full, start=data["start"], end=data["end"])
 
 
-def test_the_loaded_tables_are_the_tables_read_from_the_truth(
-    demo_results: dict[str, Any],
-) -> None:
+def test_the_loaded_tables_are_the_tables_read_from_the_truth(demo_results: dict[str, Any]) -> None:
     """Every column the evaluation reads, observation for observation (pages are numbered
     apart, so a page is named by its site and its observations)."""
     loaded, truth = demo_results["table"], windowed_truth_table(demo_results)
@@ -375,9 +412,19 @@ def test_the_command_writes_json_with_every_curve_point_and_table_i(
     out = tmp_path / "eval.json"
     summary = io.StringIO()
     call_command(
-        "evaluate", "--start", "2016-01-11", "--end", "2016-02-15", "--level", "homepage",
-        "--w-weeks", "1-3", "--output", str(out), stderr=summary,
-    )  # fmt: skip
+        "evaluate",
+        "--start",
+        "2016-01-11",
+        "--end",
+        "2016-02-15",
+        "--level",
+        "homepage",
+        "--w-weeks",
+        "1-3",
+        "--output",
+        str(out),
+        stderr=summary,
+    )
     doc = json.loads(out.read_text())
     assert {"curves", "table", "pak", "budget", "intervals", "parameters", "period"} <= set(doc)
     assert set(doc["levels"]) == {"homepage"}
@@ -426,8 +473,15 @@ def test_the_command_can_hand_the_run_to_a_worker(
     small_collection: list[Site], redis_url: str, django_capture_on_commit_callbacks: Any
 ) -> None:
     with django_capture_on_commit_callbacks(execute=True):
-        call_command("evaluate", "--start", "2016-01-11", "--end", "2016-02-15", "--enqueue",
-                     stdout=open(os.devnull, "w"))  # fmt: skip
+        call_command(
+            "evaluate",
+            "--start",
+            "2016-01-11",
+            "--end",
+            "2016-02-15",
+            "--enqueue",
+            stdout=open(os.devnull, "w"),
+        )
     run = EvaluationRun.objects.get()
     assert run.status == EvaluationRun.Status.QUEUED
     assert JobRecord.objects.get().kind == JobRecord.Kind.EVALUATION
@@ -501,6 +555,7 @@ def test_evaluation_charts_imports_without_django() -> None:
         "import sys, dashboard.charts.evaluation\n"
         "assert not [m for m in sys.modules if m.split('.')[0] == 'django']\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=PROJECT, capture_output=True,
-                            text=True, timeout=120)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=PROJECT, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr

@@ -22,9 +22,14 @@ pytestmark = pytest.mark.django_db
 
 START, END = 16800.0, 17200.0  # days since 1970: 2015-12-31 to 2017-02-03
 PERIOD = {
-    "start": "2015-12-31", "end": "2017-02-03", "levels": ["homepage", "website"],
-    "w_weeks": [1, 2, 3, 4], "method": "interpolated", "e_days": 7.0, "step_days": 7.0,
-}  # fmt: skip
+    "start": "2015-12-31",
+    "end": "2017-02-03",
+    "levels": ["homepage", "website"],
+    "w_weeks": [1, 2, 3, 4],
+    "method": "interpolated",
+    "e_days": 7.0,
+    "step_days": 7.0,
+}
 
 
 def synthetic_table(seed: int = 1, sites: int = 80) -> ObservationTable:
@@ -75,8 +80,14 @@ def viewer_client(client: Any) -> Any:
     return client
 
 
-FORM = {"start": "2015-06-01", "end": "2018-06-01", "level": "homepage", "w_from": "1",
-        "w_to": "12", "method": "interpolated"}  # fmt: skip
+FORM = {
+    "start": "2015-06-01",
+    "end": "2018-06-01",
+    "level": "homepage",
+    "w_from": "1",
+    "w_to": "12",
+    "method": "interpolated",
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -120,9 +131,15 @@ def test_a_librarian_starts_a_run_and_it_is_queued_for_a_worker(
     assert response.status_code == 302
     assert response["Location"] == f"/evaluation/?run={run.pk}"
     assert run.status == EvaluationRun.Status.QUEUED
-    assert run.parameters == {"start": "2015-06-01", "end": "2018-06-01", "levels": ["homepage"],
-                              "w_weeks": list(range(1, 13)), "method": "interpolated",
-                              "e_days": 7.0, "step_days": 7.0}  # fmt: skip
+    assert run.parameters == {
+        "start": "2015-06-01",
+        "end": "2018-06-01",
+        "levels": ["homepage"],
+        "w_weeks": list(range(1, 13)),
+        "method": "interpolated",
+        "e_days": 7.0,
+        "step_days": 7.0,
+    }
     assert run.created_by is not None and run.created_by.username == "librarian"
     record = JobRecord.objects.get()
     assert record.kind == JobRecord.Kind.EVALUATION and record.created_by == run.created_by
@@ -173,8 +190,14 @@ def test_the_status_endpoint_reports_progress(viewer_client: Any) -> None:
         parameters=PERIOD, status=EvaluationRun.Status.RUNNING, progress=0.42
     )
     data = viewer_client.get(f"/evaluation/{run.pk}/status.json").json()
-    assert data == {"id": run.pk, "status": "running", "status_label": "Running",
-                    "progress": 0.42, "error": "", "duration_seconds": None}  # fmt: skip
+    assert data == {
+        "id": run.pk,
+        "status": "running",
+        "status_label": "Running",
+        "progress": 0.42,
+        "error": "",
+        "duration_seconds": None,
+    }
     assert viewer_client.get("/evaluation/999/status.json").status_code == 404
 
 
@@ -214,18 +237,33 @@ def test_the_results_page_shows_table_i_with_theta_hat_and_the_best_values_highl
     assert page.count('<th scope="col" class="num">HACS posterior (default)</th>') == 4
     assert page.count('<th scope="col" class="num">HACS, paper&#x27;s g</th>') == 4
     # θ̂ of every row is shown highlighted, with the value the engine chose.
-    f1 = next(r for r in results["table"] if r["level"] == "homepage" and r["average"] == "micro"
-              and r["w_weeks"] == 1 and r["model"] == "hacs")  # fmt: skip
+    f1 = next(
+        r
+        for r in results["table"]
+        if r["level"] == "homepage"
+        and r["average"] == "micro"
+        and r["w_weeks"] == 1
+        and r["model"] == "hacs"
+    )
     assert f1["theta_hat"] is not None
     assert f'<td class="num theta-hat">{f1["theta_hat"]:.1f}</td>' in page
     # The best value of each row (within each average) is highlighted: the highest F1 at θ̂ of
     # the two HACS models and the baselines.
-    best = max(r["f1"] for r in results["table"] if r["level"] == "homepage"
-               and r["average"] == "micro" and r["w_weeks"] == 1)  # fmt: skip
+    best = max(
+        r["f1"]
+        for r in results["table"]
+        if r["level"] == "homepage" and r["average"] == "micro" and r["w_weeks"] == 1
+    )
     assert f'<td class="num best"><strong>{best:.3f}</strong></td>' in page
     # The posterior's own θ̂ and F1 are in its columns.
-    post = next(r for r in results["table"] if r["level"] == "homepage" and r["average"] == "micro"
-                and r["w_weeks"] == 1 and r["model"] == "posterior")  # fmt: skip
+    post = next(
+        r
+        for r in results["table"]
+        if r["level"] == "homepage"
+        and r["average"] == "micro"
+        and r["w_weeks"] == 1
+        and r["model"] == "posterior"
+    )
     assert re.search(
         rf'<td class="num theta-hat">{post["theta_hat"]:.1f}</td><td class="num( best)?">'
         rf"(<strong>)?{post['f1']:.3f}",
@@ -249,8 +287,13 @@ def test_the_results_page_shows_table_i_with_theta_hat_and_the_best_values_highl
 def test_a_run_stored_before_the_posterior_still_renders_without_it(
     viewer_client: Any, results: dict[str, Any]
 ) -> None:
-    old = {**results, **{key: [r for r in results[key] if r["model"] != "posterior"]
-                         for key in ("curves", "table", "pak", "budget")}}  # fmt: skip
+    old = {
+        **results,
+        **{
+            key: [r for r in results[key] if r["model"] != "posterior"]
+            for key in ("curves", "table", "pak", "budget")
+        },
+    }
     run = done_run(old)
     response = viewer_client.get(f"/evaluation/?run={run.pk}")
     page = response.content.decode()
@@ -305,8 +348,11 @@ def test_the_csv_download_is_table_i(viewer_client: Any, results: dict[str, Any]
     assert len(rows) == 1 + 2 * 3 * 4
     by_key = {(r[0], r[1], r[2]): dict(zip(rows[0], r, strict=True)) for r in rows[1:]}
     row = by_key[("homepage", "f1", "2")]
-    engine = {(r["average"], r["model"]): r for r in results["table"]
-              if r["level"] == "homepage" and r["w_weeks"] == 2}  # fmt: skip
+    engine = {
+        (r["average"], r["model"]): r
+        for r in results["table"]
+        if r["level"] == "homepage" and r["w_weeks"] == 2
+    }
     assert float(row["micro_hacs"]) == engine[("micro", "hacs")]["f1"]
     assert float(row["macro_brute_force"]) == engine[("macro", "brute_force")]["f1"]
     assert float(row["micro_theta_hat"]) == engine[("micro", "hacs")]["theta_hat"]
@@ -349,15 +395,36 @@ def test_a_run_over_a_period_without_observations_says_so(
 def test_the_replay_section_shows_each_policy_and_its_chart(
     viewer_client: Any, results: dict[str, Any]
 ) -> None:
-    row = {"policy": "hacs", "label": "HACS (posterior, since the newest copy)", "crawls": 56,
-           "found": 20, "changes": 30, "caught": 18, "mean_delay_days": 3.25,
-           "most_days_listed": 4, "overlisted_sites": 0, "utilisation": 20 / 56,
-           "coverage": 0.6}  # fmt: skip
-    other = {**row, "policy": "round_robin", "label": "Round-robin (oldest copy first)",
-             "found": 14, "utilisation": 0.25, "mean_delay_days": None}  # fmt: skip
-    replay = {"level": "homepage", "start": "2016-01-18", "days": 28, "e_days": 0.0,
-              "sites": 100, "changes_from": "the archive's updates",
-              "budgets": [{"share": 0.02, "budget": 2, "rows": [row, other]}]}  # fmt: skip
+    row = {
+        "policy": "hacs",
+        "label": "HACS (posterior, since the newest copy)",
+        "crawls": 56,
+        "found": 20,
+        "changes": 30,
+        "caught": 18,
+        "mean_delay_days": 3.25,
+        "most_days_listed": 4,
+        "overlisted_sites": 0,
+        "utilisation": 20 / 56,
+        "coverage": 0.6,
+    }
+    other = {
+        **row,
+        "policy": "round_robin",
+        "label": "Round-robin (oldest copy first)",
+        "found": 14,
+        "utilisation": 0.25,
+        "mean_delay_days": None,
+    }
+    replay = {
+        "level": "homepage",
+        "start": "2016-01-18",
+        "days": 28,
+        "e_days": 0.0,
+        "sites": 100,
+        "changes_from": "the archive's updates",
+        "budgets": [{"share": 0.02, "budget": 2, "rows": [row, other]}],
+    }
     run = done_run({**results, "replay": replay})
     page = viewer_client.get(f"/evaluation/?run={run.pk}").content.decode()
     assert "Day after day: the daily list replayed" in page
@@ -389,8 +456,11 @@ def test_a_librarian_queues_the_learning_of_a_scheduler(
     assert response.status_code == 302
     scorer = LearnedScorer.objects.get()
     assert (scorer.kind, scorer.level, str(scorer.start), str(scorer.end)) == (
-        "lws", "homepage", "2016-01-01", "2016-12-01",
-    )  # fmt: skip
+        "lws",
+        "homepage",
+        "2016-01-01",
+        "2016-12-01",
+    )
     assert scorer.status == LearnedScorer.Status.QUEUED and scorer.job is not None
     assert scorer.job.kind == JobRecord.Kind.LEARNING  # "Learning a scheduler" on Jobs
     assert redis.Redis.from_url(redis_url).llen("rq:queue:evaluation") == 1
@@ -425,28 +495,46 @@ def test_a_runs_learned_schedulers_show_their_model_curve_and_figures(
     function = ScoreFunction("mul(cg, add(X, 1))")
     tables = {"homepage": synthetic_table(), "website": synthetic_table(seed=2)}
     learned = evaluate(
-        tables, start=START, end=END, w_weeks=[1, 2, 3, 4], method="interpolated",
+        tables,
+        start=START,
+        end=END,
+        w_weeks=[1, 2, 3, 4],
+        method="interpolated",
         scorers={"homepage": {"gp4c": lambda t, s, c: function.score(c)}},
-    )  # fmt: skip
+    )
     learned["period"] = PERIOD
     learned["learned"] = [
-        {"id": 7, "kind": "gp4c", "level": "homepage", "start": "2015-01-01",
-         "end": "2015-12-01", "overlaps": False,
-         "parameters": {"w_weeks": 4, "fitness": "ndcg", "budget_fraction": 0.05,
-                        "generations": 2, "population": 10, "seed": 0},
-         "model": {"expression": function.expression, "formula": function.formula},
-         "curve": {"best": [0.1, 0.2, 0.25], "mean": [0.05, 0.1, 0.12]},
-         "training_fitness": 0.25, "validation_fitness": 0.2},
-    ]  # fmt: skip
+        {
+            "id": 7,
+            "kind": "gp4c",
+            "level": "homepage",
+            "start": "2015-01-01",
+            "end": "2015-12-01",
+            "overlaps": False,
+            "parameters": {
+                "w_weeks": 4,
+                "fitness": "ndcg",
+                "budget_fraction": 0.05,
+                "generations": 2,
+                "population": 10,
+                "seed": 0,
+            },
+            "model": {"expression": function.expression, "formula": function.formula},
+            "curve": {"best": [0.1, 0.2, 0.25], "mean": [0.05, 0.1, 0.12]},
+            "training_fitness": 0.25,
+            "validation_fitness": 0.2,
+        }
+    ]
     run = done_run(json.loads(json.dumps(learned)))
     page = viewer_client.get(f"/evaluation/?run={run.pk}").content.decode()
     assert "GP4C (learned) — Homepage level" in page
     assert "score = <code>cg × (X + 1)</code>" in page
     assert "This run&#x27;s period comes after it: its figures here are test figures." in page
     ndcg = next(
-        r["ndcg_at_k"] for r in learned["budget"]
+        r["ndcg_at_k"]
+        for r in learned["budget"]
         if r["model"] == "gp4c" and r["w_weeks"] == 4 and r["level"] == "homepage"
-    )  # fmt: skip
+    )
     assert f"{ndcg:.4f}" in page
     charts = json.loads(re.search(r'id="evaluation-charts"[^>]*>(.*?)</script>', page, re.S)[1])
     best, mean = charts["learned"]["gp4c-homepage"]["data"]
@@ -467,31 +555,42 @@ def test_every_line_of_the_ranking_charts_is_explained_under_them_with_a_link_on
     charts = json.loads(re.search(r'id="evaluation-charts"[^>]*>(.*?)</script>', page, re.S)[1])
     drawn = {unescape(t["name"]) for t in charts["ranking"]["homepage"]["pak"]["data"]}
     key = page[page.index('<dl class="model-legend">') : page.index("</dl>")]
-    terms = re.findall(r'<dt>.*?<a href="#(model-[a-z_0-9]+)">(.*?)</a></dt>\s*<dd>(.+?)</dd>',
-                       key, re.S)  # fmt: skip
+    terms = re.findall(
+        r'<dt>.*?<a href="#(model-[a-z_0-9]+)">(.*?)</a></dt>\s*<dd>(.+?)</dd>', key, re.S
+    )
     assert {unescape(label) for _anchor, label, _note in terms} == drawn
-    expected = {"NAD": "Nonadaptive", "SAD": "Shortsighted adaptive",
-                "AAD": "Arithmetically adaptive", "GAD": "Geometrically adaptive",
-                "Cho–Garcia-Molina": "Cho and Garcia-Molina", "Last-Obs": "last update",
-                "HACS, paper's g": "HACS paper", "HACS posterior (default)": "default",
-                "Random": "equally likely"}  # fmt: skip
+    expected = {
+        "NAD": "Nonadaptive",
+        "SAD": "Shortsighted adaptive",
+        "AAD": "Arithmetically adaptive",
+        "GAD": "Geometrically adaptive",
+        "Cho–Garcia-Molina": "Cho and Garcia-Molina",
+        "Last-Obs": "last update",
+        "HACS, paper's g": "HACS paper",
+        "HACS posterior (default)": "default",
+        "Random": "equally likely",
+    }
     notes = {unescape(label): unescape(note) for _anchor, label, note in terms}
     for label, words in expected.items():
         assert words in notes[label], label
     # Each name leads to an entry further down the same page, with the score's formula and
     # its sources; HACS serves no documentation pages, so no link leaves the page.
     for anchor, label, _note in terms:
-        entry = re.search(rf'<div class="model-detail" id="{anchor}">\s*<dt>(.*?)</dt>(.*?)</div>',
-                          page, re.S)  # fmt: skip
+        entry = re.search(
+            rf'<div class="model-detail" id="{anchor}">\s*<dt>(.*?)</dt>(.*?)</div>', page, re.S
+        )
         assert entry is not None and unescape(entry[1]) == unescape(label)
         assert "Score: <code>" in entry[2]
     assert "w_i = 2^(i − 1) / (2^n − 1)" in page
     assert "GP4C paper, Section 5.1" in page and "docs/readings.md" in page
     # The swatch beside each name is drawn in its line's colour.
-    pak_colours = {unescape(t["name"]): t["line"]["color"]
-                   for t in charts["ranking"]["homepage"]["pak"]["data"]}  # fmt: skip
-    swatches = re.findall(r'stroke="(#[0-9A-Fa-f]{6})".*?<a href="#model-[a-z_0-9]+">(.*?)</a>',
-                          key, re.S)  # fmt: skip
+    pak_colours = {
+        unescape(t["name"]): t["line"]["color"]
+        for t in charts["ranking"]["homepage"]["pak"]["data"]
+    }
+    swatches = re.findall(
+        r'stroke="(#[0-9A-Fa-f]{6})".*?<a href="#model-[a-z_0-9]+">(.*?)</a>', key, re.S
+    )
     assert {unescape(label): colour for colour, label in swatches} == pak_colours
 
 
@@ -505,8 +604,11 @@ def test_a_first_evaluation_defaults_to_the_history_hacs_holds(logged_in_client:
     from tests.factories import add_observations, make_site
 
     first = datetime(2016, 1, 4, tzinfo=UTC)
-    add_observations(make_site(), [first + timedelta(days=9 * i) for i in range(200)],
-                     updates=[i % 3 == 0 for i in range(200)])  # fmt: skip
+    add_observations(
+        make_site(),
+        [first + timedelta(days=9 * i) for i in range(200)],
+        updates=[i % 3 == 0 for i in range(200)],
+    )
     last = (first + timedelta(days=9 * 199)).date()
     page = logged_in_client.get("/evaluation/").content.decode()
     start = re.search(r'name="start" value="([0-9-]+)"', page).group(1)  # type: ignore[union-attr]

@@ -36,19 +36,18 @@ T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def add_page(
-    site: Site,
-    history: Sequence[tuple[datetime, Sequence[str]]],
-    *,
-    page: str = "",
-    depth: int = 0,
+    site: Site, history: Sequence[tuple[datetime, Sequence[str]]], *, page: str = "", depth: int = 0
 ) -> list[Capture]:
     """Observations of one page of ``site``, each holding the given links (SURT form), with the
     update data the importer stores."""
     link_sets = [frozenset(links) for _moment, links in history]
     captures = add_observations(
-        site, [moment for moment, _links in history], floors=list(link_floors(link_sets)),
-        page=page, depth=depth,
-    )  # fmt: skip
+        site,
+        [moment for moment, _links in history],
+        floors=list(link_floors(link_sets)),
+        page=page,
+        depth=depth,
+    )
     for capture, links in zip(captures, link_sets, strict=True):
         capture.snapshot = make_snapshot(urlkey=capture.urlkey, digest=capture.digest, links=links)
         capture.save(update_fields=["snapshot"])
@@ -87,17 +86,32 @@ def reader() -> Any:
 @pytest.fixture()
 def collection() -> dict[str, Site]:
     """Two sites with homepage updates on different days; Ada's has an inner page updated too."""
-    ada = make_site(author="Ada Lovelace", seed_url="http://cs.example.edu/~ada/",
-                    canonical_key="edu,example,cs)/~ada")  # fmt: skip
-    bob = make_site(author="", seed_url="http://math.example.org/~bob/",
-                    canonical_key="org,example,math)/~bob")  # fmt: skip
+    ada = make_site(
+        author="Ada Lovelace",
+        seed_url="http://cs.example.edu/~ada/",
+        canonical_key="edu,example,cs)/~ada",
+    )
+    bob = make_site(
+        author="", seed_url="http://math.example.org/~bob/", canonical_key="org,example,math)/~bob"
+    )
     a1, a2, a3 = (surt(ada, f"paper{n}.pdf") for n in (1, 2, 3))
-    add_page(ada, [(T0, [a1]), (T0 + 10 * DAY, [a1, a2]), (T0 + 20 * DAY, [a2]),
-                   (T0 + 30 * DAY, [a1, a2, a3])])  # fmt: skip
+    add_page(
+        ada,
+        [
+            (T0, [a1]),
+            (T0 + 10 * DAY, [a1, a2]),
+            (T0 + 20 * DAY, [a2]),
+            (T0 + 30 * DAY, [a1, a2, a3]),
+        ],
+    )
     b1, b2 = surt(bob, "talk1.html"), surt(bob, "talk2.html")
     add_page(bob, [(T0 + 5 * DAY, [b1]), (T0 + 25 * DAY, [b1, b2])])
-    add_page(ada, [(T0 + 2 * DAY, [a1]), (T0 + 40 * DAY, [a1, surt(ada, "teaching/new.html")])],
-             page="teaching/", depth=1)  # fmt: skip
+    add_page(
+        ada,
+        [(T0 + 2 * DAY, [a1]), (T0 + 40 * DAY, [a1, surt(ada, "teaching/new.html")])],
+        page="teaching/",
+        depth=1,
+    )
     return {"ada": ada, "bob": bob}
 
 
@@ -126,8 +140,10 @@ def test_the_updates_feed_lists_homepage_updates_newest_first_with_the_links_the
         f"http://testserver/sites/{site.pk}/" for site in (ada, bob, ada)
     ]
     assert [entry.updated_parsed[:5] for entry in feed.entries] == [
-        (2024, 3, 31, 12, 0), (2024, 3, 26, 12, 0), (2024, 3, 11, 12, 0)
-    ]  # fmt: skip
+        (2024, 3, 31, 12, 0),
+        (2024, 3, 26, 12, 0),
+        (2024, 3, 11, 12, 0),
+    ]
     ids = [entry.id for entry in feed.entries]
     assert all(re.fullmatch(r"tag:testserver,2024-03-\d\d:update/\d+", i) for i in ids)
     assert len(set(ids)) == 3
@@ -141,11 +157,18 @@ def test_a_new_update_comes_first_and_earlier_entries_keep_their_ids(
     bob = collection["bob"]
     link = surt(bob, "talk3.html")
     make_capture(
-        bob, url=bob.seed_url, urlkey=bob.canonical_key, timestamp=T0 + 60 * DAY, digest="D9",
-        page_index=2, link_floor=-1, new_links=1,
-        snapshot=make_snapshot(urlkey=bob.canonical_key, digest="D9",
-                               links=[surt(bob, "talk1.html"), link]),
-    )  # fmt: skip
+        bob,
+        url=bob.seed_url,
+        urlkey=bob.canonical_key,
+        timestamp=T0 + 60 * DAY,
+        digest="D9",
+        page_index=2,
+        link_floor=-1,
+        new_links=1,
+        snapshot=make_snapshot(
+            urlkey=bob.canonical_key, digest="D9", links=[surt(bob, "talk1.html"), link]
+        ),
+    )
     again = parse(reader.get(feed_url("feed-updates", user)))
     assert links_in(again.entries[0]) == [surt_to_url(link)]
     assert [e.id for e in again.entries[1:]] == [e.id for e in first.entries]
@@ -225,8 +248,9 @@ def test_the_feed_lists_updates_as_the_site_page_does(
         for u in site_history(site=site, wayback_url=wayback).updates
     ]
     assert len(shown) > 5
-    assert sorted((f.site.pk, f.update.capture.timestamp, f.update.capture.url, f.update.added)
-                  for f in found) == sorted(shown)  # fmt: skip
+    assert sorted(
+        (f.site.pk, f.update.capture.timestamp, f.update.capture.url, f.update.added) for f in found
+    ) == sorted(shown)
     assert [f.update.capture.timestamp for f in found] == sorted(
         (f.update.capture.timestamp for f in found), reverse=True
     )
@@ -240,8 +264,9 @@ def test_the_feed_lists_updates_as_the_site_page_does(
 def make_list(day: date, ranked: Sequence[tuple[Site, float]], **kw: Any) -> CrawlList:
     crawl = CrawlList.objects.create(date=day, history_days=1095, e_days=7.0, theta=0.5, **kw)
     for rank, (site, probability) in enumerate(ranked, start=1):
-        CrawlListEntry.objects.create(crawl_list=crawl, rank=rank, site=site,
-                                      probability=probability, rate=0.05)  # fmt: skip
+        CrawlListEntry.objects.create(
+            crawl_list=crawl, rank=rank, site=site, probability=probability, rate=0.05
+        )
     return crawl
 
 
@@ -278,8 +303,9 @@ def test_the_crawl_list_feed_without_a_daily_list_is_empty(reader: Any, user: An
 # --- Secret addresses --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("name", "args"), [("feed-updates", ()), ("feed-tag", (1,)),
-                                            ("feed-list", ())])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "args"), [("feed-updates", ()), ("feed-tag", (1,)), ("feed-list", ())]
+)
 def test_a_wrong_token_is_not_found(reader: Any, user: Any, name: str, args: Any) -> None:
     Tag.objects.create(pk=1, name="ml")
     token = feed_token_of(user=user)
@@ -422,9 +448,14 @@ def test_the_web_servers_access_log_holds_no_feed_token(user: Any) -> None:
     class Response:
         status, sent, headers = "200 OK", 10, [("Content-Type", "application/atom+xml")]
 
-    environ = {"REQUEST_METHOD": "GET", "RAW_URI": path + "?level=website",
-               "SERVER_PROTOCOL": "HTTP/1.1", "PATH_INFO": path, "QUERY_STRING": "level=website",
-               "REMOTE_ADDR": "127.0.0.1"}  # fmt: skip
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "RAW_URI": path + "?level=website",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "PATH_INFO": path,
+        "QUERY_STRING": "level=website",
+        "REMOTE_ADDR": "127.0.0.1",
+    }
     atoms = GunicornLogger(Config()).atoms(Response(), [], environ, timedelta(seconds=1))
     assert atoms["r"] == "GET /feeds/…/tags/3.atom?level=website HTTP/1.1"
     assert all(token not in str(value) for value in atoms.values())

@@ -23,13 +23,7 @@ from handoff.services import hand_off_run
 from jobs.models import JobRecord
 from operations.daily import daily_crawl_list_and_hand_offs
 from scheduling.models import CrawlList, CrawlListEntry
-from testbed.browsertrix_server import (
-    ORG_ID,
-    TOKEN,
-    VIEWER_TOKEN,
-    WORKFLOW_ID,
-    BrowsertrixServer,
-)
+from testbed.browsertrix_server import ORG_ID, TOKEN, VIEWER_TOKEN, WORKFLOW_ID, BrowsertrixServer
 from tests.factories import add_observations, make_site, make_user
 
 pytestmark = pytest.mark.django_db
@@ -349,9 +343,13 @@ def test_a_browsertrix_that_refuses_connections_is_named(
     allow(settings, f"http://127.0.0.1:{port}")
     monkeypatch.setenv(TOKEN_VAR, TOKEN)
     hand_off = HandOff.objects.create(
-        name="Nowhere", kind=HandOff.Kind.BROWSERTRIX, api_url=f"http://127.0.0.1:{port}",
-        org_id=ORG_ID, workflow_id=WORKFLOW_ID, token_env=TOKEN_VAR,
-    )  # fmt: skip
+        name="Nowhere",
+        kind=HandOff.Kind.BROWSERTRIX,
+        api_url=f"http://127.0.0.1:{port}",
+        org_id=ORG_ID,
+        workflow_id=WORKFLOW_ID,
+        token_env=TOKEN_VAR,
+    )
     run = hand_off_run(hand_off=hand_off, crawl_list=make_list(sites))
     assert f"Browsertrix at 127.0.0.1:{port} could not be reached while uploading" in (run.message)
     assert "connection refused" in run.message
@@ -435,10 +433,14 @@ def test_a_heritrix_hand_off_needs_an_absolute_job_directory() -> None:
 def test_a_browsertrix_hand_off_names_each_bad_field() -> None:
     errors = messages_of(
         HandOff(
-            name="b", kind=HandOff.Kind.BROWSERTRIX, api_url="ftp://btrix.example.org",
-            org_id="my-org", workflow_id="", token_env="eyJhbGciOi secret",
+            name="b",
+            kind=HandOff.Kind.BROWSERTRIX,
+            api_url="ftp://btrix.example.org",
+            org_id="my-org",
+            workflow_id="",
+            token_env="eyJhbGciOi secret",
         )
-    )  # fmt: skip
+    )
     assert "is not an http:// or https:// address" in errors["api_url"][0]
     assert "'my-org' is not" in errors["org_id"][0]
     assert errors["workflow_id"][0].startswith("The workflow id is a UUID")
@@ -448,9 +450,13 @@ def test_a_browsertrix_hand_off_names_each_bad_field() -> None:
 
 def test_a_good_browsertrix_hand_off_is_tidied() -> None:
     hand_off = HandOff(
-        name="b", kind=HandOff.Kind.BROWSERTRIX, api_url="https://btrix.example.org/api/",
-        org_id=ORG_ID.upper(), workflow_id=WORKFLOW_ID, token_env="HACS_BROWSERTRIX_TOKEN_X",
-    )  # fmt: skip
+        name="b",
+        kind=HandOff.Kind.BROWSERTRIX,
+        api_url="https://btrix.example.org/api/",
+        org_id=ORG_ID.upper(),
+        workflow_id=WORKFLOW_ID,
+        token_env="HACS_BROWSERTRIX_TOKEN_X",
+    )
     hand_off.full_clean()
     assert hand_off.api_url == "https://btrix.example.org" and hand_off.org_id == ORG_ID
 
@@ -465,8 +471,11 @@ def test_the_daily_job_hands_off_after_the_list_and_one_failure_stops_no_other(
     t = reference_instant(today())
     for n in range(3):
         site = make_site(seed_url=f"http://daily.example.edu/~d{n}/")
-        add_observations(site, [t - timedelta(days=d) for d in (90, 60, 30, 10)],
-                         updates=[False, True, True, True])  # fmt: skip
+        add_observations(
+            site,
+            [t - timedelta(days=d) for d in (90, 60, 30, 10)],
+            updates=[False, True, True, True],
+        )
     browsertrix.fail("upload", 503)
     broken = browsertrix_hand_off(browsertrix, name="A Browsertrix that is down")
     working = heritrix_hand_off(job_dir, name="B Heritrix")
@@ -521,9 +530,11 @@ def test_the_command_hands_off_the_daily_list_of_the_date_not_a_newer_experiment
 
 
 def test_the_dry_run_says_what_it_would_send_and_sends_nothing(
-    sites: list[Site], job_dir: Path, browsertrix: BrowsertrixServer,
+    sites: list[Site],
+    job_dir: Path,
+    browsertrix: BrowsertrixServer,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     crawl = make_list(sites)
     heritrix_hand_off(job_dir)
     browsertrix_hand_off(browsertrix)
@@ -616,18 +627,30 @@ def test_admins_edit_hand_offs_and_see_field_named_messages(
     assert admin_client.get("/admin/handoff/handoff/add/").status_code == 200
     response = admin_client.post(
         "/admin/handoff/handoff/add/",
-        {"name": "Scholars", "kind": "browsertrix", "level": "homepage", "enabled": "on",
-         "api_url": "https://btrix.example.org", "org_id": ORG_ID, "workflow_id": "",
-         "token_env": "HACS_BROWSERTRIX_TOKEN_SCHOLARS"},
-    )  # fmt: skip
+        {
+            "name": "Scholars",
+            "kind": "browsertrix",
+            "level": "homepage",
+            "enabled": "on",
+            "api_url": "https://btrix.example.org",
+            "org_id": ORG_ID,
+            "workflow_id": "",
+            "token_env": "HACS_BROWSERTRIX_TOKEN_SCHOLARS",
+        },
+    )
     assert response.status_code == 200 and not HandOff.objects.exists()
     assert response.context["adminform"].form.errors["workflow_id"] == [
         "The workflow id is a UUID such as 0f5d2b8e-9a8c-4a55-b3d4-7c0c1e7a9f21."
     ]
     response = admin_client.post(
         "/admin/handoff/handoff/add/",
-        {"name": "Scholars", "kind": "heritrix_action", "level": "homepage", "enabled": "on",
-         "job_dir": "/opt/heritrix/jobs/scholars"},
-    )  # fmt: skip
+        {
+            "name": "Scholars",
+            "kind": "heritrix_action",
+            "level": "homepage",
+            "enabled": "on",
+            "job_dir": "/opt/heritrix/jobs/scholars",
+        },
+    )
     assert response.status_code == 302
     assert HandOff.objects.get().target == "/opt/heritrix/jobs/scholars/action/"

@@ -171,10 +171,17 @@ def test_behind_a_proxy_each_client_address_is_counted_apart(client: Any, settin
 
 # Variables a developer's shell may hold that would change what the subprocesses below see.
 HTTPS_VARIABLES = (
-    "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "HACS_HTTPS", "HACS_BEHIND_PROXY",
-    "HACS_HSTS_SECONDS", "HACS_HSTS_INCLUDE_SUBDOMAINS", "HACS_HSTS_PRELOAD", "REDIS_URL",
+    "DEBUG",
+    "SECRET_KEY",
+    "ALLOWED_HOSTS",
+    "HACS_HTTPS",
+    "HACS_BEHIND_PROXY",
+    "HACS_HSTS_SECONDS",
+    "HACS_HSTS_INCLUDE_SUBDOMAINS",
+    "HACS_HSTS_PRELOAD",
+    "REDIS_URL",
     "PYTEST_CURRENT_TEST",
-)  # fmt: skip
+)
 
 
 def hacs(args: list[str], var_dir: Path, **variables: str) -> subprocess.CompletedProcess[str]:
@@ -188,8 +195,12 @@ def hacs(args: list[str], var_dir: Path, **variables: str) -> subprocess.Complet
     )
     return subprocess.run(
         [sys.executable, str(ROOT / "manage.py"), *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 DEPLOYED = {
@@ -247,9 +258,14 @@ def test_hacs_https_turns_on_redirect_secure_cookies_and_a_year_of_hsts(tmp_path
         "AXES_FAILURE_LIMIT": 5,
     }
     chosen = settings_under(
-        tmp_path, HACS_HTTPS="1", HACS_BEHIND_PROXY="1", HACS_HSTS_SECONDS="600",
-        HACS_HSTS_INCLUDE_SUBDOMAINS="yes", HACS_HSTS_PRELOAD="on", HACS_LOGIN_FAILURE_LIMIT="3",
-    )  # fmt: skip
+        tmp_path,
+        HACS_HTTPS="1",
+        HACS_BEHIND_PROXY="1",
+        HACS_HSTS_SECONDS="600",
+        HACS_HSTS_INCLUDE_SUBDOMAINS="yes",
+        HACS_HSTS_PRELOAD="on",
+        HACS_LOGIN_FAILURE_LIMIT="3",
+    )
     assert chosen["SECURE_HSTS_SECONDS"] == 600
     assert chosen["SECURE_HSTS_INCLUDE_SUBDOMAINS"] is chosen["SECURE_HSTS_PRELOAD"] is True
     assert chosen["SECURE_PROXY_SSL_HEADER"] == ["HTTP_X_FORWARDED_PROTO", "https"]
@@ -346,7 +362,7 @@ def test_an_existing_var_is_made_owner_only_at_the_next_start(tmp_path: Path) ->
     ):
         (var / name).write_text("x" * 60 if name == "secret_key" else "")
         (var / name).chmod(0o644)
-    (var / "run.env").write_text("REDIS_URL=redis://127.0.0.1:1/0\n")  # fmt: skip
+    (var / "run.env").write_text("REDIS_URL=redis://127.0.0.1:1/0\n")
     for directory in (var, var / "redis", appendonly):
         directory.chmod(0o755)
 

@@ -135,8 +135,9 @@ def test_a_malformed_timestamp_is_refused(archive: IAArchive) -> None:
 def test_a_full_page_ends_with_the_key_of_the_next_second_urlencoded_like_java(
     archive: IAArchive,
 ) -> None:
-    answer = get(archive, url="example.edu", matchType="host", output="json", limit="3",
-                 showResumeKey="true").json()  # fmt: skip
+    answer = get(
+        archive, url="example.edu", matchType="host", output="json", limit="3", showResumeKey="true"
+    ).json()
     assert numbers(answer) == [1, 2, 3]
     assert answer[-2:] == [[], ["edu%2Cexample%29%2F%7Ea+20170201000001"]]
 
@@ -144,8 +145,13 @@ def test_a_full_page_ends_with_the_key_of_the_next_second_urlencoded_like_java(
 def test_resume_keys_page_through_the_whole_answer(archive: IAArchive) -> None:
     pages: list[list[int]] = []
     keys: list[str] = []
-    params = {"url": "example.edu", "matchType": "host", "output": "json", "limit": "3",
-              "showResumeKey": "true"}  # fmt: skip
+    params = {
+        "url": "example.edu",
+        "matchType": "host",
+        "output": "json",
+        "limit": "3",
+        "showResumeKey": "true",
+    }
     while True:
         answer = get(archive, **params, **({"resumeKey": keys[-1]} if keys else {})).json()
         pages.append(numbers(answer))
@@ -167,8 +173,13 @@ def test_a_key_is_accepted_as_printed_or_decoded(archive: IAArchive) -> None:
 def test_a_page_ending_exactly_with_the_rows_still_has_a_key_and_the_next_page_is_empty(
     archive: IAArchive,
 ) -> None:
-    params = {"url": "example.edu", "matchType": "host", "output": "json", "limit": "7",
-              "showResumeKey": "true"}  # fmt: skip
+    params = {
+        "url": "example.edu",
+        "matchType": "host",
+        "output": "json",
+        "limit": "7",
+        "showResumeKey": "true",
+    }
     first = get(archive, **params).json()
     assert numbers(first) == HOST and first[-2] == []
     assert get(archive, **params, resumeKey=first[-1][0]).text == "[]"
@@ -177,11 +188,20 @@ def test_a_page_ending_exactly_with_the_rows_still_has_a_key_and_the_next_page_i
 def test_a_page_boundary_inside_one_second_loses_the_later_capture_of_that_second() -> None:
     """The key skips every line of its second (incLastChar): two captures of one URL in one
     second (http and https) split by a page boundary lose the second."""
-    same = [Row("edu,example)/~d", "20170101000000", f"{scheme}://example.edu/~d/", "text/html",
-                "200", "X", "9") for scheme in ("http", "https")]  # fmt: skip
+    same = [
+        Row(
+            "edu,example)/~d",
+            "20170101000000",
+            f"{scheme}://example.edu/~d/",
+            "text/html",
+            "200",
+            "X",
+            "9",
+        )
+        for scheme in ("http", "https")
+    ]
     with IAArchive(same) as archive:
-        params = {"url": "example.edu/~d/", "output": "json", "limit": "1",
-                  "showResumeKey": "true"}  # fmt: skip
+        params = {"url": "example.edu/~d/", "output": "json", "limit": "1", "showResumeKey": "true"}
         first = get(archive, **params).json()
         assert [row[2] for row in first[1:2]] == ["http://example.edu/~d/"]
         assert first[-1] == ["edu%2Cexample%29%2F%7Ed+20170101000001"]
@@ -202,8 +222,13 @@ def test_lines_thrown_away_by_from_count_against_the_read_cap_and_the_answer_end
     None
 ):
     with IAArchive(ROWS, max_lines_read=4) as archive:
-        params = {"url": "example.edu", "matchType": "host", "output": "json", "limit": "10",
-                  "showResumeKey": "true"}  # fmt: skip
+        params = {
+            "url": "example.edu",
+            "matchType": "host",
+            "output": "json",
+            "limit": "10",
+            "showResumeKey": "true",
+        }
         # Lines 1-4 read, 2 thrown away: 5 and 6 (from 10 and 15 January) are never read,
         # and no key says so.
         short = get(archive, **params, **{"from": "20170105"}).json()
@@ -242,8 +267,11 @@ def test_pages_hold_their_blocks_rows_and_together_the_whole_answer(zipnum: IAAr
     assert found(zipnum, **host, page="0") == [1, 2, 3, 4]
     assert found(zipnum, **host, page="1") == [5, 6, 7]  # 8 is in the block, not the range
     assert [found(zipnum, **host, page=str(p), pageSize="1") for p in range(4)] == [
-        [1, 2], [3, 4], [5, 6], [7]
-    ]  # fmt: skip
+        [1, 2],
+        [3, 4],
+        [5, 6],
+        [7],
+    ]
     after = get(zipnum, **host, page="2", output="json")
     assert after.status_code == 200 and after.text == ""
     assert found(zipnum, **host, page="1", **{"from": "201702"}) == []  # pages ignore from
@@ -279,17 +307,23 @@ def test_a_proxy_answers_the_size_question_with_an_html_page_and_200() -> None:
 
 
 def test_exact_only_captures_are_left_out_of_every_wider_query() -> None:
-    hidden = Row("edu,example)/~a", "20170215000000", "http://example.edu/~a/", "text/html",
-                 "200", "A9", "9")  # fmt: skip
+    hidden = Row(
+        "edu,example)/~a", "20170215000000", "http://example.edu/~a/", "text/html", "200", "A9", "9"
+    )
     with IAArchive(ROWS, exact_only=[hidden]) as archive:
         exact = get(archive, url="example.edu/~a/", output="json").json()
         assert [row[1] for row in exact[1:]] == [
-            "20170101000000", "20170201000000", "20170215000000", "20170301000000"
-        ]  # fmt: skip
-        for params in ({"matchType": "prefix", "url": "example.edu/~a"},
-                       {"matchType": "host", "url": "example.edu"},
-                       {"matchType": "domain", "url": "example.edu"},
-                       {"url": "example.edu/~a/", "page": "0"}):  # fmt: skip
+            "20170101000000",
+            "20170201000000",
+            "20170215000000",
+            "20170301000000",
+        ]
+        for params in (
+            {"matchType": "prefix", "url": "example.edu/~a"},
+            {"matchType": "host", "url": "example.edu"},
+            {"matchType": "domain", "url": "example.edu"},
+            {"url": "example.edu/~a/", "page": "0"},
+        ):
             answer = get(archive, output="json", **params).json()
             assert "20170215000000" not in [row[1] for row in answer], params
 
@@ -297,12 +331,14 @@ def test_exact_only_captures_are_left_out_of_every_wider_query() -> None:
 # --- Fields and formats ----------------------------------------------------------------------
 
 
-def test_fl_chooses_and_orders_the_fields_and_names_them_in_the_header(
-    archive: IAArchive,
-) -> None:
+def test_fl_chooses_and_orders_the_fields_and_names_them_in_the_header(archive: IAArchive) -> None:
     answer = get(archive, url="example.edu/~a/", output="json", fl="timestamp,digest").json()
-    assert answer == [["timestamp", "digest"], ["20170101000000", "A1"],
-                      ["20170201000000", "A2"], ["20170301000000", "A2"]]  # fmt: skip
+    assert answer == [
+        ["timestamp", "digest"],
+        ["20170101000000", "A1"],
+        ["20170201000000", "A2"],
+        ["20170301000000", "A2"],
+    ]
 
 
 def test_plain_text_has_one_line_a_capture_and_the_key_after_a_blank_line(
@@ -326,9 +362,13 @@ def test_collapse_is_ignored_and_options_the_fake_lacks_are_refused(archive: IAA
 
 def test_answers_are_gzipped_when_asked_like_the_real_server() -> None:
     with IAArchive(ROWS, gzip=True) as archive:
-        answer = requests.get(archive.cdx_url, params={"url": "example.edu/~a/",
-                              "output": "json"}, headers={"Accept-Encoding": "gzip"},
-                              stream=True, timeout=10)  # fmt: skip
+        answer = requests.get(
+            archive.cdx_url,
+            params={"url": "example.edu/~a/", "output": "json"},
+            headers={"Accept-Encoding": "gzip"},
+            stream=True,
+            timeout=10,
+        )
         raw = answer.raw.read()
         assert answer.headers["Content-Encoding"] == "gzip"
         assert len(json.loads(gzip.decompress(raw))) == 4
@@ -341,15 +381,24 @@ def test_answers_are_gzipped_when_asked_like_the_real_server() -> None:
 # --- Faults, for every match type ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("params", [
-    {"url": "example.edu/~a/"}, {"url": "example.edu/~a", "matchType": "prefix"},
-    {"url": "example.edu", "matchType": "host"}, {"url": "example.edu", "matchType": "domain"},
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"url": "example.edu/~a/"},
+        {"url": "example.edu/~a", "matchType": "prefix"},
+        {"url": "example.edu", "matchType": "host"},
+        {"url": "example.edu", "matchType": "domain"},
+    ],
+)
 def test_queued_faults_apply_to_every_match_type(
     archive: IAArchive, params: dict[str, str]
 ) -> None:
-    archive.state.faults.extend([Fault("status", status=429, retry_after="7", on="cdx"),
-                                 Fault("status", status=503, on="cdx")])  # fmt: skip
+    archive.state.faults.extend(
+        [
+            Fault("status", status=429, retry_after="7", on="cdx"),
+            Fault("status", status=503, on="cdx"),
+        ]
+    )
     throttled = get(archive, **params)
     assert throttled.status_code == 429 and throttled.headers["Retry-After"] == "7"
     assert get(archive, **params).status_code == 503
@@ -358,9 +407,11 @@ def test_queued_faults_apply_to_every_match_type(
 
 def test_an_endless_site_makes_every_query_covering_it_endless(archive: IAArchive) -> None:
     archive.state.endless_prefixes.add("example.edu/~a")
-    for params in ({"url": "example.edu/~a", "matchType": "prefix"},
-                   {"url": "example.edu", "matchType": "host"},
-                   {"url": "*.example.edu"}):  # fmt: skip
+    for params in (
+        {"url": "example.edu/~a", "matchType": "prefix"},
+        {"url": "example.edu", "matchType": "host"},
+        {"url": "*.example.edu"},
+    ):
         keys = {get(archive, output="json", **params).json()[-1][0] for _ in range(2)}
         assert len(keys) == 2 and all(k.startswith("endless-") for k in keys), params
     assert found(archive, url="example.edu/~b", matchType="prefix") == [7]
@@ -388,9 +439,13 @@ def test_lines_added_later_are_served_in_order(archive: IAArchive) -> None:
         ]
     )
     answer = get(archive, url="example.edu/~a/", output="json", fl="timestamp").json()
-    assert [row[0] for row in answer[1:]] == ["20170101000000", "20170102000000",
-                                              "20170201000000", "20170301000000",
-                                              "20170401000000"]  # fmt: skip
+    assert [row[0] for row in answer[1:]] == [
+        "20170101000000",
+        "20170102000000",
+        "20170201000000",
+        "20170301000000",
+        "20170401000000",
+    ]
 
 
 def test_mementos_come_from_bodies_or_are_made_on_demand() -> None:

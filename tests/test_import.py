@@ -64,11 +64,22 @@ def use_archive(settings: Any, *, cdx_url: str, wayback_url: str, dialect: str) 
 def fingerprint() -> tuple[list[Any], list[Any]]:
     captures = sorted(
         Capture.objects.values_list(
-            "site__canonical_key", "urlkey", "page_key", "timestamp", "depth", "mimetype",
-            "status", "digest", "length", "kind", "is_observation", "page_index", "link_floor",
+            "site__canonical_key",
+            "urlkey",
+            "page_key",
+            "timestamp",
+            "depth",
+            "mimetype",
+            "status",
+            "digest",
+            "length",
+            "kind",
+            "is_observation",
+            "page_index",
+            "link_floor",
             "new_links",
         )
-    )  # fmt: skip
+    )
     snapshots = sorted(
         LinkSnapshot.objects.filter(status="ok").values_list("urlkey", "digest", "links")
     )
@@ -83,8 +94,12 @@ def wipe_archive_data() -> None:
 
 
 def load_seeds(demo: DemoArchive) -> None:
-    call_command("import_seeds", str(demo.seeds_path), stdout=open(os.devnull, "w"),
-                 stderr=open(os.devnull, "w"))  # fmt: skip
+    call_command(
+        "import_seeds",
+        str(demo.seeds_path),
+        stdout=open(os.devnull, "w"),
+        stderr=open(os.devnull, "w"),
+    )
 
 
 @pytest.fixture()
@@ -120,8 +135,7 @@ def test_warc_import_gives_the_true_update_flags(demo: DemoArchive) -> None:
 def test_cdx_file_plus_pywb_mementos_equals_the_warc_import(
     demo: DemoArchive, pywb: PywbServer, settings: Any, redis_url: str, warc_fingerprint: Any
 ) -> None:
-    use_archive(settings, cdx_url=pywb.cdx_url, wayback_url=f"{pywb.base_url}/demo",
-                dialect="pywb")  # fmt: skip
+    use_archive(settings, cdx_url=pywb.cdx_url, wayback_url=f"{pywb.base_url}/demo", dialect="pywb")
     out = open(os.devnull, "w")
     call_command("import_cdx", str(demo.cdx_path), stdout=out, stderr=out)
     assert fingerprint() == warc_fingerprint
@@ -138,8 +152,7 @@ def pywb_access_log(pywb: PywbServer) -> list[str]:
 def test_import_archive_through_pywb_cdx_api_equals_the_warc_import(
     demo: DemoArchive, pywb: PywbServer, settings: Any, redis_url: str, warc_fingerprint: Any
 ) -> None:
-    use_archive(settings, cdx_url=pywb.cdx_url, wayback_url=f"{pywb.base_url}/demo",
-                dialect="pywb")  # fmt: skip
+    use_archive(settings, cdx_url=pywb.cdx_url, wayback_url=f"{pywb.base_url}/demo", dialect="pywb")
     call_command("import_archive", stdout=open(os.devnull, "w"))
     assert fingerprint() == warc_fingerprint
     assert set(Site.objects.values_list("import_status", flat=True)) == {"done"}
@@ -160,15 +173,20 @@ def test_internet_archive_dialect_with_faults_through_a_real_worker(
         archive.state.blocked_prefixes.add(blocked.seed_url.split("://", 1)[1].rstrip("/"))
         env = worker_environment(
             worker_env,
-            use_archive(settings, cdx_url=archive.cdx_url, wayback_url=archive.wayback_url,
-                        dialect="ia"),
-        )  # fmt: skip
+            use_archive(
+                settings, cdx_url=archive.cdx_url, wayback_url=archive.wayback_url, dialect="ia"
+            ),
+        )
         env["HACS_CDX_RATE_PER_MINUTE"] = "600"  # ten CDX requests a second at most
         record = enqueue_import(list(Site.objects.values_list("pk", flat=True)))
         run = subprocess.run(
             [sys.executable, str(ROOT / "manage.py"), "rqworker", "import", "--burst"],
-            env=env, cwd=ROOT, capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert run.returncode == 0, run.stderr[-3000:]
         cdx_times = [e.at for e in archive.state.log if e.path.endswith("/cdx")]
         statuses = [e.status for e in archive.state.log]
@@ -201,19 +219,26 @@ def test_internet_archive_dialect_with_faults_through_a_real_worker(
 
 
 def test_a_worker_killed_mid_import_is_rerun_to_the_same_data(
-    demo: DemoArchive, pywb: PywbServer, settings: Any, worker_env: dict[str, str],
+    demo: DemoArchive,
+    pywb: PywbServer,
+    settings: Any,
+    worker_env: dict[str, str],
     warc_fingerprint: Any,
-) -> None:  # fmt: skip
-    archive = use_archive(settings, cdx_url=pywb.cdx_url, wayback_url=f"{pywb.base_url}/demo",
-                          dialect="pywb")  # fmt: skip
+) -> None:
+    archive = use_archive(
+        settings, cdx_url=pywb.cdx_url, wayback_url=f"{pywb.base_url}/demo", dialect="pywb"
+    )
     slow = worker_environment(worker_env, {**archive, "HACS_MEMENTO_RATE_PER_MINUTE": "900"})
     site_ids = list(Site.objects.values_list("pk", flat=True))
     enqueue_import(site_ids)
     worker = subprocess.Popen(
         [sys.executable, str(ROOT / "manage.py"), "rqworker", "import", "--burst"],
-        env=slow, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=slow,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and LinkSnapshot.objects.count() < 40:
         time.sleep(0.2)
@@ -226,8 +251,12 @@ def test_a_worker_killed_mid_import_is_rerun_to_the_same_data(
     enqueue_import(site_ids)
     rerun = subprocess.run(
         [sys.executable, str(ROOT / "manage.py"), "rqworker", "import", "--burst"],
-        env=fast, cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        env=fast,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert fingerprint() == warc_fingerprint
     assert set(Site.objects.values_list("import_status", flat=True)) == {"done"}
@@ -261,8 +290,9 @@ def test_a_warc_import_that_matched_no_seed_is_not_shown_as_a_success(demo: Demo
     assert not Capture.objects.exists()
     record = JobRecord.objects.get(kind="import")
     assert record.status == JobRecord.Status.FAILED
-    [(item, reason)] = [tuple(f) if isinstance(f, list) else (f["item"], f["reason"])
-                        for f in record.failures]  # fmt: skip
+    [(item, reason)] = [
+        tuple(f) if isinstance(f, list) else (f["item"], f["reason"]) for f in record.failures
+    ]
     assert item == demo.warc_path.name
     assert "no capture in it belongs to a seed site HACS holds" in reason
     assert "add the seed list first" in reason

@@ -34,10 +34,16 @@ def page(*links: str) -> bytes:
 def estimates(site: Site) -> list[Any]:
     return sorted(
         Estimate.objects.filter(site=site).values_list(
-            "level", "method", "rate", "tau", "observations", "updates", "posterior_shape",
+            "level",
+            "method",
+            "rate",
+            "tau",
+            "observations",
+            "updates",
+            "posterior_shape",
             "posterior_rate",
         )
-    )  # fmt: skip
+    )
 
 
 def migrate(target: list[tuple[str, str | None]]) -> None:
@@ -52,10 +58,13 @@ def test_a_capture_dated_2099_is_removed_and_the_site_reimported_without_it(
     site = make_site(seed_url=SEED, canonical_key=KEY)
     other = make_site(import_status="done")
     months = (1, 2, 4, 5, 7, 9)
-    rows = [Row(KEY, f"2017{m:02d}01000000", SEED, "text/html", "200", f"D{m}", "100")
-            for m in months]  # fmt: skip
-    bodies = {(r.timestamp, SEED): (page(*(f"http://x.org/{n}" for n in range(m))), "text/html")
-              for r, m in zip(rows, months, strict=True)}  # fmt: skip
+    rows = [
+        Row(KEY, f"2017{m:02d}01000000", SEED, "text/html", "200", f"D{m}", "100") for m in months
+    ]
+    bodies = {
+        (r.timestamp, SEED): (page(*(f"http://x.org/{n}" for n in range(m))), "text/html")
+        for r, m in zip(rows, months, strict=True)
+    }
     with IAArchive(rows, bodies) as archive:
         settings.HACS_CDX_URL = archive.cdx_url
         settings.HACS_WAYBACK_URL = archive.wayback_url
@@ -68,11 +77,13 @@ def test_a_capture_dated_2099_is_removed_and_the_site_reimported_without_it(
 
         # An import from before capture times were checked stored an observation dated 2099,
         # with links of its own: it counts, and stretches the site's intervals.
-        future = CdxRecord(KEY, datetime(2099, 1, 1, tzinfo=UTC), SEED, "text/html", 200,
-                           "FUTURE", 100)  # fmt: skip
+        future = CdxRecord(
+            KEY, datetime(2099, 1, 1, tzinfo=UTC), SEED, "text/html", 200, "FUTURE", 100
+        )
         unchecked = RowLimits(latest=datetime(2100, 1, 1, tzinfo=UTC))
-        added = captures_store(records=[future], source="cdx:old.cdx",
-                               index=ScopeIndex.for_sites(), limits=unchecked)  # fmt: skip
+        added = captures_store(
+            records=[future], source="cdx:old.cdx", index=ScopeIndex.for_sites(), limits=unchecked
+        )
         assert added.added == 1
         archive.state.bodies[("20990101000000", SEED)] = (page("http://x.org/late"), "text/html")
         sites_refresh(FetchRetry([site.pk]), client=archive_client())

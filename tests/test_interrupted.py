@@ -99,18 +99,23 @@ def queued_site_ids(redis_url: str, queue: str = "import") -> list[int]:
 
 
 def test_a_killed_worker_leaves_its_job_and_site_interrupted_and_retryable(
-    settings: Any, worker_env: dict[str, str], redis_url: str, stalling_archive: str,
+    settings: Any,
+    worker_env: dict[str, str],
+    redis_url: str,
+    stalling_archive: str,
     logged_in_client: Any,
-) -> None:  # fmt: skip
+) -> None:
     settings.HACS_JOB_LEASE_SECONDS = 2
     site = make_site()
     done = make_site(import_status="done")
     record = enqueue_import([site.pk])
     worker = subprocess.Popen(
         [sys.executable, str(ROOT / "manage.py"), "rqworker", "import"],
-        env=archive_env(worker_env, stalling_archive), cwd=ROOT,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        env=archive_env(worker_env, stalling_archive),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         # The fan-out ran and the site's import is stuck in its CDX request.
         wait_for(
@@ -165,9 +170,11 @@ def test_a_work_horse_outliving_its_killed_worker_keeps_its_job_until_it_stops(
     record = enqueue_import([site.pk])
     worker = subprocess.Popen(
         [sys.executable, str(ROOT / "manage.py"), "rqworker", "import"],
-        env=archive_env(worker_env, stalling_archive), cwd=ROOT,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        env=archive_env(worker_env, stalling_archive),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     horses: list[psutil.Process] = []
     try:
         wait_for(
@@ -267,8 +274,9 @@ def test_a_job_still_waiting_in_redis_or_beating_is_not_interrupted(
     beating = JobRecord.objects.create(
         rq_id="beating", kind="import", queue="import", status="running"
     )
-    silent = JobRecord.objects.create(rq_id="silent", kind="health", queue="default",
-                                      status="running")  # fmt: skip
+    silent = JobRecord.objects.create(
+        rq_id="silent", kind="health", queue="default", status="running"
+    )
     # Every lease ran out long ago; then one job beats again.
     long_ago = timezone.now() - timedelta(hours=1)
     JobRecord.objects.update(created_at=long_ago, heartbeat_at=long_ago)
@@ -288,9 +296,12 @@ def test_ctrl_c_on_a_command_in_a_terminal_marks_its_job_and_site_interrupted(
     site = make_site()
     command = subprocess.Popen(
         [sys.executable, "manage.py", "import_archive"],
-        env=archive_env(worker_env, stalling_archive), cwd=ROOT,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        env=archive_env(worker_env, stalling_archive),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         wait_for(
             lambda: Site.objects.get(pk=site.pk).import_status == Site.ImportStatus.RUNNING,
@@ -330,9 +341,12 @@ def test_a_closed_terminal_is_found_by_its_silent_heartbeat(
         """
     )
     command = subprocess.Popen(
-        [sys.executable, "-c", script], env=archive_env(worker_env, stalling_archive), cwd=ROOT,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [sys.executable, "-c", script],
+        env=archive_env(worker_env, stalling_archive),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for(
             lambda: Site.objects.get(pk=site.pk).import_status == Site.ImportStatus.RUNNING,
@@ -356,8 +370,12 @@ def test_a_command_that_needs_redis_says_so_in_one_line(worker_env: dict[str, st
     env = {**worker_env, "REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}
     result = subprocess.run(
         [sys.executable, str(ROOT / "manage.py"), "import_archive", "--enqueue"],
-        env=env, cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
@@ -378,17 +396,33 @@ def stored() -> tuple[list[Any], list[Any], list[Any], dict[str, str]]:
     each site's import status."""
     captures = sorted(
         Capture.objects.values_list(
-            "site__canonical_key", "urlkey", "timestamp", "kind", "is_observation", "page_index",
-            "link_floor", "new_links", "source",
+            "site__canonical_key",
+            "urlkey",
+            "timestamp",
+            "kind",
+            "is_observation",
+            "page_index",
+            "link_floor",
+            "new_links",
+            "source",
         )
-    )  # fmt: skip
+    )
     snapshots = sorted(LinkSnapshot.objects.values_list("urlkey", "digest", "status", "links"))
     estimates = sorted(
         Estimate.objects.values_list(
-            "site__canonical_key", "level", "method", "rate", "tau", "observations", "updates",
-            "window_start", "window_end", "posterior_shape", "posterior_rate",
+            "site__canonical_key",
+            "level",
+            "method",
+            "rate",
+            "tau",
+            "observations",
+            "updates",
+            "window_start",
+            "window_end",
+            "posterior_shape",
+            "posterior_rate",
         )
-    )  # fmt: skip
+    )
     statuses = dict(Site.objects.values_list("canonical_key", "import_status"))
     return captures, snapshots, estimates, statuses
 
@@ -463,9 +497,11 @@ def test_a_warc_import_killed_mid_file_leaves_its_sites_interrupted_and_reruns_c
     pipe, feeder = stalled_copy(demo.warc_path, tmp_path / "pipe", stop_feeding)
     command = subprocess.Popen(
         [sys.executable, str(ROOT / "manage.py"), "import_warc", str(pipe)],
-        env=archive_env(worker_env, f"http://127.0.0.1:{free_port()}"), cwd=ROOT,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        env=archive_env(worker_env, f"http://127.0.0.1:{free_port()}"),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         record = wait_for(lambda: record_reading(WARC_BATCH), "the first batch")
         # Mid-file: the Jobs page shows records read, the file itself is not done.
@@ -519,9 +555,12 @@ def test_ctrl_c_on_a_cdx_import_leaves_its_sites_interrupted_and_reruns_cleanly(
         # answers: Ctrl-C there.
         command = subprocess.Popen(
             [sys.executable, str(ROOT / "manage.py"), "import_cdx", str(demo.cdx_path)],
-            env=archive_env(worker_env, stalling_archive), cwd=ROOT,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
+            env=archive_env(worker_env, stalling_archive),
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         try:
             record = wait_for(lambda: record_reading(1), "the file to be read")
             started = set(record.items)
@@ -558,9 +597,11 @@ def test_a_worker_killed_mid_file_leaves_the_sites_of_its_file_import_interrupte
     record = enqueue_files("warc", [str(pipe)])
     worker = subprocess.Popen(
         [sys.executable, str(ROOT / "manage.py"), "rqworker", "import"],
-        env=archive_env(worker_env, f"http://127.0.0.1:{free_port()}"), cwd=ROOT,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        env=archive_env(worker_env, f"http://127.0.0.1:{free_port()}"),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         reading = wait_for(lambda: record_reading(WARC_BATCH, queue="import"), "the first batch")
         assert reading.pk == record.pk and reading.done == 0

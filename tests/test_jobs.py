@@ -226,8 +226,16 @@ def test_an_enqueued_recompute_keeps_the_commands_level_method_and_window(
     add_observations(site, moments[::2], updates=flags[::2], page="/pubs.html", depth=1)
     inside = [m for m in moments if date(2018, 1, 1) <= m.date() <= date(2018, 3, 31)]
     out = io.StringIO()
-    options = ["--level", "website", "--method", "interpolated", "--start", "2018-01-01",
-               "--end", "2018-03-31"]  # fmt: skip
+    options = [
+        "--level",
+        "website",
+        "--method",
+        "interpolated",
+        "--start",
+        "2018-01-01",
+        "--end",
+        "2018-03-31",
+    ]
     call_command("recompute_estimates", "--enqueue", *options, stdout=out)
     assert "queued as job" in out.getvalue()
     assert not Estimate.objects.exists()  # nothing is computed before the worker runs it
@@ -246,9 +254,8 @@ def test_an_enqueued_recompute_keeps_the_commands_level_method_and_window(
     page_in = len([m for m in moments[::2] if m in inside])
     assert stored.observations == homepage_in + page_in
     expected = estimates_for_window(
-        level="website", method="interpolated", start=stored.window_start,
-        end=stored.window_end,
-    )[site.pk]  # fmt: skip
+        level="website", method="interpolated", start=stored.window_start, end=stored.window_end
+    )[site.pk]
     whole = estimates_for_window(level="website", method="interpolated")[site.pk]
     assert stored.rate == pytest.approx(expected.rate, rel=1e-12)
     assert stored.rate != pytest.approx(whole.rate)  # the window made a difference

@@ -53,8 +53,11 @@ def test_an_app_imports_only_the_apps_below_it(app: str) -> None:
 
 def test_nothing_hacs_runs_imports_the_testbed_or_the_tests() -> None:
     """The fake servers and the demo tables are tools for tests and benches, not the product."""
-    files = [path for package in ("hacs", "hacs_demo", "hacs_site", *LAYERS)
-             for path in source_files(package)]  # fmt: skip
+    files = [
+        path
+        for package in ("hacs", "hacs_demo", "hacs_site", *LAYERS)
+        for path in source_files(package)
+    ]
     wrong = {
         str(path.relative_to(ROOT)): sorted(imported_packages(path) & {"testbed", "tests"})
         for path in files

@@ -32,19 +32,24 @@ def sites(db: None) -> None:
 
 def scorer(expression: str) -> LearnedScorer:
     return LearnedScorer.objects.create(
-        kind="gp4c", level="homepage", start=date(2017, 3, 1), end=date(2017, 10, 1),
+        kind="gp4c",
+        level="homepage",
+        start=date(2017, 3, 1),
+        end=date(2017, 10, 1),
         parameters={"kind": "gp4c", "start": "2017-03-01", "end": "2017-10-01", "w_weeks": 52},
-        status=LearnedScorer.Status.DONE, model={"expression": expression},
+        status=LearnedScorer.Status.DONE,
+        model={"expression": expression},
         finished_at=datetime(2018, 1, 1, tzinfo=UTC),
-    )  # fmt: skip
+    )
 
 
 def build(**options: Any) -> CrawlList:
     options.setdefault("history_days", 400)
     stored = crawl_list_store(
-        day=LIST_DAY, options=CrawlListOptions(method="gp4c", **options),
+        day=LIST_DAY,
+        options=CrawlListOptions(method="gp4c", **options),
         source=CrawlList.Source.PAGE,
-    )  # fmt: skip
+    )
     return stored.crawl_list
 
 
@@ -61,9 +66,19 @@ def test_a_scheduler_that_scores_every_site_alike_is_said(logged_in_client: Any)
     assert crawl.notice in page
 
     err = io.StringIO()
-    call_command("crawl_list", "--method", "gp4c", "--budget", "4", "--date",
-                 LIST_DAY.isoformat(), "--history-days", "400", stdout=io.StringIO(),
-                 stderr=err)  # fmt: skip
+    call_command(
+        "crawl_list",
+        "--method",
+        "gp4c",
+        "--budget",
+        "4",
+        "--date",
+        LIST_DAY.isoformat(),
+        "--history-days",
+        "400",
+        stdout=io.StringIO(),
+        stderr=err,
+    )
     assert "gave every listed site the same score (0.5)" in err.getvalue()
 
 
@@ -79,12 +94,15 @@ def test_theta_that_removes_every_site_the_scheduler_told_apart_is_said(db: None
     keeps only sites the function scores 0, so the list is the probability's order."""
     t = reference_instant(LIST_DAY)
     recent = make_site(author="Changed lately")
-    add_observations(recent, [t - timedelta(days=d) for d in (300, 30, 2)],
-                     updates=[False, False, True])  # fmt: skip
+    add_observations(
+        recent, [t - timedelta(days=d) for d in (300, 30, 2)], updates=[False, False, True]
+    )
     for n in range(3):
-        add_observations(make_site(author=f"Quiet {n}"),
-                         [t - timedelta(days=d) for d in (420 + n, 210 + n)],
-                         updates=[False, False])  # fmt: skip
+        add_observations(
+            make_site(author=f"Quiet {n}"),
+            [t - timedelta(days=d) for d in (420 + n, 210 + n)],
+            updates=[False, False],
+        )
     scorer("X")
     everything = build(budget=10)
     assert everything.notice == ""

@@ -63,8 +63,20 @@ def learn(*args: str) -> str:
     return out.getvalue()
 
 
-GP_ARGS = ("--start", "2017-03-01", "--end", "2017-10-01", "--weeks", "6",
-           "--generations", "3", "--population", "12", "--seed", "5")  # fmt: skip
+GP_ARGS = (
+    "--start",
+    "2017-03-01",
+    "--end",
+    "2017-10-01",
+    "--weeks",
+    "6",
+    "--generations",
+    "3",
+    "--population",
+    "12",
+    "--seed",
+    "5",
+)
 
 
 def test_learn_scorer_stores_the_function_the_pure_core_learns(collection: list[int]) -> None:
@@ -77,14 +89,19 @@ def test_learn_scorer_stores_the_function_the_pure_core_learns(collection: list[
 
     # The same learning, straight from the pure core on the same observations.
     tables = evaluation_tables_load(
-        levels=["homepage"], start=datetime(2016, 12, 7, tzinfo=UTC),
+        levels=["homepage"],
+        start=datetime(2016, 12, 7, tzinfo=UTC),
         end=datetime(2017, 10, 8, tzinfo=UTC),
-    )  # fmt: skip
+    )
     again = learn_gp4c(
-        tables["homepage"], start=to_days(datetime(2017, 3, 1, tzinfo=UTC)),
-        end=to_days(datetime(2017, 10, 1, tzinfo=UTC)), w_weeks=6, generations=3,
-        population=12, seed=5,
-    )  # fmt: skip
+        tables["homepage"],
+        start=to_days(datetime(2017, 3, 1, tzinfo=UTC)),
+        end=to_days(datetime(2017, 10, 1, tzinfo=UTC)),
+        w_weeks=6,
+        generations=3,
+        population=12,
+        seed=5,
+    )
     assert scorer.model["expression"] == again.function.expression
     assert scorer.training_fitness == again.training_fitness
     assert scorer.validation_fitness == again.validation_fitness
@@ -118,16 +135,21 @@ def test_a_gp4c_crawl_list_ranks_every_site_by_the_stored_function(collection: l
     tables = evaluation_tables_load(levels=["homepage"], start=t - timedelta(weeks=12), end=t)
     found = window_scores(tables["homepage"], t=to_days(t), w_weeks=6, e_days=7.0)
     expected = dict(
-        zip(tables.site_ids[found.site].tolist(), function.score(found.terminals).tolist(),
-            strict=True)
-    )  # fmt: skip
+        zip(
+            tables.site_ids[found.site].tolist(),
+            function.score(found.terminals).tolist(),
+            strict=True,
+        )
+    )
     assert not set(quiet) & set(expected)
     timelines = timelines_load(level="homepage", end=t - timedelta(microseconds=1))
     newest = dict(
         zip(timelines.site_ids.tolist(), timelines.times[timelines.offsets[1:] - 1], strict=True)
     )
-    assert all(newest[pk] == to_days(ORIGIN) + first + 140.0
-               for pk, first in zip(quiet, (3.0, 40.0, 90.0), strict=True))  # fmt: skip
+    assert all(
+        newest[pk] == to_days(ORIGIN) + first + 140.0
+        for pk, first in zip(quiet, (3.0, 40.0, 90.0), strict=True)
+    )
     rest = sorted(set(newest) - set(expected))
     assert set(quiet) <= set(rest)
     columns = empty_window_terminals(
@@ -150,16 +172,25 @@ def test_a_gp4c_crawl_list_ranks_every_site_by_the_stored_function(collection: l
     assert [s for s, _ in scores] == sorted((s for s, _ in scores), reverse=True)
     # The CSV carries the score beside the probability.
     out = io.StringIO()
-    call_command("crawl_list", "--method", "gp4c", "--budget", "3", "--date", "2017-12-20",
-                 "--history-days", "400", stdout=out, stderr=io.StringIO())  # fmt: skip
+    call_command(
+        "crawl_list",
+        "--method",
+        "gp4c",
+        "--budget",
+        "3",
+        "--date",
+        "2017-12-20",
+        "--history-days",
+        "400",
+        stdout=out,
+        stderr=io.StringIO(),
+    )
     header, first_row = out.getvalue().splitlines()[:2]
     assert header.endswith(",score")
     assert float(first_row.split(",")[-1]) == pytest.approx(entries[0].score, rel=1e-5)
 
 
-def test_lws_learns_and_ranks_by_the_updates_expected_since_the_copy(
-    collection: list[int],
-) -> None:
+def test_lws_learns_and_ranks_by_the_updates_expected_since_the_copy(collection: list[int]) -> None:
     text = learn("--kind", "lws", "--start", "2017-03-01", "--end", "2017-10-01")
     scorer = LearnedScorer.objects.get()
     assert scorer.status == LearnedScorer.Status.DONE
@@ -175,9 +206,16 @@ def test_lws_learns_and_ranks_by_the_updates_expected_since_the_copy(
     timelines = timelines_load(level="homepage", end=t - timedelta(microseconds=1))
     last = timelines.times[timelines.offsets[1:] - 1]
     scores = lws_scores(
-        model, timelines.times, timelines.updated, timelines.offsets, last, to_days(t), 1.0,
-        new_links=timelines.new_links, page=timelines.page,
-    )  # fmt: skip
+        model,
+        timelines.times,
+        timelines.updated,
+        timelines.offsets,
+        last,
+        to_days(t),
+        1.0,
+        new_links=timelines.new_links,
+        page=timelines.page,
+    )
     expected = dict(zip(timelines.site_ids.tolist(), scores.tolist(), strict=True))
     entries = list(crawl.entries.order_by("rank"))
     assert len(entries) == 30
@@ -198,7 +236,7 @@ def test_a_learned_method_without_a_learned_scheduler_says_how_to_learn_one(
             "method": "lws",
             "history_days": 400,
             "e_days": 1,
-        }  # fmt: skip
+        }
     )
     assert not form.is_valid()
     assert "learn_scorer --kind lws --level homepage" in form.errors["method"][0]
@@ -227,7 +265,7 @@ def test_the_learning_job_reports_progress_and_stores_the_result(collection: lis
             "w_weeks": 6,
             "generations": 2,
             "population": 10,
-        }  # fmt: skip
+        }
     )
     record = job_record_create(kind=JobRecord.Kind.LEARNING, label="learn")
     run_learning(record.pk, scorer.pk)
@@ -248,9 +286,7 @@ def test_a_failed_learning_run_is_marked_failed_with_its_reason(collection: list
         learned_scorer_latest("lws", "homepage")
 
 
-def test_an_evaluation_run_ranks_with_the_newest_learned_schedulers(
-    collection: list[int],
-) -> None:
+def test_an_evaluation_run_ranks_with_the_newest_learned_schedulers(collection: list[int]) -> None:
     from scheduling.evaluation_service import evaluation_run, evaluation_run_create
 
     learn(*GP_ARGS)
@@ -261,7 +297,7 @@ def test_an_evaluation_run_ranks_with_the_newest_learned_schedulers(
             "end": "2017-12-10",
             "levels": ["homepage"],
             "w_weeks": [6],
-        }  # fmt: skip
+        }
     )
     results = evaluation_run(run=later)
     models = {row["model"] for row in results["budget"]}
@@ -281,7 +317,7 @@ def test_an_evaluation_run_ranks_with_the_newest_learned_schedulers(
                 "end": "2017-12-10",
                 "levels": ["homepage"],
                 "w_weeks": [6],
-            }  # fmt: skip
+            }
         )
     )
     assert all(item["overlaps"] for item in overlapping["learned"])
@@ -319,13 +355,25 @@ def test_the_collections_history_is_the_first_and_last_day_of_its_observations()
     assert learning_history(level="homepage") is None
     site = make_site()
     add_observations(
-        site, [ORIGIN + timedelta(days=d) for d in (3, 40, 90)], updates=[False, True, False],
+        site,
+        [ORIGIN + timedelta(days=d) for d in (3, 40, 90)],
+        updates=[False, True, False],
         unreadable=[2],
-    )  # fmt: skip
-    add_observations(site, [ORIGIN - timedelta(days=30), ORIGIN + timedelta(days=200)],
-                     updates=[False, True], page="/pubs.html", depth=1)  # fmt: skip
-    add_observations(site, [ORIGIN - timedelta(days=400)], updates=[False], page="/a/b/c.html",
-                     depth=MAX_DEPTH + 1)  # fmt: skip
+    )
+    add_observations(
+        site,
+        [ORIGIN - timedelta(days=30), ORIGIN + timedelta(days=200)],
+        updates=[False, True],
+        page="/pubs.html",
+        depth=1,
+    )
+    add_observations(
+        site,
+        [ORIGIN - timedelta(days=400)],
+        updates=[False],
+        page="/a/b/c.html",
+        depth=MAX_DEPTH + 1,
+    )
     make_capture(site, timestamp=ORIGIN + timedelta(days=300), is_observation=False)
     day = ORIGIN.date()
     assert learning_history(level="homepage") == (day + timedelta(3), day + timedelta(40))
@@ -337,8 +385,11 @@ def test_the_homepage_history_is_read_from_its_own_index() -> None:
     not every capture (at 5.5 M captures the aggregate took about a second;
     ``bench.pages`` times the page)."""
     site = make_site()
-    add_observations(site, [ORIGIN + timedelta(days=d) for d in range(0, 300, 7)],
-                     updates=[d % 3 == 0 for d in range(0, 300, 7)])  # fmt: skip
+    add_observations(
+        site,
+        [ORIGIN + timedelta(days=d) for d in range(0, 300, 7)],
+        updates=[d % 3 == 0 for d in range(0, 300, 7)],
+    )
     with CaptureQueriesContext(connection) as queries:
         learning_history(level="homepage")
     (query,) = queries.captured_queries

@@ -109,13 +109,7 @@ def test_a_first_click_with_the_default_period_learns(
     assert scorer.model["samples"] > 0
     # GP4C on the same period (a short search: the page's defaults take minutes).
     gp4c = learned_scorer_create(
-        parameters={
-            "kind": "gp4c",
-            "start": start,
-            "end": end,
-            "generations": 2,
-            "population": 10,
-        }  # fmt: skip
+        parameters={"kind": "gp4c", "start": start, "end": end, "generations": 2, "population": 10}
     )
     learned_scorer_run(scorer=gp4c)
     assert gp4c.status == LearnedScorer.Status.DONE
@@ -150,10 +144,20 @@ def test_the_default_period_is_one_query(
 
 # --- How well it learned, in words --------------------------------------------------------------
 
-LWS_MODEL = {"features": ["log_since_update"], "means": [1.0], "scales": [1.0],
-             "coefficients": [0.5], "intercept": 0.0, "regressor": "ridge", "window_days": 84.0,
-             "alpha": 1.0, "samples": 40, "period": None, "held_out_mae": None,
-             "held_out_r2": None}  # fmt: skip
+LWS_MODEL = {
+    "features": ["log_since_update"],
+    "means": [1.0],
+    "scales": [1.0],
+    "coefficients": [0.5],
+    "intercept": 0.0,
+    "regressor": "ridge",
+    "window_days": 84.0,
+    "alpha": 1.0,
+    "samples": 40,
+    "period": None,
+    "held_out_mae": None,
+    "held_out_r2": None,
+}
 
 
 def done(**kw: Any) -> LearnedScorer:
@@ -193,20 +197,45 @@ def gp4c_scorer(expression: str, validation: float, baselines: dict[str, Any]) -
 @pytest.mark.parametrize(
     ("expression", "validation", "baselines", "worse", "said"),
     [
-        ("add(p, t)", 0.21, {"random": 0.3, "terminals": {"p": 0.2}}, True,
-         "Worse than guessing: NDCG at a 5 % crawl budget on the validation period 0.210, "
-         "below crawling at random (0.300 expected)"),
-        ("add(p, t)", 0.41, {"random": 0.3, "terminals": {"p": 0.45, "t": 0.1}}, True,
-         "Worse than one of its terminals alone: NDCG at a 5 % crawl budget on the "
-         "validation period 0.410, against 0.450 for p."),
-        ("add(p, t)", 0.41, {"random": 0.3, "terminals": {"p": 0.4, "lam": 0.1}}, False,
-         "against the best terminal alone, p, 0.400; crawling at random 0.300."),
-        ("lam", 0.41, {"random": 0.3, "terminals": {"lam": 0.41}}, False,
-         "No evolved formula did better than one terminal alone: it ranks by λ"),
-        ("add(p, t)", 0.0, {"random": None, "terminals": {"p": 0.0}}, True,
-         "the validation period holds no update"),
+        (
+            "add(p, t)",
+            0.21,
+            {"random": 0.3, "terminals": {"p": 0.2}},
+            True,
+            "Worse than guessing: NDCG at a 5 % crawl budget on the validation period 0.210, "
+            "below crawling at random (0.300 expected)",
+        ),
+        (
+            "add(p, t)",
+            0.41,
+            {"random": 0.3, "terminals": {"p": 0.45, "t": 0.1}},
+            True,
+            "Worse than one of its terminals alone: NDCG at a 5 % crawl budget on the "
+            "validation period 0.410, against 0.450 for p.",
+        ),
+        (
+            "add(p, t)",
+            0.41,
+            {"random": 0.3, "terminals": {"p": 0.4, "lam": 0.1}},
+            False,
+            "against the best terminal alone, p, 0.400; crawling at random 0.300.",
+        ),
+        (
+            "lam",
+            0.41,
+            {"random": 0.3, "terminals": {"lam": 0.41}},
+            False,
+            "No evolved formula did better than one terminal alone: it ranks by λ",
+        ),
+        (
+            "add(p, t)",
+            0.0,
+            {"random": None, "terminals": {"p": 0.0}},
+            True,
+            "the validation period holds no update",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_gp4c_fit_is_judged_against_random_and_its_terminals(
     expression: str, validation: float, baselines: dict[str, Any], worse: bool, said: str
 ) -> None:
@@ -229,8 +258,18 @@ def test_learn_scorer_says_the_fit_and_the_simplified_formula(
     collection: tuple[date, date], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = io.StringIO()
-    call_command("learn_scorer", "--start", "2016-04-01", "--end", "2017-01-01",
-                 "--generations", "2", "--population", "10", stdout=out)  # fmt: skip
+    call_command(
+        "learn_scorer",
+        "--start",
+        "2016-04-01",
+        "--end",
+        "2017-01-01",
+        "--generations",
+        "2",
+        "--population",
+        "10",
+        stdout=out,
+    )
     scorer = LearnedScorer.objects.get()
     shown = learned_scorer_summary(scorer)
     assert shown.formula is not None
@@ -247,8 +286,9 @@ def test_learn_scorer_says_the_fit_and_the_simplified_formula(
 
     monkeypatch.setattr(learning, "fit_lws", worse_fit)
     out = io.StringIO()
-    call_command("learn_scorer", "--kind", "lws", "--start", "2016-04-01", "--end",
-                 "2017-01-01", stdout=out)  # fmt: skip
+    call_command(
+        "learn_scorer", "--kind", "lws", "--start", "2016-04-01", "--end", "2017-01-01", stdout=out
+    )
     assert "Worse than guessing: R² −0.176 on held-out sites" in out.getvalue()
 
 
@@ -270,8 +310,16 @@ def test_a_queued_learning_run_is_named_as_learning_on_the_jobs_page(
 
 
 def test_a_terminal_run_of_learn_scorer_is_kept_as_a_job(collection: tuple[date, date]) -> None:
-    call_command("learn_scorer", "--kind", "lws", "--start", "2016-04-01", "--end",
-                 "2017-01-01", stdout=io.StringIO())  # fmt: skip
+    call_command(
+        "learn_scorer",
+        "--kind",
+        "lws",
+        "--start",
+        "2016-04-01",
+        "--end",
+        "2017-01-01",
+        stdout=io.StringIO(),
+    )
     record = JobRecord.objects.get()
     scorer = LearnedScorer.objects.get()
     assert (record.kind, record.queue, record.status) == ("learning", "terminal", "finished")
@@ -284,8 +332,16 @@ def test_a_failed_run_says_what_happened_and_what_to_do_without_exception_names(
 ) -> None:
     first, last = collection
     with pytest.raises(CommandError, match="too few updates") as raised:
-        call_command("learn_scorer", "--kind", "lws", "--start", "2014-01-01", "--end",
-                     "2014-06-01", stdout=io.StringIO())  # fmt: skip
+        call_command(
+            "learn_scorer",
+            "--kind",
+            "lws",
+            "--start",
+            "2014-01-01",
+            "--end",
+            "2014-06-01",
+            stdout=io.StringIO(),
+        )
     history = f"{first.day} {first:%b %Y} to {last.day} {last:%b %Y}"
     assert f"homepage observations run from {history}; learn on the earlier part" in str(
         raised.value

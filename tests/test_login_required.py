@@ -73,8 +73,7 @@ def test_a_logged_in_librarian_sees_the_dashboard_shell(logged_in_client: Any) -
 
 def test_logging_in_with_the_form_works(client: Any, user: Any) -> None:
     response = client.post(
-        "/accounts/login/",
-        {"username": user.username, "password": "correct horse battery staple"},
+        "/accounts/login/", {"username": user.username, "password": "correct horse battery staple"}
     )
     assert response.status_code == 302
     assert client.get("/").status_code == 200

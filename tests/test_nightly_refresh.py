@@ -126,8 +126,10 @@ def test_an_archive_that_cannot_count_pages_is_asked_one_size_and_each_group_at_
             archive.state.log.clear()
             with caplog.at_level(logging.INFO, logger="archive.archive_import"):
                 if nightly:  # the nightly job's import, within its budget
-                    sites_import(FromArchive([s.pk for s in sites], defer_splits=True),
-                                 client=archive_client())  # fmt: skip
+                    sites_import(
+                        FromArchive([s.pk for s in sites], defer_splits=True),
+                        client=archive_client(),
+                    )
                 else:
                     run()
             cdx = archive.requests_to("cdx")
@@ -173,8 +175,9 @@ def test_seeds_the_archive_had_not_captured_are_asked_again_a_week_after_their_i
         assert ids == sorted([ann.pk, bob.pk, late.pk])  # asked at its import: refreshed too
 
         def choice(days: float) -> Any:
-            return refresh_choice(ids, config, budget=2, policy=refresh_policy(),
-                                  now=now + timedelta(days=days))  # fmt: skip
+            return refresh_choice(
+                ids, config, budget=2, policy=refresh_policy(), now=now + timedelta(days=days)
+            )
 
         early = choice(2)
         assert early.unarchived_sites == 1 and early.unarchived_asked == 0
@@ -238,8 +241,12 @@ def test_late_captures_teach_a_host_its_lag_and_its_group_reads_days_not_weeks(
         run()  # the first refresh: both groups asked wide, from the newest row less 10 days
         assert QueryMemory.objects.filter(kind="group", wide_at__isnull=False).count() == 2
         # 120 captures made two days before the newest row of that answer, indexed since.
-        late = [capture("cs.alpha.edu", f"/~ann/p{i}", newest - timedelta(days=2, minutes=i),
-                        f"late{i}") for i in range(120)]  # fmt: skip
+        late = [
+            capture(
+                "cs.alpha.edu", f"/~ann/p{i}", newest - timedelta(days=2, minutes=i), f"late{i}"
+            )
+            for i in range(120)
+        ]
         add_rows(archive, late)
         archive.state.log.clear()
         run()
@@ -292,14 +299,17 @@ def test_the_cron_reads_each_sites_rate_checks_stake_and_cost_from_what_hacs_hol
     checks = {lone: (10, 100), b: (2, 60), c: (2, 60), new: (8, 8)}
     for site, (last, first) in checks.items():
         ArchiveCheck.objects.create(
-            site=site, source=config.source, checked_at=now - timedelta(days=last),
+            site=site,
+            source=config.source,
+            checked_at=now - timedelta(days=last),
             first_checked_at=now - timedelta(days=first),
-        )  # fmt: skip
+        )
     ids = [lone.pk, b.pk, c.pk, new.pk]
 
     def choose(stakes: dict[int, float]) -> Any:
-        return refresh_choice(ids, config, budget=3, policy=refresh_policy(), stakes=stakes,
-                              now=now)  # fmt: skip
+        return refresh_choice(
+            ids, config, budget=3, policy=refresh_policy(), stakes=stakes, now=now
+        )
 
     # Rates: (n + 1) / (365 + 365) a day (the file's capture is not this archive's). Worth: the
     # lone seed 11/730 × 10 × 5 = 0.75 a request; the group 2 × 31/730 × 2 × 1 = 0.17 for two.

@@ -129,8 +129,7 @@ def test_the_history_pass_leaves_a_site_as_it_was_when_a_content_fails(
     old = [stamp(365 * y) for y in (5, 6)]
     rows = [capture("old.edu", "/~bea", s, f"D{s}") for s in [stamp(20), *old]]
     with IAArchive(rows, body_for=body_for) as archive:
-        use(settings, archive, HACS_ARCHIVE_PARALLEL=1, HACS_HISTORY_DAYS=365,
-            HACS_HTTP_RETRIES=0)  # fmt: skip
+        use(settings, archive, HACS_ARCHIVE_PARALLEL=1, HACS_HISTORY_DAYS=365, HACS_HTTP_RETRIES=0)
         quiet()
         for s in old:  # the archive drops the connection for the older copies
             archive.state.aimed.append(

@@ -33,14 +33,21 @@ def sites() -> dict[str, Site]:
     """Rare: a copy every 45 days, each after the first holding new links. Dense: a copy every
     5 days, one in three with new links. Calm: every 30 days, one in four."""
     rare = make_site(author="Rare", seed_url="http://a.edu/~rare/", canonical_key="edu,a)/~rare")
-    add_observations(rare, before(*[45.0 * k + 2 for k in range(12, -1, -1)]),
-                     updates=[False] + [True] * 12)  # fmt: skip
+    add_observations(
+        rare, before(*[45.0 * k + 2 for k in range(12, -1, -1)]), updates=[False] + [True] * 12
+    )
     dense = make_site(author="Dense", seed_url="http://a.edu/~den/", canonical_key="edu,a)/~den")
-    add_observations(dense, before(*[5.0 * k + 1 for k in range(60, -1, -1)]),
-                     updates=[k % 3 == 1 for k in range(61)])  # fmt: skip
+    add_observations(
+        dense,
+        before(*[5.0 * k + 1 for k in range(60, -1, -1)]),
+        updates=[k % 3 == 1 for k in range(61)],
+    )
     calm = make_site(author="Calm", seed_url="http://a.edu/~calm/", canonical_key="edu,a)/~calm")
-    add_observations(calm, before(*[30.0 * k + 3 for k in range(16, -1, -1)]),
-                     updates=[k % 4 == 3 for k in range(17)])  # fmt: skip
+    add_observations(
+        calm,
+        before(*[30.0 * k + 3 for k in range(16, -1, -1)]),
+        updates=[k % 4 == 3 for k in range(17)],
+    )
     estimates_recompute(levels=[Level.HOMEPAGE], methods=[Method.POSTERIOR])
     return {"rare": rare, "dense": dense, "calm": calm}
 

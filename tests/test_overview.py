@@ -84,10 +84,12 @@ def test_the_default_due_list_reads_the_posterior_since_the_newest_copy() -> Non
     from hacs.bayes import change_probability_since
 
     fresh, stale = make_site(), make_site()
-    make_posterior_estimate(fresh, rate=0.02, tau=days_before(DAY, 100),
-                            last_copy=days_before(DAY, 2))  # fmt: skip
-    make_posterior_estimate(stale, rate=0.02, tau=days_before(DAY, 100),
-                            last_copy=days_before(DAY, 40))  # fmt: skip
+    make_posterior_estimate(
+        fresh, rate=0.02, tau=days_before(DAY, 100), last_copy=days_before(DAY, 2)
+    )
+    make_posterior_estimate(
+        stale, rate=0.02, tau=days_before(DAY, 100), last_copy=days_before(DAY, 40)
+    )
     total, shown = sites_due(day=DAY, theta=0.0, e_days=7.0)
     assert total == 2 and [d.site.pk for d in shown] == [stale.pk, fresh.pk]
     expected = change_probability_since(2.0, 100.0, 47.0)
@@ -132,16 +134,19 @@ def test_due_today_is_the_crawl_lists_rule_and_old_histories_are_not_captured_la
     recent = []
     for n in range(3):
         site = make_site(author=f"Recent {n}")
-        make_posterior_estimate(site, rate=0.5, tau=days_before(now, 30 + n),
-                                last_copy=days_before(now, 20 + n))  # fmt: skip
+        make_posterior_estimate(
+            site, rate=0.5, tau=days_before(now, 30 + n), last_copy=days_before(now, 20 + n)
+        )
         recent.append(site)
     calm = make_site(author="Calm")
-    make_posterior_estimate(calm, rate=0.0005, tau=days_before(now, 40),
-                            last_copy=days_before(now, 1))  # fmt: skip
+    make_posterior_estimate(
+        calm, rate=0.0005, tau=days_before(now, 40), last_copy=days_before(now, 1)
+    )
     for n in range(2):  # histories that ended in 2018: p = 1.00, outside the window
         old = make_site(author=f"Old {n}")
-        make_posterior_estimate(old, rate=0.5, tau=days_before(now, 3000),
-                                last_copy=days_before(now, 2900))  # fmt: skip
+        make_posterior_estimate(
+            old, rate=0.5, tau=days_before(now, 3000), last_copy=days_before(now, 2900)
+        )
     before_list = due_today(day=now)
     assert before_list.built is None
     assert before_list.count == 3

@@ -142,10 +142,15 @@ def test_the_jobs_page_shows_sentences_with_the_raw_text_behind_a_toggle(
     logged_in_client: Any, redis_url: str
 ) -> None:
     JobRecord.objects.create(
-        rq_id="job-1", kind="import", queue="import", status="partial", total=2, done=2,
+        rq_id="job-1",
+        kind="import",
+        queue="import",
+        status="partial",
+        total=2,
+        done=2,
         error="ValueError: the archive sent a page that is not HTML and cannot be parsed",
         failures=[{"item": "http://cs.uni.edu/~ada/", "reason": "OSError: disk full\nmore"}],
-    )  # fmt: skip
+    )
     page = logged_in_client.get("/jobs/").content.decode()
     assert '<div class="error" data-field="error">The archive sent a page that is not HTML' in page
     assert "<summary>Details</summary><pre>ValueError: the archive sent a page" in page

@@ -41,9 +41,13 @@ def at(days: float) -> datetime:
 
 
 def row(
-    url: str, moment: datetime, *, mimetype: str = "text/html", status: int | None = 200,
+    url: str,
+    moment: datetime,
+    *,
+    mimetype: str = "text/html",
+    status: int | None = 200,
     digest: str = "H1",
-) -> CdxRecord:  # fmt: skip
+) -> CdxRecord:
     return CdxRecord(canonical_url(url), moment, url, mimetype, status, digest, 1000)
 
 
@@ -66,9 +70,13 @@ def kinds(site: Site) -> dict[tuple[str, datetime], tuple[str, bool]]:
 
 def test_the_longest_seed_prefix_on_the_same_host_wins() -> None:
     index = ScopeIndex(
-        [(1, "http://a.edu/~bar/"), (2, "http://a.edu/~bar/lab/"), (3, "http://b.edu/"),
-         (4, "https://www.a.edu/~carl/home.html")]
-    )  # fmt: skip
+        [
+            (1, "http://a.edu/~bar/"),
+            (2, "http://a.edu/~bar/lab/"),
+            (3, "http://b.edu/"),
+            (4, "https://www.a.edu/~carl/home.html"),
+        ]
+    )
     assert index.match("edu,a)/~bar") == (1, 0)
     assert index.match("edu,a)/~bar/pubs.html") == (1, 1)
     assert index.match("edu,a)/~bar/lab") == (2, 0)
@@ -130,8 +138,10 @@ def test_each_capture_gets_its_kind_and_skipped_rows_are_counted_by_reason() -> 
     )
     assert (counts.read, counts.added, counts.sites) == (10, 7, {site.pk})
     assert counts.skipped == {
-        "repeated (url, timestamp)": 1, f"deeper than {MAX_DEPTH}": 1, "outside every seed": 1
-    }  # fmt: skip
+        "repeated (url, timestamp)": 1,
+        f"deeper than {MAX_DEPTH}": 1,
+        "outside every seed": 1,
+    }
     assert kinds(site) == {
         (SEED, at(0)): ("observation", True),
         (SEED, at(1)): ("revisit", True),
@@ -206,8 +216,11 @@ def test_each_distinct_content_is_wanted_once_and_failed_ones_again() -> None:
 
     wanted = snapshots_missing(site_ids=[site.pk])
     assert sorted((w.urlkey, w.digest) for w in wanted) == [
-        (home, "A"), (home, "B"), ("edu,a)/~bar/failed.html", "FAILED"), (pubs, "A")
-    ]  # fmt: skip
+        (home, "A"),
+        (home, "B"),
+        ("edu,a)/~bar/failed.html", "FAILED"),
+        (pubs, "A"),
+    ]
     first = next(w for w in wanted if (w.urlkey, w.digest) == (home, "A"))
     assert (first.url, first.timestamp) == (SEED, format_timestamp(at(0)))
     assert [w.digest for w in snapshots_missing(site_ids=[other.pk])] == ["Z"]
@@ -263,16 +276,23 @@ def write_warc(path: Path, captures: Sequence[tuple[str, datetime, bytes, bool]]
             headers = {"WARC-Date": moment.strftime("%Y-%m-%dT%H:%M:%SZ")}
             if is_revisit:
                 record = writer.create_revisit_record(
-                    url, digest="sha1:" + sha1(body), refers_to_uri=url,
-                    refers_to_date="2017-01-01T00:00:00Z", http_headers=http,
+                    url,
+                    digest="sha1:" + sha1(body),
+                    refers_to_uri=url,
+                    refers_to_date="2017-01-01T00:00:00Z",
+                    http_headers=http,
                     warc_headers_dict=headers,
-                )  # fmt: skip
+                )
             else:
                 headers["WARC-Payload-Digest"] = "sha1:" + sha1(body)
                 record = writer.create_warc_record(
-                    url, "response", payload=io.BytesIO(body), length=len(body),
-                    http_headers=http, warc_headers_dict=headers,
-                )  # fmt: skip
+                    url,
+                    "response",
+                    payload=io.BytesIO(body),
+                    length=len(body),
+                    http_headers=http,
+                    warc_headers_dict=headers,
+                )
             writer.write_record(record)
     return path
 
@@ -288,9 +308,13 @@ def test_sites_imported_from_a_warc_file_are_done_with_imported_at(tmp_path: Pat
     first, second = page("http://x.org/1"), page("http://x.org/1", "http://x.org/2")
     path = write_warc(
         tmp_path / "bar.warc.gz",
-        [(SEED, at(0), first, False), (SEED + "pubs.html", at(0), first, False),
-         (SEED, at(10), second, False), (SEED, at(20), second, True)],
-    )  # fmt: skip
+        [
+            (SEED, at(0), first, False),
+            (SEED + "pubs.html", at(0), first, False),
+            (SEED, at(10), second, False),
+            (SEED, at(20), second, True),
+        ],
+    )
     statuses_when_after_ran: list[str] = []
 
     def after(site_ids: list[int]) -> None:
@@ -340,9 +364,13 @@ def test_sites_imported_from_a_cdx_file_are_done_with_imported_at(tmp_path: Path
     first, second = page("http://x.org/1"), page("http://x.org/1", "http://x.org/2")
     path = write_cdx(
         tmp_path / "bar.cdx",
-        [row(SEED, at(0), digest="D1"), row(SEED, at(10), digest="D2"),
-         revisit(SEED, at(20), "D2"), row(SEED, at(30), digest="D3")],
-    )  # fmt: skip
+        [
+            row(SEED, at(0), digest="D1"),
+            row(SEED, at(10), digest="D2"),
+            revisit(SEED, at(20), "D2"),
+            row(SEED, at(30), digest="D3"),
+        ],
+    )
     stamp = format_timestamp
     archive = DictArchive({(stamp(at(0)), SEED): first, (stamp(at(10)), SEED): second})
 

@@ -32,8 +32,11 @@ def thin_and_rich(db: None) -> tuple[Any, Any]:
         site = make_site(author=f"Weekly {n}")
         days = np.arange(700, 0, -7.0) + rng.uniform(0, 1)
         changed = rng.random(days.size) < -np.expm1(-7.0 / mean_interval)
-        add_observations(site, [t - timedelta(days=float(d)) for d in days],
-                         updates=[bool(c) and i > 0 for i, c in enumerate(changed)])  # fmt: skip
+        add_observations(
+            site,
+            [t - timedelta(days=float(d)) for d in days],
+            updates=[bool(c) and i > 0 for i, c in enumerate(changed)],
+        )
         sites.append(site)
     thin = make_site(author="Thin")
     add_observations(thin, [t - timedelta(days=d) for d in (30, 26, 22)], updates=[False] * 3)
@@ -61,9 +64,10 @@ def test_pages_mark_a_p_that_rests_on_the_prior(
 ) -> None:
     thin, rich = thin_and_rich
     crawl = crawl_list_store(
-        day=DAY, options=CrawlListOptions(theta=0.0, history_days=1000),
+        day=DAY,
+        options=CrawlListOptions(theta=0.0, history_days=1000),
         source=CrawlList.Source.DAILY_JOB,
-    ).crawl_list  # fmt: skip
+    ).crawl_list
     assert crawl.entries.get(site=thin).rests_on_prior
     assert not crawl.entries.get(site=rich).rests_on_prior
     page = html.unescape(logged_in_client.get(f"/crawl-list/?list={crawl.pk}").content.decode())

@@ -87,8 +87,12 @@ def test_cdx_indexer_writes_exactly_the_demo_cdx_minus_its_dirt(
     tools = ensure_pywb_venv()
     result = subprocess.run(
         [str(tools.cdx_indexer), "--sort", demo.warc_path.name],
-        cwd=demo.outdir, capture_output=True, text=True, timeout=300, check=True,
-    )  # fmt: skip
+        cwd=demo.outdir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     dirty = {d["line"] for d in truth["cdx_dirt"]}
     lines = demo.cdx_path.read_text(encoding="utf-8").splitlines(keepends=True)
     assert result.stdout == "".join(line for n, line in enumerate(lines, 1) if n not in dirty)
@@ -99,9 +103,12 @@ def test_prefix_query_returns_one_json_object_per_line_for_the_sites_captures(
 ) -> None:
     site = busiest_site(truth)
     status, headers, body = cdx_query(
-        pywb, url=f"{site['host']}/~{site['user']}", matchType="prefix", allowFuzzy="0",
+        pywb,
+        url=f"{site['host']}/~{site['user']}",
+        matchType="prefix",
+        allowFuzzy="0",
         output="json",
-    )  # fmt: skip
+    )
     assert status == 200
     assert headers["Content-Type"].startswith("text/x-ndjson")
     rows = [json.loads(line) for line in body.splitlines()]
@@ -128,9 +135,8 @@ def test_prefix_query_also_returns_a_longer_user_name_on_the_same_host(
     bar, barx = truth["sites"][8], truth["sites"][9]
     assert bar["host"] == barx["host"] and barx["user"].startswith(bar["user"])
     _, _, body = cdx_query(
-        pywb, url=f"{bar['host']}/~{bar['user']}", matchType="prefix", allowFuzzy="0",
-        output="json",
-    )  # fmt: skip
+        pywb, url=f"{bar['host']}/~{bar['user']}", matchType="prefix", allowFuzzy="0", output="json"
+    )
     users = {json.loads(line)["urlkey"].split(")/")[1].split("/")[0] for line in body.splitlines()}
     assert bar["captures"] and barx["captures"]
     assert users == {f"~{bar['user']}", f"~{barx['user']}"}
@@ -176,9 +182,10 @@ def test_revisit_memento_resolves_to_the_original_payload(
     assert revisits
     for site, capture in revisits[:: max(1, len(revisits) // 5)]:
         original = next(
-            c for c in site["captures"]
+            c
+            for c in site["captures"]
             if c["urlkey"] == capture["urlkey"] and c["timestamp"] == capture["refers_to"]
-        )  # fmt: skip
+        )
         status, headers, body = http_get(pywb.memento_url(capture["timestamp"], capture["url"]))
         assert status == 200
         assert body == warc_payload(demo, original["url"], original["timestamp"])

@@ -106,8 +106,10 @@ def test_a_finished_warc_is_read_once_as_observations_with_its_source(
     assert same.is_observation and same.link_floor is not None and same.link_floor >= 0
     remembered = CrawlFile.objects.get()
     assert (remembered.name, remembered.size, remembered.captures) == (
-        written.name, written.stat().st_size, 2,
-    )  # fmt: skip
+        written.name,
+        written.stat().st_size,
+        2,
+    )
 
     assert heritrix_read_back(hand_off) is None  # seen before: no job, nothing read
 
@@ -162,8 +164,9 @@ def test_launches_are_read_and_latest_is_not_read_twice(
     record = heritrix_read_back(hand_off)
     assert record is not None and record.counts["files read"] == 2
     assert {s.split(":", 3)[3].split("/")[0] for _u, s in crawl_captures()} == {
-        "20261120050000", "20261124050000",
-    }  # fmt: skip
+        "20261120050000",
+        "20261124050000",
+    }
 
 
 def test_symbolic_links_are_refused_with_a_sentence_once(
@@ -266,8 +269,9 @@ def test_inbox_files_are_read_and_moved_to_done_or_failed_with_a_sentence(
     record = inbox_read_back()
     assert record is not None and record.status == "partial"
     assert sorted(p.name for p in (inbox / "done").iterdir()) == [
-        "browsertrix-crawler.wacz", "wget.warc.gz",
-    ]  # fmt: skip
+        "browsertrix-crawler.wacz",
+        "wget.warc.gz",
+    ]
     failed = sorted(p.name for p in (inbox / "failed").iterdir())
     assert failed == ["notes.txt", "notes.txt.txt", "strangers.warc.gz", "strangers.warc.gz.txt"]
     note = (inbox / "failed/strangers.warc.gz.txt").read_text()
@@ -275,8 +279,9 @@ def test_inbox_files_are_read_and_moved_to_done_or_failed_with_a_sentence(
     assert "not a WARC or WACZ file" in (inbox / "failed/notes.txt.txt").read_text()
     assert (inbox / "brozzler.warc.gz.part").exists()  # still being written: left alone
     assert crawl_captures() == [
-        (seed(0), "crawl:inbox:wget.warc.gz"), (seed(1), "crawl:inbox:browsertrix-crawler.wacz"),
-    ]  # fmt: skip
+        (seed(0), "crawl:inbox:wget.warc.gz"),
+        (seed(1), "crawl:inbox:browsertrix-crawler.wacz"),
+    ]
     assert record.counts["files still being written"] == 1
     assert record.counts["captures outside every seed"] == 1
     assert inbox_read_back() is None  # nothing left to read
@@ -333,8 +338,9 @@ def test_a_file_dropped_twice_stores_nothing_twice(sites: list[Site], inbox: Pat
 
 
 def test_a_refused_wacz_goes_to_failed_with_its_reason(sites: list[Site], inbox: Path) -> None:
-    bomb = wacz_bytes({"a.warc.gz": warc_bytes([crawl(0, new=True)])},
-                      extra={"../../escape.warc.gz": b"x"})  # fmt: skip
+    bomb = wacz_bytes(
+        {"a.warc.gz": warc_bytes([crawl(0, new=True)])}, extra={"../../escape.warc.gz": b"x"}
+    )
     (inbox / "hostile.wacz").write_bytes(bomb)
     record = inbox_read_back()
     assert record is not None and record.status == "failed"
@@ -379,8 +385,14 @@ def test_a_read_back_loads_neither_scikit_learn_nor_scipy_stats() -> None:
         "if m in sys.modules))"
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "hacs_site.settings"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parent.parent, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+        check=True,
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -408,8 +420,11 @@ def test_a_read_back_stopped_mid_file_reads_it_again_and_stores_nothing_twice(
     assert again is not None and again.status == "finished"
     assert again.counts["captures already stored"] == 2 and "captures added" not in again.counts
     assert len(crawl_captures()) == 2
-    assert set(Site.objects.filter(pk__in=[s.pk for s in sites[:2]]).values_list(
-        "import_status", flat=True)) == {"done"}  # fmt: skip
+    assert set(
+        Site.objects.filter(pk__in=[s.pk for s in sites[:2]]).values_list(
+            "import_status", flat=True
+        )
+    ) == {"done"}
 
 
 def test_the_site_page_shows_each_captures_source_and_the_crawls_on_the_timeline(
@@ -423,8 +438,11 @@ def test_the_site_page_shows_each_captures_source_and_the_crawls_on_the_timeline
     history = site_history(site=site, wayback_url=settings.HACS_WAYBACK_URL)
     assert history.timeline is not None
     stars = [t for t in history.timeline["data"] if t["legendgroup"] == "crawl"]
-    assert stars and all(" · Library crawl: crawl inbox (wget.warc.gz)" in text
-                         for t in stars for text in t["customdata"])  # fmt: skip
+    assert stars and all(
+        " · Library crawl: crawl inbox (wget.warc.gz)" in text
+        for t in stars
+        for text in t["customdata"]
+    )
     newest = history.recent_captures[0]
     assert (newest.crawl, newest.replay_url) == (True, "")  # no archive holds the library's copy
     assert history.recent_captures[-1].source == "File history.warc.gz"

@@ -24,13 +24,7 @@ from handoff.models import CrawlFile, FollowedCrawl, HandOff
 from handoff.services import hand_off_run
 from jobs.models import JobRecord
 from operations.readback import crawl_read_back
-from testbed.browsertrix_server import (
-    ORG_ID,
-    TOKEN,
-    WORKFLOW_ID,
-    BrowsertrixServer,
-    StorageServer,
-)
+from testbed.browsertrix_server import ORG_ID, TOKEN, WORKFLOW_ID, BrowsertrixServer, StorageServer
 from testbed.crawls import Page, wacz_bytes, warc_bytes
 from tests.factories import make_site
 from tests.test_handoff import make_list
@@ -54,8 +48,10 @@ def browsertrix(monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Path) 
     monkeypatch.setenv(TOKEN_VAR, TOKEN)
     settings.VAR_DIR = tmp_path / "var"
     with BrowsertrixServer() as server, StorageServer() as storage:
-        settings.HACS_BROWSERTRIX_ALLOWED_HOSTS = [server.url.removeprefix("http://"),
-                                                   storage.where]  # fmt: skip
+        settings.HACS_BROWSERTRIX_ALLOWED_HOSTS = [
+            server.url.removeprefix("http://"),
+            storage.where,
+        ]
         settings.HACS_BROWSERTRIX_STORAGE_HOSTS = [storage.where]
         server.storage = storage  # type: ignore[attr-defined]
         yield server
@@ -64,9 +60,13 @@ def browsertrix(monkeypatch: pytest.MonkeyPatch, settings: Any, tmp_path: Path) 
 def started(server: BrowsertrixServer, sites: list[Site]) -> FollowedCrawl:
     """The daily list handed off to Browsertrix, which started a crawl HACS now follows."""
     hand_off = HandOff.objects.create(
-        name="Scholars on Browsertrix", kind=HandOff.Kind.BROWSERTRIX, api_url=server.url,
-        org_id=ORG_ID, workflow_id=WORKFLOW_ID, token_env=TOKEN_VAR,
-    )  # fmt: skip
+        name="Scholars on Browsertrix",
+        kind=HandOff.Kind.BROWSERTRIX,
+        api_url=server.url,
+        org_id=ORG_ID,
+        workflow_id=WORKFLOW_ID,
+        token_env=TOKEN_VAR,
+    )
     run = hand_off_run(hand_off=hand_off, crawl_list=make_list(sites))
     assert run.status == "sent"
     return FollowedCrawl.objects.get(run=run)
@@ -90,8 +90,9 @@ def test_the_crawl_is_followed_until_it_finishes_then_its_wacz_files_are_read(
     assert crawl.state == "starting" and crawl.checked_at is not None
     browsertrix.crawl_set(crawl.crawl_id, "running", {"a.wacz": wacz(0)}, storage=storage)
     assert crawl_read_back() == 0
-    browsertrix.crawl_set(crawl.crawl_id, "complete", {"a.wacz": wacz(0), "b.wacz": wacz(1, 2)},
-                          storage=storage)  # fmt: skip
+    browsertrix.crawl_set(
+        crawl.crawl_id, "complete", {"a.wacz": wacz(0), "b.wacz": wacz(1, 2)}, storage=storage
+    )
     assert crawl_read_back() == 1
     crawl.refresh_from_db()
     assert (crawl.status, crawl.state) == ("read", "complete")
@@ -167,8 +168,9 @@ def test_browsertrix_unreachable_is_asked_again_until_the_wait_runs_out(
     assert crawl_read_back() == 0
     crawl.refresh_from_db()
     assert crawl.status == "following" and "failed with 503" in crawl.message
-    browsertrix.crawl_set(crawl.crawl_id, "complete", {"a.wacz": wacz(0)},
-                          storage=browsertrix.storage)  # fmt: skip
+    browsertrix.crawl_set(
+        crawl.crawl_id, "complete", {"a.wacz": wacz(0)}, storage=browsertrix.storage
+    )
     assert crawl_read_back() == 1
     crawl.refresh_from_db()
     assert crawl.status == "read"
@@ -179,8 +181,9 @@ def test_a_storage_host_not_listed_is_refused_and_nothing_is_downloaded(
 ) -> None:
     settings.HACS_BROWSERTRIX_STORAGE_HOSTS = []
     crawl = started(browsertrix, sites)
-    browsertrix.crawl_set(crawl.crawl_id, "complete", {"a.wacz": wacz(0)},
-                          storage=browsertrix.storage)  # fmt: skip
+    browsertrix.crawl_set(
+        crawl.crawl_id, "complete", {"a.wacz": wacz(0)}, storage=browsertrix.storage
+    )
     crawl_read_back()
     record = JobRecord.objects.get(kind="read_back")
     reason = record.failures[0]["reason"]
@@ -198,8 +201,9 @@ def test_a_listed_storage_host_still_obeys_the_address_rules(
     refused, as for Browsertrix itself."""
     settings.HACS_BROWSERTRIX_ALLOWED_HOSTS = [browsertrix.url.removeprefix("http://")]
     crawl = started(browsertrix, sites)
-    browsertrix.crawl_set(crawl.crawl_id, "complete", {"a.wacz": wacz(0)},
-                          storage=browsertrix.storage)  # fmt: skip
+    browsertrix.crawl_set(
+        crawl.crawl_id, "complete", {"a.wacz": wacz(0)}, storage=browsertrix.storage
+    )
     crawl_read_back()
     reason = JobRecord.objects.get(kind="read_back").failures[0]["reason"]
     assert "only over https" in reason and "HACS_BROWSERTRIX_ALLOWED_HOSTS" in reason
@@ -212,8 +216,13 @@ def test_a_file_larger_than_the_cap_is_not_downloaded(
     settings.HACS_MAX_CRAWL_FILE_BYTES = 2 * 1024 * 1024
     crawl = started(browsertrix, sites)
     big = wacz_bytes({"data.warc.gz": warc_bytes([Page(seed(0), NOW, body=b"x")])})
-    browsertrix.crawl_set(crawl.crawl_id, "complete", {"big.wacz": big},
-                          storage=browsertrix.storage, sizes={"big.wacz": 5 * 1024**3})  # fmt: skip
+    browsertrix.crawl_set(
+        crawl.crawl_id,
+        "complete",
+        {"big.wacz": big},
+        storage=browsertrix.storage,
+        sizes={"big.wacz": 5 * 1024**3},
+    )
     crawl_read_back()
     reason = JobRecord.objects.get(kind="read_back").failures[0]["reason"]
     assert "more than HACS_MAX_CRAWL_FILE_BYTES" in reason
@@ -228,8 +237,13 @@ def test_a_download_past_the_cap_is_cut_whatever_the_size_browsertrix_said(
     noise = random.Random(0).randbytes(2_000_000)  # 2 MB that do not compress
     padding = Page(seed(1), NOW, body=noise)
     big = wacz_bytes({"data.warc.gz": warc_bytes([padding])})
-    browsertrix.crawl_set(crawl.crawl_id, "complete", {"big.wacz": big},
-                          storage=browsertrix.storage, sizes={"big.wacz": 1000})  # fmt: skip
+    browsertrix.crawl_set(
+        crawl.crawl_id,
+        "complete",
+        {"big.wacz": big},
+        storage=browsertrix.storage,
+        sizes={"big.wacz": 1000},
+    )
     crawl_read_back()
     reason = JobRecord.objects.get(kind="read_back").failures[0]["reason"]
     assert "sent more than HACS_MAX_CRAWL_FILE_BYTES" in reason
@@ -238,8 +252,9 @@ def test_a_download_past_the_cap_is_cut_whatever_the_size_browsertrix_said(
 
 def test_a_file_not_matching_its_hash_is_not_read(browsertrix: Any, sites: list[Site]) -> None:
     crawl = started(browsertrix, sites)
-    record = browsertrix.crawl_set(crawl.crawl_id, "complete", {"a.wacz": wacz(0)},
-                                   storage=browsertrix.storage)  # fmt: skip
+    record = browsertrix.crawl_set(
+        crawl.crawl_id, "complete", {"a.wacz": wacz(0)}, storage=browsertrix.storage
+    )
     browsertrix.storage.files["a.wacz"] = wacz(1)  # the storage holds another file
     record.files["a.wacz"] = wacz(0)
     crawl_read_back()
@@ -256,8 +271,9 @@ def test_an_expired_address_is_asked_again_and_files_read_before_are_not(
     first = wacz(0)
     browsertrix.crawl_set(crawl.crawl_id, "complete", {"a.wacz": first}, storage=storage)
     crawl_read_back()
-    browsertrix.crawl_set(crawl.crawl_id, "complete", {"a.wacz": first, "b.wacz": wacz(1)},
-                          storage=storage)  # fmt: skip
+    browsertrix.crawl_set(
+        crawl.crawl_id, "complete", {"a.wacz": first, "b.wacz": wacz(1)}, storage=storage
+    )
     crawl.refresh_from_db()
     crawl.status = "following"  # as if b.wacz had failed the first time
     crawl.save()
@@ -281,8 +297,9 @@ def test_files_that_never_download_are_given_up_after_the_wait(
 ) -> None:
     settings.HACS_CRAWL_WAIT_HOURS = 6
     crawl = started(browsertrix, sites)
-    browsertrix.crawl_set(crawl.crawl_id, "complete", {"a.wacz": wacz(0)},
-                          storage=browsertrix.storage)  # fmt: skip
+    browsertrix.crawl_set(
+        crawl.crawl_id, "complete", {"a.wacz": wacz(0)}, storage=browsertrix.storage
+    )
     browsertrix.storage.expire()
     crawl_read_back()
     crawl.refresh_from_db()

@@ -29,13 +29,7 @@ from jobs.models import JobRecord
 from operations.refresh import sites_refresh
 from scheduling.daily import daily_list_build, daily_run_claim
 from scheduling.models import CrawlList
-from testbed.browsertrix_server import (
-    ORG_ID,
-    TOKEN,
-    WORKFLOW_ID,
-    BrowsertrixServer,
-    StorageServer,
-)
+from testbed.browsertrix_server import ORG_ID, TOKEN, WORKFLOW_ID, BrowsertrixServer, StorageServer
 from testbed.crawls import HeritrixJob, Page, wacz_bytes, warc_bytes
 from tests.factories import make_site
 
@@ -94,8 +88,9 @@ def crawled(urls: list[str], *, changed: str) -> list[Page]:
     at = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=1)
     while datetime.now(UTC) <= at:
         time.sleep(0.05)
-    pages = [Page(u, at, [*LINKS, *(["http://doi.org/10.5/new"] if u == changed else [])])
-             for u in urls]  # fmt: skip
+    pages = [
+        Page(u, at, [*LINKS, *(["http://doi.org/10.5/new"] if u == changed else [])]) for u in urls
+    ]
     return [*pages, Page("http://other.example.org/", at, ["http://x.org/"])]
 
 
@@ -116,9 +111,14 @@ def listed(crawl_list: CrawlList) -> list[str]:
 
 
 def test_heritrix_the_list_the_crawl_the_read_back_and_tomorrows_list(
-    four_sites: list[Site], env: dict[str, str], redis_url: str, run_worker: Any,
-    tmp_path: Path, settings: Any, logged_in_client: Any,
-) -> None:  # fmt: skip
+    four_sites: list[Site],
+    env: dict[str, str],
+    redis_url: str,
+    run_worker: Any,
+    tmp_path: Path,
+    settings: Any,
+    logged_in_client: Any,
+) -> None:
     settings.HACS_HERITRIX_ROOT = str(tmp_path)
     job = HeritrixJob(tmp_path / "scholars")
     hand_off = HandOff.objects.create(
@@ -157,27 +157,39 @@ def test_heritrix_the_list_the_crawl_the_read_back_and_tomorrows_list(
 
 
 @pytest.fixture()
-def browsertrix(env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
-                settings: Any) -> Iterator[tuple[BrowsertrixServer, StorageServer]]:  # fmt: skip
+def browsertrix(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> Iterator[tuple[BrowsertrixServer, StorageServer]]:
     monkeypatch.setenv(TOKEN_VAR, TOKEN)
     with BrowsertrixServer() as server, StorageServer() as storage:
         allowed = f"{server.url.removeprefix('http://')},{storage.where}"
-        env.update({"HACS_BROWSERTRIX_ALLOWED_HOSTS": allowed, TOKEN_VAR: TOKEN,
-                    "HACS_BROWSERTRIX_STORAGE_HOSTS": storage.where})  # fmt: skip
+        env.update(
+            {
+                "HACS_BROWSERTRIX_ALLOWED_HOSTS": allowed,
+                TOKEN_VAR: TOKEN,
+                "HACS_BROWSERTRIX_STORAGE_HOSTS": storage.where,
+            }
+        )
         settings.HACS_BROWSERTRIX_ALLOWED_HOSTS = allowed.split(",")
         settings.HACS_BROWSERTRIX_STORAGE_HOSTS = [storage.where]
         yield server, storage
 
 
 def test_browsertrix_the_list_the_crawl_followed_its_wacz_read_and_tomorrows_list(
-    four_sites: list[Site], browsertrix: tuple[BrowsertrixServer, StorageServer],
-    redis_url: str, run_worker: Any,
-) -> None:  # fmt: skip
+    four_sites: list[Site],
+    browsertrix: tuple[BrowsertrixServer, StorageServer],
+    redis_url: str,
+    run_worker: Any,
+) -> None:
     server, storage = browsertrix
     HandOff.objects.create(
-        name="Scholars on Browsertrix", kind=HandOff.Kind.BROWSERTRIX, api_url=server.url,
-        org_id=ORG_ID, workflow_id=WORKFLOW_ID, token_env=TOKEN_VAR,
-    )  # fmt: skip
+        name="Scholars on Browsertrix",
+        kind=HandOff.Kind.BROWSERTRIX,
+        api_url=server.url,
+        org_id=ORG_ID,
+        workflow_id=WORKFLOW_ID,
+        token_env=TOKEN_VAR,
+    )
     fire(redis_url, "daily-crawl-list")
     run_worker("estimation")
     crawl = FollowedCrawl.objects.get()
@@ -212,9 +224,14 @@ def test_browsertrix_the_list_the_crawl_followed_its_wacz_read_and_tomorrows_lis
 
 
 def test_the_inbox_a_plain_crawler_drops_its_warc_and_tomorrows_list_knows(
-    four_sites: list[Site], env: dict[str, str], redis_url: str, run_worker: Any,
-    tmp_path: Path, settings: Any, logged_in_client: Any,
-) -> None:  # fmt: skip
+    four_sites: list[Site],
+    env: dict[str, str],
+    redis_url: str,
+    run_worker: Any,
+    tmp_path: Path,
+    settings: Any,
+    logged_in_client: Any,
+) -> None:
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     env.update({"HACS_CRAWL_INBOX": str(inbox), "HACS_CRAWL_INBOX_SETTLE_SECONDS": "0"})

@@ -109,14 +109,26 @@ def add_rows(archive: IAArchive, rows: list[Row]) -> None:
 def fingerprint() -> tuple[list[Any], list[Any]]:
     captures = sorted(
         Capture.objects.values_list(
-            "site__canonical_key", "urlkey", "timestamp", "kind", "page_index", "link_floor",
+            "site__canonical_key",
+            "urlkey",
+            "timestamp",
+            "kind",
+            "page_index",
+            "link_floor",
             "new_links",
         )
-    )  # fmt: skip
+    )
     rows = Estimate.objects.values_list(
-        "site__canonical_key", "level", "method", "rate", "tau", "observations", "updates",
-        "posterior_shape", "posterior_rate",
-    )  # fmt: skip
+        "site__canonical_key",
+        "level",
+        "method",
+        "rate",
+        "tau",
+        "observations",
+        "updates",
+        "posterior_shape",
+        "posterior_rate",
+    )
     # The collection's prior sums over sites in the order they were finished: 12 digits.
     estimates = sorted(
         tuple(float(f"{v:.12g}") if isinstance(v, float) else v for v in row) for row in rows
@@ -293,8 +305,11 @@ def test_the_nightly_refresh_spends_its_budget_where_captures_are_likely_and_say
     # The archive captured math.beta.edu's homepages every week of the last months.
     now = timezone.now()
     weeks = [(now - timedelta(days=7 * w)).strftime("%Y%m%d%H%M%S") for w in range(1, 12)]
-    busy = [capture("math.beta.edu", f"/~{p}", stamp, f"busy-{p}-{n}")
-            for p in PEOPLE for n, stamp in enumerate(weeks)]  # fmt: skip
+    busy = [
+        capture("math.beta.edu", f"/~{p}", stamp, f"busy-{p}-{n}")
+        for p in PEOPLE
+        for n, stamp in enumerate(weeks)
+    ]
     with IAArchive(rows + busy, body_for=body_for) as archive:
         # Three requests: one kept for pages beyond the estimates (operations.jobs.PAGE_SLACK),
         # two for one group, sized first.
@@ -314,9 +329,8 @@ def test_the_nightly_refresh_spends_its_budget_where_captures_are_likely_and_say
         while queue.count:
             with django_capture_on_commit_callbacks(execute=True):
                 SimpleWorker(
-                    [queue], connection=connection, serializer=JSONSerializer,
-                    job_class=QueuedJob,
-                ).work(burst=True)  # fmt: skip
+                    [queue], connection=connection, serializer=JSONSerializer, job_class=QueuedJob
+                ).work(burst=True)
         assert [e.query["url"] for e in asked(archive)] == ["math.beta.edu/~"]
     record = JobRecord.objects.get(label__startswith="Nightly refresh")
     assert record.label.startswith(f"Nightly refresh of 4 of {len(sites)} sites from ")
@@ -382,8 +396,13 @@ def test_contents_come_newest_first_and_a_site_is_estimated_once_its_recent_ones
         seen.append((list(site_ids), LinkSnapshot.objects.count()))
 
     with IAArchive(rows, body_for=body_for) as archive:
-        use(settings, archive, HACS_ARCHIVE_PARALLEL=1, HACS_HISTORY_DAYS=365,
-            HACS_OLDER_HISTORY_LATER=False)  # fmt: skip
+        use(
+            settings,
+            archive,
+            HACS_ARCHIVE_PARALLEL=1,
+            HACS_HISTORY_DAYS=365,
+            HACS_OLDER_HISTORY_LATER=False,
+        )
         sites_import(FromArchive([site.pk]), client=archive_client(), after=after)
         fetched = [e.path.split("/")[2][:14] for e in archive.requests_to("web")]
     assert fetched == sorted(recent + old, reverse=True)  # newest first
@@ -417,9 +436,10 @@ def test_within_the_nightly_budget_a_group_found_too_big_waits_for_the_next_nigh
         archive.state.log.clear()
         told: list[tuple[str, str, dict[str, int]]] = []
         sites_import(
-            FromArchive(ids, defer_splits=True), client=archive_client(),
+            FromArchive(ids, defer_splits=True),
+            client=archive_client(),
             progress=lambda item, failure="", counts=None: told.append((item, failure, counts)),
-        )  # fmt: skip
+        )
         assert asked(archive) == [] and len(sized(archive)) == len(HOSTS)
         assert dict(ArchiveCheck.objects.values_list("site_id", "checked_at")) == checks
         assert sum(c["sites waiting for a split group"] for _i, _f, c in told) == len(sites)

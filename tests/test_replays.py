@@ -76,16 +76,30 @@ def test_a_truth_file_gives_the_true_changes_and_rates(
     truth = {
         "generator": {"start": "2018-04-01"},
         "sites": [
-            {"seed_url": s.seed_url, "rate_per_day": {"homepage": 0.5 if i == 0 else 0.001},
-             "update_times": {"homepage": [30.5 + k for k in range(10)] if i == 0 else []}}
+            {
+                "seed_url": s.seed_url,
+                "rate_per_day": {"homepage": 0.5 if i == 0 else 0.001},
+                "update_times": {"homepage": [30.5 + k for k in range(10)] if i == 0 else []},
+            }
             for i, s in enumerate(sites)
         ],
-    }  # fmt: skip
+    }
     path = tmp_path / "truth.json"
     path.write_text(json.dumps(truth))
     out = io.StringIO()
-    call_command("simulate", "--start", "2018-05-01", "--days", "5", "--budgets", "0.17",
-                 "--truth", str(path), "--json", stdout=out)  # fmt: skip
+    call_command(
+        "simulate",
+        "--start",
+        "2018-05-01",
+        "--days",
+        "5",
+        "--budgets",
+        "0.17",
+        "--truth",
+        str(path),
+        "--json",
+        stdout=out,
+    )
     rows = {r["policy"]: r for r in json.loads(out.getvalue())["budgets"][0]["rows"]}
     # The site that changes daily (from 2018-05-01 12:00 on) is found every day by the list
     # that knows its rate.
@@ -139,5 +153,7 @@ def test_simulate_and_the_evaluation_page_show_both_baselines(
     assert '<th scope="row">LambdaCrawl (optimal rates, posterior means)</th>' in page
     charts = json.loads(re.search(r'id="evaluation-charts"[^>]*>(.*?)</script>', page, re.S)[1])
     [bars] = charts["replay"]["data"]
-    assert {"Nutch adaptive (interval ×0.8 / ×1.4)",
-            "LambdaCrawl (optimal rates, posterior means)"} <= set(bars["x"])  # fmt: skip
+    assert {
+        "Nutch adaptive (interval ×0.8 / ×1.4)",
+        "LambdaCrawl (optimal rates, posterior means)",
+    } <= set(bars["x"])

@@ -182,7 +182,7 @@ def test_a_seed_list_within_the_limit_is_still_checked(server: WebServer) -> Non
         data={"csrfmiddlewaretoken": csrf, "action": "check"},
         files={"file": ("seeds.csv", b"http://a.example.edu/~ada/\nnot a url\n", "text/csv")},
         timeout=60,
-    )  # fmt: skip
+    )
     assert answer.status_code == 200
     assert "~ada" in answer.text
     assert os.listdir(Path(server.log).parent / "tmp") == []

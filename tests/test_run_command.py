@@ -59,8 +59,12 @@ def test_run_command_serves_the_dashboard_runs_a_job_and_stops_cleanly(tmp_path:
     )
     process = subprocess.Popen(
         [sys.executable, str(ROOT / "scripts" / "run.py"), "--port", str(port), "--workers", "1"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     started: list[psutil.Process] = []
     try:
         line = wait_for_line(process, r"HACS is running at", timeout=180)
@@ -83,11 +87,23 @@ def test_run_command_serves_the_dashboard_runs_a_job_and_stops_cleanly(tmp_path:
         assert not [p for p in started if password[1] in " ".join(p.cmdline())]
         second = {k: v for k, v in env.items() if k != "DATABASE_URL"}
         shown = subprocess.run(
-            [sys.executable, str(ROOT / "manage.py"), "shell", "-v", "0", "-c",
-             "from django.conf import settings; print(settings.REDIS_URL); "
-             "print(settings.DATABASES['default']['NAME'])"],
-            cwd=ROOT, env=second, capture_output=True, text=True, timeout=60, check=True,
-        ).stdout.split()  # fmt: skip
+            [
+                sys.executable,
+                str(ROOT / "manage.py"),
+                "shell",
+                "-v",
+                "0",
+                "-c",
+                "from django.conf import settings; print(settings.REDIS_URL); "
+                "print(settings.DATABASES['default']['NAME'])",
+            ],
+            cwd=ROOT,
+            env=second,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout.split()
         assert shown == [redis_url, f"{tmp_path}/hacs.sqlite3"]
 
         session = requests.Session()
@@ -97,18 +113,23 @@ def test_run_command_serves_the_dashboard_runs_a_job_and_stops_cleanly(tmp_path:
         token = session.cookies["csrftoken"]
         answer = session.post(
             f"{base}/accounts/login/",
-            data={"username": "curator", "password": "a long test password",
-                  "csrfmiddlewaretoken": token},
-            headers={"Referer": f"{base}/accounts/login/"}, timeout=10,
-        )  # fmt: skip
+            data={
+                "username": "curator",
+                "password": "a long test password",
+                "csrfmiddlewaretoken": token,
+            },
+            headers={"Referer": f"{base}/accounts/login/"},
+            timeout=10,
+        )
         assert answer.status_code == 200 and "Overview" in answer.text
         jobs = session.get(f"{base}/jobs/", timeout=10)
         assert "Run a health check" in jobs.text
         queued = session.post(
             f"{base}/jobs/health/",
             data={"csrfmiddlewaretoken": session.cookies["csrftoken"]},
-            headers={"Referer": f"{base}/jobs/"}, timeout=10,
-        )  # fmt: skip
+            headers={"Referer": f"{base}/jobs/"},
+            timeout=10,
+        )
         assert queued.status_code == 200
         deadline = time.monotonic() + 60
         status = ""
@@ -121,16 +142,23 @@ def test_run_command_serves_the_dashboard_runs_a_job_and_stops_cleanly(tmp_path:
         assert "Finished" in session.get(f"{base}/jobs/", timeout=10).text
 
         idle = len(
-            [p for p in psutil.Process(process.pid).children(recursive=True)
-             if "rqworker" in " ".join(p.cmdline())]
-        )  # fmt: skip
+            [
+                p
+                for p in psutil.Process(process.pid).children(recursive=True)
+                if "rqworker" in " ".join(p.cmdline())
+            ]
+        )
         # The second terminal queues an import for the running workers, through run.env.
         seeds = tmp_path / "seeds.txt"
         seeds.write_text("http://cs.uni.edu/~ada/\n")
         queued_import = subprocess.run(
             [sys.executable, str(ROOT / "manage.py"), "import_seeds", str(seeds), "--enqueue"],
-            cwd=ROOT, env=second, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+            cwd=ROOT,
+            env=second,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert queued_import.returncode == 0, queued_import.stderr
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

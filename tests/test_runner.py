@@ -90,9 +90,13 @@ def test_ctrl_c_or_a_stop_signal_interrupts_the_run_and_calls_the_hook(
     stops = Stops()
     with pytest.raises(stop):
         with JobRun.start(
-            kind=JobRecord.Kind.IMPORT, label="from a terminal", queue="terminal", total=2,
-            items=[7, 8], on_stop=stops,
-        ) as run:  # fmt: skip
+            kind=JobRecord.Kind.IMPORT,
+            label="from a terminal",
+            queue="terminal",
+            total=2,
+            items=[7, 8],
+            on_stop=stops,
+        ) as run:
             run.item("a")
             raise stop()
     record = JobRecord.objects.get()
@@ -179,8 +183,9 @@ def test_a_terminal_draws_the_same_progress_as_a_bar(monkeypatch: pytest.MonkeyP
             assert run.record.fraction == 0.5
             shown = terminal.getvalue()
             assert "Importing:  50%|" in shown and "2/4" in shown
-        with run.bar("Reading", unit="B", count="bytes read", of="bytes in files",
-                     postfix="sites fetched"):  # fmt: skip
+        with run.bar(
+            "Reading", unit="B", count="bytes read", of="bytes in files", postfix="sites fetched"
+        ):
             run.advance(0, **{"bytes in files": 2000})
             run.step(type("Step", (), {"started": (), "counts": {"bytes read": 500}})())
             run.advance(0, **{"sites fetched": 3})

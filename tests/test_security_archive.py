@@ -29,12 +29,7 @@ from django.core.management.base import CommandError
 
 from archive.models import Site
 from archive.pipeline import FromArchive, sites_import
-from archive.wayback import (
-    ArchiveClient,
-    ArchiveConfig,
-    ArchiveError,
-    ArchiveUnreachableError,
-)
+from archive.wayback import ArchiveClient, ArchiveConfig, ArchiveError, ArchiveUnreachableError
 from hacs_site.env import env_url
 from testbed.ia_server import first_cdx_page
 from tests.factories import make_site
@@ -259,9 +254,15 @@ def test_an_archive_url_requests_cannot_send_is_refused(value: str, reason: str)
 
 @pytest.mark.parametrize(
     "value",
-    ["https://web.archive.org/cdx/search/cdx", "http://127.0.0.1:8080/cdx", "http://[::1]:80/c",
-     "http://my_archive.example/cdx", "http://bücher.example/web", "http://archive.example:/c"],
-)  # fmt: skip
+    [
+        "https://web.archive.org/cdx/search/cdx",
+        "http://127.0.0.1:8080/cdx",
+        "http://[::1]:80/c",
+        "http://my_archive.example/cdx",
+        "http://bücher.example/web",
+        "http://archive.example:/c",
+    ],
+)
 def test_archive_urls_requests_can_send_are_accepted(value: str) -> None:
     assert env_url("HACS_CDX_URL", "", {"HACS_CDX_URL": value}) == value
 
@@ -286,8 +287,12 @@ def test_start_up_stops_naming_the_variable(variable: str, value: str, reason: s
     env.pop("PYTEST_CURRENT_TEST", None)
     result = subprocess.run(
         [sys.executable, "manage.py", "check"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode != 0
     assert f"ImproperlyConfigured: {variable}={value!r}" in result.stderr
     assert reason in result.stderr

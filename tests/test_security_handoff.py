@@ -68,9 +68,13 @@ def browsertrix_row(api_url: str, **kw: Any) -> HandOff:
     """A row as one saved before the rules would be: stored without ``full_clean``."""
     kw.setdefault("token_env", TOKEN_VAR)
     return HandOff.objects.create(
-        name="Scholars on Browsertrix", kind=HandOff.Kind.BROWSERTRIX, api_url=api_url,
-        org_id=ORG_ID, workflow_id=WORKFLOW_ID, **kw,
-    )  # fmt: skip
+        name="Scholars on Browsertrix",
+        kind=HandOff.Kind.BROWSERTRIX,
+        api_url=api_url,
+        org_id=ORG_ID,
+        workflow_id=WORKFLOW_ID,
+        **kw,
+    )
 
 
 def saved_errors(**kw: Any) -> dict[str, list[str]]:
@@ -86,9 +90,8 @@ def saved_errors(**kw: Any) -> dict[str, list[str]]:
 def browsertrix_errors(api_url: str, **kw: Any) -> dict[str, list[str]]:
     kw.setdefault("token_env", "HACS_BROWSERTRIX_TOKEN_SCHOLARS")
     return saved_errors(
-        kind=HandOff.Kind.BROWSERTRIX, api_url=api_url, org_id=ORG_ID, workflow_id=WORKFLOW_ID,
-        **kw,
-    )  # fmt: skip
+        kind=HandOff.Kind.BROWSERTRIX, api_url=api_url, org_id=ORG_ID, workflow_id=WORKFLOW_ID, **kw
+    )
 
 
 @pytest.fixture()
@@ -101,10 +104,15 @@ def resolve_as(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
     def getaddrinfo(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(host, str) and host.endswith(".test"):
             return [
-                (socket.AF_INET6 if ":" in ip else socket.AF_INET, socket.SOCK_STREAM, 6, "",
-                 (ip, int(port)) if ":" not in ip else (ip, int(port), 0, 0))
+                (
+                    socket.AF_INET6 if ":" in ip else socket.AF_INET,
+                    socket.SOCK_STREAM,
+                    6,
+                    "",
+                    (ip, int(port)) if ":" not in ip else (ip, int(port), 0, 0),
+                )
                 for ip in answers[host]
-            ]  # fmt: skip
+            ]
         return real(host, port, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
@@ -243,9 +251,12 @@ def test_an_admin_cannot_name_a_variable_outside_the_prefix(field: str, name: st
 
 @pytest.mark.parametrize("variable", ["SECRET_KEY", "REDIS_URL"])
 def test_a_stored_row_naming_secret_key_sends_nothing(
-    crawl: CrawlList, server: BrowsertrixServer, settings: Any,
-    monkeypatch: pytest.MonkeyPatch, variable: str,
-) -> None:  # fmt: skip
+    crawl: CrawlList,
+    server: BrowsertrixServer,
+    settings: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str,
+) -> None:
     monkeypatch.setenv(variable, "the-secret-value")
     allow(settings, server.url)
     run = hand_off_run(hand_off=browsertrix_row(server.url, token_env=variable), crawl_list=crawl)
@@ -289,9 +300,14 @@ def pages_seen_by_a_viewer(client: Any, crawl: CrawlList) -> dict[str, str]:
     ],
 )
 def test_a_remote_body_is_never_shown_only_logged_cut_short(
-    client: Any, crawl: CrawlList, server: BrowsertrixServer, settings: Any,
-    caplog: pytest.LogCaptureFixture, status: int, answer: dict[str, Any],
-) -> None:  # fmt: skip
+    client: Any,
+    crawl: CrawlList,
+    server: BrowsertrixServer,
+    settings: Any,
+    caplog: pytest.LogCaptureFixture,
+    status: int,
+    answer: dict[str, Any],
+) -> None:
     allow(settings, server.url)
     server.fail("upload", status, **answer)
     with caplog.at_level(logging.WARNING, logger="handoff"):

@@ -279,14 +279,23 @@ def deep_scorer(request: pytest.FixtureRequest, db: None) -> LearnedScorer:
     t = reference_instant(LIST_DAY)
     site = make_site()
     add_observations(site, [t - timedelta(days=d) for d in (90, 60, 30)], updates=[False] * 3)
-    parameters = {"kind": "gp4c", "level": "homepage", "start": "2017-03-01",
-                  "end": "2017-10-01", "w_weeks": 6}  # fmt: skip
+    parameters = {
+        "kind": "gp4c",
+        "level": "homepage",
+        "start": "2017-03-01",
+        "end": "2017-10-01",
+        "w_weeks": 6,
+    }
     return LearnedScorer.objects.create(
-        kind="gp4c", level="homepage", start=date(2017, 3, 1), end=date(2017, 10, 1),
-        parameters=parameters, status=LearnedScorer.Status.DONE,
+        kind="gp4c",
+        level="homepage",
+        start=date(2017, 3, 1),
+        end=date(2017, 10, 1),
+        parameters=parameters,
+        status=LearnedScorer.Status.DONE,
         model={"expression": deep(request.param), "formula": "(edited)"},
         finished_at=datetime(2018, 1, 1, tzinfo=UTC),
-    )  # fmt: skip
+    )
 
 
 def refusal(depth: int) -> str:
@@ -302,8 +311,14 @@ def test_the_crawl_list_page_says_a_too_deep_function_cannot_be_read(
     logged_in_client: Any, deep_scorer: LearnedScorer
 ) -> None:
     depth = int(deep_scorer.model["expression"].count("("))
-    form = {"day": LIST_DAY.isoformat(), "budget": "5", "level": "homepage", "method": "gp4c",
-            "history_days": "400", "e_days": "7"}  # fmt: skip
+    form = {
+        "day": LIST_DAY.isoformat(),
+        "budget": "5",
+        "level": "homepage",
+        "method": "gp4c",
+        "history_days": "400",
+        "e_days": "7",
+    }
     response = logged_in_client.post("/crawl-list/build/", form)
     assert response.status_code == 400
     page = response.content.decode()
@@ -320,8 +335,17 @@ def test_crawl_list_and_the_evaluation_say_a_too_deep_function_cannot_be_read(
 
     depth = int(deep_scorer.model["expression"].count("("))
     with pytest.raises(CommandError) as raised:
-        call_command("crawl_list", "--method", "gp4c", "--budget", "3", "--date",
-                     LIST_DAY.isoformat(), stdout=io.StringIO(), stderr=io.StringIO())  # fmt: skip
+        call_command(
+            "crawl_list",
+            "--method",
+            "gp4c",
+            "--budget",
+            "3",
+            "--date",
+            LIST_DAY.isoformat(),
+            stdout=io.StringIO(),
+            stderr=io.StringIO(),
+        )
     assert refusal(depth) in str(raised.value)
     # The evaluation and the replay say it too, rather than leave GP4C out unexplained.
     with pytest.raises(UnusableLearnedScorer, match=re.escape(refusal(depth))):
@@ -334,12 +358,25 @@ def test_a_stored_lws_model_that_cannot_be_read_back_is_said_the_same_way() -> N
     t = reference_instant(LIST_DAY)
     add_observations(make_site(), [t - timedelta(days=d) for d in (60, 30)], updates=[False] * 2)
     scorer = LearnedScorer.objects.create(
-        kind="lws", level="homepage", start=date(2017, 3, 1), end=date(2017, 10, 1),
+        kind="lws",
+        level="homepage",
+        start=date(2017, 3, 1),
+        end=date(2017, 10, 1),
         parameters={"kind": "lws", "start": "2017-03-01", "end": "2017-10-01"},
-        status=LearnedScorer.Status.DONE, model={"features": ["n"]},
+        status=LearnedScorer.Status.DONE,
+        model={"features": ["n"]},
         finished_at=datetime(2018, 1, 1, tzinfo=UTC),
-    )  # fmt: skip
+    )
     with pytest.raises(CommandError) as raised:
-        call_command("crawl_list", "--method", "lws", "--budget", "3", "--date",
-                     LIST_DAY.isoformat(), stdout=io.StringIO(), stderr=io.StringIO())  # fmt: skip
+        call_command(
+            "crawl_list",
+            "--method",
+            "lws",
+            "--budget",
+            "3",
+            "--date",
+            LIST_DAY.isoformat(),
+            stdout=io.StringIO(),
+            stderr=io.StringIO(),
+        )
     assert f"(learning run {scorer.pk}) cannot be read back: not an LWS model" in str(raised.value)

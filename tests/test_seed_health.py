@@ -47,10 +47,15 @@ def days_ago(n: float) -> datetime:
 def redirects(site: Site, moments: list[datetime], *, location: str | None, **kw: Any) -> None:
     for moment in moments:
         make_capture(
-            site, timestamp=moment, status=kw.get("status", 301), mimetype="text/html",
-            kind=Capture.Kind.REDIRECT, location=location, digest="R",
+            site,
+            timestamp=moment,
+            status=kw.get("status", 301),
+            mimetype="text/html",
+            kind=Capture.Kind.REDIRECT,
+            location=location,
+            digest="R",
             url=kw.get("url", site.seed_url),
-        )  # fmt: skip
+        )
 
 
 def errors(site: Site, moments: list[datetime], status: int) -> None:
@@ -67,7 +72,7 @@ def sites() -> dict[str, Site]:
             author="Mo Moved",
             seed_url="http://www.cs.example.edu/~bar/",
             canonical_key="edu,example,cs)/~bar",
-        ),  # fmt: skip
+        ),
         "gone": make_site(author="Gil Gone"),
         "stale": make_site(author="Stan Stale"),
         "stopped": make_site(author="Stef Stopped"),
@@ -75,9 +80,12 @@ def sites() -> dict[str, Site]:
     recent = [days_ago(30 * k) for k in (12, 8, 4, 1)]
     add_observations(found["healthy"], recent, updates=[False, True, True, True])
     # http→https and slash-adding redirects after the last good capture: not a move.
-    redirects(found["healthy"], [days_ago(10), days_ago(5), days_ago(2)],
-              location="https://cs.example.edu/~author1/",
-              url="http://www.cs.example.edu/~author1")  # fmt: skip
+    redirects(
+        found["healthy"],
+        [days_ago(10), days_ago(5), days_ago(2)],
+        location="https://cs.example.edu/~author1/",
+        url="http://www.cs.example.edu/~author1",
+    )
     add_observations(found["moved"], [MOVED_SINCE - timedelta(days=90)], updates=[False])
     redirects(
         found["moved"], [MOVED_SINCE + timedelta(days=30 * k) for k in range(5)], location=TARGET
@@ -90,9 +98,13 @@ def sites() -> dict[str, Site]:
     tau = days_ago(1000)
     for level in ("homepage", "website"):  # quiet on the homepage and every page under it
         make_posterior_estimate(
-            found["stopped"], rate=0.01, tau=tau, last_copy=tau + timedelta(days=900), updates=4,
+            found["stopped"],
+            rate=0.01,
+            tau=tau,
+            last_copy=tau + timedelta(days=900),
+            updates=4,
             level=level,
-        )  # fmt: skip
+        )
     sites_finish(done=[site.pk for site in found.values()])
     return found
 
@@ -233,9 +245,12 @@ def test_each_row_wears_its_problems_as_badges(
     response = logged_in_client.get(LIST)
     badges = {row.site.author: [k for k, _label in row.badges] for row in response.context["rows"]}
     assert badges == {
-        "Hale Healthy": [], "Mo Moved": ["moved"],
-        "Gil Gone": ["gone"], "Stan Stale": ["stale"], "Stef Stopped": ["stopped"],
-    }  # fmt: skip
+        "Hale Healthy": [],
+        "Mo Moved": ["moved"],
+        "Gil Gone": ["gone"],
+        "Stan Stale": ["stale"],
+        "Stef Stopped": ["stopped"],
+    }
     html = response.content.decode()
     assert re.search(r'class="health-badge health-gone" href="\?health=gone"', html)
 
@@ -286,11 +301,14 @@ def test_only_librarians_see_the_add_button(sites: dict[str, Site]) -> None:
 @pytest.mark.parametrize(
     ("chosen", "said"),
     [
-        (False, "imported from the archive at web.archive.org, HACS's default: no archive has "
-                "been configured (an administrator sets HACS_CDX_URL to choose another)"),
+        (
+            False,
+            "imported from the archive at web.archive.org, HACS's default: no archive has "
+            "been configured (an administrator sets HACS_CDX_URL to choose another)",
+        ),
         (True, "imported from the archive at cdx.library.example (HACS_CDX_URL)"),
     ],
-)  # fmt: skip
+)
 def test_the_add_button_says_which_archive_the_import_will_ask(
     sites: dict[str, Site], settings: Any, chosen: bool, said: str
 ) -> None:
@@ -338,8 +356,11 @@ def test_adding_the_target_creates_a_linked_seed_and_imports_it(
 def test_a_target_already_a_seed_is_linked_not_duplicated(
     sites: dict[str, Site], redis_url: str
 ) -> None:
-    existing = make_site(author="Already Here", seed_url="http://new.example.org/~bar",
-                         canonical_key=seed_key(TARGET))  # fmt: skip
+    existing = make_site(
+        author="Already Here",
+        seed_url="http://new.example.org/~bar",
+        canonical_key=seed_key(TARGET),
+    )
     count = Site.objects.count()
     response = move(librarian(), sites["moved"])
     assert response["Location"] == reverse("site-detail", args=[existing.pk])
@@ -385,9 +406,11 @@ def test_a_quiet_homepage_over_pages_that_still_change_has_not_stopped(
     teaching pages still gain links is a site that changes."""
     site = make_site(author="Quiet Homepage")
     tau = days_ago(1000)
-    make_posterior_estimate(site, rate=0.01, tau=tau, last_copy=tau + timedelta(days=900),
-                            updates=0)  # fmt: skip
-    make_posterior_estimate(site, rate=0.05, tau=days_ago(20), last_copy=days_ago(3), updates=9,
-                            level="website")  # fmt: skip
+    make_posterior_estimate(
+        site, rate=0.01, tau=tau, last_copy=tau + timedelta(days=900), updates=0
+    )
+    make_posterior_estimate(
+        site, rate=0.05, tau=days_ago(20), last_copy=days_ago(3), updates=9, level="website"
+    )
     assert health_counts(now=timezone.now())["stopped"] == 1  # Stef only
     assert "Stopped changing" not in site_page(logged_in_client, site)

@@ -30,8 +30,9 @@ CSV = (
 
 @pytest.mark.django_db
 def test_import_adds_new_sites_and_keeps_stored_ones() -> None:
-    stored = make_site(seed_url="http://cs.uni.edu/~carl/", canonical_key="edu,uni,cs)/~carl",
-                       author="C. F. Gauss")  # fmt: skip
+    stored = make_site(
+        seed_url="http://cs.uni.edu/~carl/", canonical_key="edu,uni,cs)/~carl", author="C. F. Gauss"
+    )
     report = seeds_import(data=CSV.encode())
     assert [s.author for s in report.added] == ["Ada Lovelace"]
     assert [(line, site_id) for line, _, site_id in report.already_stored] == [(6, stored.pk)]
@@ -100,8 +101,5 @@ def test_sites_stored_under_the_old_keys_are_found_again_after_the_key_refresh()
     report = seeds_import(
         data=b"http://foo.edu/~Alice/\nhttp://foo.edu/~alice/\nhttp://foo.edu/~dmitri/home.html\n"
     )
-    assert [(line, pk) for line, _url, pk in report.already_stored] == [
-        (1, alice.pk),
-        (3, twin.pk),
-    ]
+    assert [(line, pk) for line, _url, pk in report.already_stored] == [(1, alice.pk), (3, twin.pk)]
     assert [s.seed_url for s in report.added] == ["http://foo.edu/~alice/"]

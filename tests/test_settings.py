@@ -25,9 +25,17 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("1", True), ("true", True), ("Yes", True), ("on", True), ("0", False), ("off", False),
-     ("", False), ("FALSE", False)],
-)  # fmt: skip
+    [
+        ("1", True),
+        ("true", True),
+        ("Yes", True),
+        ("on", True),
+        ("0", False),
+        ("off", False),
+        ("", False),
+        ("FALSE", False),
+    ],
+)
 def test_env_bool_reads_common_spellings(raw: str, expected: bool) -> None:
     assert env_bool("DEBUG", not expected, {"DEBUG": raw}) is expected
 
@@ -135,20 +143,32 @@ def test_a_bad_variable_stops_start_up_with_its_name(variable: str, value: str) 
     env.pop("PYTEST_CURRENT_TEST", None)
     result = subprocess.run(
         [sys.executable, "manage.py", "check"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode != 0
     assert f"{variable}=" in result.stderr
     assert "ImproperlyConfigured" in result.stderr
 
 
 def test_good_settings_start_cleanly() -> None:
-    env = {**os.environ, "HACS_CDX_RATE_PER_MINUTE": "12", "DEBUG": "0",
-           "HACS_ARCHIVE_REFRESH_CRON": "off"}  # fmt: skip
+    env = {
+        **os.environ,
+        "HACS_CDX_RATE_PER_MINUTE": "12",
+        "DEBUG": "0",
+        "HACS_ARCHIVE_REFRESH_CRON": "off",
+    }
     result = subprocess.run(
         [sys.executable, "manage.py", "check"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert "no issues" in result.stdout
 
@@ -168,8 +188,12 @@ def test_a_daily_budget_without_a_threshold_fills_its_k(env: dict[str, str], exp
     code = "from django.conf import settings as s; print(s.HACS_THETA, s.HACS_BUDGET)"
     result = subprocess.run(
         [sys.executable, "manage.py", "shell", "-c", code],
-        cwd=ROOT, env={**environ, **env}, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        cwd=ROOT,
+        env={**environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == expected
 
@@ -189,8 +213,12 @@ def test_the_archive_settings_default_to_the_archive_clients_own_defaults(tmp_pa
         "print(sorted(k for k, v in asdict(shipped).items() if asdict(bare)[k] != v))\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", script], cwd=Path(__file__).resolve().parent.parent, env=env,
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [sys.executable, "-c", script],
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"

@@ -42,8 +42,11 @@ def viewer() -> Client:
 def observed(author: str, n: int) -> Site:
     site = make_site(author=author)
     t = reference_instant(DAY)
-    add_observations(site, [t - timedelta(days=d) for d in (90 + n, 60 + n, 20 + n)],
-                     updates=[False, True, False])  # fmt: skip
+    add_observations(
+        site,
+        [t - timedelta(days=d) for d in (90 + n, 60 + n, 20 + n)],
+        updates=[False, True, False],
+    )
     return site
 
 
@@ -94,8 +97,9 @@ def test_paused_seeds_are_not_due_on_overview(settings: Any) -> None:
     sites = []
     for n in range(2):
         site = make_site(author=f"Due {n}")
-        make_posterior_estimate(site, rate=0.5, tau=days_before(now, 30 + n),
-                                last_copy=days_before(now, 20 + n))  # fmt: skip
+        make_posterior_estimate(
+            site, rate=0.5, tau=days_before(now, 30 + n), last_copy=days_before(now, 20 + n)
+        )
         sites.append(site)
     assert due_today(day=now).count == 2
     Site.objects.filter(pk=sites[0].pk).update(paused=True)
@@ -126,11 +130,16 @@ def test_removing_needs_the_url_typed_and_says_what_went() -> None:
     response = client.post(reverse("site-remove", args=[gone.pk]), {"confirm": "yes"}, follow=True)
     assert "Nothing was removed" in response.content.decode()
     assert Site.objects.filter(pk=gone.pk).exists()
-    assert viewer().post(reverse("site-remove", args=[gone.pk]),
-                         {"confirm": gone.seed_url}).status_code == 403  # fmt: skip
+    assert (
+        viewer()
+        .post(reverse("site-remove", args=[gone.pk]), {"confirm": gone.seed_url})
+        .status_code
+        == 403
+    )
 
-    response = client.post(reverse("site-remove", args=[gone.pk]), {"confirm": gone.seed_url},
-                           follow=True)  # fmt: skip
+    response = client.post(
+        reverse("site-remove", args=[gone.pk]), {"confirm": gone.seed_url}, follow=True
+    )
     said = html.unescape(response.content.decode())
     assert f"Removed Gone ({gone.seed_url}) with its 3 captures and its line on 1 stored" in said
     assert not Site.objects.filter(pk=gone.pk).exists()

@@ -64,8 +64,9 @@ def test_it_shows_each_estimate_state_in_words(logged_in_client: Any) -> None:
     assert response.status_code == 200
     rows = {row.site.author: row for row in response.context["rows"]}
     assert rows["Every Hundred"].interval_days == pytest.approx(100.0)
-    expected = change_probability(0.01, to_days(datetime(2024, 1, 1, tzinfo=UTC)), today_t(),
-                                  settings.HACS_E_DAYS)  # fmt: skip
+    expected = change_probability(
+        0.01, to_days(datetime(2024, 1, 1, tzinfo=UTC)), today_t(), settings.HACS_E_DAYS
+    )
     assert rows["Every Hundred"].probability == pytest.approx(expected, rel=1e-12)
     assert rows["Never Changed"].probability == 0.0
     assert rows["Too Few"].probability is None
@@ -80,10 +81,16 @@ def test_it_shows_each_estimate_state_in_words(logged_in_client: Any) -> None:
 
 
 def test_it_searches_author_and_url(logged_in_client: Any) -> None:
-    make_site(author="Grace Hopper", seed_url="http://cs.example.edu/~ghopper/",
-              canonical_key="edu,example,cs)/~ghopper")  # fmt: skip
-    make_site(author="Alan Turing", seed_url="http://math.example.ac.uk/~turing/",
-              canonical_key="uk,ac,example,math)/~turing")  # fmt: skip
+    make_site(
+        author="Grace Hopper",
+        seed_url="http://cs.example.edu/~ghopper/",
+        canonical_key="edu,example,cs)/~ghopper",
+    )
+    make_site(
+        author="Alan Turing",
+        seed_url="http://math.example.ac.uk/~turing/",
+        canonical_key="uk,ac,example,math)/~turing",
+    )
     assert authors(logged_in_client.get(LIST, {"q": "hopper"})) == ["Grace Hopper"]
     assert authors(logged_in_client.get(LIST, {"q": "ac.uk"})) == ["Alan Turing"]
     assert authors(logged_in_client.get(LIST, {"q": "nobody"})) == []
@@ -166,8 +173,13 @@ def _random_sites(n: int, seed: int = 7) -> None:
             make_estimate(site, rate=0.0, updates=0, observations=rng.randint(2, 50))
         else:
             tau = datetime(2020, 1, 1, tzinfo=UTC) + timedelta(days=rng.uniform(0, 2000))
-            make_estimate(site, rate=10 ** rng.uniform(-4, -0.5), tau=tau,
-                          observations=rng.randint(2, 300), updates=rng.randint(1, 40))  # fmt: skip
+            make_estimate(
+                site,
+                rate=10 ** rng.uniform(-4, -0.5),
+                tau=tau,
+                observations=rng.randint(2, 300),
+                updates=rng.randint(1, 40),
+            )
 
 
 def _all_rows(client: Any, **params: str) -> list[Any]:
@@ -251,8 +263,13 @@ def test_pagination_keeps_search_filters_and_sort(logged_in_client: Any) -> None
         site.tags.add(tag)
         make_estimate(site, rate=0.001 * (i + 1))
     make_site(author="Filtered Out")
-    params = {"q": "kept", "tag": "cs", "sort": "-interval", "level": "homepage",
-              "method": "observed"}  # fmt: skip
+    params = {
+        "q": "kept",
+        "tag": "cs",
+        "sort": "-interval",
+        "level": "homepage",
+        "method": "observed",
+    }
     response = logged_in_client.get(LIST, params)
     page = response.context["page"]
     assert page.paginator.count == 120 and page.paginator.num_pages == 3
@@ -262,8 +279,13 @@ def test_pagination_keeps_search_filters_and_sort(logged_in_client: Any) -> None
     next_link = re.search(r'<a href="\?([^"]+)" rel="next">', nav.group(0))
     assert next_link
     query = next_link.group(1).replace("&amp;", "&")
-    assert set(query.split("&")) >= {"q=kept", "tag=cs", "sort=-interval", "page=2",
-                                     "method=observed"}  # fmt: skip
+    assert set(query.split("&")) >= {
+        "q=kept",
+        "tag=cs",
+        "sort=-interval",
+        "page=2",
+        "method=observed",
+    }
     second = logged_in_client.get(f"{LIST}?{query}")
     assert second.context["page"].number == 2
     assert authors(second)[0] == "Kept 050"  # -interval: longest intervals (smallest λ) first
@@ -308,13 +330,16 @@ def _bulk_sites(n: int) -> None:
     tags = Tag.objects.bulk_create([Tag(name=f"dept-{k}") for k in range(12)])
     Site.objects.bulk_create(
         [
-            Site(seed_url=f"http://cs{i % 97}.example.edu/~user{i}/",
-                 canonical_key=f"edu,example,cs{i % 97})/~user{i}", author=f"User {i:05d}",
-                 import_status="done" if i % 10 else "pending")
+            Site(
+                seed_url=f"http://cs{i % 97}.example.edu/~user{i}/",
+                canonical_key=f"edu,example,cs{i % 97})/~user{i}",
+                author=f"User {i:05d}",
+                import_status="done" if i % 10 else "pending",
+            )
             for i in range(n)
         ],
         batch_size=2000,
-    )  # fmt: skip
+    )
     ids = list(Site.objects.order_by("pk").values_list("pk", flat=True))
     rng = random.Random(n)
     estimates = []
@@ -328,23 +353,33 @@ def _bulk_sites(n: int) -> None:
                 tau_days = 17_000 + rng.uniform(0, 3000) if known else None
                 shape = rng.uniform(0.5, 30) if method == "posterior" else None
                 estimates.append(
-                    Estimate(site_id=pk, level=level, method=method, rate=rate,
-                             tau_days=tau_days,
-                             tau=datetime(1970, 1, 1, tzinfo=UTC) + timedelta(days=tau_days)
-                             if tau_days else None,
-                             posterior_shape=shape,
-                             posterior_rate=shape / rate if shape and rate else None,
-                             last_copy_days=tau_days + 30 if shape and tau_days else None,
-                             observations=rng.randint(0, 400), updates=rng.randint(0, 30))
-                )  # fmt: skip
+                    Estimate(
+                        site_id=pk,
+                        level=level,
+                        method=method,
+                        rate=rate,
+                        tau_days=tau_days,
+                        tau=datetime(1970, 1, 1, tzinfo=UTC) + timedelta(days=tau_days)
+                        if tau_days
+                        else None,
+                        posterior_shape=shape,
+                        posterior_rate=shape / rate if shape and rate else None,
+                        last_copy_days=tau_days + 30 if shape and tau_days else None,
+                        observations=rng.randint(0, 400),
+                        updates=rng.randint(0, 30),
+                    )
+                )
     Estimate.objects.bulk_create(estimates, batch_size=2000)
     through = Site.tags.through
     through.objects.bulk_create(
         [through(site_id=pk, tag_id=tags[i % 12].pk) for i, pk in enumerate(ids) if i % 3 == 0]
-        + [through(site_id=pk, tag_id=tags[(i + 5) % 12].pk) for i, pk in enumerate(ids)
-           if i % 6 == 0],
+        + [
+            through(site_id=pk, tag_id=tags[(i + 5) % 12].pk)
+            for i, pk in enumerate(ids)
+            if i % 6 == 0
+        ],
         batch_size=2000,
-    )  # fmt: skip
+    )
     if connection.vendor == "postgresql":
         # What autovacuum does for committed rows: without statistics on rows this test's
         # transaction wrote, PostgreSQL may plan the estimate join as a scan per site.
@@ -397,8 +432,9 @@ def demo_site(tmp_path: Path) -> Site:
 
 
 def json_script(text: str, element_id: str) -> Any:
-    match = re.search(rf'<script id="{element_id}" type="application/json">(.*?)</script>', text,
-                      re.S)  # fmt: skip
+    match = re.search(
+        rf'<script id="{element_id}" type="application/json">(.*?)</script>', text, re.S
+    )
     assert match, f"no {element_id} script"
 
     def no_constants(name: str) -> None:
@@ -414,8 +450,12 @@ def test_the_site_page_shows_the_timeline_of_every_capture(
     assert response.status_code == 200
     figure = json_script(html_text(response), "timeline-data")
     rows = figure["layout"]["yaxis"]["ticktext"]
-    assert rows == ["Homepage · captures", "Homepage · updates", "Website · captures",
-                    "Website · updates"]  # fmt: skip
+    assert rows == [
+        "Homepage · captures",
+        "Homepage · updates",
+        "Website · captures",
+        "Website · updates",
+    ]
     assert figure["layout"]["yaxis"]["tickvals"] == [0, 1, 2, 3]
 
     def points(row: str, legend: str | None = None) -> int:
@@ -452,14 +492,17 @@ def test_interpolated_instants_are_midpoints_before_each_homepage_update(
         "timeline-data",
     )
     shown = next(
-        t["x"] for t in figure["data"]
+        t["x"]
+        for t in figure["data"]
         if t["name"] == "Interpolated update instant" and t["y"][0] == 1  # homepage updates
-    )  # fmt: skip
+    )
     observations = list(
-        Capture.objects.filter(site=demo_site, depth=0, is_observation=True,
-                               page_index__isnull=False)
-        .order_by("timestamp").values_list("timestamp", "page_index", "link_floor")
-    )  # fmt: skip
+        Capture.objects.filter(
+            site=demo_site, depth=0, is_observation=True, page_index__isnull=False
+        )
+        .order_by("timestamp")
+        .values_list("timestamp", "page_index", "link_floor")
+    )
     expected = []
     for k in range(1, len(observations)):
         moment, index, floor = observations[k]
@@ -489,8 +532,11 @@ def test_the_updates_table_lists_the_links_each_update_added(
         assert update.snapshot is not None
         added = sorted(update.snapshot.link_set() - earlier)
         assert len(added) == update.new_links > 0
-        row = next(u for u in updates if u.capture.timestamp == update.timestamp
-                   and u.capture.url == update.url)  # fmt: skip
+        row = next(
+            u
+            for u in updates
+            if u.capture.timestamp == update.timestamp and u.capture.url == update.url
+        )
         assert row.added == added
         assert [link.url for link in row.added_links] == [surt_to_url(link) for link in added]
         for link in added:
@@ -515,9 +561,13 @@ def test_the_estimate_panel_shows_all_four_estimates_and_the_90_day_curve(
     assert "whole history" in text
     rows = response.context["estimates"].rows
     assert [(r.level, r.method) for r in rows] == [
-        ("homepage", "observed"), ("homepage", "interpolated"), ("homepage", "posterior"),
-        ("website", "observed"), ("website", "interpolated"), ("website", "posterior"),
-    ]  # fmt: skip
+        ("homepage", "observed"),
+        ("homepage", "interpolated"),
+        ("homepage", "posterior"),
+        ("website", "observed"),
+        ("website", "interpolated"),
+        ("website", "posterior"),
+    ]
     figure = json_script(text, "probability-data")
     assert len(figure["data"]) == 6
     curve = figure["data"][0]
@@ -547,17 +597,23 @@ def test_user_text_is_escaped(logged_in_client: Any) -> None:
     site = make_site(author=evil, import_status="failed", import_error=f"bad {evil}")
     site.tags.add(Tag.objects.create(name=f"<b>{evil}</b>"))
     Capture.objects.create(
-        site=site, url=f"http://cs.example.edu/~a/{evil}", urlkey="edu,example,cs)/~a/x",
-        page_key="edu,example,cs)/~a/x", timestamp=datetime(2020, 1, 1, tzinfo=UTC), depth=1,
-        kind="error", status=404,
-    )  # fmt: skip
+        site=site,
+        url=f"http://cs.example.edu/~a/{evil}",
+        urlkey="edu,example,cs)/~a/x",
+        page_key="edu,example,cs)/~a/x",
+        timestamp=datetime(2020, 1, 1, tzinfo=UTC),
+        depth=1,
+        kind="error",
+        status=404,
+    )
     make_estimate(site)
     for url in (LIST, reverse("site-detail", args=[site.pk])):
         text = html_text(logged_in_client.get(url))
         assert evil not in text
         assert "&lt;script&gt;" in text
-    figure = json_script(html_text(logged_in_client.get(reverse("site-detail", args=[site.pk]))),
-                         "timeline-data")  # fmt: skip
+    figure = json_script(
+        html_text(logged_in_client.get(reverse("site-detail", args=[site.pk]))), "timeline-data"
+    )
     # Plotly reads hover text as markup: it gets the text escaped, and shows it as written.
     escaped = "&lt;script&gt;alert('x')&lt;/script&gt;"
     assert any(escaped in text for trace in figure["data"] for text in trace["customdata"])
@@ -575,8 +631,9 @@ def test_a_site_without_data(logged_in_client: Any) -> None:
 
 
 def test_a_failed_import_shows_its_reason(logged_in_client: Any) -> None:
-    site = make_site(import_status="failed", import_error="CDX server answered 503 five times",
-                     import_attempts=3)  # fmt: skip
+    site = make_site(
+        import_status="failed", import_error="CDX server answered 503 five times", import_attempts=3
+    )
     text = html_text(logged_in_client.get(reverse("site-detail", args=[site.pk])))
     assert 'role="alert"' in text
     assert "CDX server answered 503 five times" in text
@@ -585,8 +642,9 @@ def test_a_failed_import_shows_its_reason(logged_in_client: Any) -> None:
 
 def test_insufficient_history_and_no_update_seen_on_the_site_page(logged_in_client: Any) -> None:
     site = make_site()
-    make_estimate(site, level="homepage", method="observed", rate=None, tau=None, updates=0,
-                  observations=1)  # fmt: skip
+    make_estimate(
+        site, level="homepage", method="observed", rate=None, tau=None, updates=0, observations=1
+    )
     make_estimate(site, level="website", method="observed", rate=0.0, updates=0)
     response = logged_in_client.get(reverse("site-detail", args=[site.pk]))
     text = html_text(response)
@@ -632,8 +690,7 @@ def test_revisits_count_as_observations_and_a_site_without_author_is_headed_by_i
     revisit.timestamp = start + timedelta(days=20)
     revisit.page_index, revisit.link_floor = 2, 1
     revisit.save()
-    make_capture(site, timestamp=start + timedelta(days=30), status=503,
-                 kind=Capture.Kind.ERROR)  # fmt: skip
+    make_capture(site, timestamp=start + timedelta(days=30), status=503, kind=Capture.Kind.ERROR)
     client.force_login(django_user_model.objects.create_user("reader"))
     page = client.get(reverse("site-detail", args=[site.pk])).content.decode()
     text = re.sub(r"\s+", " ", page)
@@ -655,11 +712,13 @@ def test_a_site_without_a_copy_in_the_lists_window_is_not_captured_lately_not_du
 
     now = reference_instant(today())
     old = make_site(author="Old History")
-    make_posterior_estimate(old, rate=0.5, tau=now - timedelta(days=3000),
-                            last_copy=now - timedelta(days=2900))  # fmt: skip
+    make_posterior_estimate(
+        old, rate=0.5, tau=now - timedelta(days=3000), last_copy=now - timedelta(days=2900)
+    )
     calm = make_site(author="Calm Recent")
-    make_posterior_estimate(calm, rate=0.001, tau=now - timedelta(days=40),
-                            last_copy=now - timedelta(days=2))  # fmt: skip
+    make_posterior_estimate(
+        calm, rate=0.001, tau=now - timedelta(days=40), last_copy=now - timedelta(days=2)
+    )
     client.force_login(django_user_model.objects.create_user("reader"))
     table = client.get(LIST).content.decode()
     assert table.index("Calm Recent") < table.index("Old History")

@@ -132,8 +132,12 @@ def test_a_login_succeeds_while_an_import_finishes_its_sites(
 
     rows, bodies = ia_rows_and_bodies(demo)
     with IAArchive(rows, bodies) as archive:
-        config = ArchiveConfig(cdx_url=archive.cdx_url, wayback_url=archive.wayback_url,
-                               cdx_per_minute=6000, memento_per_minute=60000)  # fmt: skip
+        config = ArchiveConfig(
+            cdx_url=archive.cdx_url,
+            wayback_url=archive.wayback_url,
+            cdx_per_minute=6000,
+            memento_per_minute=60000,
+        )
         client = ArchiveClient(config, redis.Redis.from_url(redis_url))
         ids = list(Site.objects.values_list("pk", flat=True))
         report = sites_import(FromArchive(ids), client=client, after=finish)

@@ -21,8 +21,14 @@ from tests.factories import add_observations, make_site
 
 LIST_DAY = date(2018, 6, 1)
 PERIOD = {"kind": "gp4c", "level": "homepage", "start": "2017-03-01", "end": "2017-10-01"}
-FORM = {"day": LIST_DAY.isoformat(), "budget": "5", "level": "homepage", "method": "gp4c",
-        "history_days": "400", "e_days": "7"}  # fmt: skip
+FORM = {
+    "day": LIST_DAY.isoformat(),
+    "budget": "5",
+    "level": "homepage",
+    "method": "gp4c",
+    "history_days": "400",
+    "e_days": "7",
+}
 
 
 def stored_scorer(*, parameters: Any, model: Any) -> LearnedScorer:
@@ -30,10 +36,16 @@ def stored_scorer(*, parameters: Any, model: Any) -> LearnedScorer:
     site = make_site()
     add_observations(site, [t - timedelta(days=d) for d in (90, 60, 30)], updates=[False] * 3)
     return LearnedScorer.objects.create(
-        kind="gp4c", level="homepage", start=date(2017, 3, 1), end=date(2017, 10, 1),
-        parameters=parameters, status=LearnedScorer.Status.DONE, model=model,
-        validation_fitness=0.4, finished_at=datetime(2018, 1, 1, tzinfo=UTC),
-    )  # fmt: skip
+        kind="gp4c",
+        level="homepage",
+        start=date(2017, 3, 1),
+        end=date(2017, 10, 1),
+        parameters=parameters,
+        status=LearnedScorer.Status.DONE,
+        model=model,
+        validation_fitness=0.4,
+        finished_at=datetime(2018, 1, 1, tzinfo=UTC),
+    )
 
 
 def wide(terms: int) -> str:
@@ -49,18 +61,30 @@ def wide(terms: int) -> str:
 @pytest.mark.parametrize(
     ("parameters", "model", "reason"),
     [
-        ({"kind": "gp4c", "level": "homepage"}, {"expression": "X"},
-         "its parameters are not usable (a learning run needs 'start')"),
-        ({**PERIOD, "start": "last spring"}, {"expression": "X"},
-         "its parameters are not usable (start and end must be dates like 2018-06-01"),
-        (["not", "an", "object"], {"expression": "X"},
-         "its parameters are not usable (they are not a JSON object)"),
+        (
+            {"kind": "gp4c", "level": "homepage"},
+            {"expression": "X"},
+            "its parameters are not usable (a learning run needs 'start')",
+        ),
+        (
+            {**PERIOD, "start": "last spring"},
+            {"expression": "X"},
+            "its parameters are not usable (start and end must be dates like 2018-06-01",
+        ),
+        (
+            ["not", "an", "object"],
+            {"expression": "X"},
+            "its parameters are not usable (they are not a JSON object)",
+        ),
         (PERIOD, ["X"], "its parameters are not usable (they are not a JSON object)"),
-        (PERIOD, {"expression": wide(MAX_LOADED_SIZE)},
-         f"score function of {2 * MAX_LOADED_SIZE - 1:,} terms; a score function may hold at "
-         f"most {MAX_LOADED_SIZE:,}"),
+        (
+            PERIOD,
+            {"expression": wide(MAX_LOADED_SIZE)},
+            f"score function of {2 * MAX_LOADED_SIZE - 1:,} terms; a score function may hold at "
+            f"most {MAX_LOADED_SIZE:,}",
+        ),
     ],
-)  # fmt: skip
+)
 @pytest.mark.django_db
 def test_a_damaged_learning_run_is_a_sentence_on_the_list_page_command_and_evaluation(
     logged_in_client: Any, parameters: Any, model: Any, reason: str
@@ -76,8 +100,17 @@ def test_a_damaged_learning_run_is_a_sentence_on_the_list_page_command_and_evalu
     assert which + reason in html.unescape(response.content.decode())
 
     with pytest.raises(CommandError, match="cannot be read back"):
-        call_command("crawl_list", "--method", "gp4c", "--budget", "3", "--date",
-                     LIST_DAY.isoformat(), stdout=io.StringIO(), stderr=io.StringIO())  # fmt: skip
+        call_command(
+            "crawl_list",
+            "--method",
+            "gp4c",
+            "--budget",
+            "3",
+            "--date",
+            LIST_DAY.isoformat(),
+            stdout=io.StringIO(),
+            stderr=io.StringIO(),
+        )
     assert not CrawlList.objects.exists()
 
     summary = learned_scorer_summary(scorer)

@@ -33,8 +33,12 @@ def held_files_in(tmp_path: Any, settings: Any) -> Any:
 
 
 def upload(client: Any, action: str, data: bytes = SEEDS.encode(), **extra: Any) -> Any:
-    form = {"file": SimpleUploadedFile("seeds.csv", data, "text/csv"), "action": action,
-            "import_history": "on", **extra}  # fmt: skip
+    form = {
+        "file": SimpleUploadedFile("seeds.csv", data, "text/csv"),
+        "action": action,
+        "import_history": "on",
+        **extra,
+    }
     return client.post("/sites/upload/", form)
 
 
@@ -278,8 +282,9 @@ def test_the_tags_hint_names_the_separator_the_csv_uses(logged_in_client: Any) -
 def test_upload_tags_reach_stored_sites_and_the_report_says_so(logged_in_client: Any) -> None:
     """Tags given with an upload (and on a line) are added to a site already stored, and the
     check says which tags each stored site would gain before anything is written."""
-    carl = make_site(seed_url="http://cs.uni.edu/~carl/", canonical_key="edu,uni,cs)/~carl",
-                     author="C. F. Gauss")  # fmt: skip
+    carl = make_site(
+        seed_url="http://cs.uni.edu/~carl/", canonical_key="edu,uni,cs)/~carl", author="C. F. Gauss"
+    )
     checked = upload(logged_in_client, "check", tags="chemistry").content.decode()
     assert '<strong data-count="already">1</strong> already stored' in checked
     assert '(<strong data-count="tagged">1</strong> of them would gain tags)' in checked

@@ -24,10 +24,17 @@ pytestmark = pytest.mark.integration
 
 def rows(n: int, key: str = "edu,example)/~a") -> list[Row]:
     return [
-        Row(f"{key}/p{i:03d}", f"2017010{1 + i % 9}000000", f"http://example.edu/~a/p{i:03d}",
-            "text/html", "200", f"D{i}", "1000")
+        Row(
+            f"{key}/p{i:03d}",
+            f"2017010{1 + i % 9}000000",
+            f"http://example.edu/~a/p{i:03d}",
+            "text/html",
+            "200",
+            f"D{i}",
+            "1000",
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]
 
 
 def client_for(archive: IAArchive, redis_url: str, **kw: Any) -> ArchiveClient:

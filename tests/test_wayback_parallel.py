@@ -32,10 +32,17 @@ CDX_PER_MINUTE = 120.0
 def site_rows(site: int, n: int) -> list[Row]:
     """``n`` captures of pages under ``example{site}.edu/~a``, ten per page at most."""
     return [
-        Row(f"edu,example{site})/~a/p{i:03d}", f"201701{1 + i % 28:02d}000000",
-            f"http://example{site}.edu/~a/p{i:03d}", "text/html", "200", f"D{site}-{i}", "100")
+        Row(
+            f"edu,example{site})/~a/p{i:03d}",
+            f"201701{1 + i % 28:02d}000000",
+            f"http://example{site}.edu/~a/p{i:03d}",
+            "text/html",
+            "200",
+            f"D{site}-{i}",
+            "100",
+        )
         for i in range(n)
-    ]  # fmt: skip
+    ]
 
 
 def body_for(stamp: str, url: str) -> tuple[bytes, str]:
@@ -62,15 +69,24 @@ def test_eight_threads_share_one_client_and_every_answer_reaches_its_thread(
     ]
     with IAArchive(rows, body_for=body_for) as archive:
         archive.state.faults.extend(
-            [Fault("status", status=503, on="cdx"), Fault("status", status=429, retry_after="0",
-             on="web"), Fault("status", status=503, on="web"), Fault("cut", on="web"),
-             Fault("reset", on="web"), Fault("short", on="web")]
-        )  # fmt: skip
+            [
+                Fault("status", status=503, on="cdx"),
+                Fault("status", status=429, retry_after="0", on="web"),
+                Fault("status", status=503, on="web"),
+                Fault("cut", on="web"),
+                Fault("reset", on="web"),
+                Fault("short", on="web"),
+            ]
+        )
         config = ArchiveConfig(
-            cdx_url=archive.cdx_url, wayback_url=archive.wayback_url, page_size=5,
-            cdx_per_minute=CDX_PER_MINUTE, memento_per_minute=6000, backoff_base=0.01,
+            cdx_url=archive.cdx_url,
+            wayback_url=archive.wayback_url,
+            page_size=5,
+            cdx_per_minute=CDX_PER_MINUTE,
+            memento_per_minute=6000,
+            backoff_base=0.01,
             retries=3,
-        )  # fmt: skip
+        )
         client = ArchiveClient(config, redis.Redis.from_url(redis_url))
 
         def query(site: int) -> list[str]:
@@ -120,8 +136,13 @@ def test_threads_that_find_the_archive_unreachable_all_raise_the_first_sentence(
     redis_url: str,
 ) -> None:
     base = f"http://127.0.0.1:{closed_port()}"
-    config = ArchiveConfig(cdx_url=f"{base}/cdx", wayback_url=f"{base}/web",
-                           cdx_per_minute=6000, memento_per_minute=6000, retries=5)  # fmt: skip
+    config = ArchiveConfig(
+        cdx_url=f"{base}/cdx",
+        wayback_url=f"{base}/web",
+        cdx_per_minute=6000,
+        memento_per_minute=6000,
+        retries=5,
+    )
     client = ArchiveClient(config, redis.Redis.from_url(redis_url))
 
     def fetch(n: int) -> BaseException | None:

@@ -30,8 +30,9 @@ GUARD = 120  # seconds a test waits at most for what must happen
 @pytest.fixture()
 def server(tmp_path: Path, redis_url: str, transactional_db: None) -> Any:
     # A short deadline, so that the test sees the slow clients closed soon.
-    with web_server(database_url_of_test_db(), tmp_path, REDIS_URL=redis_url,
-                    HACS_REQUEST_READ_SECONDS="2") as running:  # fmt: skip
+    with web_server(
+        database_url_of_test_db(), tmp_path, REDIS_URL=redis_url, HACS_REQUEST_READ_SECONDS="2"
+    ) as running:
         yield running
 
 

@@ -21,9 +21,7 @@ class Migration(migrations.Migration):
                 ),
                 ("name", models.CharField(max_length=100, unique=True)),
             ],
-            options={
-                "ordering": ["name"],
-            },
+            options={"ordering": ["name"]},
         ),
         migrations.CreateModel(
             name="LinkSnapshot",
@@ -58,7 +56,7 @@ class Migration(migrations.Migration):
                     models.UniqueConstraint(
                         fields=("urlkey", "digest"), name="snapshot_unique_content"
                     )
-                ],
+                ]
             },
         ),
         migrations.CreateModel(
@@ -110,9 +108,7 @@ class Migration(migrations.Migration):
                     models.ManyToManyField(blank=True, related_name="sites", to="archive.tag"),
                 ),
             ],
-            options={
-                "ordering": ["canonical_key"],
-            },
+            options={"ordering": ["canonical_key"]},
         ),
         migrations.CreateModel(
             name="Capture",

@@ -5,9 +5,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("archive", "0003_seed_keys_keep_path_case"),
-    ]
+    dependencies = [("archive", "0003_seed_keys_keep_path_case")]
 
     operations = [
         migrations.CreateModel(
@@ -67,7 +65,7 @@ class Migration(migrations.Migration):
                     models.UniqueConstraint(
                         fields=("source", "kind", "key"), name="query_memory_unique"
                     )
-                ],
+                ]
             },
         ),
         migrations.CreateModel(
@@ -111,7 +109,7 @@ class Migration(migrations.Migration):
             options={
                 "constraints": [
                     models.UniqueConstraint(fields=("site", "source"), name="archive_check_unique")
-                ],
+                ]
             },
         ),
     ]

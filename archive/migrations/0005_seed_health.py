@@ -5,9 +5,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("archive", "0004_refresh_by_host"),
-    ]
+    dependencies = [("archive", "0004_refresh_by_host")]
 
     operations = [
         migrations.CreateModel(
@@ -65,9 +63,7 @@ class Migration(migrations.Migration):
                 ),
                 ("computed_at", models.DateTimeField(auto_now=True)),
             ],
-            options={
-                "verbose_name_plural": "site health",
-            },
+            options={"verbose_name_plural": "site health"},
         ),
         migrations.AddField(
             model_name="capture",

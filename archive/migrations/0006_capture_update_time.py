@@ -4,9 +4,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("archive", "0005_seed_health"),
-    ]
+    dependencies = [("archive", "0005_seed_health")]
 
     operations = [
         migrations.AddIndex(
@@ -16,5 +14,5 @@ class Migration(migrations.Migration):
                 fields=["-timestamp"],
                 name="capture_update_time",
             ),
-        ),
+        )
     ]

@@ -4,14 +4,10 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("archive", "0006_capture_update_time"),
-    ]
+    dependencies = [("archive", "0006_capture_update_time")]
 
     operations = [
         migrations.AddField(
-            model_name="site",
-            name="older_pending",
-            field=models.PositiveIntegerField(default=0),
-        ),
+            model_name="site", name="older_pending", field=models.PositiveIntegerField(default=0)
+        )
     ]

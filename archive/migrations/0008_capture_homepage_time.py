@@ -4,9 +4,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("archive", "0007_older_history_pending"),
-    ]
+    dependencies = [("archive", "0007_older_history_pending")]
 
     operations = [
         migrations.AddIndex(
@@ -18,5 +16,5 @@ class Migration(migrations.Migration):
                 fields=["timestamp"],
                 name="capture_homepage_time",
             ),
-        ),
+        )
     ]

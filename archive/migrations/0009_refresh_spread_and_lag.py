@@ -4,9 +4,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("archive", "0008_capture_homepage_time"),
-    ]
+    dependencies = [("archive", "0008_capture_homepage_time")]
 
     operations = [
         migrations.AddField(

@@ -4,9 +4,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("archive", "0009_refresh_spread_and_lag"),
-    ]
+    dependencies = [("archive", "0009_refresh_spread_and_lag")]
 
     operations = [
         migrations.AddField(
@@ -15,5 +13,5 @@ class Migration(migrations.Migration):
             field=models.BooleanField(
                 default=False, help_text="Kept and estimated, but left off every crawl list."
             ),
-        ),
+        )
     ]

@@ -53,15 +53,39 @@ def yield_figure(points: Sequence[YieldPoint]) -> Figure:
     days = [p.day for p in points]
     sizes = [plain_text(f"{p.listed:,} sites listed") for p in points]
     traces: list[dict[str, Any]] = [
-        _bars("Listed sites the crawl reached", days, [p.reached for p in points], SKY_BLUE,
-              sizes, hatched=False),
-        _bars("… of them changed since HACS's copy", days,
-              [p.changed for p in points], BLUE, sizes, hatched=True),
-        _line("Round-robin list: expected changes", days,
-              [p.round_robin for p in points], ORANGE, "square", "dash"),
-        _line("HACS's list: expected changes (Σ p)", days,
-              [p.expected for p in points], DARK_GREY, "circle-open", "dot"),
-    ]  # fmt: skip
+        _bars(
+            "Listed sites the crawl reached",
+            days,
+            [p.reached for p in points],
+            SKY_BLUE,
+            sizes,
+            hatched=False,
+        ),
+        _bars(
+            "… of them changed since HACS's copy",
+            days,
+            [p.changed for p in points],
+            BLUE,
+            sizes,
+            hatched=True,
+        ),
+        _line(
+            "Round-robin list: expected changes",
+            days,
+            [p.round_robin for p in points],
+            ORANGE,
+            "square",
+            "dash",
+        ),
+        _line(
+            "HACS's list: expected changes (Σ p)",
+            days,
+            [p.expected for p in points],
+            DARK_GREY,
+            "circle-open",
+            "dot",
+        ),
+    ]
     return {
         "data": traces,
         # No height: the page's CSS gives the chart box its height (taller on a phone).
@@ -78,15 +102,24 @@ def yield_figure(points: Sequence[YieldPoint]) -> Figure:
 
 
 def _bars(
-    name: str, days: list[str], values: Sequence[int | None], colour: str,
-    sizes: list[str], *, hatched: bool,
-) -> dict[str, Any]:  # fmt: skip
+    name: str,
+    days: list[str],
+    values: Sequence[int | None],
+    colour: str,
+    sizes: list[str],
+    *,
+    hatched: bool,
+) -> dict[str, Any]:
     marker: dict[str, Any] = {"color": colour, "line": {"color": colour, "width": 1}}
     if hatched:  # not colour alone: the changed sites' bars are hatched too
         marker["pattern"] = {
-            "shape": "/", "bgcolor": colour, "fgcolor": WHITE, "fillmode": "replace",
-            "size": 7, "solidity": 0.2,
-        }  # fmt: skip
+            "shape": "/",
+            "bgcolor": colour,
+            "fgcolor": WHITE,
+            "fillmode": "replace",
+            "size": 7,
+            "solidity": 0.2,
+        }
     return {
         "type": "bar",
         "name": plain_text(name),
@@ -99,9 +132,8 @@ def _bars(
 
 
 def _line(
-    name: str, days: list[str], values: Sequence[float | None], colour: str, symbol: str,
-    dash: str,
-) -> dict[str, Any]:  # fmt: skip
+    name: str, days: list[str], values: Sequence[float | None], colour: str, symbol: str, dash: str
+) -> dict[str, Any]:
     return {
         "type": "scatter",
         "mode": "lines+markers",

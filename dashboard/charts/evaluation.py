@@ -85,8 +85,14 @@ PAPER_RANKING_MODELS = ("hacs", "last_obs", "random")  # Figure 11
 #: Ranking lines shown at first: Figure 11's, the posterior and Cho–Garcia-Molina (the GP4C
 #: scorer closest to both); the other scorers are one click away in the legend.
 SHOWN_RANKING_MODELS = (
-    "posterior", "hacs", "gp4c", "lws", "cho_garcia_molina", "last_obs", "random",
-)  # fmt: skip
+    "posterior",
+    "hacs",
+    "gp4c",
+    "lws",
+    "cho_garcia_molina",
+    "last_obs",
+    "random",
+)
 #: model: (colour, marker, dash); the posterior in black, solid and thick like the paper's HACS.
 EVALUATION_STYLE = {**MODEL_STYLE, "posterior": (BLACK, "star-square", "solid")}
 
@@ -314,7 +320,7 @@ def ranking_figures(results: Mapping[str, Any]) -> dict[str, dict[str, Figure]]:
                 title=f"NDCG@k{budget}",
                 y_title="NDCG@k",
             ),
-        }  # fmt: skip
+        }
         for level in levels
     }
 
@@ -367,24 +373,39 @@ def interval_figure(level: str, group: Row) -> Figure:
         ),
         xaxis=axis("interpolated-update interval d (days)", type="log", dtick=1),
         yaxis=axis(
-            "density (per day)", type="log", exponentformat="power", dtick=1,
+            "density (per day)",
+            type="log",
+            exponentformat="power",
+            dtick=1,
             range=[math.log10(bottom), math.log10(top * 3)],
         ),
         margin={"l": 72, "r": 16, "t": 40, "b": 48},
         shapes=[
             {
-                "type": "line", "xref": "x", "yref": "y domain", "x0": mean, "x1": mean,
-                "y0": 0, "y1": 1, "line": {"color": BLUE, "width": 1.5, "dash": "dot"},
+                "type": "line",
+                "xref": "x",
+                "yref": "y domain",
+                "x0": mean,
+                "x1": mean,
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": BLUE, "width": 1.5, "dash": "dot"},
             }
         ],
         annotations=[
             {
-                "xref": "x", "yref": "y domain", "x": mark, "y": 1, "showarrow": False,
-                "text": f"d = 1/λ̃ ≈ {mean:.0f}", "xanchor": "left", "yanchor": "top",
+                "xref": "x",
+                "yref": "y domain",
+                "x": mark,
+                "y": 1,
+                "showarrow": False,
+                "text": f"d = 1/λ̃ ≈ {mean:.0f}",
+                "xanchor": "left",
+                "yanchor": "top",
                 "font": {"size": 12, "color": BLUE},
             }
         ],
-    )  # fmt: skip
+    )
     return {"data": data, "layout": figure_layout}
 
 
@@ -407,12 +428,22 @@ def interval_figures(results: Mapping[str, Any]) -> dict[str, list[dict[str, Any
 # --------------------------------------------------------------------------------------------
 
 TABLE_COLUMNS = [
-    "level", "metric", "w_weeks",
-    "micro_theta_hat", "micro_hacs", "micro_random", "micro_brute_force",
-    "macro_theta_hat", "macro_hacs", "macro_random", "macro_brute_force",
-    "micro_posterior_theta_hat", "micro_posterior",
-    "macro_posterior_theta_hat", "macro_posterior",
-]  # fmt: skip
+    "level",
+    "metric",
+    "w_weeks",
+    "micro_theta_hat",
+    "micro_hacs",
+    "micro_random",
+    "micro_brute_force",
+    "macro_theta_hat",
+    "macro_hacs",
+    "macro_random",
+    "macro_brute_force",
+    "micro_posterior_theta_hat",
+    "micro_posterior",
+    "macro_posterior_theta_hat",
+    "macro_posterior",
+]
 
 
 def _table_models(index: Mapping[tuple[str, str, int, str], Row], level: str) -> list[str]:
@@ -472,9 +503,13 @@ def table_view(results: Mapping[str, Any]) -> list[dict[str, Any]]:
                     )
                 rows.append({"w_weeks": w, "averages": averages})
             groups.append(
-                {"metric": metric, "label": METRIC_LABELS[metric], "name": METRIC_NAMES[metric],
-                 "rows": rows}
-            )  # fmt: skip
+                {
+                    "metric": metric,
+                    "label": METRIC_LABELS[metric],
+                    "name": METRIC_NAMES[metric],
+                    "rows": rows,
+                }
+            )
         sections.append(
             {
                 "level": level,
@@ -559,9 +594,17 @@ def replay_figure(replay: Mapping[str, Any]) -> Figure:
 
 #: The models a learned scheduler is compared with, in the order of its table.
 LEARNED_COMPARED = (
-    "posterior", "hacs", "cho_garcia_molina", "nad", "sad", "aad", "gad", "last_obs", "age",
+    "posterior",
+    "hacs",
+    "cho_garcia_molina",
+    "nad",
+    "sad",
+    "aad",
+    "gad",
+    "last_obs",
+    "age",
     "random",
-)  # fmt: skip
+)
 
 
 def _gp4c_formula(model: Mapping[str, Any]) -> str:
@@ -590,10 +633,16 @@ def learned_sections(results: Mapping[str, Any]) -> list[dict[str, Any]]:
         kind, level = item["kind"], item["level"]
         wanted = int(item.get("parameters", {}).get("w_weeks", 12))
         w = wanted if wanted in run_w else (max(run_w) if run_w else wanted)
-        budget = {(r["model"]): r for r in results.get("budget", [])
-                  if r["level"] == level and r["w_weeks"] == w}  # fmt: skip
-        pak = {(r["model"]): r for r in results.get("pak", [])
-               if r["level"] == level and r["w_weeks"] == w}  # fmt: skip
+        budget = {
+            (r["model"]): r
+            for r in results.get("budget", [])
+            if r["level"] == level and r["w_weeks"] == w
+        }
+        pak = {
+            (r["model"]): r
+            for r in results.get("pak", [])
+            if r["level"] == level and r["w_weeks"] == w
+        }
         rows = []
         for model in (kind, *LEARNED_COMPARED):
             if model not in budget:
@@ -691,7 +740,7 @@ def learned_figures(results: Mapping[str, Any]) -> dict[str, Figure]:
                     "line": {"color": DARK_GREY, "dash": "dot"},
                     "hovertemplate": f"generation %{{x}}<br>mean {name} %{{y:.4f}}<extra></extra>",
                 },
-            ],  # fmt: skip
+            ],
             "layout": layout(
                 title=heading(f"Training: {name} per generation"),
                 xaxis=axis("generation", dtick=max(1, len(generations) // 10)),

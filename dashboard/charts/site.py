@@ -182,11 +182,7 @@ def timeline_figure(levels: Sequence[LevelTimeline]) -> Figure:
 
 
 def probability_figure(
-    dates: Sequence[str],
-    curves: Sequence[Curve],
-    *,
-    e_days: float,
-    theta: float | None = None,
+    dates: Sequence[str], curves: Sequence[Curve], *, e_days: float, theta: float | None = None
 ) -> Figure:
     """The probability of a change by t + e as t runs over ``dates`` (DESIGN.md rule 7).
 
@@ -261,9 +257,7 @@ def probability_figure(
 
 
 def interval_histogram(
-    intervals_days: Sequence[float] | Mapping[str, Sequence[float]],
-    *,
-    bins_per_decade: int = 5,
+    intervals_days: Sequence[float] | Mapping[str, Sequence[float]], *, bins_per_decade: int = 5
 ) -> Figure:
     """Histogram of mean update intervals 1/λ in days on a log axis (HACS paper, Figure 4).
 
@@ -318,9 +312,13 @@ def interval_histogram(
         marker: dict[str, Any] = {"color": colour, "line": {"color": colour, "width": 1}}
         if i % 2:
             marker["pattern"] = {
-                "shape": "/", "bgcolor": colour, "fgcolor": WHITE, "fillmode": "replace",
-                "size": 7, "solidity": 0.2,
-            }  # fmt: skip
+                "shape": "/",
+                "bgcolor": colour,
+                "fgcolor": WHITE,
+                "fillmode": "replace",
+                "size": 7,
+                "solidity": 0.2,
+            }
         traces.append(
             {
                 "type": "bar",

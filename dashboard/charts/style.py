@@ -123,9 +123,13 @@ def legend_below(**extra: Any) -> dict[str, Any]:
     the axis title once it held more rows.
     """
     result: dict[str, Any] = {
-        "orientation": "h", "x": 0, "xanchor": "left",
-        "yref": "container", "y": 0, "yanchor": "bottom",
-    }  # fmt: skip
+        "orientation": "h",
+        "x": 0,
+        "xanchor": "left",
+        "yref": "container",
+        "y": 0,
+        "yanchor": "bottom",
+    }
     result.update(extra)
     return result
 
@@ -134,9 +138,13 @@ def legend_above(**extra: Any) -> dict[str, Any]:
     """A horizontal legend at the top of a figure without a title, above the plot, with room
     made for it as for :func:`legend_below`."""
     result: dict[str, Any] = {
-        "orientation": "h", "x": 0, "xanchor": "left",
-        "yref": "container", "y": 1, "yanchor": "top",
-    }  # fmt: skip
+        "orientation": "h",
+        "x": 0,
+        "xanchor": "left",
+        "yref": "container",
+        "y": 1,
+        "yanchor": "top",
+    }
     result.update(extra)
     return result
 

@@ -8,9 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     initial = True
 
-    dependencies = [
-        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
-    ]
+    dependencies = [migrations.swappable_dependency(settings.AUTH_USER_MODEL)]
 
     operations = [
         migrations.CreateModel(
@@ -76,5 +74,5 @@ class Migration(migrations.Migration):
                     models.Index(fields=["status", "kind"], name="dashboard_j_status_6b5c29_idx")
                 ],
             },
-        ),
+        )
     ]

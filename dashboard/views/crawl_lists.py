@@ -18,12 +18,7 @@ from dashboard.roles import librarian_required
 from hacs_site.clock import today
 from operations.daily import daily_list_next
 from scheduling.cells import Moment, day_text, due_text, interval_text, moment
-from scheduling.crawl_lists import (
-    crawl_list_csv,
-    crawl_list_store,
-    crawl_list_urls,
-    list_shortfall,
-)
+from scheduling.crawl_lists import crawl_list_csv, crawl_list_store, crawl_list_urls, list_shortfall
 from scheduling.models import CrawlList, CrawlListEntry
 
 ENTRIES_PER_PAGE = 100
@@ -58,14 +53,18 @@ def crawl_list(request: HttpRequest) -> HttpResponse:
         ]
     form = CrawlListForm(initial=CrawlListForm.initial_values())
     context = {
-        "form": form, "lists": lists, "selected": selected, "page": page, "rows": rows,
+        "form": form,
+        "lists": lists,
+        "selected": selected,
+        "page": page,
+        "rows": rows,
         "due": due_text(selected.date, selected.e_days) if selected else "",
         "list_day": day_text(selected.date) if selected else "",
         "shortfall": list_shortfall(selected, page.paginator.count) if selected and page else "",
         "next_daily": daily_list_next(timezone.now()),
         "today": today(),
         "crawl_yield": crawl_yield_context(),
-    }  # fmt: skip
+    }
     return render(request, "dashboard/crawl_list.html", context)
 
 
@@ -76,15 +75,21 @@ def crawl_list_create(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         lists = CrawlList.objects.select_related("created_by", "scorer")[:15]
         context = {
-            "form": form, "lists": lists, "selected": None, "page": None, "rows": [],
+            "form": form,
+            "lists": lists,
+            "selected": None,
+            "page": None,
+            "rows": [],
             "next_daily": daily_list_next(timezone.now()),
             "crawl_yield": crawl_yield_context(),
-        }  # fmt: skip
+        }
         return render(request, "dashboard/crawl_list.html", context, status=400)
     stored = crawl_list_store(
-        day=form.cleaned_data["day"], options=form.options(), source=CrawlList.Source.PAGE,
+        day=form.cleaned_data["day"],
+        options=form.options(),
+        source=CrawlList.Source.PAGE,
         user=request.user,
-    )  # fmt: skip
+    )
     if stored.new:
         messages.success(request, stored.summary())
     else:

@@ -84,8 +84,9 @@ def replay(request: HttpRequest, timestamp: str, url: str) -> HttpResponse:
     if content_type.split(";")[0].strip().lower() in _HTML_TYPES:
         banner = render_to_string("dashboard/demo_archive_banner.html", context, request)
         # ASCII with character references reads the same in whatever charset the page has.
-        body = insert_banner(rewrite_links(body, capture.url, replayed),
-                             banner.encode("ascii", "xmlcharrefreplace"))  # fmt: skip
+        body = insert_banner(
+            rewrite_links(body, capture.url, replayed), banner.encode("ascii", "xmlcharrefreplace")
+        )
     response = HttpResponse(body, content_type=content_type)
     response["Content-Security-Policy"] = SANDBOX
     response["X-Content-Type-Options"] = "nosniff"

@@ -19,6 +19,9 @@ def permission_denied(request: HttpRequest, exception: Exception) -> HttpRespons
         .order_by("username")
         .values_list("username", flat=True)[: ADMINS_NAMED + 1]
     )
-    context = {**denial_of(request), "admins": admins[:ADMINS_NAMED],
-               "more_admins": len(admins) > ADMINS_NAMED}  # fmt: skip
+    context = {
+        **denial_of(request),
+        "admins": admins[:ADMINS_NAMED],
+        "more_admins": len(admins) > ADMINS_NAMED,
+    }
     return render(request, "403.html", context, status=403)

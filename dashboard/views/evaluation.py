@@ -21,11 +21,7 @@ from dashboard.roles import librarian_required
 from dashboard.views.jobs import explain
 from hacs import defaults
 from hacs_site.clock import today
-from scheduling.evaluation_service import (
-    BOTH,
-    evaluation_run_create,
-    evaluation_run_refresh,
-)
+from scheduling.evaluation_service import BOTH, evaluation_run_create, evaluation_run_refresh
 from scheduling.jobs import enqueue_evaluation, enqueue_learning
 from scheduling.learning import (
     LearningPeriod,
@@ -141,10 +137,13 @@ def _initial(
         try:
             w_weeks = [int(w) for w in p["w_weeks"]]
             return {
-                "start": p["start"], "end": p["end"], "method": p.get("method", "interpolated"),
+                "start": p["start"],
+                "end": p["end"],
+                "method": p.get("method", "interpolated"),
                 "level": BOTH if len(p["levels"]) > 1 else p["levels"][0],
-                "w_from": min(w_weeks), "w_to": max(w_weeks),
-            }  # fmt: skip
+                "w_from": min(w_weeks),
+                "w_to": max(w_weeks),
+            }
         except (KeyError, IndexError, TypeError, ValueError):
             pass  # a run stored by hand with odd parameters: fall back to the defaults
     chosen = {"level": BOTH, "w_from": 1, "w_to": 12, "method": "interpolated"}

@@ -41,8 +41,7 @@ def site_pause_view(request: HttpRequest, pk: int) -> HttpResponse:
     paused = request.POST.get("paused") == "1"
     site_pause(site=site, paused=paused)
     messages.success(
-        request,
-        "Paused." if paused else "Resumed: this seed is on the crawl lists again.",
+        request, "Paused." if paused else "Resumed: this seed is on the crawl lists again."
     )
     return redirect("site-detail", pk=site.pk)
 

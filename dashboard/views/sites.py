@@ -93,9 +93,11 @@ def site_list_csv(request: HttpRequest) -> StreamingHttpResponse:
     query = form.query()
     day = today()
     rows = site_rows_csv(
-        query=query, t_days=to_days(reference_instant(day)), e_days=settings.HACS_E_DAYS,
+        query=query,
+        t_days=to_days(reference_instant(day)),
+        e_days=settings.HACS_E_DAYS,
         window_start=window_start_days(day, settings.HACS_HISTORY_DAYS),
-    )  # fmt: skip
+    )
     response = StreamingHttpResponse(rows, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="hacs-sites-{day}.csv"'
     return response
@@ -110,9 +112,14 @@ def _columns(current: str, *, horizon: str) -> list[dict[str, object]]:
     columns: list[dict[str, object]] = []
     for key, label, sub, numeric in COLUMNS:
         column: dict[str, object] = {
-            "key": key, "label": label, "sub": sub.format(horizon=horizon), "num": numeric,
-            "title": ABBREVIATED.get(label, ""), "aria": "", "arrow": "",
-        }  # fmt: skip
+            "key": key,
+            "label": label,
+            "sub": sub.format(horizon=horizon),
+            "num": numeric,
+            "title": ABBREVIATED.get(label, ""),
+            "aria": "",
+            "arrow": "",
+        }
         if key:
             column["param"] = key if SORT_KEYS[key] == "asc" else f"-{key}"
             if current.lstrip("-") == key:
@@ -138,9 +145,12 @@ def archive_check(site: Site) -> dict[str, object]:
     from_files = bool(sources) and config.source not in sources
     captured, next_ask = site_next_check(site.pk, config) if check else (True, None)
     return {
-        "check": check, "host": config.cdx_host, "refreshed": not from_files,
-        "uncaptured": not captured, "next_ask": next_ask,
-    }  # fmt: skip
+        "check": check,
+        "host": config.cdx_host,
+        "refreshed": not from_files,
+        "uncaptured": not captured,
+        "next_ask": next_ask,
+    }
 
 
 def site_detail(request: HttpRequest, pk: int) -> HttpResponse:
@@ -152,9 +162,12 @@ def site_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
     day = today()
     estimates = site_estimates(
-        site=site, today=day, e_days=settings.HACS_E_DAYS, theta=settings.HACS_THETA,
+        site=site,
+        today=day,
+        e_days=settings.HACS_E_DAYS,
+        theta=settings.HACS_THETA,
         window_start=window_start_days(day, settings.HACS_HISTORY_DAYS),
-    )  # fmt: skip
+    )
     history = site_history(site=site, wayback_url=settings.HACS_WAYBACK_URL)
     context = {
         "site": site,

@@ -58,11 +58,7 @@ from hacs.evaluation.engine import (
     window_scores,
 )
 from hacs.evaluation.grid import reference_points
-from hacs.evaluation.intervals import (
-    D_BINS_PER_DOUBLING,
-    INTERVAL_BIN_EDGES,
-    interval_distribution,
-)
+from hacs.evaluation.intervals import D_BINS_PER_DOUBLING, INTERVAL_BIN_EDGES, interval_distribution
 from hacs.evaluation.metrics import SELECTION_MODELS
 from hacs.evaluation.scores import RANKING_MODELS
 from hacs.evaluation.table import ObservationTable

@@ -432,11 +432,7 @@ def _check_options(
 
 
 def _level_rows(
-    level_name: str,
-    table: ObservationTable,
-    grid: _Grid,
-    options: _Options,
-    details: bool,
+    level_name: str, table: ObservationTable, grid: _Grid, options: _Options, details: bool
 ) -> Iterator[dict[str, list[dict[str, Any]]]]:
     """The result rows of one level, one dict of row lists (by result key) per w in turn.
 

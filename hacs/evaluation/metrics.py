@@ -93,11 +93,7 @@ def _micro(tp: float, selected: float, positives: float) -> tuple[float | None, 
 
     HACS paper, Section III-B, micro-averaging over t.
     """
-    return (
-        _ratio(tp, selected),
-        _ratio(tp, positives),
-        _ratio(2.0 * tp, selected + positives),
-    )
+    return (_ratio(tp, selected), _ratio(tp, positives), _ratio(2.0 * tp, selected + positives))
 
 
 def _macro(tp: FloatArray, selected: FloatArray, positives: FloatArray) -> tuple[float | None, ...]:

@@ -89,12 +89,7 @@ def _page_priors(pages: _PageCopies, t: FloatArray, weeks: int, every: int) -> F
 
 
 def _page_posteriors(
-    pages: _PageCopies,
-    t: FloatArray,
-    w: int,
-    priors: FloatArray,
-    offsets: IntArray,
-    site: IntArray,
+    pages: _PageCopies, t: FloatArray, w: int, priors: FloatArray, offsets: IntArray, site: IntArray
 ) -> tuple[FloatArray, FloatArray]:
     """(α, β) of every (reference point, site) pair, pairs of r at ``offsets[r]:offsets[r+1]``:
     the sum of the posteriors of the site's pages known at t, from their copies in the window

@@ -35,8 +35,16 @@ __all__ = ["RANKING_MODELS"]
 
 #: Models that rank U(w, t), in the order of the score rows (Random is added analytically).
 RANKING_MODELS = (
-    "hacs", "posterior", "last_obs", "cho_garcia_molina", "nad", "sad", "aad", "gad", "age",
-)  # fmt: skip
+    "hacs",
+    "posterior",
+    "last_obs",
+    "cho_garcia_molina",
+    "nad",
+    "sad",
+    "aad",
+    "gad",
+    "age",
+)
 _ROW = {name: row for row, name in enumerate(RANKING_MODELS)}
 _HACS_ROW = _ROW["hacs"]
 
@@ -91,7 +99,11 @@ def _scores(
     powers = np.ldexp(1.0, np.maximum(number - 1 - n_each, -1100).astype(np.int32))
     gad = np.add.reduceat(powers, starts) / (1.0 - np.ldexp(1.0, -np.minimum(n_each[starts], 1100)))
     for name, value in (
-        ("cho_garcia_molina", cg), ("nad", nad), ("sad", sad), ("aad", aad), ("gad", gad),
-    ):  # fmt: skip
+        ("cho_garcia_molina", cg),
+        ("nad", nad),
+        ("sad", sad),
+        ("aad", aad),
+        ("gad", gad),
+    ):
         scores[_ROW[name], busy] = value * elapsed
     return scores

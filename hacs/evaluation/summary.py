@@ -38,8 +38,9 @@ def summary_lines(results: Mapping[str, Any], average: str = "micro") -> list[st
     """A plain-text summary for a terminal: per level, F1 at θ̂ (Table I, with each θ̂) and mean
     weighted P@K per w, for the posterior, the paper's HACS and the baselines (models a run
     stored before the posterior lacks are left out)."""
-    table = {(r["level"], r["average"], r["w_weeks"], r["model"]): r
-             for r in results.get("table", [])}  # fmt: skip
+    table = {
+        (r["level"], r["average"], r["w_weeks"], r["model"]): r for r in results.get("table", [])
+    }
     pak = {(r["level"], r["w_weeks"], r["model"]): r for r in results.get("pak", [])}
     lines: list[str] = []
 

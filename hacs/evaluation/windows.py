@@ -297,9 +297,14 @@ def _estimate_pairs(
     busy = np.flatnonzero(m)
 
     def evidence(changed: FloatArray, owner: IntArray) -> IntervalEvidence:
-        return IntervalEvidence(changed=changed, owner=owner, unchanged=unchanged,
-                                first=inst_time[a], last=inst_time[b - 1],
-                                accesses=(b - a).astype(np.int64))  # fmt: skip
+        return IntervalEvidence(
+            changed=changed,
+            owner=owner,
+            unchanged=unchanged,
+            first=inst_time[a],
+            last=inst_time[b - 1],
+            accesses=(b - a).astype(np.int64),
+        )
 
     if busy.size == 0:
         return rate, tau, evidence(np.zeros(0), np.zeros(0, dtype=np.int64))

@@ -588,15 +588,25 @@ def _fast_record(fields: list[str], columns: dict[str, int]) -> CdxRecord | None
         return None
     try:
         moment = datetime(
-            int(stamp[0:4]), int(stamp[4:6]), int(stamp[6:8]),
-            int(stamp[8:10]), int(stamp[10:12]), int(stamp[12:14]), tzinfo=UTC,
-        )  # fmt: skip
+            int(stamp[0:4]),
+            int(stamp[4:6]),
+            int(stamp[6:8]),
+            int(stamp[8:10]),
+            int(stamp[10:12]),
+            int(stamp[12:14]),
+            tzinfo=UTC,
+        )
     except ValueError:
         return None  # the general path reports the impossible date
     return CdxRecord(
-        urlkey, moment, original, fields[columns["mimetype"]], status_value,
-        fields[columns["digest"]], length_value,
-    )  # fmt: skip
+        urlkey,
+        moment,
+        original,
+        fields[columns["mimetype"]],
+        status_value,
+        fields[columns["digest"]],
+        length_value,
+    )
 
 
 # --- Internet Archive JSON ---------------------------------------------------------------

@@ -145,9 +145,8 @@ def plan_queries(
 
 
 def _plan_host(
-    members: list[tuple[RefreshSeed, SeedScope]], too_big: Collection[str],
-    narrow: Collection[str],
-) -> list[CdxQuery]:  # fmt: skip
+    members: list[tuple[RefreshSeed, SeedScope]], too_big: Collection[str], narrow: Collection[str]
+) -> list[CdxQuery]:
     """Rules 1–3 for the seeds of one host (sorted by path)."""
     if len(members) == 1:
         return [_single(*members[0])]
@@ -183,9 +182,8 @@ def _dotted(host_key: str) -> str:
 
 
 def _group(
-    members: list[tuple[RefreshSeed, SeedScope]], host: str, prefix: str, key: str,
-    narrow: bool,
-) -> CdxQuery:  # fmt: skip
+    members: list[tuple[RefreshSeed, SeedScope]], host: str, prefix: str, key: str, narrow: bool
+) -> CdxQuery:
     if narrow:
         stamps = [s.narrow or s.since for s, _scope in members if (s.narrow or s.since)]
     else:

@@ -154,9 +154,13 @@ def _local_data(stream: BinaryIO, info: zipfile.ZipInfo) -> _LocalEntry:
         )
     stream.seek(extra_length, 1)
     return _LocalEntry(
-        stream, method=info.compress_type, size=info.compress_size, name=info.filename,
-        crc=info.CRC, expanded=info.file_size,
-    )  # fmt: skip
+        stream,
+        method=info.compress_type,
+        size=info.compress_size,
+        name=info.filename,
+        crc=info.CRC,
+        expanded=info.file_size,
+    )
 
 
 # --- The directory ------------------------------------------------------------------------------
@@ -258,8 +262,7 @@ def _refuse_nested(entry: _Rewindable, name: str) -> None:
     entry.seek(0)
     if head == _LOCAL:
         raise WaczError(
-            f"the entry {name} is a ZIP file, not a WARC file; HACS opens no nested archive",
-            name,
+            f"the entry {name} is a ZIP file, not a WARC file; HACS opens no nested archive", name
         )
 
 
@@ -389,9 +392,13 @@ def _without_directory(stream: BinaryIO) -> Iterator[tuple[WaczEntry, EntryStrea
                 name,
             )
         data = _LocalEntry(
-            stream, method=method, size=known, name=name,
-            crc=None if known is None else crc, expanded=None if known is None else usize,
-        )  # fmt: skip
+            stream,
+            method=method,
+            size=known,
+            name=name,
+            crc=None if known is None else crc,
+            expanded=None if known is None else usize,
+        )
         if _is_warc_name(name):
             warcs += 1
             _check_method(name, method)
@@ -433,9 +440,15 @@ class _LocalEntry:
     the data and the descriptor, to the next header."""
 
     def __init__(
-        self, stream: BinaryIO, *, method: int, size: int | None, name: str,
-        crc: int | None = None, expanded: int | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        stream: BinaryIO,
+        *,
+        method: int,
+        size: int | None,
+        name: str,
+        crc: int | None = None,
+        expanded: int | None = None,
+    ) -> None:
         """``size``: compressed bytes (None: up to the descriptor); ``crc`` and ``expanded``:
         the checksum and uncompressed size to hold the data to, when known."""
         self._stream = stream

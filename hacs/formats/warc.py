@@ -30,8 +30,14 @@ from warcio.bufferedreaders import DecompressingBufferedReader
 from hacs.formats import cdx
 from hacs.formats.canon import canonical_url
 
-__all__ = ["MAX_HEADER_BYTES", "MAX_HEADER_LINE", "WarcCapture", "WarcError", "WarcStats",
-           "read_warc"]  # fmt: skip
+__all__ = [
+    "MAX_HEADER_BYTES",
+    "MAX_HEADER_LINE",
+    "WarcCapture",
+    "WarcError",
+    "WarcStats",
+    "read_warc",
+]
 
 #: The longest header line read, WARC's or HTTP's, in bytes (real ones are a few hundred; a
 #: redirect's Location or a cookie may reach tens of thousands).
@@ -170,9 +176,15 @@ def _capture(record: Any, max_body: int, limits: cdx.RowLimits) -> WarcCapture |
         if "\x00" in location or len(location) > MAX_LOCATION_LENGTH:
             location = ""
     row = cdx.CdxRecord(
-        urlkey=urlkey, timestamp=moment, original=url, mimetype=mimetype, status=status,
-        digest=digest, length=None, location=location,
-    )  # fmt: skip
+        urlkey=urlkey,
+        timestamp=moment,
+        original=url,
+        mimetype=mimetype,
+        status=status,
+        digest=digest,
+        length=None,
+        location=location,
+    )
     problem = cdx.row_problem(row, limits)
     if problem is not None:
         return problem.reason

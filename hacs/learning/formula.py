@@ -79,10 +79,7 @@ def readable_formula(expression: str) -> ReadableFormula:
     used = _terminals(tree)
     legend = tuple((terminal_name(n), TERMINAL_LABELS[n]) for n in TERMINALS if n in used)
     return ReadableFormula(
-        expression=_prefix(tree),
-        text=_infix(tree)[0],
-        legend=legend,
-        simplified=tree != original,
+        expression=_prefix(tree), text=_infix(tree)[0], legend=legend, simplified=tree != original
     )
 
 

@@ -469,9 +469,16 @@ def evaluation_scorer(model: LwsModel, table: ObservationTable, e_days: float) -
             some = held > 0
             last[some] = timelines.times[starts[some] + held[some] - 1]
             cache[t] = lws_scores(
-                model, timelines.times, timelines.flags, timelines.offsets, last, t, e_days,
-                new_links=timelines.new_links, page=timelines.page,
-            )  # fmt: skip
+                model,
+                timelines.times,
+                timelines.flags,
+                timelines.offsets,
+                last,
+                t,
+                e_days,
+                new_links=timelines.new_links,
+                page=timelines.page,
+            )
         return cache[t][sites]
 
     return score

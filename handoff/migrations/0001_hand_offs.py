@@ -130,10 +130,7 @@ class Migration(migrations.Migration):
                     ),
                 ),
             ],
-            options={
-                "verbose_name": "hand-off",
-                "ordering": ["name"],
-            },
+            options={"verbose_name": "hand-off", "ordering": ["name"]},
         ),
         migrations.CreateModel(
             name="HandOffRun",

@@ -4,9 +4,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("handoff", "0001_hand_offs"),
-    ]
+    dependencies = [("handoff", "0001_hand_offs")]
 
     operations = [
         migrations.AlterField(

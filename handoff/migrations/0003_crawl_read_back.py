@@ -66,9 +66,7 @@ class Migration(migrations.Migration):
                     ),
                 ),
             ],
-            options={
-                "ordering": ["-read_at"],
-            },
+            options={"ordering": ["-read_at"]},
         ),
         migrations.CreateModel(
             name="FollowedCrawl",
@@ -125,9 +123,7 @@ class Migration(migrations.Migration):
                     ),
                 ),
             ],
-            options={
-                "ordering": ["-run__created_at", "-pk"],
-            },
+            options={"ordering": ["-run__created_at", "-pk"]},
         ),
         migrations.CreateModel(
             name="ListYield",
@@ -158,8 +154,6 @@ class Migration(migrations.Migration):
                     ),
                 ),
             ],
-            options={
-                "ordering": ["handed_off_at"],
-            },
+            options={"ordering": ["handed_off_at"]},
         ),
     ]

@@ -103,7 +103,7 @@ class Migration(migrations.Migration):
                             )
                         ],
                     },
-                ),
+                )
             ],
         ),
         migrations.RunPython(move_content_type, migrations.RunPython.noop),

@@ -2,10 +2,7 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("jobs", "0001_initial"),
-        ("dashboard", "0003_jobrecord_moves_to_jobs"),
-    ]
+    dependencies = [("jobs", "0001_initial"), ("dashboard", "0003_jobrecord_moves_to_jobs")]
 
     operations = [
         migrations.AlterModelTable(name="jobrecord", table=None),

@@ -4,9 +4,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("jobs", "0002_own_table"),
-    ]
+    dependencies = [("jobs", "0002_own_table")]
 
     operations = [
         migrations.AddField(
@@ -15,9 +13,7 @@ class Migration(migrations.Migration):
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="jobrecord",
-            name="items",
-            field=models.JSONField(blank=True, default=list),
+            model_name="jobrecord", name="items", field=models.JSONField(blank=True, default=list)
         ),
         migrations.AlterField(
             model_name="jobrecord",

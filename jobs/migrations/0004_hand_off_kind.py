@@ -4,9 +4,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("jobs", "0003_lease_and_outcomes"),
-    ]
+    dependencies = [("jobs", "0003_lease_and_outcomes")]
 
     operations = [
         migrations.AlterField(
@@ -23,5 +21,5 @@ class Migration(migrations.Migration):
                 ],
                 max_length=12,
             ),
-        ),
+        )
     ]

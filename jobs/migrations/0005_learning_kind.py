@@ -4,9 +4,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("jobs", "0004_hand_off_kind"),
-    ]
+    dependencies = [("jobs", "0004_hand_off_kind")]
 
     operations = [
         migrations.AlterField(
@@ -24,5 +22,5 @@ class Migration(migrations.Migration):
                 ],
                 max_length=12,
             ),
-        ),
+        )
     ]

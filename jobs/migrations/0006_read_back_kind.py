@@ -4,9 +4,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("jobs", "0005_learning_kind"),
-    ]
+    dependencies = [("jobs", "0005_learning_kind")]
 
     operations = [
         migrations.AlterField(
@@ -25,5 +23,5 @@ class Migration(migrations.Migration):
                 ],
                 max_length=12,
             ),
-        ),
+        )
     ]

@@ -59,9 +59,7 @@ class Migration(migrations.Migration):
                     ),
                 ),
             ],
-            options={
-                "ordering": ["-date", "-created_at"],
-            },
+            options={"ordering": ["-date", "-created_at"]},
         ),
         migrations.CreateModel(
             name="CrawlListEntry",
@@ -93,9 +91,7 @@ class Migration(migrations.Migration):
                     ),
                 ),
             ],
-            options={
-                "ordering": ["crawl_list", "rank"],
-            },
+            options={"ordering": ["crawl_list", "rank"]},
         ),
         migrations.CreateModel(
             name="Estimate",
@@ -176,9 +172,7 @@ class Migration(migrations.Migration):
                     ),
                 ),
             ],
-            options={
-                "ordering": ["-created_at"],
-            },
+            options={"ordering": ["-created_at"]},
         ),
         migrations.AddIndex(
             model_name="crawllist",

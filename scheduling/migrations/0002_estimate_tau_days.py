@@ -4,14 +4,10 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("scheduling", "0001_initial"),
-    ]
+    dependencies = [("scheduling", "0001_initial")]
 
     operations = [
         migrations.AddField(
-            model_name="estimate",
-            name="tau_days",
-            field=models.FloatField(blank=True, null=True),
-        ),
+            model_name="estimate", name="tau_days", field=models.FloatField(blank=True, null=True)
+        )
     ]

@@ -3,10 +3,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("jobs", "0002_own_table"),
-        ("scheduling", "0002_estimate_tau_days"),
-    ]
+    dependencies = [("jobs", "0002_own_table"), ("scheduling", "0002_estimate_tau_days")]
 
     operations = [
         migrations.AddField(
@@ -20,5 +17,5 @@ class Migration(migrations.Migration):
                 related_name="+",
                 to="jobs.jobrecord",
             ),
-        ),
+        )
     ]

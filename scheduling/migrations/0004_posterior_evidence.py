@@ -4,9 +4,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("scheduling", "0003_evaluationrun_job"),
-    ]
+    dependencies = [("scheduling", "0003_evaluationrun_job")]
 
     operations = [
         migrations.CreateModel(
@@ -88,9 +86,7 @@ class Migration(migrations.Migration):
             field=models.FloatField(blank=True, null=True, verbose_name="α"),
         ),
         migrations.AddField(
-            model_name="estimate",
-            name="span_days",
-            field=models.FloatField(blank=True, null=True),
+            model_name="estimate", name="span_days", field=models.FloatField(blank=True, null=True)
         ),
         migrations.AlterField(
             model_name="crawllist",

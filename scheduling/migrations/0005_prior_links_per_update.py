@@ -8,9 +8,7 @@ def drop_website_prior(apps, schema_editor):  # type: ignore[no-untyped-def]
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("scheduling", "0004_posterior_evidence"),
-    ]
+    dependencies = [("scheduling", "0004_posterior_evidence")]
 
     operations = [
         migrations.AddField(

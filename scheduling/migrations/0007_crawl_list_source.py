@@ -11,9 +11,7 @@ def sources_from_builders(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("scheduling", "0006_learned_scorers"),
-    ]
+    dependencies = [("scheduling", "0006_learned_scorers")]
 
     operations = [
         migrations.AddField(

@@ -5,10 +5,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("jobs", "0004_hand_off_kind"),
-        ("scheduling", "0007_crawl_list_source"),
-    ]
+    dependencies = [("jobs", "0004_hand_off_kind"), ("scheduling", "0007_crawl_list_source")]
 
     operations = [
         migrations.CreateModel(
@@ -58,8 +55,6 @@ class Migration(migrations.Migration):
                     ),
                 ),
             ],
-            options={
-                "ordering": ["-date"],
-            },
-        ),
+            options={"ordering": ["-date"]},
+        )
     ]

@@ -5,10 +5,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("jobs", "0004_hand_off_kind"),
-        ("scheduling", "0008_daily_runs"),
-    ]
+    dependencies = [("jobs", "0004_hand_off_kind"), ("scheduling", "0008_daily_runs")]
 
     operations = [
         migrations.AlterField(
@@ -22,5 +19,5 @@ class Migration(migrations.Migration):
                 related_name="+",
                 to="jobs.jobrecord",
             ),
-        ),
+        )
     ]

@@ -4,9 +4,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("scheduling", "0009_stored_runs_share_their_fields"),
-    ]
+    dependencies = [("scheduling", "0009_stored_runs_share_their_fields")]
 
     operations = [
         migrations.AddField(
@@ -15,8 +13,6 @@ class Migration(migrations.Migration):
             field=models.BooleanField(default=False),
         ),
         migrations.AddField(
-            model_name="estimate",
-            name="interval_open",
-            field=models.BooleanField(default=False),
+            model_name="estimate", name="interval_open", field=models.BooleanField(default=False)
         ),
     ]

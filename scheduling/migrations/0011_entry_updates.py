@@ -4,14 +4,12 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("scheduling", "0010_open_intervals"),
-    ]
+    dependencies = [("scheduling", "0010_open_intervals")]
 
     operations = [
         migrations.AddField(
             model_name="crawllistentry",
             name="updates",
             field=models.PositiveIntegerField(blank=True, null=True),
-        ),
+        )
     ]

@@ -8,9 +8,7 @@ def drop_priors(apps, schema_editor):  # type: ignore[no-untyped-def]
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("scheduling", "0011_entry_updates"),
-    ]
+    dependencies = [("scheduling", "0011_entry_updates")]
 
     operations = [
         migrations.AddField(

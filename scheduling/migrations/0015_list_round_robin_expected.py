@@ -4,9 +4,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("scheduling", "0013_one_daily_list_per_date"),
-    ]
+    dependencies = [("scheduling", "0013_one_daily_list_per_date")]
 
     operations = [
         migrations.AddField(
@@ -17,5 +15,5 @@ class Migration(migrations.Migration):
                 help_text="The changes a list of the same size in round-robin order (oldest copy first) was expected to find, by the posterior; empty for the paper's methods.",
                 null=True,
             ),
-        ),
+        )
     ]

@@ -9,9 +9,7 @@ def drop_homepage_priors(apps, schema_editor):  # type: ignore[no-untyped-def]
 
 
 class Migration(migrations.Migration):
-    dependencies = [
-        ("scheduling", "0015_list_round_robin_expected"),
-    ]
+    dependencies = [("scheduling", "0015_list_round_robin_expected")]
 
     operations = [
         migrations.AddField(

@@ -275,9 +275,12 @@ def slow_interval_marginal(prior: bayes.GammaPrior, evidence: bayes.IntervalEvid
         changed = evidence.changed[evidence.owner == site].tolist()
         unchanged = [float(evidence.unchanged[site])]
         total += math.log(
-            sum(m * math.exp(log_likelihood(lam, changed, unchanged)) for lam, m in
-                zip(grid, mass, strict=True)) / sum(mass)
-        )  # fmt: skip
+            sum(
+                m * math.exp(log_likelihood(lam, changed, unchanged))
+                for lam, m in zip(grid, mass, strict=True)
+            )
+            / sum(mass)
+        )
     return total
 
 
@@ -327,8 +330,12 @@ def test_the_prior_is_the_marginal_likelihoods_maximum(seed: int) -> None:
         a, b = np.exp(params)
         return -slow_log_marginal(bayes.GammaPrior(float(a), float(b)), m, big_t)
 
-    search = minimize(negative, np.log([1.0, 100.0]), method="Nelder-Mead",
-                      options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000})  # fmt: skip
+    search = minimize(
+        negative,
+        np.log([1.0, 100.0]),
+        method="Nelder-Mead",
+        options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 20000},
+    )
     best = -float(search.fun)
     assert slow_log_marginal(found, m, big_t) >= best - 1e-6 * abs(best)
 

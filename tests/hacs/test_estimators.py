@@ -26,13 +26,7 @@ from hacs.estimators import (
     ratio_rate,
     update_instants,
 )
-from tests.reference import (
-    SlowEstimate,
-    slow_accesses,
-    slow_estimate,
-    slow_midpoints,
-    slow_mle,
-)
+from tests.reference import SlowEstimate, slow_accesses, slow_estimate, slow_midpoints, slow_mle
 
 REL = 1e-9
 
@@ -549,8 +543,7 @@ def test_estimate_many_agrees_with_the_reference_on_a_large_random_batch(
 
 @pytest.mark.parametrize("method", METHODS)
 def test_estimate_agrees_with_the_reference_on_a_large_random_batch(
-    batch: tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, list[SlowEstimate]]],
-    method: str,
+    batch: tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, list[SlowEstimate]]], method: str
 ) -> None:
     times, flags, offsets, slow = batch
     for (a, b), expected in zip(pairwise(offsets.tolist()), slow[method], strict=True):

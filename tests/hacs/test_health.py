@@ -31,15 +31,21 @@ def health(answers: list[tuple[float, str]], recent: int = 3, seed: str = SEED):
     for _t, what in answers:
         good.append(what == "ok")
         statuses.append(
-            {"ok": 200, "404": 404, "410": 410, "503": 503, "away": 301, "away?": 302,
-             "tidy": 301}[what]
-        )  # fmt: skip
+            {"ok": 200, "404": 404, "410": 410, "503": 503, "away": 301, "away?": 302, "tidy": 301}[
+                what
+            ]
+        )
         locations.append({"away": NEW, "tidy": "https://cs.example.edu/~bar/"}.get(what))
         urls.append("http://cs.example.edu/~bar" if what == "tidy" else HOME)
     return capture_health(
-        seed_url=seed, times=[t for t, _ in answers], good=good, statuses=statuses,
-        locations=locations, urls=urls, recent=recent,
-    )  # fmt: skip
+        seed_url=seed,
+        times=[t for t, _ in answers],
+        good=good,
+        statuses=statuses,
+        locations=locations,
+        urls=urls,
+        recent=recent,
+    )
 
 
 def test_it_imports_no_django() -> None:
@@ -93,8 +99,9 @@ def test_a_redirect_inside_the_seed_scope_is_not_a_move(location: str) -> None:
 def test_a_redirect_to_another_scope_is_away_with_its_target(location: str, target: str):
     scope = SeedScope.from_url(SEED)
     assert answer_of(good=False, status=302, location=location, url=HOME, scope=scope) == (
-        Answer.AWAY, target,
-    )  # fmt: skip
+        Answer.AWAY,
+        target,
+    )
 
 
 def test_answers_of_other_statuses() -> None:
@@ -138,8 +145,15 @@ def test_a_good_capture_after_the_redirects_clears_the_move() -> None:
 
 
 def test_neutral_captures_neither_count_nor_break_the_run() -> None:
-    answers = [(1, "ok"), (10, "away"), (11, "503"), (12, "tidy"), (13, "away"), (14, "503"),
-               (15, "away")]  # fmt: skip
+    answers = [
+        (1, "ok"),
+        (10, "away"),
+        (11, "503"),
+        (12, "tidy"),
+        (13, "away"),
+        (14, "503"),
+        (15, "away"),
+    ]
     found = health(answers)
     assert (found.problem, found.since, found.count) == ("moved", 10, 3)
 
@@ -230,10 +244,14 @@ def test_stale_when_the_last_good_capture_is_older_than_the_setting() -> None:
 def stopped(rate, tau, last_copy, observations=10, updates=3, **kw):
     return bool(
         stopped_changing(
-            rate=[rate], tau=[tau], last_copy=[last_copy], observations=[observations],
-            updates=[updates], **kw,
+            rate=[rate],
+            tau=[tau],
+            last_copy=[last_copy],
+            observations=[observations],
+            updates=[updates],
+            **kw,
         )[0]
-    )  # fmt: skip
+    )
 
 
 def test_stopped_when_quiet_for_factor_mean_intervals_and_at_least_min_days() -> None:
@@ -260,9 +278,12 @@ def test_unknown_or_thin_estimates_never_stop() -> None:
 
 def test_stopped_changing_is_vectorised_and_checks_its_arguments() -> None:
     flags = stopped_changing(
-        rate=[0.01, 0.01, np.nan], tau=[0, 0, 0], last_copy=[600, 400, 600],
-        observations=[5, 5, 5], updates=[2, 2, 0],
-    )  # fmt: skip
+        rate=[0.01, 0.01, np.nan],
+        tau=[0, 0, 0],
+        last_copy=[600, 400, 600],
+        observations=[5, 5, 5],
+        updates=[2, 2, 0],
+    )
     assert flags.tolist() == [True, False, False]
     with pytest.raises(ValueError, match="factor"):
         stopped(0.01, tau=0.0, last_copy=1.0, factor=0)
@@ -277,7 +298,11 @@ def test_a_poisson_site_that_keeps_changing_is_rarely_stopped() -> None:
     rate = 0.05
     quiet = rng.exponential(1 / rate, size=20_000)
     share = stopped_changing(
-        rate=np.full(quiet.size, rate), tau=np.zeros(quiet.size), last_copy=quiet,
-        observations=np.full(quiet.size, 10), updates=np.full(quiet.size, 5), min_days=0,
-    ).mean()  # fmt: skip
+        rate=np.full(quiet.size, rate),
+        tau=np.zeros(quiet.size),
+        last_copy=quiet,
+        observations=np.full(quiet.size, 10),
+        updates=np.full(quiet.size, 5),
+        min_days=0,
+    ).mean()
     assert abs(share - math.exp(-5)) < 0.003

@@ -145,10 +145,7 @@ def test_sites_are_read_independently_and_levels_are_checked() -> None:
     dense = poisson_page(6.5, 2.0, seed=2)
     n_fast = int(fast.accesses[0])
     times = np.r_[np.arange(0.0, SPAN, 45.0), np.arange(0.0, SPAN, 2.0)]
-    flags = np.r_[
-        np.r_[False, np.ones(n_fast - 1, bool)],
-        np.zeros(int(dense.accesses[0]), bool),
-    ]
+    flags = np.r_[np.r_[False, np.ones(n_fast - 1, bool)], np.zeros(int(dense.accesses[0]), bool)]
     both = bayes.interval_evidence(times, flags, [0, n_fast, times.size])
     bounds = bayes.interval_bounds(PRIOR, both)
     assert bounds.open.tolist() == [True, False]
@@ -216,8 +213,13 @@ def clustered_pages(
         mean = rng.uniform(20.0, 80.0)
         if sessions:
             starts = np.cumsum(rng.exponential(3 * mean, int(4 * SPAN / mean) + 10))
-            changes = np.sort(np.r_[starts, starts + rng.exponential(4.0, starts.size),
-                                    starts + rng.exponential(8.0, starts.size)])  # fmt: skip
+            changes = np.sort(
+                np.r_[
+                    starts,
+                    starts + rng.exponential(4.0, starts.size),
+                    starts + rng.exponential(8.0, starts.size),
+                ]
+            )
         else:
             changes = np.cumsum(rng.exponential(mean, int(4 * SPAN / mean) + 10))
         times = np.arange(0.0, SPAN, rng.uniform(3.0, 20.0))

@@ -171,8 +171,9 @@ def test_a_lone_seed_pays_its_one_request_alone() -> None:
     assert choice.queries[0] == group  # ten seeds for one request
     assert len(choice.queries) == 3
     # Priced honestly: a group that costs ten requests is worth no more than the lone seeds.
-    priced = choose_queries([group, *lone], sites, now=NOW, budget=3, policy=POLICY,
-                            cost={"host": 10})  # fmt: skip
+    priced = choose_queries(
+        [group, *lone], sites, now=NOW, budget=3, policy=POLICY, cost={"host": 10}
+    )
     assert group not in priced.queries and priced.requests == 3
 
 
@@ -219,8 +220,9 @@ def test_a_seed_without_captures_is_asked_again_a_week_after_its_import_then_mon
     assert deadline(SiteState(1, 0.0, 0.0, 0.0, captured=False), weekly) == 5
     assert deadline(SiteState(1, 0.0, 0.0, 0.0, captured=False), policy) == 7
     # Spread like the others after the first import.
-    spread = [deadline(SiteState(i, 0.0, 0.0, 0.0, captured=False), RefreshPolicy())
-              for i in range(500)]  # fmt: skip
+    spread = [
+        deadline(SiteState(i, 0.0, 0.0, 0.0, captured=False), RefreshPolicy()) for i in range(500)
+    ]
     assert 3.5 <= min(spread) and max(spread) < 7
 
 
@@ -242,8 +244,7 @@ def test_the_others_go_by_worth_per_request_and_a_query_that_does_not_fit_is_ski
     # Worth: rate × 10 days × 5 days: a 50, b 45, c 5, d 5; a costs 5 pages.
     rates = {1: 1.0, 2: 0.9, 3: 0.1, 4: 0.1}
     sites = {i: state(i, r, NOW - 10) for i, r in rates.items()}
-    choice = choose_queries(queries, sites, now=NOW, budget=3, policy=POLICY,
-                            cost={"a": 5, "c": 1})  # fmt: skip
+    choice = choose_queries(queries, sites, now=NOW, budget=3, policy=POLICY, cost={"a": 5, "c": 1})
     # b (45 a request), then a (10 a request) does not fit, then c and d (5 each; c before d).
     assert [q.key for q in choice.queries] == ["b", "c", "d"]
     assert choice.requests == 3 and choice.left_out == {1: "budget"}
@@ -332,9 +333,16 @@ def test_the_greedy_choice_against_every_subset(seed: int) -> None:
     assert choice.requests == spent <= budget
     left = budget - spent
     # (No first check kept: a site's deadline is the max age after its last check.)
-    due = sorted((q for q in queries if is_due(q, sites)), key=lambda q: (
-        -max(math.inf if sites[s].checked is None else NOW - sites[s].checked  # type: ignore[operator]
-             for s in q.site_ids), q.key))  # fmt: skip
+    due = sorted(
+        (q for q in queries if is_due(q, sites)),
+        key=lambda q: (
+            -max(
+                math.inf if sites[s].checked is None else NOW - sites[s].checked  # type: ignore[operator]
+                for s in q.site_ids
+            ),
+            q.key,
+        ),
+    )
     share = min(math.ceil(POLICY.due_share * budget), max(1, budget - 1)) if budget else 0
     # (a) The due share went to due queries, most overdue first, each skipped only when it
     # did not fit what was left of the share.
@@ -348,10 +356,13 @@ def test_the_greedy_choice_against_every_subset(seed: int) -> None:
     rest = [q for q in queries if q not in chosen]
     assert all(costs[q.key] > left for q in rest)
     assert choice.overdue_left == sum(
-        sum(1 for s in q.site_ids if sites[s].checked is None
-            or NOW - sites[s].checked >= POLICY.max_age_days)  # type: ignore[operator]
+        sum(
+            1
+            for s in q.site_ids
+            if sites[s].checked is None or NOW - sites[s].checked >= POLICY.max_age_days
+        )  # type: ignore[operator]
         for q in rest
-    )  # fmt: skip
+    )
     assert choice.left_out == {s: "budget" for q in rest for s in q.site_ids}
     # (b) The queries not due against every subset within what the share left: with unit
     # costs the highest worth is the best subset; otherwise the fractional bound holds.

@@ -30,9 +30,13 @@ def history(*sites: list[tuple[float, bool]]) -> tuple[np.ndarray, np.ndarray, n
 def test_a_crawl_finds_a_change_made_since_the_newest_copy() -> None:
     # One site, last copy at day 5; it changes on days 7.2 and 12.0; crawled daily from day 10.
     (result,) = replay(
-        history=history([(0.0, False), (5.0, False)]), changes=[[3.0, 7.2, 12.0]],
-        start=10.0, days=4, budget=1, policies=["round_robin"],
-    )  # fmt: skip
+        history=history([(0.0, False), (5.0, False)]),
+        changes=[[3.0, 7.2, 12.0]],
+        start=10.0,
+        days=4,
+        budget=1,
+        policies=["round_robin"],
+    )
     # Day 10.5 finds 7.2 (after the copy at 5); 11.5 finds nothing; 12.5 finds 12.0; 13.5 nothing.
     assert (result.crawls, result.found) == (4, 2)
     assert result.utilisation == 0.5
@@ -54,9 +58,14 @@ def test_round_robin_crawls_the_oldest_copy_first_and_cycles() -> None:
         return POLICIES["round_robin"](state)
 
     (result,) = replay(
-        history=history(*sites), changes=[[] for _ in sites], start=10.0, days=6, budget=2,
-        policies=[], extra={"round_robin": round_robin},
-    )  # fmt: skip
+        history=history(*sites),
+        changes=[[] for _ in sites],
+        start=10.0,
+        days=6,
+        budget=2,
+        policies=[],
+        extra={"round_robin": round_robin},
+    )
     crawls = [(t, site) for site, times in enumerate(seen[-1].times) for t in times if t > 10]
     days = [sorted(site for t, site in crawls if t == 10 + day + CRAWL_HOUR) for day in range(6)]
     # Never copied first, then the oldest copies; day 3 reaches the copies made on day 0,
@@ -71,9 +80,13 @@ def test_sites_listed_most_days_without_changing_are_counted() -> None:
     busy = [(float(d), d % 2 == 1 and d > 0) for d in range(0, 20)]
     quiet = [(0.0, False), (19.0, False)]
     results = replay(
-        history=history(busy, quiet), changes=[[], []], start=20.0, days=10, budget=1,
+        history=history(busy, quiet),
+        changes=[[], []],
+        start=20.0,
+        days=10,
+        budget=1,
         policies=["paper"],
-    )  # fmt: skip
+    )
     assert results[0].most_days_listed == 10
     assert results[0].overlisted_sites == 1
 
@@ -82,9 +95,13 @@ def test_the_posterior_prefers_a_site_that_changes_often() -> None:
     often = [(float(d), d > 0) for d in range(0, 40, 4)]
     never = [(float(d), False) for d in range(0, 40, 4)]
     results = replay(
-        history=history(often, never), changes=[[40.2], []], start=40.0, days=1, budget=1,
+        history=history(often, never),
+        changes=[[40.2], []],
+        start=40.0,
+        days=1,
+        budget=1,
         policies=["hacs", "mle_since_copy"],
-    )  # fmt: skip
+    )
     assert [r.found for r in results] == [1, 1]
 
 
@@ -93,9 +110,14 @@ def test_progress_is_told_after_every_policys_every_day() -> None:
     never = [(float(d), False) for d in range(0, 40, 4)]
     seen: list[float] = []
     replay(
-        history=history(often, never), changes=[[41.2], []], start=40.0, days=4, budget=1,
-        policies=["hacs", "round_robin", "random"], progress=seen.append,
-    )  # fmt: skip
+        history=history(often, never),
+        changes=[[41.2], []],
+        start=40.0,
+        days=4,
+        budget=1,
+        policies=["hacs", "round_robin", "random"],
+        progress=seen.append,
+    )
     assert seen == [(i + 1) / 12 for i in range(12)]
 
 
@@ -146,10 +168,15 @@ def test_with_the_archive_off_the_results_are_todays() -> None:
     # Figures of the replay before the archive during the period was modelled.
     history_, changes, _ = example(cut=(40.0, 40.0))
     results = replay(
-        history=history_, changes=changes, start=40.0, days=20, budget=3,
-        policies=["hacs", "round_robin", "paper", "random", "mle_since_copy"], e_days=1.0,
+        history=history_,
+        changes=changes,
+        start=40.0,
+        days=20,
+        budget=3,
+        policies=["hacs", "round_robin", "paper", "random", "mle_since_copy"],
+        e_days=1.0,
         seed=5,
-    )  # fmt: skip
+    )
     # hacs/replay.py before the option, on this example; HACS's row re-read when its default
     # became the posterior of the rate now over the list's window (hacs.ranking).
     today = [
@@ -159,11 +186,14 @@ def test_with_the_archive_off_the_results_are_todays() -> None:
         ("random", 23, 24, 5.107356904670386, 5, 0),
         ("mle_since_copy", 18, 21, 2.7318816304901574, 11, 1),
     ]
-    got = [(r.policy, r.found, r.caught, r.mean_delay_days, r.most_days_listed,
-            r.overlisted_sites) for r in results]  # fmt: skip
+    got = [
+        (r.policy, r.found, r.caught, r.mean_delay_days, r.most_days_listed, r.overlisted_sites)
+        for r in results
+    ]
     assert got == [pytest.approx(row) for row in today]
-    assert all((r.crawls, r.changes, r.refresh, r.cdx_requests) == (60, 39, None, 0)
-               for r in results)  # fmt: skip
+    assert all(
+        (r.crawls, r.changes, r.refresh, r.cdx_requests) == (60, 39, None, 0) for r in results
+    )
 
 
 def oracle(
@@ -234,11 +264,20 @@ def test_every_night_without_lag_equals_an_oracle_that_sees_all_captures_at_once
         return POLICIES[policy](state)
 
     (result,) = replay(
-        history=history_, changes=changes, start=40.0, days=20, budget=4, policies=[],
-        extra={policy: recorded}, e_days=1.0, archive=stream, refresh=Refresh("every_night"),
-    )  # fmt: skip
-    found, picks = oracle(history_, changes, stream, start=40.0, days=20, budget=4,
-                          policy=policy, e_days=1.0)  # fmt: skip
+        history=history_,
+        changes=changes,
+        start=40.0,
+        days=20,
+        budget=4,
+        policies=[],
+        extra={policy: recorded},
+        e_days=1.0,
+        archive=stream,
+        refresh=Refresh("every_night"),
+    )
+    found, picks = oracle(
+        history_, changes, stream, start=40.0, days=20, budget=4, policy=policy, e_days=1.0
+    )
     assert crawls_by_day(seen[-1], 40.0, 20) == picks
     assert result.found == found > 0
     assert result.blind_crawls == 0 and result.late_sites == ()
@@ -248,8 +287,14 @@ def test_every_night_without_lag_equals_an_oracle_that_sees_all_captures_at_once
 
 def test_a_crawl_finds_nothing_the_archive_already_holds_whatever_hacs_has_learned() -> None:
     # Last copy on day 0; a change on day 3, captured by the archive on day 5; crawled on 10.5.
-    args = dict(history=history([(0.0, False)]), changes=[[3.0]], start=10.0, days=1,
-                budget=1, policies=["round_robin"])  # fmt: skip
+    args = dict(
+        history=history([(0.0, False)]),
+        changes=[[3.0]],
+        start=10.0,
+        days=1,
+        budget=1,
+        policies=["round_robin"],
+    )
     (off,) = replay(**args)  # type: ignore[arg-type]
     assert off.found == 1  # the archive during the period not modelled: the crawl finds it
     stream = ArchiveStream(np.array([5.0]), np.array([0, 1]))
@@ -270,11 +315,16 @@ def test_a_capture_learned_late_joins_the_timeline_in_order_and_takes_the_update
         return POLICIES["round_robin"](state)
 
     (result,) = replay(
-        history=history([(0.0, False)]), changes=[[11.2]], start=10.0, days=3, budget=1,
-        policies=[], extra={"rr": record},
+        history=history([(0.0, False)]),
+        changes=[[11.2]],
+        start=10.0,
+        days=3,
+        budget=1,
+        policies=[],
+        extra={"rr": record},
         archive=ArchiveStream(np.array([11.3]), np.array([0, 1])),
         refresh=Refresh("every_night", index_lag_days=0.5),
-    )  # fmt: skip
+    )
     # Day 11.5: the capture exists (the crawl finds nothing) but is not indexed yet, so HACS
     # flags its crawl as the update; on 12.5 it learns the capture, which takes the update.
     assert seen[1] == ([0.0, 10.5], [False, False])
@@ -289,17 +339,32 @@ def test_never_refreshing_finds_no_more_than_every_night() -> None:
     found = {}
     for policy in ("every_night", "never"):
         (result,) = replay(
-            history=history_, changes=changes, start=40.0, days=20, budget=6,
-            policies=["hacs"], e_days=1.0, archive=stream, refresh=Refresh(policy),
-        )  # fmt: skip
+            history=history_,
+            changes=changes,
+            start=40.0,
+            days=20,
+            budget=6,
+            policies=["hacs"],
+            e_days=1.0,
+            archive=stream,
+            refresh=Refresh(policy),
+        )
         found[policy] = result.found
     assert found["never"] <= found["every_night"]
 
 
 def test_a_budget_of_every_site_each_night_equals_every_night() -> None:
     history_, changes, stream = example(seed=5, n_sites=50, cut=(20.0, 40.0))
-    args = dict(history=history_, changes=changes, start=40.0, days=20, budget=5,
-                policies=["hacs", "round_robin"], e_days=1.0, archive=stream)  # fmt: skip
+    args = dict(
+        history=history_,
+        changes=changes,
+        start=40.0,
+        days=20,
+        budget=5,
+        policies=["hacs", "round_robin"],
+        e_days=1.0,
+        archive=stream,
+    )
     every = replay(**args, refresh=Refresh("every_night"))  # type: ignore[arg-type]
     budget = replay(**args, refresh=Refresh("budget", budget=50))  # type: ignore[arg-type]
     assert [dataclasses.replace(r, refresh="every_night") for r in budget] == every
@@ -313,16 +378,27 @@ def test_the_budget_counts_due_sites_it_leaves_waiting() -> None:
     # none due (half a day), night 1 all four (one checked, three wait), night 2 again four.
     sites = [[(0.0, False)] for _ in range(4)]
     (result,) = replay(
-        history=history(*sites), changes=[[], [], [], []], start=10.0, days=3, budget=1,
-        policies=["round_robin"], archive=ArchiveStream(np.zeros(0), np.zeros(5, dtype=int)),
+        history=history(*sites),
+        changes=[[], [], [], []],
+        start=10.0,
+        days=3,
+        budget=1,
+        policies=["round_robin"],
+        archive=ArchiveStream(np.zeros(0), np.zeros(5, dtype=int)),
         refresh=Refresh("budget", budget=1, rule=RefreshPolicy(max_age_days=1.0)),
-    )  # fmt: skip
+    )
     assert result.cdx_requests == 3 and result.due_waits == 0 + 3 + 3
 
 
 def test_the_archive_option_rejects_bad_input() -> None:
-    args = dict(history=history([(5.0, False)]), changes=[[]], start=10.0, days=1, budget=1,
-                policies=["round_robin"])  # fmt: skip
+    args = dict(
+        history=history([(5.0, False)]),
+        changes=[[]],
+        start=10.0,
+        days=1,
+        budget=1,
+        policies=["round_robin"],
+    )
     with pytest.raises(ValueError, match="needs the archive"):
         replay(**args, refresh=Refresh("never"))  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="refresh policy"):
@@ -373,8 +449,7 @@ def test_nutch_reads_the_archives_captures_on_its_own_schedule() -> None:
     (every,) = nutch_schedule(times, flags, np.array([0, 6])).interval
     assert every == pytest.approx(30 * 0.8 * 1.4**4)
     # Started afresh: the newest capture before day 55 (50) is the first fetch, 30 days.
-    fresh = nutch_schedule(times, flags, np.array([0, 6]), own_fetches_from=55.0,
-                           history="newest")  # fmt: skip
+    fresh = nutch_schedule(times, flags, np.array([0, 6]), own_fetches_from=55.0, history="newest")
     assert fresh.interval[0] == pytest.approx(30 * 1.4)
     assert fresh.next_fetch[0] == pytest.approx(61.6 + 42)
     with pytest.raises(ValueError, match="default_interval"):
@@ -386,8 +461,11 @@ def test_nutch_reads_the_archives_captures_on_its_own_schedule() -> None:
 def test_nutch_crawls_the_most_overdue_and_backs_off_a_site_that_did_not_change() -> None:
     # Three sites last fetched on day 100 (two accesses each): two unchanged (30 × 1.4 = 42
     # days), the third changed (30 × 0.8 = 24 days): on day 130 only it is due.
-    sites = [[(70.0, False), (100.0, False)], [(69.0, False), (100.0, False)],
-             [(70.0, False), (100.0, True)]]  # fmt: skip
+    sites = [
+        [(70.0, False), (100.0, False)],
+        [(69.0, False), (100.0, False)],
+        [(70.0, False), (100.0, True)],
+    ]
     seen: list[ReplayState] = []
 
     def nutch(state: ReplayState) -> np.ndarray:
@@ -395,9 +473,14 @@ def test_nutch_crawls_the_most_overdue_and_backs_off_a_site_that_did_not_change(
         return POLICIES["nutch_adaptive"](state)
 
     (result,) = replay(
-        history=history(*sites), changes=[[], [], [120.0]], start=130.0, days=2, budget=1,
-        policies=[], extra={"nutch": nutch},
-    )  # fmt: skip
+        history=history(*sites),
+        changes=[[], [], [120.0]],
+        start=130.0,
+        days=2,
+        budget=1,
+        policies=[],
+        extra={"nutch": nutch},
+    )
     # Day 130.5: site 2 is the most overdue (6.5 days) and found changed; its interval falls
     # to 24 × 0.8. Day 131.5: no site is due, the budget is spent on the least early: site 0
     # or 1 (both due at 142, copied at 100: the lower index).
@@ -417,11 +500,13 @@ def slow_lambdacrawl(delta: np.ndarray, bandwidth: float, objective: str) -> np.
         return float(-np.sum(rho / (rho + delta)))
 
     found = minimize(
-        cost, np.full(delta.size, bandwidth / delta.size), method="SLSQP",
+        cost,
+        np.full(delta.size, bandwidth / delta.size),
+        method="SLSQP",
         bounds=[(1e-12 if objective == "harmonic" else 0.0, bandwidth)] * delta.size,
         constraints=[{"type": "eq", "fun": lambda rho: rho.sum() - bandwidth}],
         options={"ftol": 1e-14, "maxiter": 1000},
-    )  # fmt: skip
+    )
     assert found.success, found.message
     return np.asarray(found.x)
 
@@ -482,9 +567,13 @@ def test_lambdacrawl_lists_the_sites_furthest_behind_their_optimal_schedule() ->
     state = ReplayState(
         times=[[t for t, _ in busy], [t for t, _ in quiet], []],
         updated=[[f for _, f in busy], [f for _, f in quiet], []],
-        last_copy=np.array([296.0, 297.0, -np.inf]), now=300.0, e_days=1.0,
-        rng=np.random.default_rng(0), true_rates=None, budget=1,
-    )  # fmt: skip
+        last_copy=np.array([296.0, 297.0, -np.inf]),
+        now=300.0,
+        e_days=1.0,
+        rng=np.random.default_rng(0),
+        true_rates=None,
+        budget=1,
+    )
     scores = POLICIES["lambdacrawl"](state)
     assert scores[2] == np.inf  # never copied: first of all
     # On the default posterior of the day's list: its window before the end of the day.
@@ -500,10 +589,15 @@ def test_lambdacrawl_lists_the_sites_furthest_behind_their_optimal_schedule() ->
 def test_every_policy_makes_all_its_crawls(archive: bool) -> None:
     history_, changes, stream = example(seed=4, n_sites=30, cut=(30.0, 40.0))
     results = replay(
-        history=history_, changes=changes, start=40.0, days=12, budget=3,
-        policies=[p for p in POLICIES if p != "true_rates"], e_days=1.0,
+        history=history_,
+        changes=changes,
+        start=40.0,
+        days=12,
+        budget=3,
+        policies=[p for p in POLICIES if p != "true_rates"],
+        e_days=1.0,
         archive=stream if archive else None,
-    )  # fmt: skip
+    )
     assert {r.policy for r in results} >= {"nutch_adaptive", "lambdacrawl"}
     assert all(r.crawls == 3 * 12 for r in results)
     assert all(0 <= r.found <= r.crawls for r in results)

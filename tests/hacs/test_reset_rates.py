@@ -139,9 +139,13 @@ def test_a_reset_rate_must_be_finite_and_not_negative() -> None:
 def test_evidence_without_its_order_cannot_be_read_with_resets() -> None:
     whole = bayes.interval_evidence(np.array([0.0, 5.0]), np.array([False, True]), [0, 2])
     bare = bayes.IntervalEvidence(
-        changed=whole.changed, owner=whole.owner, unchanged=whole.unchanged, first=whole.first,
-        last=whole.last, accesses=whole.accesses,
-    )  # fmt: skip
+        changed=whole.changed,
+        owner=whole.owner,
+        unchanged=whole.unchanged,
+        first=whole.first,
+        last=whole.last,
+        accesses=whole.accesses,
+    )
     with pytest.raises(ValueError, match="time order"):
         bayes.interval_posterior(bayes.GammaPrior(1.0, 50.0), bare, 0.01)
 

@@ -62,11 +62,14 @@ def test_pages_and_their_evidence_equal_a_loop_over_each_page(
         copies = slice(grouped.offsets[p], grouped.offsets[p + 1])
         # Two pages of a site may have the same times; their links tell them apart. A page
         # that matches none fails the test (StopIteration), and each is matched once.
-        key = next(k for k, v in expected.items()
-                   if len(v) == copies.stop - copies.start
-                   and k // 10 == grouped.page_site[p]
-                   and [c[0] for c in v] == grouped.time[copies].tolist()
-                   and [c[1] for c in v] == grouped.new_links[copies].tolist())  # fmt: skip
+        key = next(
+            k
+            for k, v in expected.items()
+            if len(v) == copies.stop - copies.start
+            and k // 10 == grouped.page_site[p]
+            and [c[0] for c in v] == grouped.time[copies].tolist()
+            and [c[1] for c in v] == grouped.new_links[copies].tolist()
+        )
         times = [c[0] for c in expected.pop(key)]
         links = slow_pages([r for r in rows if r[0] * 10 + r[1] == key])[key]
         assert grouped.new_links[copies].tolist() == [c[1] for c in links]
@@ -170,8 +173,9 @@ def poisson_pages(
     what the page's previous copy showed. Returns the copies and each site's true rate."""
     site, page, time, links, truth = [], [], [], [], np.zeros(n_sites)
     for s in range(n_sites):
-        rates = np.clip(np.exp(rng.normal(math.log(1 / 150), 1.0, int(rng.integers(1, 7)))),
-                        1 / 5000, 1.0)  # fmt: skip
+        rates = np.clip(
+            np.exp(rng.normal(math.log(1 / 150), 1.0, int(rng.integers(1, 7)))), 1 / 5000, 1.0
+        )
         truth[s] = rates.sum()
         visits = math.exp(rng.normal(math.log(1 / 15), 0.8))
         for rate in rates:
@@ -190,8 +194,9 @@ def poisson_pages(
             page.append(np.full(t.size, len(page)))
             time.append(t)
             links.append(np.diff(np.r_[held[0], held]))
-    grouped = page_links(np.concatenate(site), np.concatenate(page), np.concatenate(time),
-                         np.concatenate(links))  # fmt: skip
+    grouped = page_links(
+        np.concatenate(site), np.concatenate(page), np.concatenate(time), np.concatenate(links)
+    )
     return grouped, truth
 
 
@@ -247,8 +252,12 @@ def test_the_dispersion_is_the_changed_copies_mean_square_over_their_squared_mea
 ) -> None:
     """φ = E[C²] / E[C]² over the copies with new links (a page's first copy is its baseline),
     at least 1, and 1 with fewer than MIN_SHORT_UPDATES of them."""
-    grouped = page_links([r[0] for r in rows], [r[0] * 10 + r[1] for r in rows],
-                         [r[2] for r in rows], [r[3] for r in rows])  # fmt: skip
+    grouped = page_links(
+        [r[0] for r in rows],
+        [r[0] * 10 + r[1] for r in rows],
+        [r[2] for r in rows],
+        [r[3] for r in rows],
+    )
     changed = [n for copies in slow_pages(rows).values() for _, n in copies if n > 0]
     if len(changed) < MIN_SHORT_UPDATES:
         expected = 1.0
@@ -385,8 +394,9 @@ def test_the_result_does_not_depend_on_the_order_or_numbering_of_rows() -> None:
     for seed in range(5):
         shuffle = np.random.default_rng(seed).permutation(n)
         renumber = np.random.default_rng(seed + 100).permutation(48)
-        other = page_links(site[shuffle], renumber[(site * 8 + page)[shuffle]], time[shuffle],
-                           links[shuffle])  # fmt: skip
+        other = page_links(
+            site[shuffle], renumber[(site * 8 + page)[shuffle]], time[shuffle], links[shuffle]
+        )
         assert np.array_equal(other.time, grouped.time)
         assert np.array_equal(other.new_links, grouped.new_links)
         other_prior, other_kappa, other_dispersion = fit_page_prior(other)

@@ -23,8 +23,9 @@ from hacs_demo.hashing import payload_digest
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoArchive:
-    return build_demo_archive(tmp_path_factory.mktemp("replay"), sites=6, seed=4,
-                              warc_name=LOCAL_WARC_NAME)  # fmt: skip
+    return build_demo_archive(
+        tmp_path_factory.mktemp("replay"), sites=6, seed=4, warc_name=LOCAL_WARC_NAME
+    )
 
 
 @pytest.fixture(scope="module")
@@ -61,9 +62,7 @@ def test_every_capture_replays_the_payload_its_digest_names(
     assert orphans == kinds.count("orphan_revisit") > 0
 
 
-def test_the_nearest_capture_is_chosen_as_a_wayback_machine_does(
-    reader: DemoArchiveReader,
-) -> None:
+def test_the_nearest_capture_is_chosen_as_a_wayback_machine_does(reader: DemoArchiveReader) -> None:
     captures = next(found for found in reader._by_key.values() if len(found) >= 3)
     first, second = captures[0], captures[1]
     url = first.url

@@ -86,8 +86,11 @@ def test_seed_list_rows_and_homepages_name_the_author_of_their_url(
         assert owner(user.lower()) == user_name(first, last), row
     # Every homepage the archive captured is titled with the name of one of these authors.
     named = {" ".join(name_parts(row["author"])) for row in rows}
-    titles = set(re.findall(rb"<title>(.*?) - Home Page</title>",
-                            gzip.decompress(demo.warc_path.read_bytes()), re.I))  # fmt: skip
+    titles = set(
+        re.findall(
+            rb"<title>(.*?) - Home Page</title>", gzip.decompress(demo.warc_path.read_bytes()), re.I
+        )
+    )
     assert titles and {_decoded(title) for title in titles} <= named
 
 

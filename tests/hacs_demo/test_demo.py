@@ -171,8 +171,17 @@ def test_the_package_stays_out_of_django() -> None:
 def test_the_public_names_stay_importable() -> None:
     import hacs_demo
 
-    for name in ("build_demo_archive", "DemoArchive", "CDX_HEADER", "canonical_link",
-                 "WARC_NAME", "CDX_NAME", "SEEDS_NAME", "TRUTH_NAME", "TRUTH_SCHEMA"):  # fmt: skip
+    for name in (
+        "build_demo_archive",
+        "DemoArchive",
+        "CDX_HEADER",
+        "canonical_link",
+        "WARC_NAME",
+        "CDX_NAME",
+        "SEEDS_NAME",
+        "TRUTH_NAME",
+        "TRUTH_SCHEMA",
+    ):
         assert name in hacs_demo.__all__ and hasattr(hacs_demo, name), name
 
 
@@ -422,8 +431,10 @@ def test_captures_come_in_bursts_with_long_gaps(truth: dict[str, Any]) -> None:
 
 
 def span_days(truth: dict[str, Any]) -> int:
-    return (date.fromisoformat(truth["generator"]["end"])
-            - date.fromisoformat(truth["generator"]["start"])).days  # fmt: skip
+    return (
+        date.fromisoformat(truth["generator"]["end"])
+        - date.fromisoformat(truth["generator"]["start"])
+    ).days
 
 
 def test_long_run_mean_rates_are_recovered_from_the_events(truth: dict[str, Any]) -> None:
@@ -583,20 +594,36 @@ def test_make_demo_archive_command_writes_the_files(tmp_path: Path) -> None:
     if not (ROOT / "manage.py").exists():
         pytest.skip("manage.py does not exist yet")
     result = subprocess.run(
-        [sys.executable, "manage.py", "make_demo_archive", str(tmp_path), "--sites", "3",
-         "--seed", "5", "--start", "2016-01-01", "--end", "2016-07-01"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "manage.py",
+            "make_demo_archive",
+            str(tmp_path),
+            "--sites",
+            "3",
+            "--seed",
+            "5",
+            "--start",
+            "2016-01-01",
+            "--end",
+            "2016-07-01",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert "captures" in result.stdout
     truth = json.loads((tmp_path / "truth.json").read_text())
-    assert truth["generator"] == {
-        "seed": 5, "sites": 3, "start": "2016-01-01", "end": "2016-07-01"
-    }  # fmt: skip
+    assert truth["generator"] == {"seed": 5, "sites": 3, "start": "2016-01-01", "end": "2016-07-01"}
     bad = subprocess.run(
         [sys.executable, "manage.py", "make_demo_archive", str(tmp_path), "--sites", "0"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode != 0 and "sites must be a positive integer" in bad.stderr
 
 
@@ -622,8 +649,13 @@ def test_term_starts_are_counted_from_the_start_and_cover_the_burn_in() -> None:
 
 
 def draw_sessions(seed: int, **kwargs: Any) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    args = {"rate": 0.05, "branching": 0.5, "follow_up_days": 4.0, "total_days": 1000.0,
-            "term_days": None} | kwargs  # fmt: skip
+    args = {
+        "rate": 0.05,
+        "branching": 0.5,
+        "follow_up_days": 4.0,
+        "total_days": 1000.0,
+        "term_days": None,
+    } | kwargs
     return session_times(np.random.default_rng(seed), **args)
 
 
@@ -670,8 +702,9 @@ def test_term_sessions_open_near_a_term_start() -> None:
     for seed in range(100):
         when, owner = draw_sessions(seed, rate=0.02, total_days=1096.0, term_days=terms)
         first_of_session = [when[owner == k].min() for k in set(owner.tolist())]
-        near += sum(float(np.abs(terms - t).min()) <= 2 * TERM_JITTER_DAYS + 7
-                    for t in first_of_session)  # fmt: skip
+        near += sum(
+            float(np.abs(terms - t).min()) <= 2 * TERM_JITTER_DAYS + 7 for t in first_of_session
+        )
         total += len(first_of_session)
     # TERM_SHARE open around a term; of the others, about a quarter land near one by chance.
     assert 0.9 * TERM_SHARE < near / total < TERM_SHARE + 0.15, (near, total)
@@ -828,8 +861,11 @@ def test_canonical_link_by_hand() -> None:
 
 def test_url_variants_and_redirect_sources_name_the_same_page() -> None:
     rng = np.random.default_rng(9)
-    for url in ("http://cs.odu.edu/~mln/", "https://www.cs.odu.edu/~mln/",
-                "http://www.cs.odu.edu/~mln/teaching/"):  # fmt: skip
+    for url in (
+        "http://cs.odu.edu/~mln/",
+        "https://www.cs.odu.edu/~mln/",
+        "http://www.cs.odu.edu/~mln/teaching/",
+    ):
         for _ in range(30):
             variant = variant_url(rng, url)
             assert variant != url
@@ -854,15 +890,22 @@ def test_capture_plans_are_inside_the_span_and_redirects_come_just_before(world:
 def test_a_tiny_cdx_gets_no_dirt_and_a_larger_one_its_three_kinds(tmp_path: Path) -> None:
     span = Span(START, END)
     page = Page("", "home", "text/html", 0, 0.0)
-    caps = [Capture(0, page, 86400 * i, f"http://a.edu/~u{i}/", 200, "observation",
-                    urlkey=f"edu,a)/~u{i}") for i in range(40)]  # fmt: skip
+    caps = [
+        Capture(
+            0, page, 86400 * i, f"http://a.edu/~u{i}/", 200, "observation", urlkey=f"edu,a)/~u{i}"
+        )
+        for i in range(40)
+    ]
     count, dirt = write_cdx(tmp_path / "tiny.cdx", 0, span, caps[:3])
     assert (count, dirt) == (3, [])
     count, dirt = write_cdx(tmp_path / "dirty.cdx", 0, span, caps)
     assert count == 40 + 4
     assert sorted(d.reason.split(" (")[0] for d in dirt) == [
-        "impossible timestamp", "repeated line", "repeated line", "truncated line"
-    ]  # fmt: skip
+        "impossible timestamp",
+        "repeated line",
+        "repeated line",
+        "truncated line",
+    ]
     lines = (tmp_path / "dirty.cdx").read_text().splitlines()
     assert lines[0] == CDX_HEADER
     for d in dirt:

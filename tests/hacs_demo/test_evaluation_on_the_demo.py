@@ -151,9 +151,7 @@ def test_on_the_demo_true_rates_would_beat_brute_force_even_with_short_windows(
         assert (2 * hits / (selected + positives)).max() > 1.5 * brute_force, w
 
 
-def test_on_the_demo_a_recent_addition_predicts_one_next_week(
-    demo_results: dict[str, Any],
-) -> None:
+def test_on_the_demo_a_recent_addition_predicts_one_next_week(demo_results: dict[str, Any]) -> None:
     """Why short windows pay, and why w = 1 is thin. Selecting the eligible sites whose owner
     truly added a homepage link in the window (truth.json's update times) beats Brute Force's F1
     more than threefold at w = 1-3: sessions make a recent addition predict a positive next

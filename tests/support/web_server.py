@@ -49,8 +49,13 @@ def web_server(database_url: str, directory: Path, **settings: str) -> Iterator[
     temporary = directory / "tmp"
     temporary.mkdir(parents=True, exist_ok=True)
     env = {name: value for name, value in os.environ.items() if name != "REDIS_URL"}
-    env.update(DJANGO_SETTINGS_MODULE="hacs_site.settings", DATABASE_URL=database_url,
-               HACS_VAR_DIR=str(directory), TMPDIR=str(temporary), **settings)  # fmt: skip
+    env.update(
+        DJANGO_SETTINGS_MODULE="hacs_site.settings",
+        DATABASE_URL=database_url,
+        HACS_VAR_DIR=str(directory),
+        TMPDIR=str(temporary),
+        **settings,
+    )
     static = directory / "static"
     if not static.exists():
         # The static files the test session collected (tests/conftest.py), as run.sh collects
@@ -61,9 +66,13 @@ def web_server(database_url: str, directory: Path, **settings: str) -> Iterator[
     log = directory / "gunicorn.log"
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            web_command(port, env), env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+            web_command(port, env),
+            env=env,
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
-        )  # fmt: skip
+        )
     server = WebServer(port, process, log)
     try:
         deadline = time.monotonic() + 120
@@ -92,7 +101,8 @@ def http_login(base_url: str, username: str, password: str) -> requests.Session:
     answer = session.post(
         f"{base_url}/accounts/login/",
         data={"username": username, "password": password, "csrfmiddlewaretoken": token[1]},
-        timeout=60, allow_redirects=False,
-    )  # fmt: skip
+        timeout=60,
+        allow_redirects=False,
+    )
     assert answer.status_code == 302, answer.text[:500]
     return session

@@ -31,8 +31,7 @@ def files_written_progress(
     Yields the callback to tell when a file's writing starts (its path's name): the bar names
     it at once, however fast the file is written; between calls it follows the newest file.
     """
-    bar = tqdm(unit="B", unit_scale=True, desc=desc, disable=not sys.stderr.isatty(),
-               leave=False)  # fmt: skip
+    bar = tqdm(unit="B", unit_scale=True, desc=desc, disable=not sys.stderr.isatty(), leave=False)
     labels = {path.name: label for path, label in files}
     if bar.disable:
         yield lambda _name: None
@@ -77,12 +76,16 @@ def file_import(kind: str, files: list[Path], *, fetch: bool = True) -> ImportRe
     label = f"{len(files)} {kind.upper()} file{'s' * (len(files) != 1)} from the terminal"
     with (
         JobRun.start(
-            kind=JobRecord.Kind.IMPORT, label=label, queue="terminal", total=len(files),
+            kind=JobRecord.Kind.IMPORT,
+            label=label,
+            queue="terminal",
+            total=len(files),
             on_stop=sites_interrupt,
         ) as run,
-        run.bar("Importing", unit="B", count="bytes read", of="bytes in files",
-                postfix="sites fetched"),
-    ):  # fmt: skip
+        run.bar(
+            "Importing", unit="B", count="bytes read", of="bytes in files", postfix="sites fetched"
+        ),
+    ):
         return file_import_run(run, kind, files, fetch=fetch)
 
 

@@ -92,11 +92,15 @@ class Command(BaseCommand):
             label = f"Older history of {label}"
         with (
             JobRun.start(
-                kind=JobRecord.Kind.IMPORT, label=label, queue="terminal", total=len(ids),
-                items=ids, on_stop=sites_interrupt,
+                kind=JobRecord.Kind.IMPORT,
+                label=label,
+                queue="terminal",
+                total=len(ids),
+                items=ids,
+                on_stop=sites_interrupt,
             ) as run,
             run.bar("Importing", unit="site"),
-        ):  # fmt: skip
+        ):
             source: FromArchive | FetchRetry = FromArchive(ids, full=bool(options["full"]))
             if options["history"]:
                 source = FetchRetry(ids, history=True)

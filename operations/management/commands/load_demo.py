@@ -47,8 +47,9 @@ class Command(BaseCommand):
         # The demo seed list has a few bad lines on purpose (to show how they are reported on the
         # Upload seeds page); their messages would only alarm a new user here.
         quiet = io.StringIO()
-        call_command("import_seeds", str(archive.seeds_path), tag=["demo"], stdout=quiet,
-                     stderr=quiet)  # fmt: skip
+        call_command(
+            "import_seeds", str(archive.seeds_path), tag=["demo"], stdout=quiet, stderr=quiet
+        )
         call_command("import_warc", str(archive.warc_path), stdout=self.stdout)
         self.stdout.write(
             f"Demo archive in {outdir}: {archive.sites} sites, {archive.captures} captures."

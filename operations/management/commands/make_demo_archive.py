@@ -26,14 +26,23 @@ class Command(BaseCommand):
         parser.add_argument("outdir", type=Path, help="directory to write into (created)")
         parser.add_argument("--sites", type=int, default=40, help="number of authors (40)")
         parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
-        parser.add_argument("--start", type=day, default=date(2015, 6, 1),
-                            help="first day of captures, YYYY-MM-DD (2015-06-01)")  # fmt: skip
-        parser.add_argument("--end", type=day, default=date(2018, 6, 1),
-                            help="day after the last capture, YYYY-MM-DD (2018-06-01)")  # fmt: skip
         parser.add_argument(
-            "--no-bursts", action="store_true",
+            "--start",
+            type=day,
+            default=date(2015, 6, 1),
+            help="first day of captures, YYYY-MM-DD (2015-06-01)",
+        )
+        parser.add_argument(
+            "--end",
+            type=day,
+            default=date(2018, 6, 1),
+            help="day after the last capture, YYYY-MM-DD (2018-06-01)",
+        )
+        parser.add_argument(
+            "--no-bursts",
+            action="store_true",
             help="pages add links as plain Poisson processes (no editing sessions, no terms)",
-        )  # fmt: skip
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         outdir = options["outdir"]

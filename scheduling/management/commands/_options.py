@@ -73,17 +73,21 @@ def window_arguments(parser: CommandParser, *, methods: list[str]) -> None:
     configured = CrawlListOptions.from_settings()
     parser.add_argument("--date", type=day, default=None, help="default: today")
     parser.add_argument(
-        "--level", choices=Level.values, default=configured.level,
+        "--level",
+        choices=Level.values,
+        default=configured.level,
         help=f"default: {configured.level}",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--method", choices=methods, default=configured.method,
-        help=f"default: {configured.method}",
-    )  # fmt: skip
+        "--method", choices=methods, default=configured.method, help=f"default: {configured.method}"
+    )
     parser.add_argument(
-        "--history-days", type=history, default=configured.history_days, metavar="N",
+        "--history-days",
+        type=history,
+        default=configured.history_days,
+        metavar="N",
         help=f"the history window w in days (default HACS_HISTORY_DAYS, {configured.history_days})",
-    )  # fmt: skip
+    )
 
 
 def crawl_list_arguments(parser: CommandParser) -> None:
@@ -91,18 +95,26 @@ def crawl_list_arguments(parser: CommandParser) -> None:
     configured = CrawlListOptions.from_settings()
     window_arguments(parser, methods=[value for value, _ in LIST_METHOD_CHOICES])
     parser.add_argument(
-        "--theta", type=threshold, default=NOT_GIVEN,
+        "--theta",
+        type=threshold,
+        default=NOT_GIVEN,
         help=f"keep sites with p ≥ θ; none for no threshold (default HACS_THETA, "
         f"{configured.theta}; none when --budget is given: a budget fills its k)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--budget", type=positive, default=NOT_GIVEN, metavar="K",
+        "--budget",
+        type=positive,
+        default=NOT_GIVEN,
+        metavar="K",
         help=f"keep the top K sites (default HACS_BUDGET, {configured.budget or 'no limit'})",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--e-days", type=horizon, default=configured.e_days, metavar="E",
+        "--e-days",
+        type=horizon,
+        default=configured.e_days,
+        metavar="E",
         help=f"the horizon e in days (default HACS_E_DAYS, {configured.e_days:g})",
-    )  # fmt: skip
+    )
 
 
 def crawl_list_options(options: dict[str, Any]) -> CrawlListOptions:
@@ -122,10 +134,13 @@ def crawl_list_options(options: dict[str, Any]) -> CrawlListOptions:
             "every site."
         )
     return CrawlListOptions(
-        level=str(options["level"]), method=str(options["method"]), theta=theta,
-        budget=budget, history_days=int(options["history_days"]),
+        level=str(options["level"]),
+        method=str(options["method"]),
+        theta=theta,
+        budget=budget,
+        history_days=int(options["history_days"]),
         e_days=float(options["e_days"]),
-    )  # fmt: skip
+    )
 
 
 def chosen_day(options: dict[str, Any]) -> date:

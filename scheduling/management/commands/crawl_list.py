@@ -25,13 +25,16 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         crawl_list_arguments(parser)
         parser.add_argument(
-            "--format", choices=["csv", "urls"], default="csv",
+            "--format",
+            choices=["csv", "urls"],
+            default="csv",
             help="csv (default) or urls: the seed URLs alone, one a line, in rank order",
-        )  # fmt: skip
+        )
         parser.add_argument(
-            "--excel", action="store_true",
+            "--excel",
+            action="store_true",
             help="begin the CSV with a UTF-8 byte order mark, so that Excel reads names right",
-        )  # fmt: skip
+        )
 
     def handle(self, *args: object, **options: object) -> None:
         if options["excel"] and options["format"] != "csv":
@@ -40,9 +43,11 @@ class Command(BaseCommand):
         day = chosen_day(options)
         try:
             stored = crawl_list_store(
-                day=day, options=wanted, source=CrawlList.Source.COMMAND_LINE,
+                day=day,
+                options=wanted,
+                source=CrawlList.Source.COMMAND_LINE,
                 terminal_user=_login(),
-            )  # fmt: skip
+            )
         except NoLearnedScorer as error:
             raise CommandError(str(error)) from None
         if options["format"] == "urls":

@@ -38,9 +38,11 @@ class Command(BaseCommand):
             "--level", choices=[value for value, _ in LEVEL_CHOICES], default="both"
         )
         parser.add_argument(
-            "--w-weeks", type=w_range, default=list(range(1, 13)),
+            "--w-weeks",
+            type=w_range,
+            default=list(range(1, 13)),
             help="history sizes in weeks: 1-12 (default), 4, or 1,2,4",
-        )  # fmt: skip
+        )
         parser.add_argument("--method", choices=METHODS, default="interpolated")
         parser.add_argument("--output", type=Path, help="write the JSON here (default: stdout)")
         parser.add_argument("--enqueue", action="store_true", help="hand the run to a worker")

@@ -20,9 +20,20 @@ from scheduling.models import Estimate, Method
 # The design's nine columns, then the evidence behind each estimate: the days the observations
 # span, the 90 % credible interval of the mean interval (posterior), the newest copy.
 COLUMNS = [
-    "url", "author", "level", "method", "rate_per_day", "interval_days", "tau", "observations",
-    "updates", "span_days", "interval_low_days", "interval_high_days", "last_copy",
-]  # fmt: skip
+    "url",
+    "author",
+    "level",
+    "method",
+    "rate_per_day",
+    "interval_days",
+    "tau",
+    "observations",
+    "updates",
+    "span_days",
+    "interval_low_days",
+    "interval_high_days",
+    "last_copy",
+]
 
 
 class Command(BaseCommand):
@@ -65,23 +76,41 @@ class Command(BaseCommand):
         for site in sites:
             estimate = found.get(site.pk)
             writer.writerow(
-                [neutralise(site.seed_url), neutralise(site.author), level, method,
-                 *(_cells(estimate) if estimate else _cells_without())]
-            )  # fmt: skip
+                [
+                    neutralise(site.seed_url),
+                    neutralise(site.author),
+                    level,
+                    method,
+                    *(_cells(estimate) if estimate else _cells_without()),
+                ]
+            )
 
 
 def _cells(estimate: Estimate) -> list[object]:
     """The columns after ``method`` for a site with an estimate."""
     return [
-        rate_cell(estimate.rate), interval_cell(estimate.rate),
+        rate_cell(estimate.rate),
+        interval_cell(estimate.rate),
         last_update_cell(estimate.tau, estimate.updates),
-        estimate.observations, estimate.updates,
-        days_cell(estimate.span_days), days_cell(estimate.interval_low),
-        days_cell(estimate.interval_high), tau_cell(estimate.last_copy),
-    ]  # fmt: skip
+        estimate.observations,
+        estimate.updates,
+        days_cell(estimate.span_days),
+        days_cell(estimate.interval_low),
+        days_cell(estimate.interval_high),
+        tau_cell(estimate.last_copy),
+    ]
 
 
 def _cells_without() -> list[object]:
     """The same columns for a site without one: no rate, no copies."""
-    return [rate_cell(None), interval_cell(None), last_update_cell(None, None), 0, 0,
-            days_cell(None), days_cell(None), days_cell(None), tau_cell(None)]  # fmt: skip
+    return [
+        rate_cell(None),
+        interval_cell(None),
+        last_update_cell(None, None),
+        0,
+        0,
+        days_cell(None),
+        days_cell(None),
+        days_cell(None),
+        tau_cell(None),
+    ]

@@ -24,17 +24,23 @@ class Command(BaseCommand):
         parser.add_argument("--kind", choices=Learned.values, default=Learned.GP4C)
         parser.add_argument("--level", choices=Level.values, default=Level.HOMEPAGE)
         parser.add_argument(
-            "--fitness", choices=["ndcg", "changerate"], default="ndcg",
+            "--fitness",
+            choices=["ndcg", "changerate"],
+            default="ndcg",
             help="GP4C: NDCG@k (default) or ChangeRate@k at a 5%% budget",
-        )  # fmt: skip
+        )
         parser.add_argument(
-            "--generations", type=positive, default=GENERATIONS,
+            "--generations",
+            type=positive,
+            default=GENERATIONS,
             help=f"GP4C (default {GENERATIONS}, the paper's)",
-        )  # fmt: skip
+        )
         parser.add_argument(
-            "--population", type=positive, default=POPULATION,
+            "--population",
+            type=positive,
+            default=POPULATION,
             help=f"GP4C (default {POPULATION}, the paper's)",
-        )  # fmt: skip
+        )
         parser.add_argument(
             "--weeks", type=positive, default=12, help="GP4C: history window in weeks (12)"
         )

@@ -32,14 +32,18 @@ class Command(BaseCommand):
         parser.add_argument("--start", type=day, required=True, help="first day crawled")
         parser.add_argument("--days", type=positive, default=28)
         parser.add_argument(
-            "--budgets", type=shares, default=DEFAULT_SHARES,
+            "--budgets",
+            type=shares,
+            default=DEFAULT_SHARES,
             help="shares of the sites crawled a day (default 0.02,0.05)",
-        )  # fmt: skip
+        )
         parser.add_argument("--level", choices=Level.values, default=Level.HOMEPAGE)
         parser.add_argument(
-            "--e-days", type=float, default=settings.HACS_E_DAYS,
+            "--e-days",
+            type=float,
+            default=settings.HACS_E_DAYS,
             help="the lists' horizon e (default HACS_E_DAYS, as the daily list)",
-        )  # fmt: skip
+        )
         parser.add_argument("--truth", type=Path, help="a demo archive's truth.json")
         parser.add_argument("--seed", type=int, default=0, help="for the random policy")
         parser.add_argument("--json", action="store_true", help="print JSON instead of a table")

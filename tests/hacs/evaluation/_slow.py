@@ -47,8 +47,10 @@ def slow_evidence(
         for o in observations:
             if o.site == site:
                 pages.setdefault(o.page, []).append(o)
-        timelines = [[(o.time, o.links) for o in sorted(obs, key=lambda o: o.index)]
-                     for obs in pages.values()]  # fmt: skip
+        timelines = [
+            [(o.time, o.links) for o in sorted(obs, key=lambda o: o.index)]
+            for obs in pages.values()
+        ]
         times, flags = slow_window_timeline(timelines, start, t)
         if times:
             result[site] = (times, flags)
@@ -159,12 +161,7 @@ def slow_window(
 def slow_ranking(sites: dict[int, SlowSite], model: str) -> list[int]:
     """Score descending; HACS then older τ first; then site index."""
     return sorted(
-        sites,
-        key=lambda u: (
-            -sites[u].scores[model],
-            sites[u].tau if model == "hacs" else 0.0,
-            u,
-        ),
+        sites, key=lambda u: (-sites[u].scores[model], sites[u].tau if model == "hacs" else 0.0, u)
     )
 
 
@@ -228,9 +225,18 @@ def slow_point(sites: dict[int, SlowSite], thetas: tuple[float, ...], fraction: 
         else:
             p_at_k[model] = ndcg[model] = None
     return SlowPoint(
-        len(sites), len(positives), selected, tp, post_selected, post_tp, k, p_at_k, ndcg,
-        change_rate, hits,
-    )  # fmt: skip
+        len(sites),
+        len(positives),
+        selected,
+        tp,
+        post_selected,
+        post_tp,
+        k,
+        p_at_k,
+        ndcg,
+        change_rate,
+        hits,
+    )
 
 
 def prf(tp: float, selected: float, positives: float) -> tuple[float | None, ...]:

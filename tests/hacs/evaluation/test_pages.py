@@ -20,20 +20,27 @@ def slow_website_posterior(
     window, the page prior and κ of the 12-week window ending at t, the sum of the posteriors
     of the site's pages copied by t, and p since the site's newest copy in the window."""
     assert table.new_links is not None
-    fresh = {(int(p), float(x)): int(n) for p, x, n in
-             zip(table.page, table.time, table.new_links, strict=True)}  # fmt: skip
+    fresh = {
+        (int(p), float(x)): int(n)
+        for p, x, n in zip(table.page, table.time, table.new_links, strict=True)
+    }
 
     def pages(lo: float, hi: float) -> tuple[PageLinks, list[Obs]]:
         inside = [o for o in observations if lo <= o.time <= hi]
-        found = page_links([o.site for o in inside], [o.page for o in inside],
-                           [o.time for o in inside],
-                           [fresh[(o.page, o.time)] for o in inside])  # fmt: skip
+        found = page_links(
+            [o.site for o in inside],
+            [o.page for o in inside],
+            [o.time for o in inside],
+            [fresh[(o.page, o.time)] for o in inside],
+        )
         return found, inside
 
     prior, kappa, _ = fit_page_prior(pages(t - 7.0 * 12, t)[0])
     window, inside = pages(t - 7.0 * w, t)
-    known = [len({o.page for o in observations if o.site == site and o.time <= t})
-             for site in range(table.site_count)]  # fmt: skip
+    known = [
+        len({o.page for o in observations if o.site == site and o.time <= t})
+        for site in range(table.site_count)
+    ]
     alpha, beta = website_posterior(window, table.site_count, prior, kappa, known)
     result = {}
     for site in sorted({o.site for o in inside}):
@@ -77,8 +84,9 @@ def test_the_website_reading_needs_the_level_and_the_link_counts() -> None:
     pages = window_scores(linked, t=t, w_weeks=4, website=True).posterior_probability
     assert not np.allclose(pages, merged)
 
-    result = evaluate({"website": linked, "homepage": linked}, start=98.0, end=112.0,
-                      w_weeks=[4], details=True)  # fmt: skip
+    result = evaluate(
+        {"website": linked, "homepage": linked}, start=98.0, end=112.0, w_weeks=[4], details=True
+    )
     for point in result["points"]:
         found = window_scores(
             linked, t=point["t"], w_weeks=4, website=point["level"] == "website"

@@ -111,8 +111,15 @@ def test_observations_after_t_leave_the_posterior_at_t_unchanged(
     for page in {o.page for o in observations}:
         last = max((o for o in observations if o.page == page), key=lambda o: o.index)
         for k in range(1, 4):  # three new links, days apart, after the cut
-            later.append(Obs(last.site, page, 50.0 + 6.0 * k, last.index + k,
-                             last.links | {f"late{page}-{k}"}))  # fmt: skip
+            later.append(
+                Obs(
+                    last.site,
+                    page,
+                    50.0 + 6.0 * k,
+                    last.index + k,
+                    last.links | {f"late{page}-{k}"},
+                )
+            )
     before, after = table_of(observations, 8), table_of(later, 8, seed=1)
     kw = {"prior_weeks": prior_weeks, "prior_every": prior_every}
     a, b = posterior_details(before, **kw), posterior_details(after, **kw)
@@ -121,8 +128,10 @@ def test_observations_after_t_leave_the_posterior_at_t_unchanged(
     for t in earlier:
         assert a[t]["prior"] == b[t]["prior"], t
         assert a[t]["posterior_selected"] == b[t]["posterior_selected"], t
-        w_scores = [window_scores(table, t=t, w_weeks=2, prior_weeks=prior_weeks)
-                    for table in (before, after)]  # fmt: skip
+        w_scores = [
+            window_scores(table, t=t, w_weeks=2, prior_weeks=prior_weeks)
+            for table in (before, after)
+        ]
         if prior_every == 1:  # window_scores fits its prior at t, as evaluate does then
             assert w_scores[0].prior == GammaPrior(**a[t]["prior"])
         np.testing.assert_array_equal(

@@ -521,9 +521,14 @@ LIMITS = RowLimits.until_tomorrow(NOW)
 
 def good(**kw: object) -> CdxRecord:
     fields: dict[str, object] = {
-        "urlkey": "edu,a)/~bar", "timestamp": at(2017, 1, 2), "original": "http://a.edu/~bar/",
-        "mimetype": "text/html", "status": 200, "digest": "AAAA", "length": 10,
-    }  # fmt: skip
+        "urlkey": "edu,a)/~bar",
+        "timestamp": at(2017, 1, 2),
+        "original": "http://a.edu/~bar/",
+        "mimetype": "text/html",
+        "status": 200,
+        "digest": "AAAA",
+        "length": 10,
+    }
     fields.update(kw)
     return CdxRecord(**fields)  # type: ignore[arg-type]
 
@@ -564,11 +569,13 @@ def test_column_sizes_are_checked_only_when_given() -> None:
     assert row_problem(long_key, LIMITS) is None
     sized = RowLimits(latest=LIMITS.latest, urlkey=2000, mimetype=20, digest=4)
     assert row_problem(long_key, sized) == (
-        "urlkey", "the urlkey is 2,007 characters long; at most 2,000 fit"
-    )  # fmt: skip
+        "urlkey",
+        "the urlkey is 2,007 characters long; at most 2,000 fit",
+    )
     assert row_problem(good(digest="AAAAA"), sized) == (
-        "digest", "the digest is 5 characters long; at most 4 fit"
-    )  # fmt: skip
+        "digest",
+        "the digest is 5 characters long; at most 4 fit",
+    )
     assert row_problem(good(), sized) is None
 
 
@@ -630,8 +637,10 @@ def test_garbage_after_a_gzip_member_is_damage_on_the_next_line() -> None:
 
 
 def test_a_json_document_in_a_file_is_whole_or_an_error_naming_its_line() -> None:
-    rows = [IA_HEADER, ["edu,a)/~bar", "20170102000000", "http://a.edu/~bar/", "text/html",
-                        "200", "A", "1"]]  # fmt: skip
+    rows = [
+        IA_HEADER,
+        ["edu,a)/~bar", "20170102000000", "http://a.edu/~bar/", "text/html", "200", "A", "1"],
+    ]
     text = json.dumps(rows).replace("], [", "],\n[")
     assert len(list(read_cdx_file(io.BytesIO(text.encode()), CdxStats(), LIMITS))) == 1
     with pytest.raises(CdxError, match="line 2: not valid JSON"):

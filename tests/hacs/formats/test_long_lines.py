@@ -139,11 +139,16 @@ def warc_file(*, warc_header: str = "", http_header: str = "", size: int = LONG)
         warc_headers |= {warc_header: "w" * size} if long and warc_header else {}
         body = f"<html><a href='http://x.org/{n}'>{n}</a></html>".encode()
         offset = stream.tell()
-        writer.write_record(writer.create_warc_record(
-            f"http://a.edu/~bar/{n}", "response", payload=io.BytesIO(body), length=len(body),
-            http_headers=StatusAndHeaders("200 OK", headers, protocol="HTTP/1.1"),
-            warc_headers_dict=warc_headers,
-        ))  # fmt: skip
+        writer.write_record(
+            writer.create_warc_record(
+                f"http://a.edu/~bar/{n}",
+                "response",
+                payload=io.BytesIO(body),
+                length=len(body),
+                http_headers=StatusAndHeaders("200 OK", headers, protocol="HTTP/1.1"),
+                warc_headers_dict=warc_headers,
+            )
+        )
     return stream.getvalue() + offset.to_bytes(8, "big")
 
 
@@ -181,10 +186,16 @@ def test_headers_of_many_short_lines_past_their_bound_end_the_file_at_their_reco
     many = [(f"X-Cookie-{n}", "c" * 100) for n in range(MAX_HEADER_BYTES // 100)]
     http = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), *many], protocol="HTTP/1.1")
     body = b"<html></html>"
-    writer.write_record(writer.create_warc_record(
-        "http://a.edu/~bar/", "response", payload=io.BytesIO(body), length=len(body),
-        http_headers=http, warc_headers_dict={"WARC-Date": "2017-01-01T00:00:00Z"},
-    ))  # fmt: skip
+    writer.write_record(
+        writer.create_warc_record(
+            "http://a.edu/~bar/",
+            "response",
+            payload=io.BytesIO(body),
+            length=len(body),
+            http_headers=http,
+            warc_headers_dict={"WARC-Date": "2017-01-01T00:00:00Z"},
+        )
+    )
     with pytest.raises(WarcError) as raised:
         list(read_warc(io.BytesIO(stream.getvalue()), max_body=1000, limits=LIMITS))
     assert raised.value.offset == 0

@@ -8,13 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from hacs.formats.canon import SeedScope
-from hacs.formats.queries import (
-    SHARED_HOSTS,
-    CdxQuery,
-    RefreshSeed,
-    plan_queries,
-    refresh_from,
-)
+from hacs.formats.queries import SHARED_HOSTS, CdxQuery, RefreshSeed, plan_queries, refresh_from
 
 
 def seed(site_id: int, url: str, since: str | None = "20240101") -> RefreshSeed:
@@ -31,7 +25,7 @@ def test_seeds_of_one_host_are_asked_once_on_their_common_path() -> None:
     )
     assert queries == [
         # A group is asked from its seeds' ``since`` (wide) unless named in ``narrow``.
-        CdxQuery("cs.foo.edu/~", "prefix", (1, 2), "202312", "edu,foo,cs)/~", wide=True),
+        CdxQuery("cs.foo.edu/~", "prefix", (1, 2), "202312", "edu,foo,cs)/~", wide=True)
     ]
 
 
@@ -60,8 +54,10 @@ def test_a_first_import_a_shared_platform_and_a_lone_seed_are_asked_alone() -> N
     assert found[(2,)].since is None and found[(2,)].url == "cs.foo.edu/~bob"
     assert found[(3,)].url == "sites.google.com/view/carol"
     # A seed asked alone is asked exactly as a per-seed import asks it.
-    for query, url in ((found[(1,)], "http://cs.foo.edu/~alice/"),
-                       (found[(5,)], "https://erin.github.io/")):  # fmt: skip
+    for query, url in (
+        (found[(1,)], "http://cs.foo.edu/~alice/"),
+        (found[(5,)], "https://erin.github.io/"),
+    ):
         assert query.url == SeedScope.from_url(url).cdx_query_url()
         assert query.match_type == "prefix"
     assert "com,google,sites" in SHARED_HOSTS
@@ -85,12 +81,14 @@ def test_a_group_too_big_last_time_splits_by_one_more_character() -> None:
     assert (whole.match_type, whole.key) == ("host", "edu,foo,cs)/")
     split = by_sites(plan_queries(seeds, too_big={whole.key}))
     assert split == {
-        (2, 1): CdxQuery("cs.foo.edu/people/al", "prefix", (2, 1), "20240101",
-                         "edu,foo,cs)/people/al", wide=True),
-        (4, 3): CdxQuery("cs.foo.edu/staff/b", "prefix", (4, 3), "20240101",
-                         "edu,foo,cs)/staff/b", wide=True),
+        (2, 1): CdxQuery(
+            "cs.foo.edu/people/al", "prefix", (2, 1), "20240101", "edu,foo,cs)/people/al", wide=True
+        ),
+        (4, 3): CdxQuery(
+            "cs.foo.edu/staff/b", "prefix", (4, 3), "20240101", "edu,foo,cs)/staff/b", wide=True
+        ),
         (5,): CdxQuery("cs.foo.edu/~carol", "prefix", (5,), "20240101", "edu,foo,cs)/~carol"),
-    }  # fmt: skip
+    }
     # Too big again: one more character leaves single seeds.
     again = plan_queries(seeds, too_big={whole.key, "edu,foo,cs)/people/al"})
     assert sorted(q.site_ids for q in again) == [(1,), (2,), (4, 3), (5,)]
@@ -107,8 +105,16 @@ def test_a_bad_seed_url_is_named() -> None:
         plan_queries([seed(7, "ftp://foo.edu/")])
 
 
-HOSTS = ["cs.foo.edu", "www.cs.foo.edu", "math.foo.edu", "bar.org", "bar.org:8080",
-         "sites.google.com", "a.github.io", "b.github.io"]  # fmt: skip
+HOSTS = [
+    "cs.foo.edu",
+    "www.cs.foo.edu",
+    "math.foo.edu",
+    "bar.org",
+    "bar.org:8080",
+    "sites.google.com",
+    "a.github.io",
+    "b.github.io",
+]
 PATHS = ["", "~a", "~ab", "~b", "people/a", "people/b", "staff/x/y", "view/a", "view/b"]
 
 
@@ -116,11 +122,15 @@ PATHS = ["", "~a", "~ab", "~b", "people/a", "people/b", "staff/x/y", "view/a", "
 def test_every_seed_is_in_exactly_one_query_that_covers_its_pages(trial: int) -> None:
     rng = random.Random(trial)
     seeds = [
-        seed(i, f"http://{rng.choice(HOSTS)}/{rng.choice(PATHS)}/".replace("//", "/")
-             .replace("http:/", "http://"),
-             rng.choice([None, "2024", "20231201", "20240115120000"]))
+        seed(
+            i,
+            f"http://{rng.choice(HOSTS)}/{rng.choice(PATHS)}/".replace("//", "/").replace(
+                "http:/", "http://"
+            ),
+            rng.choice([None, "2024", "20231201", "20240115120000"]),
+        )
         for i in range(rng.randint(1, 25))
-    ]  # fmt: skip
+    ]
     keys = {q.key for q in plan_queries(seeds)}
     too_big = set(rng.sample(sorted(keys), k=rng.randint(0, len(keys))))
     for queries in (plan_queries(seeds), plan_queries(seeds, too_big=too_big)):
@@ -150,12 +160,16 @@ def test_a_host_of_many_tilde_seeds_splits_by_initial_not_into_single_seeds() ->
     assert whole.key == "edu,uni,cs)/~"
     split = plan_queries(seeds, too_big={whole.key})
     assert sorted((q.url, len(q.site_ids)) for q in split) == [
-        ("cs.uni.edu/~a", 3), ("cs.uni.edu/~b", 3), ("cs.uni.edu/~c", 3),
-    ]  # fmt: skip
+        ("cs.uni.edu/~a", 3),
+        ("cs.uni.edu/~b", 3),
+        ("cs.uni.edu/~c", 3),
+    ]
     again = plan_queries(seeds, too_big={whole.key, "edu,uni,cs)/~a"})
     assert sorted(q.url for q in again)[:3] == [
-        "cs.uni.edu/~aann", "cs.uni.edu/~abob", "cs.uni.edu/~acy",
-    ]  # fmt: skip
+        "cs.uni.edu/~aann",
+        "cs.uni.edu/~abob",
+        "cs.uni.edu/~acy",
+    ]
 
 
 def test_from_is_the_last_answers_newest_row_less_the_margin_never_before_1990() -> None:

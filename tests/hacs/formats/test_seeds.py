@@ -93,9 +93,12 @@ def test_a_url_too_long_for_its_column_once_tidied_is_a_rejected_line() -> None:
     result = parse_seed_list(text.encode(), max_url_length=30)
     assert [r.url for r in result.rows] == ["http://a.edu/~abc/"]
     assert [(r.line, r.reason) for r in result.rejected] == [
-        (1, "the URL is too long once tidied (33 characters, non-ASCII characters "
-            "percent-encoded; the limit is 30)")
-    ]  # fmt: skip
+        (
+            1,
+            "the URL is too long once tidied (33 characters, non-ASCII characters "
+            "percent-encoded; the limit is 30)",
+        )
+    ]
     keyed = parse_seed_list(text.encode(), max_key_length=10)
     assert {r.line: r.reason for r in keyed.rejected}[2] == (
         "the URL's canonical key is too long (11 characters; the limit is 10)"

@@ -57,8 +57,9 @@ EXPECTED = [p.url for p in A + B]
 def test_it_reads_every_warc_entry_in_file_order(streaming: bool, stored: bool) -> None:
     data = wacz_bytes(
         {"a.warc.gz": warc_bytes(A), "b.warc": warc_bytes(B, compress=False)},
-        streaming=streaming, stored=stored,
-    )  # fmt: skip
+        streaming=streaming,
+        stored=stored,
+    )
     assert is_wacz(io.BytesIO(data))
     assert urls_read(data) == (EXPECTED, "", [])
 
@@ -97,9 +98,8 @@ def test_a_truncated_wacz_of_deflated_entries_keeps_its_records_in_order(
     streaming: bool, share: float
 ) -> None:
     data = wacz_bytes(
-        {"a.warc.gz": warc_bytes(A), "b.warc.gz": warc_bytes(B)}, streaming=streaming,
-        stored=False,
-    )  # fmt: skip
+        {"a.warc.gz": warc_bytes(A), "b.warc.gz": warc_bytes(B)}, streaming=streaming, stored=False
+    )
     urls, reason, _failures = urls_read(data[: int(len(data) * share)])
     assert "truncated" in reason
     assert urls == EXPECTED[: len(urls)]  # in order, none invented
@@ -118,9 +118,14 @@ def test_a_wacz_without_warc_files_is_refused() -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["../../etc/passwd.warc.gz", "archive/../../x.warc.gz", "/etc/archive.warc.gz",
-     "archive\\..\\..\\x.warc", "C:/archive/x.warc.gz"],
-)  # fmt: skip
+    [
+        "../../etc/passwd.warc.gz",
+        "archive/../../x.warc.gz",
+        "/etc/archive.warc.gz",
+        "archive\\..\\..\\x.warc",
+        "C:/archive/x.warc.gz",
+    ],
+)
 def test_entries_with_absolute_or_climbing_names_are_refused(name: str) -> None:
     data = wacz_bytes({"a.warc.gz": warc_bytes(A)}, extra={name: b"x"})
     urls, reason, _ = urls_read(data)

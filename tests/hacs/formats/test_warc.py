@@ -29,9 +29,13 @@ def warc(dates: list[str], *, compress: bool = True) -> tuple[bytes, list[int]]:
         body = f"<html><a href='http://x.org/{n}'>{n}</a>{'x' * 300}</html>".encode()
         http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
         record = writer.create_warc_record(
-            f"http://a.edu/~bar/{n}", "response", payload=io.BytesIO(body), length=len(body),
-            http_headers=http, warc_headers_dict={"WARC-Date": date},
-        )  # fmt: skip
+            f"http://a.edu/~bar/{n}",
+            "response",
+            payload=io.BytesIO(body),
+            length=len(body),
+            http_headers=http,
+            warc_headers_dict={"WARC-Date": date},
+        )
         writer.write_record(record)
         ends.append(stream.tell())
     return stream.getvalue(), ends
@@ -72,9 +76,7 @@ def test_garbage_after_good_records_is_damage_at_its_offset_after_the_good_ones(
 
 
 @pytest.mark.parametrize("compress", [True, False])
-def test_every_cut_of_a_file_is_found_and_only_complete_records_are_yielded(
-    compress: bool,
-) -> None:
+def test_every_cut_of_a_file_is_found_and_only_complete_records_are_yielded(compress: bool) -> None:
     """Cut the file at every byte: warcio alone ends quietly on most of these cuts."""
     data, ends = warc(TEN[:3], compress=compress)
     blank = 0 if compress else 4  # an uncompressed record is followed by two blank lines

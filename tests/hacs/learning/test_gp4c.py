@@ -19,13 +19,7 @@ from hacs.learning.gp4c import (
 from tests.hacs.evaluation._helpers import small_table
 
 # The evaluation's model for each GP4C estimator terminal.
-MODEL_OF = {
-    "cg": "cho_garcia_molina",
-    "nad": "nad",
-    "sad": "sad",
-    "aad": "aad",
-    "gad": "gad",
-}
+MODEL_OF = {"cg": "cho_garcia_molina", "nad": "nad", "sad": "sad", "aad": "aad", "gad": "gad"}
 
 
 def random_windows(rng: np.random.Generator, points: int, sites: int) -> LearningWindows:
@@ -259,9 +253,13 @@ def test_a_scorer_that_copies_a_terminal_gets_that_scorers_figures() -> None:
     table = small_table(13)
     function = ScoreFunction("cg")
     result = evaluate(
-        {"homepage": table}, start=60.0, end=180.0, w_weeks=[2, 5], details=True,
+        {"homepage": table},
+        start=60.0,
+        end=180.0,
+        w_weeks=[2, 5],
+        details=True,
         scorers={"homepage": {"gp4c": lambda t, sites, columns: function.score(columns)}},
-    )  # fmt: skip
+    )
     pak = {(r["w_weeks"], r["model"]): r for r in result["pak"]}
     budget = {(r["w_weeks"], r["model"]): r for r in result["budget"]}
     for w in (2, 5):

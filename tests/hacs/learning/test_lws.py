@@ -187,8 +187,9 @@ def test_features_ignore_everything_after_at() -> None:
         l2 += links[a:b].tolist() + [50] * extra.size
         p2 += pages[a:b].tolist() + [9] * extra.size
         off2.append(len(t2))
-    after = lws_features(np.array(t2), np.array(f2), np.array(off2), at,
-                         new_links=np.array(l2), page=np.array(p2))  # fmt: skip
+    after = lws_features(
+        np.array(t2), np.array(f2), np.array(off2), at, new_links=np.array(l2), page=np.array(p2)
+    )
     assert np.array_equal(before, after)
 
 
@@ -238,8 +239,7 @@ def test_a_censored_wait_is_imputed_as_documented() -> None:
     # Waited 30 − 12 = 18; span 30 with one update: the mean interval with one more, 30 / 2.
     assert site.tolist() == [0]
     assert y[0] == pytest.approx(math.log(18.0 + 15.0))
-    _, dropped, _, _ = lws_samples(times, flags, offsets, [12.0], horizon_end=30.0,
-                                   censored="drop")  # fmt: skip
+    _, dropped, _, _ = lws_samples(times, flags, offsets, [12.0], horizon_end=30.0, censored="drop")
     assert dropped.size == 0
 
 
@@ -450,9 +450,13 @@ def test_the_evaluation_scorer_uses_only_what_was_known_at_t() -> None:
     index = np.concatenate([np.arange(np.count_nonzero(site_a == s)) for s in range(20)])
     floors = np.where(rng.random(size) < 0.4, -1, index - 1)
     table = ObservationTable(
-        site=site_a, page=site_a, time=np.array(time)[order], page_index=index,
-        link_floor=np.minimum(floors, index), n_sites=20,
-    )  # fmt: skip
+        site=site_a,
+        page=site_a,
+        time=np.array(time)[order],
+        page_index=index,
+        link_floor=np.minimum(floors, index),
+        n_sites=20,
+    )
     scorer = evaluation_scorer(model, table, e_days=7.0)
     full = table_timelines(table)
     for t in (50.0, 150.0, 299.0):
@@ -474,8 +478,15 @@ def test_the_evaluation_scorer_uses_only_what_was_known_at_t() -> None:
             offsets.append(len(times))
             last.append(times[-1] if kept else -math.inf)
         expected = lws_scores(
-            model, np.array(times), np.array(flags, dtype=bool), np.array(offsets), np.array(last),
-            t, 7.0, new_links=np.array(links), page=np.array(pages),
-        )  # fmt: skip
+            model,
+            np.array(times),
+            np.array(flags, dtype=bool),
+            np.array(offsets),
+            np.array(last),
+            t,
+            7.0,
+            new_links=np.array(links),
+            page=np.array(pages),
+        )
         assert np.array_equal(got, expected)
         assert np.array_equal(scorer(t, sites[::3], {}), expected[::3])
