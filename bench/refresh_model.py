@@ -156,6 +156,8 @@ def visible_bound(model: Model, n: int = GOAL_NIGHT) -> tuple[float, float]:
     budget pays the max age for every query and then every n nights for as many as it can, the
     busiest lone seeds first until half of theirs are held, then the busiest of all."""
     rate, lone = model.rate, model.lone
+    if n >= MAX_AGE:
+        return 1.0, 1.0  # the max age checks every query within n nights
     extra = (model.budget - rate.size / MAX_AGE) / (1 / n - 1 / MAX_AGE)
     slots = int(max(0.0, min(rate.size, extra)))
     floor = n / MAX_AGE

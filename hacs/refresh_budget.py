@@ -342,8 +342,15 @@ def choose_queries(
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
         raise ValueError(f"budget must be a whole number of requests ≥ 0; got {budget!r}")
     planned = _planned(queries, sites, now, policy, cost or {})
+    chosen = _select(planned, budget, policy)
+    return _summary(planned, chosen, budget)
+
+
+def _select(planned: list[_Planned], budget: int, policy: RefreshPolicy) -> list[_Planned]:
+    """The rule's choice, in send order: (a) the due share, past the max age first, then the
+    longest overdue; (b) the queries not due, by worth per request; (c) what they leave, to the
+    due ones left. A query that does not fit is skipped and a smaller one after it may fit."""
     chosen: list[_Planned] = []
-    # (a) The due share: past the max age first, then the longest overdue.
     due = sorted(
         (p for p in planned if p.due_sites),
         key=lambda p: (not p.overdue_sites, -p.late, p.query.key),
@@ -358,7 +365,6 @@ def choose_queries(
             share -= p.cost
             left -= p.cost
     sent = {id(p) for p in chosen}
-    # (b) The queries not due, by worth per request; (c) what they leave, to the due ones left.
     others = sorted(
         (p for p in planned if not p.due_sites), key=lambda p: (-p.value / p.cost, p.query.key)
     )
@@ -367,10 +373,16 @@ def choose_queries(
             chosen.append(p)
             sent.add(id(p))
             left -= p.cost
+    return chosen
+
+
+def _summary(planned: list[_Planned], chosen: list[_Planned], budget: int) -> RefreshChoice:
+    """Tonight's choice with what it spends and what waits."""
+    sent = {id(p) for p in chosen}
     waiting = [p for p in planned if id(p) not in sent]
     return RefreshChoice(
         queries=tuple(p.query for p in chosen),
-        requests=budget - left,
+        requests=sum(p.cost for p in chosen),
         budget=budget,
         left_out={site: LEFT_OUT_BUDGET for p in waiting for site in p.query.site_ids},
         due_sites=sum(p.due_sites for p in planned),

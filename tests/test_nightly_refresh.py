@@ -275,20 +275,12 @@ def test_late_captures_teach_a_host_its_lag_and_its_group_reads_days_not_weeks(
     assert datetime.now(UTC) > newest  # (the clock was not moved)
 
 
-def test_the_cron_reads_each_sites_rate_checks_stake_and_cost_from_what_hacs_holds(
-    settings: Any,
-) -> None:
-    """``refresh_choice`` (the nightly job's) on hand-made rows: a lone seed captured ten
-    times in the last year and checked 10 days ago, two seeds of one host captured 30 times
-    each and checked 2 days ago (a group never sized: two requests), and a seed the archive
-    had not captured, asked at its import 8 days ago (due: a week, spread)."""
+def _four_seeds_with_captures_and_checks(config: ArchiveConfig, now: datetime) -> list[Any]:
+    """A lone seed captured ten times in the last year and checked 10 days ago, two seeds of
+    one host captured 30 times each and checked 2 days ago, and a seed the archive had not
+    captured, asked at its import 8 days ago (each captured also in a CDX file)."""
     from tests.factories import make_capture
 
-    settings.HACS_CDX_URL = "https://web.archive.org/cdx/search/cdx"
-    settings.HACS_CDX_DIALECT = "ia"
-    settings.HACS_REFRESH_AUDIT_SHARE = 0.0
-    config = ArchiveConfig.from_settings()
-    now = datetime(2024, 6, 1, tzinfo=UTC)
     lone, b, c = seed("alpha.org", "ann"), seed("beta.edu", "bob"), seed("beta.edu", "cyd")
     new = seed("gamma.edu", "dee")
     for site, count in ((lone, 10), (b, 30), (c, 30)):
@@ -304,6 +296,22 @@ def test_the_cron_reads_each_sites_rate_checks_stake_and_cost_from_what_hacs_hol
             checked_at=now - timedelta(days=last),
             first_checked_at=now - timedelta(days=first),
         )
+    return [lone, b, c, new]
+
+
+def test_the_cron_reads_each_sites_rate_checks_stake_and_cost_from_what_hacs_holds(
+    settings: Any,
+) -> None:
+    """``refresh_choice`` (the nightly job's) on hand-made rows: a lone seed captured ten
+    times in the last year and checked 10 days ago, two seeds of one host captured 30 times
+    each and checked 2 days ago (a group never sized: two requests), and a seed the archive
+    had not captured, asked at its import 8 days ago (due: a week, spread)."""
+    settings.HACS_CDX_URL = "https://web.archive.org/cdx/search/cdx"
+    settings.HACS_CDX_DIALECT = "ia"
+    settings.HACS_REFRESH_AUDIT_SHARE = 0.0
+    config = ArchiveConfig.from_settings()
+    now = datetime(2024, 6, 1, tzinfo=UTC)
+    lone, b, c, new = _four_seeds_with_captures_and_checks(config, now)
     ids = [lone.pk, b.pk, c.pk, new.pk]
 
     def choose(stakes: dict[int, float]) -> Any:

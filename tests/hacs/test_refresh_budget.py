@@ -321,6 +321,42 @@ def is_due(q: CdxQuery, sites: dict[int, SiteState]) -> bool:
     )
 
 
+def most_overdue_first(due: list[CdxQuery], sites: dict[int, SiteState]) -> list[CdxQuery]:
+    """The due queries, the one holding the longest-unchecked site first, ties by key (no
+    first check kept: a site's deadline is the max age after its last check)."""
+    return sorted(
+        due,
+        key=lambda q: (
+            -max(
+                math.inf if sites[s].checked is None else NOW - sites[s].checked  # type: ignore[operator]
+                for s in q.site_ids
+            ),
+            q.key,
+        ),
+    )
+
+
+def overdue_sites(query: CdxQuery, sites: dict[int, SiteState]) -> int:
+    """The sites of ``query`` never checked or checked the max age ago or more."""
+    return sum(
+        1
+        for s in query.site_ids
+        if sites[s].checked is None or NOW - sites[s].checked >= POLICY.max_age_days  # type: ignore[operator]
+    )
+
+
+def best_subset_worth(
+    others: list[CdxQuery], sites: dict[int, SiteState], costs: dict[str, int], room: int
+) -> float:
+    """The most worth any subset of ``others`` holds within ``room`` requests."""
+    best = 0.0
+    for r in range(len(others) + 1):
+        for subset in itertools.combinations(others, r):
+            if sum(costs[q.key] for q in subset) <= room:
+                best = max(best, sum(worth(q, sites) for q in subset))
+    return best
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_the_greedy_choice_against_every_subset(seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -333,16 +369,7 @@ def test_the_greedy_choice_against_every_subset(seed: int) -> None:
     assert choice.requests == spent <= budget
     left = budget - spent
     # (No first check kept: a site's deadline is the max age after its last check.)
-    due = sorted(
-        (q for q in queries if is_due(q, sites)),
-        key=lambda q: (
-            -max(
-                math.inf if sites[s].checked is None else NOW - sites[s].checked  # type: ignore[operator]
-                for s in q.site_ids
-            ),
-            q.key,
-        ),
-    )
+    due = most_overdue_first([q for q in queries if is_due(q, sites)], sites)
     share = min(math.ceil(POLICY.due_share * budget), max(1, budget - 1)) if budget else 0
     # (a) The due share went to due queries, most overdue first, each skipped only when it
     # did not fit what was left of the share.
@@ -355,24 +382,13 @@ def test_the_greedy_choice_against_every_subset(seed: int) -> None:
     # Nothing left out would fit the leftover budget.
     rest = [q for q in queries if q not in chosen]
     assert all(costs[q.key] > left for q in rest)
-    assert choice.overdue_left == sum(
-        sum(
-            1
-            for s in q.site_ids
-            if sites[s].checked is None or NOW - sites[s].checked >= POLICY.max_age_days
-        )  # type: ignore[operator]
-        for q in rest
-    )
+    assert choice.overdue_left == sum(overdue_sites(q, sites) for q in rest)
     assert choice.left_out == {s: "budget" for q in rest for s in q.site_ids}
     # (b) The queries not due against every subset within what the share left: with unit
     # costs the highest worth is the best subset; otherwise the fractional bound holds.
     others = [q for q in queries if q not in due]
     room = budget - sum(costs[q.key] for q in paid)
-    best = 0.0
-    for r in range(len(others) + 1):
-        for subset in itertools.combinations(others, r):
-            if sum(costs[q.key] for q in subset) <= room:
-                best = max(best, sum(worth(q, sites) for q in subset))
+    best = best_subset_worth(others, sites, costs, room)
     greedy = sum(worth(q, sites) for q in others if q in chosen)
     if unit:
         assert greedy == pytest.approx(best)
