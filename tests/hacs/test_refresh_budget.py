@@ -194,7 +194,7 @@ def test_a_first_import_spreads_the_first_deadlines_over_the_second_half_of_the_
     assert deadline(SiteState(7, 0.1, None), policy) == -math.inf
 
 
-def test_a_seed_without_captures_is_asked_again_a_week_after_its_import_then_monthly() -> None:
+def test_a_seed_without_captures_is_asked_again_weeks_after_its_import_then_monthly() -> None:
     policy = RefreshPolicy(max_age_days=30, spread_from=1.0)  # no spread: exact days
 
     def next_ask(checked: float, first: float | None = 0.0, **kw: object) -> float:
@@ -202,7 +202,7 @@ def test_a_seed_without_captures_is_asked_again_a_week_after_its_import_then_mon
         state = SiteState(1, 0.0, checked, first, captured=False)
         return deadline(state, rule) - checked
 
-    assert next_ask(0.0) == 7  # the first import: a week
+    assert next_ask(0.0) == 7  # the first import: a week, unspread
     assert next_ask(7.0) == 28  # then every four weeks
     assert next_ask(8.5) == 28
     assert next_ask(400.0) == 28
@@ -219,17 +219,23 @@ def test_a_seed_without_captures_is_asked_again_a_week_after_its_import_then_mon
     weekly = RefreshPolicy(max_age_days=5, spread_from=1.0)
     assert deadline(SiteState(1, 0.0, 0.0, 0.0, captured=False), weekly) == 5
     assert deadline(SiteState(1, 0.0, 0.0, 0.0, captured=False), policy) == 7
-    # Spread like the others after the first import.
+    # Spread after the first import between the first interval and the second: a collection's
+    # uncaptured seeds come back over three weeks, not in its first.
     spread = [
         deadline(SiteState(i, 0.0, 0.0, 0.0, captured=False), RefreshPolicy()) for i in range(500)
     ]
-    assert 3.5 <= min(spread) and max(spread) < 7
+    assert 7 <= min(spread) < 8 and 27 < max(spread) < 28
+    assert sum(d < 14 for d in spread) == pytest.approx(500 / 3, rel=0.2)
+    # With one interval, spread as the deadlines are.
+    single = RefreshPolicy(unarchived_intervals=(28.0,))
+    spread = [deadline(SiteState(i, 0.0, 0.0, 0.0, captured=False), single) for i in range(500)]
+    assert 14 <= min(spread) < 15 and 27 < max(spread) < 28
 
 
 def test_seeds_without_captures_wait_for_the_due_share_and_count_apart() -> None:
     queries = [query("u1", 1), query("u2", 2), query("a", 3)]
     sites = {
-        1: SiteState(1, 0.0, NOW - 10, NOW - 10, captured=False),  # a week passed
+        1: SiteState(1, 0.0, NOW - 29, NOW - 29, captured=False),  # four weeks passed
         2: SiteState(2, 0.0, NOW - 3, NOW - 3, captured=False),  # not yet
         3: state(3, 1.0, NOW - 2),
     }
