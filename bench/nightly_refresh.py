@@ -26,11 +26,13 @@ same list fed by a full refresh every night (HACS knows every capture the archiv
 
 Printed, per run: CDX requests a night (and at 20,000 seeds when the collection is smaller: the
 budget is scaled, so requests scale with it), group queries a night, the share of the archive's
-new captures (in the seeds' scopes, made after the first import and indexed by then) HACS holds
-after 1, 7, 30, 60 and 90 nights, overall and per kind of host, the longest wait between two
-checks, the seeds without captures asked again and how often, rows read per new capture, the
-longest query in pages and rows; and the changes the budgeted list found against the list of a
-full refresh, over the first 28 nights and all of them. ``--seed`` repeats every figure.
+new captures (in the seeds' scopes, made after the first import) HACS holds, read two ways
+(``bench.held_captures``): on nights 1, 7, 30, 60 and 90 of the run (of those indexed by then),
+and 1, 7 and 30 nights after the archive indexed each; overall, for the seeds alone on their
+host and per kind of host; the longest wait between two checks, the seeds without captures
+asked again and how often, rows read per new capture, the longest query in pages and rows; and
+the changes the budgeted list found against the list of a full refresh, over the first 28
+nights and all of them. ``--seed`` repeats every figure.
 """
 
 from __future__ import annotations
