@@ -24,8 +24,8 @@ one rule that the nightly job, the paper-scale bench and the closed-loop replay 
   last check. After its first import a site's first deadline falls between ``spread_from`` and
   1 × ``max_age_days``, by a hash of its id, so that a collection imported in one day does not
   fall due on one night a month later. A seed the archive had not captured (no capture from
-  this archive yet) is asked again 7 days after its first import, then every 28 days
-  (``unarchived_intervals``; never beyond ``max_age_days``).
+  this archive yet) is asked again between 7 and 28 days after its first import (a hash of its
+  id), then every 28 days (``unarchived_intervals``; never beyond ``max_age_days``).
 * **The choice**: (a) the queries holding a site past its deadline are paid first, from at most
   ``due_share`` of the budget: those past ``max_age_days`` first, then by how long they are
   overdue; (b) then the queries not due, by worth per request, the highest first, ties by the
@@ -137,11 +137,12 @@ def expected_new(rate: float, checked_days: float, now_days: float) -> float:
 #: it keeps the list's changes found within 2 % of a full refresh's at a list of 2 % of the
 #: sites a day (docs/readings.md).
 LIST_GAIN = 10.0
-#: Days between the asks of a seed the archive had not captured: 7 days after its first import,
-#: then every 28 (four weeks: monthly, with nights to spare before the 30-day max age when the
-#: due share is full; never beyond the max age). Asked weekly twice more in the first month,
-#: the 13 % of a paper-scale collection never captured took a fifth of the budget for a month
-#: (docs/readings.md).
+#: Days between the asks of a seed the archive had not captured: 7 to 28 days after its first
+#: import (spread by a hash of its id: all in the first week, they took a third of its budget,
+#: docs/readings.md), then every 28 (four weeks: monthly, with nights to spare before the
+#: 30-day max age when the due share is full; never beyond the max age). Asked weekly twice
+#: more in the first month, the 13 % of a paper-scale collection never captured took a fifth of
+#: the budget for a month (docs/readings.md).
 UNARCHIVED_INTERVALS = (7.0, 28.0)
 
 
@@ -266,8 +267,8 @@ def deadline(site: SiteState, policy: RefreshPolicy) -> float:
     first), between ``spread_from`` and 1 × ``max_age_days`` after it, by a hash of its id
     (:func:`_spread`), so that sites imported together fall due over the second half of the
     window rather than on one night. A seed the archive had not captured is asked again after
-    ``unarchived_intervals`` (7, then every 28 days: :func:`_unarchived_interval`), its first
-    interval spread alike, none beyond ``max_age_days``.
+    ``unarchived_intervals`` (7 to 28, then every 28 days: :func:`_unarchived_first`,
+    :func:`_unarchived_interval`), none beyond ``max_age_days``.
     """
     if site.checked is None:
         return -math.inf
@@ -277,11 +278,25 @@ def deadline(site: SiteState, policy: RefreshPolicy) -> float:
         if fresh:
             return site.checked + policy.max_age_days * _spread(site.site_id, policy.spread_from)
         return site.checked + policy.max_age_days
-    elapsed = math.inf if first is None else site.checked - first
-    interval = min(_unarchived_interval(elapsed, policy), policy.max_age_days)
     if fresh:
-        interval *= _spread(site.site_id, policy.spread_from)
-    return site.checked + interval
+        return site.checked + min(_unarchived_first(site.site_id, policy), policy.max_age_days)
+    elapsed = math.inf if first is None else site.checked - first
+    return site.checked + min(_unarchived_interval(elapsed, policy), policy.max_age_days)
+
+
+def _unarchived_first(site_id: int, policy: RefreshPolicy) -> float:
+    """The first ask of a seed the archive had not captured, after its import: between the
+    first interval and the second (7 to 28 days with the defaults), by a hash of its id, so that
+    a collection's uncaptured seeds do not all come back in its first week, where their asks
+    took the budget of the busiest sites; the first interval exactly when nothing is spread
+    (``spread_from`` 1); with one interval, spread as the deadlines are."""
+    intervals = policy.unarchived_intervals
+    if len(intervals) == 1:
+        return intervals[0] * _spread(site_id, policy.spread_from)
+    if policy.spread_from >= 1:
+        return intervals[0]
+    low, high = intervals[0], max(intervals[0], intervals[1])
+    return low + (high - low) * _spread(site_id, 0.0)
 
 
 def _unarchived_interval(elapsed: float, policy: RefreshPolicy) -> float:
@@ -342,8 +357,15 @@ def choose_queries(
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
         raise ValueError(f"budget must be a whole number of requests ≥ 0; got {budget!r}")
     planned = _planned(queries, sites, now, policy, cost or {})
+    chosen = _select(planned, budget, policy)
+    return _summary(planned, chosen, budget)
+
+
+def _select(planned: list[_Planned], budget: int, policy: RefreshPolicy) -> list[_Planned]:
+    """The rule's choice, in send order: (a) the due share, past the max age first, then the
+    longest overdue; (b) the queries not due, by worth per request; (c) what they leave, to the
+    due ones left. A query that does not fit is skipped and a smaller one after it may fit."""
     chosen: list[_Planned] = []
-    # (a) The due share: past the max age first, then the longest overdue.
     due = sorted(
         (p for p in planned if p.due_sites),
         key=lambda p: (not p.overdue_sites, -p.late, p.query.key),
@@ -358,7 +380,6 @@ def choose_queries(
             share -= p.cost
             left -= p.cost
     sent = {id(p) for p in chosen}
-    # (b) The queries not due, by worth per request; (c) what they leave, to the due ones left.
     others = sorted(
         (p for p in planned if not p.due_sites), key=lambda p: (-p.value / p.cost, p.query.key)
     )
@@ -367,10 +388,16 @@ def choose_queries(
             chosen.append(p)
             sent.add(id(p))
             left -= p.cost
+    return chosen
+
+
+def _summary(planned: list[_Planned], chosen: list[_Planned], budget: int) -> RefreshChoice:
+    """Tonight's choice with what it spends and what waits."""
+    sent = {id(p) for p in chosen}
     waiting = [p for p in planned if id(p) not in sent]
     return RefreshChoice(
         queries=tuple(p.query for p in chosen),
-        requests=budget - left,
+        requests=sum(p.cost for p in chosen),
         budget=budget,
         left_out={site: LEFT_OUT_BUDGET for p in waiting for site in p.query.site_ids},
         due_sites=sum(p.due_sites for p in planned),

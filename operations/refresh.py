@@ -112,13 +112,27 @@ def refresh_choice(
     provisional list, ``stakes``), each query's cost, all handed to
     ``hacs.refresh_budget.choose_queries`` under ``policy``."""
     now = now or timezone.now()
-    source = config.source
-    queries = refresh_plan(site_ids, source, config.index_lag_days)
-    times: dict[int, list[float]] = defaultdict(list)
+    queries = refresh_plan(site_ids, config.source, config.index_lag_days)
+    today_days = to_days(now)
+    states = _site_states(site_ids, config.source, now, stakes or {})
+    return choose_queries(
+        queries,
+        states,
+        now=today_days,
+        budget=budget,
+        policy=policy,
+        cost=query_costs(queries, config, now),
+    )
+
+
+def _site_states(
+    site_ids: list[int], source: str, now: datetime, stakes: Mapping[int, float]
+) -> dict[int, SiteState]:
+    """Each site's ``site_state`` from what HACS holds: its captures from ``source`` over the
+    last year, whether it holds any (and any older), its last and first checks (a site never
+    checked counts from its import), and its stake."""
     since = now - timedelta(days=RATE_WINDOW_DAYS)
-    rows = Capture.objects.filter(site_id__in=site_ids, source=source, timestamp__gte=since)
-    for site_id, moment in rows.values_list("site_id", "timestamp").distinct():
-        times[site_id].append(to_days(moment))
+    times = _capture_days(site_ids, source, since)
     held = Capture.objects.filter(site=OuterRef("pk"), source=source)
     sites = Site.objects.filter(pk__in=site_ids).annotate(
         captured=Exists(held), older=Exists(held.filter(timestamp__lt=since))
@@ -145,18 +159,20 @@ def refresh_choice(
             now=today_days,
             checked=None if last is None else to_days(last),
             first_checked=None if first is None else to_days(first),
-            stake=(stakes or {}).get(site_id, 0.0),
+            stake=stakes.get(site_id, 0.0),
             captured=captured,
             older=older,
         )
-    return choose_queries(
-        queries,
-        states,
-        now=today_days,
-        budget=budget,
-        policy=policy,
-        cost=query_costs(queries, config, now),
-    )
+    return states
+
+
+def _capture_days(site_ids: list[int], source: str, since: datetime) -> dict[int, list[float]]:
+    """The distinct capture times (days) from ``source`` of each site since ``since``."""
+    times: dict[int, list[float]] = defaultdict(list)
+    rows = Capture.objects.filter(site_id__in=site_ids, source=source, timestamp__gte=since)
+    for site_id, moment in rows.values_list("site_id", "timestamp").distinct():
+        times[site_id].append(to_days(moment))
+    return times
 
 
 def site_next_check(site_id: int, config: ArchiveConfig) -> tuple[bool, datetime | None]:

@@ -23,7 +23,7 @@ from archive.plan import refresh_plan
 from archive.wayback import SIZE_ANSWER_BYTES, ArchiveConfig
 from hacs.formats.cdx import format_timestamp
 from jobs.models import JobRecord
-from operations.refresh import refresh_choice, refresh_policy, sites_from_archive
+from operations.refresh import refresh_choice, refresh_policy, site_next_check, sites_from_archive
 from testbed.ia_server import IAArchive, Row
 from tests.factories import make_site
 
@@ -151,7 +151,7 @@ def test_an_archive_that_cannot_count_pages_is_asked_one_size_and_each_group_at_
     assert record.counts["group sizes the archive did not count"] == 1
 
 
-def test_seeds_the_archive_had_not_captured_are_asked_again_a_week_after_their_import(
+def test_seeds_the_archive_had_not_captured_are_asked_again_weeks_after_their_import(
     settings: Any, redis_url: str, logged_in_client: Any
 ) -> None:
     from django.urls import reverse
@@ -174,17 +174,23 @@ def test_seeds_the_archive_had_not_captured_are_asked_again_a_week_after_their_i
         ids = sites_from_archive(config)
         assert ids == sorted([ann.pk, bob.pk, late.pk])  # asked at its import: refreshed too
 
-        def choice(days: float) -> Any:
+        def choice(days: float, budget: int = 2) -> Any:
             return refresh_choice(
-                ids, config, budget=2, policy=refresh_policy(), now=now + timedelta(days=days)
+                ids, config, budget=budget, policy=refresh_policy(), now=now + timedelta(days=days)
             )
 
         early = choice(2)
         assert early.unarchived_sites == 1 and early.unarchived_asked == 0
         assert late.pk not in early.checked_sites and early.due_sites == 0
-        week = choice(7.01)  # its first deadline falls 3.5 to 7 days after its import
+        _captured, due_at = site_next_check(late.pk, config)
+        assert due_at is not None and check.first_checked_at is not None
+        wait = (due_at - check.first_checked_at) / timedelta(days=1)
+        assert 7 <= wait < 28  # its first ask falls 7 to 28 days after its import
+        # By then the other two may be due as well (their first deadlines fall 15 to 30 days
+        # after the import): a request each.
+        week = choice((due_at - now) / timedelta(days=1) + 0.01, budget=3)
         assert late.pk in week.checked_sites and week.unarchived_asked == 1
-        assert week.due_sites == 1 and week.due_requests == 1
+        assert week.due_requests == week.due_sites >= 1
 
         page = logged_in_client.get(reverse("site-detail", args=[late.pk])).content.decode()
         assert "no capture of it there yet; asked again by" in page
@@ -275,20 +281,12 @@ def test_late_captures_teach_a_host_its_lag_and_its_group_reads_days_not_weeks(
     assert datetime.now(UTC) > newest  # (the clock was not moved)
 
 
-def test_the_cron_reads_each_sites_rate_checks_stake_and_cost_from_what_hacs_holds(
-    settings: Any,
-) -> None:
-    """``refresh_choice`` (the nightly job's) on hand-made rows: a lone seed captured ten
-    times in the last year and checked 10 days ago, two seeds of one host captured 30 times
-    each and checked 2 days ago (a group never sized: two requests), and a seed the archive
-    had not captured, asked at its import 8 days ago (due: a week, spread)."""
+def _four_seeds_with_captures_and_checks(config: ArchiveConfig, now: datetime) -> list[Any]:
+    """A lone seed captured ten times in the last year and checked 10 days ago, two seeds of
+    one host captured 30 times each and checked 2 days ago, and a seed the archive had not
+    captured, asked at its import 29 days ago (each captured also in a CDX file)."""
     from tests.factories import make_capture
 
-    settings.HACS_CDX_URL = "https://web.archive.org/cdx/search/cdx"
-    settings.HACS_CDX_DIALECT = "ia"
-    settings.HACS_REFRESH_AUDIT_SHARE = 0.0
-    config = ArchiveConfig.from_settings()
-    now = datetime(2024, 6, 1, tzinfo=UTC)
     lone, b, c = seed("alpha.org", "ann"), seed("beta.edu", "bob"), seed("beta.edu", "cyd")
     new = seed("gamma.edu", "dee")
     for site, count in ((lone, 10), (b, 30), (c, 30)):
@@ -296,7 +294,7 @@ def test_the_cron_reads_each_sites_rate_checks_stake_and_cost_from_what_hacs_hol
         for n in range(count):
             make_capture(site, timestamp=now - timedelta(days=360 - n), source=config.source)
         make_capture(site, timestamp=now - timedelta(days=5), source="file:old.cdx", digest="F")
-    checks = {lone: (10, 100), b: (2, 60), c: (2, 60), new: (8, 8)}
+    checks = {lone: (10, 100), b: (2, 60), c: (2, 60), new: (29, 29)}
     for site, (last, first) in checks.items():
         ArchiveCheck.objects.create(
             site=site,
@@ -304,6 +302,22 @@ def test_the_cron_reads_each_sites_rate_checks_stake_and_cost_from_what_hacs_hol
             checked_at=now - timedelta(days=last),
             first_checked_at=now - timedelta(days=first),
         )
+    return [lone, b, c, new]
+
+
+def test_the_cron_reads_each_sites_rate_checks_stake_and_cost_from_what_hacs_holds(
+    settings: Any,
+) -> None:
+    """``refresh_choice`` (the nightly job's) on hand-made rows: a lone seed captured ten
+    times in the last year and checked 10 days ago, two seeds of one host captured 30 times
+    each and checked 2 days ago (a group never sized: two requests), and a seed the archive
+    had not captured, asked at its import 29 days ago (due: 7 to 28 days, spread)."""
+    settings.HACS_CDX_URL = "https://web.archive.org/cdx/search/cdx"
+    settings.HACS_CDX_DIALECT = "ia"
+    settings.HACS_REFRESH_AUDIT_SHARE = 0.0
+    config = ArchiveConfig.from_settings()
+    now = datetime(2024, 6, 1, tzinfo=UTC)
+    lone, b, c, new = _four_seeds_with_captures_and_checks(config, now)
     ids = [lone.pk, b.pk, c.pk, new.pk]
 
     def choose(stakes: dict[int, float]) -> Any:
@@ -317,7 +331,7 @@ def test_the_cron_reads_each_sites_rate_checks_stake_and_cost_from_what_hacs_hol
     assert [q.site_ids for q in plain.queries] == [(new.pk,), (lone.pk,)]
     assert (plain.due_sites, plain.unarchived_asked, plain.due_requests) == (1, 1, 1)
     assert plain.left_out == {b.pk: "budget", c.pk: "budget"}
-    unknown = 1 / 365 * 8  # the prior's rate for a seed without captures, 8 days
+    unknown = 1 / 365 * 29  # the prior's rate for a seed without captures, 29 days
     assert plain.expected_total == pytest.approx(11 / 730 * 10 + 2 * 31 / 730 * 2 + unknown)
     # On tomorrow's list at p = 1, the group's capture-days count 1 + 10 times:
     # 2 × 31/730 × 2 × 1 × 11 = 1.87 for two requests, above the lone seed.

@@ -290,27 +290,15 @@ def test_the_nightly_refresh_spends_its_budget_where_captures_are_likely_and_say
     """One group a night: the host whose seeds the archive captures most often and that waited
     longest goes first; the Jobs page's counts say how many waited; each site's page says
     when the archive was last asked about it."""
-    import redis
     from django.urls import reverse
     from django.utils import timezone
-    from rq import SimpleWorker
-    from rq.serializers import JSONSerializer
 
     from jobs.models import JobRecord
-    from jobs.services import JobQueue, QueuedJob
     from operations.jobs import nightly_refresh
 
     sites = seeds()
     rows = history(range(1, 7))
-    # The archive captured math.beta.edu's homepages every week of the last months.
-    now = timezone.now()
-    weeks = [(now - timedelta(days=7 * w)).strftime("%Y%m%d%H%M%S") for w in range(1, 12)]
-    busy = [
-        capture("math.beta.edu", f"/~{p}", stamp, f"busy-{p}-{n}")
-        for p in PEOPLE
-        for n, stamp in enumerate(weeks)
-    ]
-    with IAArchive(rows + busy, body_for=body_for) as archive:
+    with IAArchive(rows + _weekly_beta_captures(), body_for=body_for) as archive:
         # Three requests: one kept for pages beyond the estimates (operations.jobs.PAGE_SLACK),
         # two for one group, sized first.
         use(settings, archive, HACS_REFRESH_CDX_BUDGET=3, HACS_REFRESH_MAX_AGE_DAYS=3650.0)
@@ -324,13 +312,7 @@ def test_the_nightly_refresh_spends_its_budget_where_captures_are_likely_and_say
         archive.state.log.clear()
         with django_capture_on_commit_callbacks(execute=True):
             assert nightly_refresh() == len(PEOPLE)
-        connection = redis.Redis.from_url(redis_url)
-        queue = JobQueue("import", connection=connection)
-        while queue.count:
-            with django_capture_on_commit_callbacks(execute=True):
-                SimpleWorker(
-                    [queue], connection=connection, serializer=JSONSerializer, job_class=QueuedJob
-                ).work(burst=True)
+        _work_the_import_queue(redis_url, django_capture_on_commit_callbacks)
         assert [e.query["url"] for e in asked(archive)] == ["math.beta.edu/~"]
     record = JobRecord.objects.get(label__startswith="Nightly refresh")
     assert record.label.startswith(f"Nightly refresh of 4 of {len(sites)} sites from ")
@@ -344,6 +326,36 @@ def test_the_nightly_refresh_spends_its_budget_where_captures_are_likely_and_say
     checked = ArchiveCheck.objects.get(site=site).checked_at
     assert f">{when_text(checked)}</time>" in page
     assert "not yet by the nightly refresh" not in page
+
+
+def _weekly_beta_captures() -> list[Row]:
+    """The archive captured math.beta.edu's homepages every week of the last months."""
+    from django.utils import timezone
+
+    now = timezone.now()
+    weeks = [(now - timedelta(days=7 * w)).strftime("%Y%m%d%H%M%S") for w in range(1, 12)]
+    return [
+        capture("math.beta.edu", f"/~{p}", stamp, f"busy-{p}-{n}")
+        for p in PEOPLE
+        for n, stamp in enumerate(weeks)
+    ]
+
+
+def _work_the_import_queue(redis_url: str, callbacks: Any) -> None:
+    """A worker empties the import queue, the commit callbacks run as each job commits."""
+    import redis
+    from rq import SimpleWorker
+    from rq.serializers import JSONSerializer
+
+    from jobs.services import JobQueue, QueuedJob
+
+    connection = redis.Redis.from_url(redis_url)
+    queue = JobQueue("import", connection=connection)
+    while queue.count:
+        with callbacks(execute=True):
+            SimpleWorker(
+                [queue], connection=connection, serializer=JSONSerializer, job_class=QueuedJob
+            ).work(burst=True)
 
 
 def test_a_group_whose_range_the_archive_would_cut_short_is_split_before_it_is_asked(

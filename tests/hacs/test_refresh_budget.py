@@ -194,7 +194,7 @@ def test_a_first_import_spreads_the_first_deadlines_over_the_second_half_of_the_
     assert deadline(SiteState(7, 0.1, None), policy) == -math.inf
 
 
-def test_a_seed_without_captures_is_asked_again_a_week_after_its_import_then_monthly() -> None:
+def test_a_seed_without_captures_is_asked_again_weeks_after_its_import_then_monthly() -> None:
     policy = RefreshPolicy(max_age_days=30, spread_from=1.0)  # no spread: exact days
 
     def next_ask(checked: float, first: float | None = 0.0, **kw: object) -> float:
@@ -202,7 +202,7 @@ def test_a_seed_without_captures_is_asked_again_a_week_after_its_import_then_mon
         state = SiteState(1, 0.0, checked, first, captured=False)
         return deadline(state, rule) - checked
 
-    assert next_ask(0.0) == 7  # the first import: a week
+    assert next_ask(0.0) == 7  # the first import: a week, unspread
     assert next_ask(7.0) == 28  # then every four weeks
     assert next_ask(8.5) == 28
     assert next_ask(400.0) == 28
@@ -219,17 +219,23 @@ def test_a_seed_without_captures_is_asked_again_a_week_after_its_import_then_mon
     weekly = RefreshPolicy(max_age_days=5, spread_from=1.0)
     assert deadline(SiteState(1, 0.0, 0.0, 0.0, captured=False), weekly) == 5
     assert deadline(SiteState(1, 0.0, 0.0, 0.0, captured=False), policy) == 7
-    # Spread like the others after the first import.
+    # Spread after the first import between the first interval and the second: a collection's
+    # uncaptured seeds come back over three weeks, not in its first.
     spread = [
         deadline(SiteState(i, 0.0, 0.0, 0.0, captured=False), RefreshPolicy()) for i in range(500)
     ]
-    assert 3.5 <= min(spread) and max(spread) < 7
+    assert 7 <= min(spread) < 8 and 27 < max(spread) < 28
+    assert sum(d < 14 for d in spread) == pytest.approx(500 / 3, rel=0.2)
+    # With one interval, spread as the deadlines are.
+    single = RefreshPolicy(unarchived_intervals=(28.0,))
+    spread = [deadline(SiteState(i, 0.0, 0.0, 0.0, captured=False), single) for i in range(500)]
+    assert 14 <= min(spread) < 15 and 27 < max(spread) < 28
 
 
 def test_seeds_without_captures_wait_for_the_due_share_and_count_apart() -> None:
     queries = [query("u1", 1), query("u2", 2), query("a", 3)]
     sites = {
-        1: SiteState(1, 0.0, NOW - 10, NOW - 10, captured=False),  # a week passed
+        1: SiteState(1, 0.0, NOW - 29, NOW - 29, captured=False),  # four weeks passed
         2: SiteState(2, 0.0, NOW - 3, NOW - 3, captured=False),  # not yet
         3: state(3, 1.0, NOW - 2),
     }
@@ -321,6 +327,42 @@ def is_due(q: CdxQuery, sites: dict[int, SiteState]) -> bool:
     )
 
 
+def most_overdue_first(due: list[CdxQuery], sites: dict[int, SiteState]) -> list[CdxQuery]:
+    """The due queries, the one holding the longest-unchecked site first, ties by key (no
+    first check kept: a site's deadline is the max age after its last check)."""
+    return sorted(
+        due,
+        key=lambda q: (
+            -max(
+                math.inf if sites[s].checked is None else NOW - sites[s].checked  # type: ignore[operator]
+                for s in q.site_ids
+            ),
+            q.key,
+        ),
+    )
+
+
+def overdue_sites(query: CdxQuery, sites: dict[int, SiteState]) -> int:
+    """The sites of ``query`` never checked or checked the max age ago or more."""
+    return sum(
+        1
+        for s in query.site_ids
+        if sites[s].checked is None or NOW - sites[s].checked >= POLICY.max_age_days  # type: ignore[operator]
+    )
+
+
+def best_subset_worth(
+    others: list[CdxQuery], sites: dict[int, SiteState], costs: dict[str, int], room: int
+) -> float:
+    """The most worth any subset of ``others`` holds within ``room`` requests."""
+    best = 0.0
+    for r in range(len(others) + 1):
+        for subset in itertools.combinations(others, r):
+            if sum(costs[q.key] for q in subset) <= room:
+                best = max(best, sum(worth(q, sites) for q in subset))
+    return best
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_the_greedy_choice_against_every_subset(seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -333,16 +375,7 @@ def test_the_greedy_choice_against_every_subset(seed: int) -> None:
     assert choice.requests == spent <= budget
     left = budget - spent
     # (No first check kept: a site's deadline is the max age after its last check.)
-    due = sorted(
-        (q for q in queries if is_due(q, sites)),
-        key=lambda q: (
-            -max(
-                math.inf if sites[s].checked is None else NOW - sites[s].checked  # type: ignore[operator]
-                for s in q.site_ids
-            ),
-            q.key,
-        ),
-    )
+    due = most_overdue_first([q for q in queries if is_due(q, sites)], sites)
     share = min(math.ceil(POLICY.due_share * budget), max(1, budget - 1)) if budget else 0
     # (a) The due share went to due queries, most overdue first, each skipped only when it
     # did not fit what was left of the share.
@@ -355,24 +388,13 @@ def test_the_greedy_choice_against_every_subset(seed: int) -> None:
     # Nothing left out would fit the leftover budget.
     rest = [q for q in queries if q not in chosen]
     assert all(costs[q.key] > left for q in rest)
-    assert choice.overdue_left == sum(
-        sum(
-            1
-            for s in q.site_ids
-            if sites[s].checked is None or NOW - sites[s].checked >= POLICY.max_age_days
-        )  # type: ignore[operator]
-        for q in rest
-    )
+    assert choice.overdue_left == sum(overdue_sites(q, sites) for q in rest)
     assert choice.left_out == {s: "budget" for q in rest for s in q.site_ids}
     # (b) The queries not due against every subset within what the share left: with unit
     # costs the highest worth is the best subset; otherwise the fractional bound holds.
     others = [q for q in queries if q not in due]
     room = budget - sum(costs[q.key] for q in paid)
-    best = 0.0
-    for r in range(len(others) + 1):
-        for subset in itertools.combinations(others, r):
-            if sum(costs[q.key] for q in subset) <= room:
-                best = max(best, sum(worth(q, sites) for q in subset))
+    best = best_subset_worth(others, sites, costs, room)
     greedy = sum(worth(q, sites) for q in others if q in chosen)
     if unit:
         assert greedy == pytest.approx(best)
