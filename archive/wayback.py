@@ -1,21 +1,16 @@
-"""The only module of HACS that speaks HTTP: CDX queries and raw mementos from configured archives.
+"""The archive client of HACS: CDX queries and raw mementos from configured archives.
 
-Every request goes through one ``requests`` session with timeouts and a User-Agent, waits for its
-slot in the shared per-host rate limit (``archive.ratelimit``), honours ``Retry-After``, and backs
-off exponentially on 429, 5xx, timeouts, resets and bodies cut mid-way. Redirects are followed
-only within the archive's own host: HACS never fetches a seed site itself.
-
-Real archives cut, stall and trickle, so every request is bounded as a whole: its body is read
-with ``read1`` (whatever has arrived) against one deadline for the entire request, not a
-timeout per read; a status line and headers still arriving at the deadline have their
-connection cut (a per-read timeout never fires for an answer trickled a byte at a time); a
-``Retry-After`` asks for at most the deadline; a CDX query stops after a number of pages.
-Bodies are decompressed here, as they arrive, in steps no larger than the room left under the
-cap, into one buffer that never grows past it: a small gzip answer that would inflate to
-gigabytes costs at most the cap in memory (``python -m bench.decompression`` measures it).
-What retries cannot fix — a name that does not resolve, a refused connection, a URL or header
-that requests refuses to send — raises :class:`ArchiveUnreachableError` at once, and the client
-remembers it, so the run stops instead of spending minutes, or a traceback, per site.
+Every request goes through HACS's one HTTP transport (``hacs_site.transport``: one deadline for
+the whole request, pinned addresses, a body capped and decompressed as it arrives, a pool of
+connections), waits for its slot in the shared per-host rate limit (``archive.ratelimit``),
+honours ``Retry-After``, and backs off exponentially on 429, 5xx, timeouts, resets and bodies
+cut mid-way. Redirects are followed only within the archive's own host: HACS never fetches a
+seed site itself. The archive is the operator's configuration, so its addresses are not checked
+as a hand-off's are; a ``Retry-After`` asks for at most the deadline; a CDX query stops after a
+number of pages and bytes. What retries cannot fix — a name that does not resolve, a refused
+connection, a URL or header that requests refuses to send — raises
+:class:`ArchiveUnreachableError` at once, and the client remembers it, so the run stops instead
+of spending minutes, or a traceback, per site.
 
 A CDX query asks for one URL by prefix (a seed's scope), by host (every page of a host, for
 seeds that share it) or exactly (one page), as both the Internet Archive and pywb understand
@@ -26,11 +21,11 @@ ends the query at once with :class:`DeadlineExceededError`, a sentence naming th
 
 One client may be used by several threads at once (the import fetches in a thread pool): the
 counters in ``stats`` are kept under a lock, ``unreachable`` is set once, by the first thread
-to find the archive unreachable, and the threads share one session, whose connection pool holds
+to find the archive unreachable, and the threads share one transport, whose pool holds
 ``POOL_SIZE`` connections per host. Sharing is safe for what HACS sends: GETs with no redirect
-followed by requests, through urllib3's pools and a cookie jar, which lock; the headers' deadline
-is a ``ContextVar``, which each thread sets for itself; the rate limit is kept in Redis, so it
-holds across threads as it does across processes.
+followed by requests, through urllib3's pools and a cookie jar, which lock; the deadline of a
+request is a ``ContextVar``, which each thread sets for itself; the rate limit is kept in
+Redis, so it holds across threads as it does across processes.
 """
 
 from __future__ import annotations
@@ -268,6 +263,18 @@ class _Failure:
     wait: float | None = None
 
 
+@dataclass(frozen=True)
+class _CdxQuery:
+    """One CDX query, all its pages: what it asks, how its pages parse, when it must end."""
+
+    url: str
+    match_type: str
+    parse: Callable[[str], tuple[Any, str | None]]
+    since: str | None
+    row_keys: Callable[[Any], Iterable[Hashable]] | None
+    time_limit: _TimeLimit
+
+
 # The decompressor, under the name the archive's tests know it by.
 _Inflater = Inflater
 
@@ -371,45 +378,20 @@ class ArchiveClient:
         name = _query_name(url, match_type)
         until = time.monotonic() + self.config.query_deadline if deadline is None else deadline
         time_limit = _TimeLimit.of(until, _host(self.config.cdx_url), f"the CDX query for {name}")
-        return self._cdx_query(url, match_type, parse, since, row_keys, time_limit)
+        return self._cdx_query(_CdxQuery(url, match_type, parse, since, row_keys, time_limit))
 
-    def _cdx_query(
-        self,
-        url: str,
-        match_type: str,
-        parse: Callable[[str], tuple[Any, str | None]],
-        since: str | None,
-        row_keys: Callable[[Any], Iterable[Hashable]] | None,
-        time_limit: _TimeLimit,
-    ) -> Iterator[Any]:
+    def _cdx_query(self, query: _CdxQuery) -> Iterator[Any]:
         host = _host(self.config.cdx_url)
-        name = _query_name(url, match_type)
+        name = _query_name(query.url, query.match_type)
         resume_key: str | None = None
         seen: set[str] = set()
         rows_seen: set[Hashable] = set()
         budget = self.config.max_cdx_bytes
         for _ in range(self.config.max_cdx_pages):
-            for attempt in range(self.config.retries + 1):
-                params = self.cdx_query_params(url, resume_key, since, match_type=match_type)
-                text, size = self._cdx_page(name, params, budget, time_limit)
-                try:
-                    page, next_key = parse(text)
-                    break
-                except ValueError as error:
-                    reason = str(error)
-                finally:
-                    # A page's text (up to the cap) goes before the next one is read.
-                    del text
-                if attempt >= self.config.retries:
-                    raise ArchiveError(
-                        f"The CDX server at {host} sent an unreadable answer for {name} "
-                        f"{attempt + 1} times ({reason}); it may be cutting its answers "
-                        "short: try again later with import_archive --failed."
-                    ) from None
-                self._back_off(f"CDX answer for {name} unreadable ({reason})", attempt, time_limit)
+            page, next_key, size = self._parsed_page(query, resume_key, budget)
             budget -= size
-            if row_keys is not None:
-                keys = set(row_keys(page))
+            if query.row_keys is not None:
+                keys = set(query.row_keys(page))
                 if resume_key is not None and not keys - rows_seen:
                     raise ArchiveError(
                         f"The CDX server at {host} answered resume key {resume_key!r} for "
@@ -434,22 +416,41 @@ class ArchiveClient:
             "has that many captures."
         )
 
+    def _parsed_page(
+        self, query: _CdxQuery, resume_key: str | None, budget: int
+    ) -> tuple[Any, str | None, int]:
+        """The page after ``resume_key``, parsed, with its next key and its size in bytes; a
+        page that does not parse is asked for again (``retries`` times)."""
+        name = _query_name(query.url, query.match_type)
+        for attempt in range(self.config.retries + 1):
+            params = self.cdx_query_params(
+                query.url, resume_key, query.since, match_type=query.match_type
+            )
+            text, size = self._cdx_page(name, params, budget, query.time_limit)
+            try:
+                page, next_key = query.parse(text)
+                return page, next_key, size
+            except ValueError as error:
+                reason = str(error)
+            finally:
+                # A page's text (up to the cap) goes before the next one is read.
+                del text
+            if attempt < self.config.retries:
+                why = f"CDX answer for {name} unreadable ({reason})"
+                self._back_off(why, attempt, query.time_limit)
+        raise ArchiveError(
+            f"The CDX server at {_host(self.config.cdx_url)} sent an unreadable answer for "
+            f"{name} {self.config.retries + 1} times ({reason}); it may be cutting its answers "
+            "short: try again later with import_archive --failed."
+        ) from None
+
     def _cdx_page(
         self, name: str, params: dict[str, str], budget: int, time_limit: _TimeLimit
     ) -> tuple[str, int]:
         """One page as text and its size in bytes, read within ``budget`` bytes."""
         host = _host(self.config.cdx_url)
-        self.stats.add(cdx_queries=1)
-        answer = self._get(
-            _Request(
-                "cdx",
-                self.config.cdx_url,
-                params,
-                what=f"The CDX query for {name}",
-                setting="HACS_CDX_URL",
-                limit=max(budget, 0),
-                time_limit=time_limit,
-            )
+        answer = self._get_cdx(
+            params, what=f"The CDX query for {name}", limit=max(budget, 0), time_limit=time_limit
         )
         if answer.truncated:
             raise ArchiveError(
@@ -489,17 +490,11 @@ class ArchiveClient:
         host = _host(self.config.cdx_url)
         until = time.monotonic() + self.config.query_deadline
         time_limit = _TimeLimit.of(until, host, f"the size of the CDX query for {name}")
-        self.stats.add(cdx_queries=1)
-        answer = self._get(
-            _Request(
-                "cdx",
-                self.config.cdx_url,
-                params,
-                what=f"The size of the CDX query for {name}",
-                setting="HACS_CDX_URL",
-                limit=SIZE_ANSWER_BYTES,
-                time_limit=time_limit,
-            )
+        answer = self._get_cdx(
+            params,
+            what=f"The size of the CDX query for {name}",
+            limit=SIZE_ANSWER_BYTES,
+            time_limit=time_limit,
         )
         text = answer.body.decode("utf-8", errors="replace").strip()
         if answer.status == 200 and not answer.truncated and text.isdigit() and len(text) < 10:
@@ -553,6 +548,16 @@ class ArchiveClient:
             body=answer.body,
             truncated=answer.truncated,
         )
+
+    def _get_cdx(
+        self, params: dict[str, str], *, what: str, limit: int, time_limit: _TimeLimit
+    ) -> _Answer:
+        """One CDX request (a page, or the size question), counted as a CDX query."""
+        self.stats.add(cdx_queries=1)
+        request = _Request(
+            "cdx", self.config.cdx_url, params, what, "HACS_CDX_URL", limit, time_limit
+        )
+        return self._get(request)
 
     # --- The one place requests are sent -------------------------------------------------------
     def _get(self, request: _Request) -> _Answer:
