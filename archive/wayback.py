@@ -1,21 +1,16 @@
-"""The only module of HACS that speaks HTTP: CDX queries and raw mementos from configured archives.
+"""The archive client of HACS: CDX queries and raw mementos from configured archives.
 
-Every request goes through one ``requests`` session with timeouts and a User-Agent, waits for its
-slot in the shared per-host rate limit (``archive.ratelimit``), honours ``Retry-After``, and backs
-off exponentially on 429, 5xx, timeouts, resets and bodies cut mid-way. Redirects are followed
-only within the archive's own host: HACS never fetches a seed site itself.
-
-Real archives cut, stall and trickle, so every request is bounded as a whole: its body is read
-with ``read1`` (whatever has arrived) against one deadline for the entire request, not a
-timeout per read; a status line and headers still arriving at the deadline have their
-connection cut (a per-read timeout never fires for an answer trickled a byte at a time); a
-``Retry-After`` asks for at most the deadline; a CDX query stops after a number of pages.
-Bodies are decompressed here, as they arrive, in steps no larger than the room left under the
-cap, into one buffer that never grows past it: a small gzip answer that would inflate to
-gigabytes costs at most the cap in memory (``python -m bench.decompression`` measures it).
-What retries cannot fix — a name that does not resolve, a refused connection, a URL or header
-that requests refuses to send — raises :class:`ArchiveUnreachableError` at once, and the client
-remembers it, so the run stops instead of spending minutes, or a traceback, per site.
+Every request goes through HACS's one HTTP transport (``hacs_site.transport``: one deadline for
+the whole request, pinned addresses, a body capped and decompressed as it arrives, a pool of
+connections), waits for its slot in the shared per-host rate limit (``archive.ratelimit``),
+honours ``Retry-After``, and backs off exponentially on 429, 5xx, timeouts, resets and bodies
+cut mid-way. Redirects are followed only within the archive's own host: HACS never fetches a
+seed site itself. The archive is the operator's configuration, so its addresses are not checked
+as a hand-off's are; a ``Retry-After`` asks for at most the deadline; a CDX query stops after a
+number of pages and bytes. What retries cannot fix — a name that does not resolve, a refused
+connection, a URL or header that requests refuses to send — raises
+:class:`ArchiveUnreachableError` at once, and the client remembers it, so the run stops instead
+of spending minutes, or a traceback, per site.
 
 A CDX query asks for one URL by prefix (a seed's scope), by host (every page of a host, for
 seeds that share it) or exactly (one page), as both the Internet Archive and pywb understand
@@ -26,51 +21,49 @@ ends the query at once with :class:`DeadlineExceededError`, a sentence naming th
 
 One client may be used by several threads at once (the import fetches in a thread pool): the
 counters in ``stats`` are kept under a lock, ``unreachable`` is set once, by the first thread
-to find the archive unreachable, and the threads share one session, whose connection pool holds
+to find the archive unreachable, and the threads share one transport, whose pool holds
 ``POOL_SIZE`` connections per host. Sharing is safe for what HACS sends: GETs with no redirect
-followed by requests, through urllib3's pools and a cookie jar, which lock; the headers' deadline
-is a ``ContextVar``, which each thread sets for itself; the rate limit is kept in Redis, so it
-holds across threads as it does across processes.
+followed by requests, through urllib3's pools and a cookie jar, which lock; the deadline of a
+request is a ``ContextVar``, which each thread sets for itself; the rate limit is kept in
+Redis, so it holds across threads as it does across processes.
 """
 
 from __future__ import annotations
 
-import email.utils
-import io
 import logging
-import random
 import re
-import socket
 import threading
 import time
-import zlib
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import redis
 import requests
-import requests.adapters
 import requests.exceptions
-import urllib3
-import urllib3.connection
-import urllib3.connectionpool
-import urllib3.exceptions
 
 from archive.ratelimit import RateLimitUnavailable, SharedRateLimiter, SlotPastDeadline
 from hacs import defaults
 from hacs.formats.cdx import memento_url
 from hacs_site.env import http_url_problem
+from hacs_site.transport import (
+    BodyCut,
+    DeadlinePassed,
+    Inflater,
+    Transport,
+    Unreadable,
+    backoff_seconds,
+    describe,
+    read_capped,
+    retry_after_seconds,
+    unreachable_cause,
+)
 
 log = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 IA_CDX_FIELDS = "urlkey,timestamp,original,mimetype,statuscode,digest,length"
-# What HACS asks archives to compress with, and all it decompresses (``_Inflater``): requests
-# would also offer br or zstd whenever their packages happen to be installed.
-ACCEPT_ENCODING = "gzip, deflate"
 # Default caps, sized from real answers (docs/security.md): the largest real CDX answer seen is
 # 524 KB (2,236 rows) and real rows average 121 bytes as HACS asks for them, so 16 MiB holds
 # about 130,000 captures in one query; the largest real raw memento seen is 270 KB.
@@ -79,10 +72,6 @@ MAX_MEMENTO_BYTES = defaults.MAX_MEMENTO_BYTES
 # The size question's answer is a bare number of pages: a few bytes. Anything longer is read no
 # further (``ArchiveClient.cdx_blocks``).
 SIZE_ANSWER_BYTES = 1024
-# Bytes asked of the socket per read, and decompressed per step: what a read holds beyond the cap.
-_READ_SIZE = 64 * 1024
-_INFLATE_STEP = 64 * 1024
-_GZIP_MAGIC = b"\x1f\x8b"
 # What a CDX query may ask for: a URL's prefix (a seed's scope), its whole host, or it alone.
 MATCH_TYPES = ("prefix", "host", "exact")
 # Connections kept open per archive host: more than the threads an import runs (4–8), so that
@@ -116,19 +105,6 @@ class ArchiveUnreachableError(ArchiveError):
     HACS's User-Agent is one requests refuses to send, or Redis (which holds the shared rate
     limit) is down: no retry and no later site can do better, so an import stops at once
     (``ArchiveClient.unreachable`` remembers it)."""
-
-
-class _DeadlinePassed(Exception):
-    """A request ran past its whole-request deadline (a stalled or trickling answer)."""
-
-
-class _BodyCut(Exception):
-    """The connection broke while the body was being read, or its compressed data ended early
-    or was damaged (worth asking again)."""
-
-
-class _Unreadable(Exception):
-    """The answer is in a form HACS cannot read, however often it asks (an unknown coding)."""
 
 
 # What requests raises, before anything is sent, for a URL or header it will not send: asking
@@ -266,20 +242,41 @@ class _Answer:
     truncated: bool  # the body was longer than the cap and was cut there
 
 
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """Seconds asked for by a ``Retry-After`` header: a number of seconds or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+@dataclass(frozen=True)
+class _Request:
+    """One GET the client sends, and what its messages call it."""
+
+    kind: str  # "cdx" or "memento": which rate limit, which configured URL
+    url: str
+    params: dict[str, str] | None
+    what: str  # "The memento of … at …"
+    setting: str  # the setting that configures the URL, for the messages
+    limit: int  # decompressed bytes of the body kept
+    time_limit: _TimeLimit | None
+
+
+@dataclass(frozen=True)
+class _Failure:
+    """Why an attempt failed, in a way worth retrying, and the wait the archive asked for."""
+
+    reason: str
+    wait: float | None = None
+
+
+@dataclass(frozen=True)
+class _CdxQuery:
+    """One CDX query, all its pages: what it asks, how its pages parse, when it must end."""
+
+    url: str
+    match_type: str
+    parse: Callable[[str], tuple[Any, str | None]]
+    since: str | None
+    row_keys: Callable[[Any], Iterable[Hashable]] | None
+    time_limit: _TimeLimit
+
+
+# The decompressor, under the name the archive's tests know it by.
+_Inflater = Inflater
 
 
 class ArchiveClient:
@@ -288,16 +285,12 @@ class ArchiveClient:
         config: ArchiveConfig,
         connection: redis.Redis,
         *,
-        session: requests.Session | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.config = config
-        # One session for every thread (the module docstring says why that is safe).
-        self.session = session or requests.Session()
-        self.session.headers["User-Agent"] = config.user_agent
-        self.session.headers["Accept-Encoding"] = ACCEPT_ENCODING
-        for scheme in ("http://", "https://"):
-            self.session.mount(scheme, _DeadlineAdapter(pool_maxsize=POOL_SIZE))
+        # One transport for every thread (the module docstring says why that is safe); the
+        # environment's proxy, if any, is used.
+        self.transport = Transport(user_agent=config.user_agent, pool_size=POOL_SIZE, proxies=True)
         self.stats = RequestStats()
         # Set by the first request whose host cannot be reached; every later request to the
         # archive raises it again at once, and the import pipeline stops the run on it.
@@ -385,45 +378,20 @@ class ArchiveClient:
         name = _query_name(url, match_type)
         until = time.monotonic() + self.config.query_deadline if deadline is None else deadline
         time_limit = _TimeLimit.of(until, _host(self.config.cdx_url), f"the CDX query for {name}")
-        return self._cdx_query(url, match_type, parse, since, row_keys, time_limit)
+        return self._cdx_query(_CdxQuery(url, match_type, parse, since, row_keys, time_limit))
 
-    def _cdx_query(
-        self,
-        url: str,
-        match_type: str,
-        parse: Callable[[str], tuple[Any, str | None]],
-        since: str | None,
-        row_keys: Callable[[Any], Iterable[Hashable]] | None,
-        time_limit: _TimeLimit,
-    ) -> Iterator[Any]:
+    def _cdx_query(self, query: _CdxQuery) -> Iterator[Any]:
         host = _host(self.config.cdx_url)
-        name = _query_name(url, match_type)
+        name = _query_name(query.url, query.match_type)
         resume_key: str | None = None
         seen: set[str] = set()
         rows_seen: set[Hashable] = set()
         budget = self.config.max_cdx_bytes
         for _ in range(self.config.max_cdx_pages):
-            for attempt in range(self.config.retries + 1):
-                params = self.cdx_query_params(url, resume_key, since, match_type=match_type)
-                text, size = self._cdx_page(name, params, budget, time_limit)
-                try:
-                    page, next_key = parse(text)
-                    break
-                except ValueError as error:
-                    reason = str(error)
-                finally:
-                    # A page's text (up to the cap) goes before the next one is read.
-                    del text
-                if attempt >= self.config.retries:
-                    raise ArchiveError(
-                        f"The CDX server at {host} sent an unreadable answer for {name} "
-                        f"{attempt + 1} times ({reason}); it may be cutting its answers "
-                        "short: try again later with import_archive --failed."
-                    ) from None
-                self._back_off(f"CDX answer for {name} unreadable ({reason})", attempt, time_limit)
+            page, next_key, size = self._parsed_page(query, resume_key, budget)
             budget -= size
-            if row_keys is not None:
-                keys = set(row_keys(page))
+            if query.row_keys is not None:
+                keys = set(query.row_keys(page))
                 if resume_key is not None and not keys - rows_seen:
                     raise ArchiveError(
                         f"The CDX server at {host} answered resume key {resume_key!r} for "
@@ -448,20 +416,41 @@ class ArchiveClient:
             "has that many captures."
         )
 
+    def _parsed_page(
+        self, query: _CdxQuery, resume_key: str | None, budget: int
+    ) -> tuple[Any, str | None, int]:
+        """The page after ``resume_key``, parsed, with its next key and its size in bytes; a
+        page that does not parse is asked for again (``retries`` times)."""
+        name = _query_name(query.url, query.match_type)
+        for attempt in range(self.config.retries + 1):
+            params = self.cdx_query_params(
+                query.url, resume_key, query.since, match_type=query.match_type
+            )
+            text, size = self._cdx_page(name, params, budget, query.time_limit)
+            try:
+                page, next_key = query.parse(text)
+                return page, next_key, size
+            except ValueError as error:
+                reason = str(error)
+            finally:
+                # A page's text (up to the cap) goes before the next one is read.
+                del text
+            if attempt < self.config.retries:
+                why = f"CDX answer for {name} unreadable ({reason})"
+                self._back_off(why, attempt, query.time_limit)
+        raise ArchiveError(
+            f"The CDX server at {_host(self.config.cdx_url)} sent an unreadable answer for "
+            f"{name} {self.config.retries + 1} times ({reason}); it may be cutting its answers "
+            "short: try again later with import_archive --failed."
+        ) from None
+
     def _cdx_page(
         self, name: str, params: dict[str, str], budget: int, time_limit: _TimeLimit
     ) -> tuple[str, int]:
         """One page as text and its size in bytes, read within ``budget`` bytes."""
         host = _host(self.config.cdx_url)
-        self.stats.add(cdx_queries=1)
-        answer = self._get(
-            "cdx",
-            self.config.cdx_url,
-            params,
-            what=f"The CDX query for {name}",
-            setting="HACS_CDX_URL",
-            limit=max(budget, 0),
-            time_limit=time_limit,
+        answer = self._get_cdx(
+            params, what=f"The CDX query for {name}", limit=max(budget, 0), time_limit=time_limit
         )
         if answer.truncated:
             raise ArchiveError(
@@ -501,13 +490,9 @@ class ArchiveClient:
         host = _host(self.config.cdx_url)
         until = time.monotonic() + self.config.query_deadline
         time_limit = _TimeLimit.of(until, host, f"the size of the CDX query for {name}")
-        self.stats.add(cdx_queries=1)
-        answer = self._get(
-            "cdx",
-            self.config.cdx_url,
+        answer = self._get_cdx(
             params,
             what=f"The size of the CDX query for {name}",
-            setting="HACS_CDX_URL",
             limit=SIZE_ANSWER_BYTES,
             time_limit=time_limit,
         )
@@ -543,13 +528,15 @@ class ArchiveClient:
             what = f"the request for the memento of {url} at {timestamp}"
             time_limit = _TimeLimit.of(deadline, _host(self.config.wayback_url), what)
         answer = self._get(
-            "memento",
-            self.memento_url(timestamp, url),
-            None,
-            what=f"The memento of {url} at {timestamp}",
-            setting="HACS_WAYBACK_URL",
-            limit=self.config.max_memento_bytes,
-            time_limit=time_limit,
+            _Request(
+                "memento",
+                self.memento_url(timestamp, url),
+                None,
+                what=f"The memento of {url} at {timestamp}",
+                setting="HACS_WAYBACK_URL",
+                limit=self.config.max_memento_bytes,
+                time_limit=time_limit,
+            )
         )
         if answer.status != 200:
             raise ArchiveError(f"Memento {timestamp} {url} answered HTTP {answer.status}.")
@@ -562,18 +549,18 @@ class ArchiveClient:
             truncated=answer.truncated,
         )
 
-    # --- The one place requests are sent -------------------------------------------------------
-    def _get(
-        self,
-        kind: str,
-        url: str,
-        params: dict[str, str] | None,
-        *,
-        what: str,
-        setting: str,
-        limit: int,
-        time_limit: _TimeLimit | None,
+    def _get_cdx(
+        self, params: dict[str, str], *, what: str, limit: int, time_limit: _TimeLimit
     ) -> _Answer:
+        """One CDX request (a page, or the size question), counted as a CDX query."""
+        self.stats.add(cdx_queries=1)
+        request = _Request(
+            "cdx", self.config.cdx_url, params, what, "HACS_CDX_URL", limit, time_limit
+        )
+        return self._get(request)
+
+    # --- The one place requests are sent -------------------------------------------------------
+    def _get(self, request: _Request) -> _Answer:
         """Send one GET (with retries) and read its whole answer.
 
         Retried: 429 and 5xx (honouring ``Retry-After`` up to the deadline), timeouts, resets,
@@ -586,91 +573,106 @@ class ArchiveClient:
         if self.unreachable is not None:
             raise self.unreachable
         try:
-            return self._get_with_retries(
-                kind, url, params, what=what, setting=setting, limit=limit, time_limit=time_limit
-            )
+            return self._get_with_retries(request)
         except RateLimitUnavailable as error:
             raise self._unreachable_now(ArchiveUnreachableError(str(error))) from None
 
-    def _get_with_retries(
-        self,
-        kind: str,
-        url: str,
-        params: dict[str, str] | None,
-        *,
-        what: str,
-        setting: str,
-        limit: int,
-        time_limit: _TimeLimit | None,
-    ) -> _Answer:
-        archive_host = _host(url)
-        limiter = self._limiters[kind]
+    def _get_with_retries(self, request: _Request) -> _Answer:
+        limiter = self._limiters[request.kind]
+        time_limit = request.time_limit
         attempt = 0
         overruns = 0  # attempts that ran out of the whole-request deadline
         while True:
             self.stats.add(waited_seconds=self._acquire(limiter, time_limit), requests=1)
-            wait: float | None = None
             deadline = time.monotonic() + self.config.deadline
             if time_limit is not None:
                 deadline = min(deadline, time_limit.until)
-            try:
-                try:
-                    response = self._get_within_host(url, params, archive_host, deadline)
-                except _UNSENDABLE as error:
-                    raise self._unsendable(error, kind, what=what, setting=setting) from None
-                try:
-                    if response.status_code in RETRY_STATUSES:
-                        reason = f"HTTP {response.status_code}"
-                        wait = retry_after_seconds(response.headers.get("Retry-After"))
-                        if wait is not None and wait > self.config.deadline:
-                            # An archive asking for hours would hold every worker that long
-                            # (the pause is shared): wait the deadline, as one of the retries.
-                            reason += f" asking to wait {wait:,.0f} s"
-                            wait = self.config.deadline
-                    else:
-                        body, truncated = _read_body(response, limit, deadline)
-                        return _Answer(response.status_code, response.headers, body, truncated)
-                except _Unreadable as error:
-                    raise ArchiveError(f"{what} at {archive_host} {error}.") from None
-                finally:
-                    response.close()
-            except requests.ConnectionError as error:
-                cause = _unreachable_cause(error)
-                if cause is not None:
-                    raise self._unreachable_now(
-                        ArchiveUnreachableError(
-                            f"The archive at {archive_host} cannot be reached ({cause}): check the "
-                            f"network or {setting}."
-                        )
-                    ) from None
-                reason = _describe(error)
-            except requests.Timeout as error:
-                reason = _describe(error)
-            except _DeadlinePassed:
-                reason = f"no complete answer within {self.config.deadline:g} s"
-            except _BodyCut as error:
-                reason = f"the answer was cut off: {error}"
-            if time_limit is not None and time_limit.left() <= 0:
-                raise time_limit.error()  # whatever broke last, the caller's time is up
-            if wait is None and time.monotonic() >= deadline:
-                # Whatever broke last (a read timeout shortened to the time left, headers cut
-                # at the deadline), the answer did not come in time.
-                reason = f"no complete answer within {self.config.deadline:g} s"
-            if reason.startswith("no complete answer within"):
-                overruns += 1
+            outcome = self._attempt(request, deadline)
+            if isinstance(outcome, _Answer):
+                return outcome
+            reason, wait = self._judge(outcome, deadline, time_limit)
+            overruns += reason == self._overrun
             # An archive that trickled one whole answer past the deadline is tried once more;
             # every further try would hold the site (and the archive's budget) a deadline long.
             if attempt >= self.config.retries or overruns >= 2:
                 raise ArchiveError(
-                    f"{what} at {archive_host} failed after {attempt + 1} attempts ({reason}); "
-                    "try again later with import_archive --failed."
+                    f"{request.what} at {_host(request.url)} failed after {attempt + 1} attempts "
+                    f"({reason}); try again later with import_archive --failed."
                 )
             if wait is not None:
                 limiter.pause(wait)  # the archive asked everybody to wait, not just this worker
-                self._wait(wait, f"{url}: {reason}", time_limit)
+                self._wait(wait, f"{request.url}: {reason}", time_limit)
             else:
-                self._back_off(f"{url}: {reason}", attempt, time_limit)
+                self._back_off(f"{request.url}: {reason}", attempt, time_limit)
             attempt += 1
+
+    @property
+    def _overrun(self) -> str:
+        """The reason given for an attempt that ran out of the whole-request deadline."""
+        return f"no complete answer within {self.config.deadline:g} s"
+
+    def _attempt(self, request: _Request, deadline: float) -> _Answer | _Failure:
+        """One attempt, through the transport (no address check: the operator configured the
+        archive); the answer, or why it failed in a way worth retrying."""
+        try:
+            with self.transport.exchange(deadline, listed=True):
+                return self._exchange(request, deadline)
+        except requests.ConnectionError as error:
+            cause = unreachable_cause(error)
+            if cause is not None:
+                raise self._unreachable_now(
+                    ArchiveUnreachableError(
+                        f"The archive at {_host(request.url)} cannot be reached ({cause}): "
+                        f"check the network or {request.setting}."
+                    )
+                ) from None
+            return _Failure(describe(error))
+        except requests.Timeout as error:
+            return _Failure(describe(error))
+        except DeadlinePassed:
+            return _Failure(self._overrun)
+        except BodyCut as error:
+            return _Failure(f"the answer was cut off: {error}")
+
+    def _exchange(self, request: _Request, deadline: float) -> _Answer | _Failure:
+        """Ask, and read the answer unless its status asks to retry."""
+        try:
+            response = self._get_within_host(request.url, request.params)
+        except _UNSENDABLE as error:
+            raise self._unsendable(error, request) from None
+        try:
+            if response.status_code in RETRY_STATUSES:
+                return self._retry_status(response)
+            body, truncated = read_capped(response, request.limit, deadline)
+            return _Answer(response.status_code, response.headers, body, truncated)
+        except Unreadable as error:
+            raise ArchiveError(f"{request.what} at {_host(request.url)} {error}.") from None
+        finally:
+            response.close()
+
+    def _retry_status(self, response: requests.Response) -> _Failure:
+        """A 429 or 5xx: the reason, and the wait its ``Retry-After`` asks for."""
+        reason = f"HTTP {response.status_code}"
+        wait = retry_after_seconds(response.headers.get("Retry-After"))
+        if wait is not None and wait > self.config.deadline:
+            # An archive asking for hours would hold every worker that long (the pause is
+            # shared): wait the deadline, as one of the retries.
+            reason += f" asking to wait {wait:,.0f} s"
+            wait = self.config.deadline
+        return _Failure(reason, wait)
+
+    def _judge(
+        self, failure: _Failure, deadline: float, time_limit: _TimeLimit | None
+    ) -> tuple[str, float | None]:
+        """The reason an attempt failed, as the final message gives it, and the wait before
+        the next; ``DeadlineExceededError`` once the caller's time is up."""
+        if time_limit is not None and time_limit.left() <= 0:
+            raise time_limit.error()  # whatever broke last, the caller's time is up
+        if failure.wait is None and time.monotonic() >= deadline:
+            # Whatever broke last (a read timeout shortened to the time left, headers cut
+            # at the deadline), the answer did not come in time.
+            return self._overrun, None
+        return failure.reason, failure.wait
 
     def _acquire(self, limiter: SharedRateLimiter, time_limit: _TimeLimit | None) -> float:
         """Wait for the request's slot in the shared rate limit; the seconds waited. A slot
@@ -692,9 +694,7 @@ class ArchiveClient:
                 self.unreachable = error
             return self.unreachable
 
-    def _unsendable(
-        self, error: requests.RequestException, kind: str, *, what: str, setting: str
-    ) -> ArchiveError:
+    def _unsendable(self, error: requests.RequestException, request: _Request) -> ArchiveError:
         """The error for a request requests refused to send.
 
         A configured URL or User-Agent it refuses fails every request alike: the client
@@ -710,19 +710,19 @@ class ArchiveClient:
                     "HACS_USER_AGENT."
                 )
             )
-        base = self.config.cdx_url if kind == "cdx" else self.config.wayback_url
+        base = self.config.cdx_url if request.kind == "cdx" else self.config.wayback_url
         problem = http_url_problem(base)
         if problem is not None:
             return self._unreachable_now(
                 ArchiveUnreachableError(
-                    f"The archive URL {base} cannot be requested ({problem}): fix {setting}."
+                    f"The archive URL {base} cannot be requested ({problem}): "
+                    f"fix {request.setting}."
                 )
             )
-        return ArchiveError(f"{what} cannot be requested ({_describe(error)}).")
+        return ArchiveError(f"{request.what} cannot be requested ({describe(error)}).")
 
     def _back_off(self, why: str, attempt: int, time_limit: _TimeLimit | None) -> None:
-        wait = min(self.config.backoff_cap, self.config.backoff_base * 2**attempt)
-        wait *= 1 + random.random() * 0.25  # spread retries of many workers apart
+        wait = backoff_seconds(attempt, base=self.config.backoff_base, cap=self.config.backoff_cap)
         self._wait(wait, why, time_limit)
 
     def _wait(self, seconds: float, why: str, time_limit: _TimeLimit | None) -> None:
@@ -734,225 +734,22 @@ class ArchiveClient:
         self.stats.add(retries=1, waited_seconds=seconds)
         self._sleep(seconds)
 
-    def _get_within_host(
-        self, url: str, params: dict[str, str] | None, archive_host: str, deadline: float
-    ) -> requests.Response:
+    def _get_within_host(self, url: str, params: dict[str, str] | None) -> requests.Response:
+        """GET ``url``, following redirects within the archive's own host (within the
+        current exchange, and so its deadline)."""
+        archive_host = _host(url)
         for _ in range(10):
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise _DeadlinePassed()
-            timeout = min(self.config.timeout, left)
-            token = _DEADLINE.set(deadline)
-            try:
-                response = self.session.get(
-                    url, params=params, timeout=timeout, allow_redirects=False, stream=True
-                )
-            finally:
-                _DEADLINE.reset(token)
+            response = self.transport.request(
+                "GET", url, params=params, timeout=self.config.timeout
+            )
             if response.status_code not in (301, 302, 303, 307, 308):
-                return response
+                return response  # type: ignore[no-any-return]
             location = urljoin(response.url, response.headers.get("Location", ""))
             response.close()
             if _host(location) != archive_host:
                 raise ArchiveError(f"{url} redirects away from the archive, to {location}.")
             url, params = location, None
         raise ArchiveError(f"{url} redirects too many times.")
-
-
-# --- Status line and headers within the deadline -----------------------------------------------
-
-# The deadline of the request being sent by this thread, for the connections below.
-_DEADLINE: ContextVar[float | None] = ContextVar("hacs_request_deadline", default=None)
-
-
-def _headers_by_deadline(
-    connection: urllib3.connection.HTTPConnection, read: Callable[[], Any]
-) -> Any:
-    """``read()`` the status line and headers, cutting the connection if the deadline passes.
-
-    The timeout given to requests applies to each read from the socket, so an archive sending
-    its headers one byte a second would never trip it; a timer shuts the socket down at the
-    deadline instead, which ends the blocked read at once.
-    """
-    deadline = _DEADLINE.get()
-    if deadline is None:
-        return read()
-
-    def cut() -> None:
-        sock = connection.sock
-        if sock is not None:
-            try:
-                # The plain socket's shutdown, also under TLS: only the transport is cut.
-                socket.socket.shutdown(sock, socket.SHUT_RDWR)
-            except OSError:
-                pass  # already closed
-
-    timer = threading.Timer(max(deadline - time.monotonic(), 0.0), cut)
-    timer.daemon = True
-    timer.start()
-    try:
-        return read()
-    finally:
-        timer.cancel()
-
-
-class _DeadlineHTTPConnection(urllib3.connection.HTTPConnection):
-    def getresponse(self) -> Any:
-        return _headers_by_deadline(self, super().getresponse)
-
-
-class _DeadlineHTTPSConnection(urllib3.connection.HTTPSConnection):
-    def getresponse(self) -> Any:
-        return _headers_by_deadline(self, super().getresponse)
-
-
-class _DeadlineHTTPPool(urllib3.connectionpool.HTTPConnectionPool):
-    ConnectionCls = _DeadlineHTTPConnection
-
-
-class _DeadlineHTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
-    ConnectionCls = _DeadlineHTTPSConnection
-
-
-_DEADLINE_POOLS = {"http": _DeadlineHTTPPool, "https": _DeadlineHTTPSPool}
-
-
-class _DeadlineAdapter(requests.adapters.HTTPAdapter):
-    """requests' adapter, with connections that keep the whole-request deadline for headers."""
-
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = _DEADLINE_POOLS
-
-    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
-        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
-        if type(manager) is urllib3.ProxyManager:  # a SOCKS proxy keeps its own connections
-            manager.pool_classes_by_scheme = _DEADLINE_POOLS
-        return manager
-
-
-def _read_body(response: requests.Response, limit: int, deadline: float) -> tuple[bytes, bool]:
-    """The decompressed body, cut at ``limit`` bytes, read before ``deadline``.
-
-    ``read1`` returns whatever has arrived (at most one socket read), so a body trickled a byte
-    at a time still meets the deadline check between reads. The raw bytes are decompressed
-    here (``_Inflater``) rather than by urllib3, which bounds its decompression only from 2.6
-    on (requirements do not pin it): whatever the version, memory holds the buffer, which
-    never grows past ``limit``, plus one read and one step.
-    """
-    raw = response.raw
-    inflater = _Inflater.for_coding(response.headers.get("Content-Encoding", ""))
-    body = io.BytesIO()  # getvalue() hands over its buffer without copying it
-    room = limit
-    try:
-        while True:
-            if time.monotonic() > deadline:
-                raise _DeadlinePassed()
-            chunk = raw.read1(_READ_SIZE, decode_content=False)
-            if not chunk:
-                inflater.finish()
-                return body.getvalue(), False
-            for piece in inflater.inflate(chunk, room + 1):
-                if len(piece) > room:
-                    # One byte past the cap is enough to know the body is longer.
-                    body.write(memoryview(piece)[:room])
-                    return body.getvalue(), True
-                body.write(piece)
-                room -= len(piece)
-    except urllib3.exceptions.ReadTimeoutError as error:
-        raise requests.Timeout(str(error)) from None
-    except (urllib3.exceptions.HTTPError, OSError) as error:
-        # ProtocolError (a chunked body or a Content-Length body cut short, a reset), SSL errors.
-        raise _BodyCut(_short(error)) from None
-
-
-class _Inflater:
-    """Decompresses one ``Content-Encoding`` (gzip, deflate or none) in bounded steps.
-
-    ``inflate`` yields the data of a chunk in pieces of at most ``_INFLATE_STEP`` bytes and
-    stops once it has yielded ``most`` (zlib keeps the rest of the input, ``unconsumed_tail``),
-    so a chunk of a bomb never inflates past what the caller has room for.
-    """
-
-    def __init__(self, coding: str) -> None:
-        self.coding = coding  # "gzip", "deflate", or "" for none
-        self._zlib: Any = None  # the decompressor of the stream (gzip member) being read
-        self._pending = b""  # a first byte, until the second says what the stream is
-        self._streams = 0  # streams (gzip members) read to their end
-        self._ignoring = False  # after the last stream: the rest is ignored, as gzip does
-
-    @classmethod
-    def for_coding(cls, header: str) -> _Inflater:
-        codings = [c.strip().lower() for c in header.split(",") if c.strip()]
-        codings = [c for c in codings if c != "identity"]
-        if not codings:
-            return cls("")
-        if len(codings) == 1 and codings[0] in ("gzip", "x-gzip", "deflate"):
-            return cls("deflate" if codings[0] == "deflate" else "gzip")
-        # HACS asks for gzip or deflate only (ACCEPT_ENCODING); a server stacking codings or
-        # sending another one gets the same answer on every retry.
-        raise _Unreadable(f"answered in Content-Encoding {header!r}, which HACS did not ask for")
-
-    def inflate(self, data: bytes, most: int) -> Iterator[bytes]:
-        if not self.coding:
-            yield data
-            return
-        data, self._pending = self._pending + data, b""
-        while data and most > 0 and not self._ignoring:
-            if self._zlib is None:  # the body's start, or after a gzip member
-                if len(data) < 2:
-                    self._pending = data
-                    return
-                if self._streams and (self.coding == "deflate" or data[:2] != _GZIP_MAGIC):
-                    self._ignoring = True
-                    return
-                self._zlib = self._decompressor(data[:2])
-            try:
-                piece = self._zlib.decompress(data, min(most, _INFLATE_STEP))
-            except zlib.error as error:
-                raise _BodyCut(f"the compressed answer is damaged ({error})") from None
-            most -= len(piece)
-            if piece:
-                yield piece
-            if self._zlib.eof:
-                self._streams += 1
-                data, self._zlib = self._zlib.unused_data, None
-            else:
-                data = self._zlib.unconsumed_tail
-
-    def finish(self) -> None:
-        """At the end of the body: compressed data that stops mid-stream was cut short."""
-        if self._zlib is not None or (self._pending and not self._streams):
-            raise _BodyCut("the compressed answer ends early")
-
-    def _decompressor(self, start: bytes) -> Any:
-        if self.coding == "gzip":
-            return zlib.decompressobj(16 + zlib.MAX_WBITS)
-        # HTTP's deflate is zlib-wrapped, but some servers send raw deflate (as browsers
-        # accept): a zlib header is two bytes whose big-endian value is a multiple of 31.
-        zlib_wrapped = start[0] & 0x0F == 8 and (start[0] << 8 | start[1]) % 31 == 0
-        return zlib.decompressobj(zlib.MAX_WBITS if zlib_wrapped else -zlib.MAX_WBITS)
-
-
-def _unreachable_cause(error: requests.ConnectionError) -> str | None:
-    """Why the host cannot be reached at all, or None for a failure worth retrying.
-
-    requests wraps urllib3's ``MaxRetryError`` whose ``reason`` is a ``NewConnectionError``
-    when the connection could not be opened (``NameResolutionError`` when the name does not
-    resolve); a connect timeout is a different class and stays retryable.
-    """
-    wrapped = error.args[0] if error.args else None
-    reason = getattr(wrapped, "reason", wrapped)
-    if isinstance(reason, urllib3.exceptions.NameResolutionError):
-        return "its name does not resolve"
-    if isinstance(reason, urllib3.exceptions.NewConnectionError):
-        cause = reason.__cause__ or reason.__context__
-        if isinstance(cause, ConnectionRefusedError):
-            return "the connection was refused"
-        if isinstance(cause, OSError) and cause.strerror:
-            return cause.strerror[0].lower() + cause.strerror[1:]
-        return "no connection could be opened"
-    return None
 
 
 def _check_match_type(match_type: str) -> None:
@@ -963,15 +760,6 @@ def _check_match_type(match_type: str) -> None:
 def _query_name(url: str, match_type: str) -> str:
     """How messages name a query: its URL, and its match type unless it is a prefix query."""
     return url if match_type == "prefix" else f"{url} (matchType={match_type})"
-
-
-def _describe(error: Exception) -> str:
-    return f"{type(error).__name__}: {_short(error)}"
-
-
-def _short(error: BaseException) -> str:
-    text = str(error)
-    return text if len(text) <= 200 else text[:200] + "…"
 
 
 def _host(url: str) -> str:

@@ -262,40 +262,8 @@ class BrowsertrixSession:
         host = self.hand_off.host
         try:
             answer = self.http.send(method, path, **kwargs)
-        except AddressRefused as refused:
-            raise self._failed(self._address_refused(refused)) from None
-        except DeadlinePassed:
-            raise self._failed(
-                f"Browsertrix at {host} did not finish answering within {self.deadline_seconds:g}"
-                f" s (HACS_HTTP_DEADLINE, for the whole hand-off) while {step}; try again later."
-            ) from None
-        except AnswerTooLarge:
-            raise self._failed(
-                f"Browsertrix at {host} answered {step} with more than {MAX_ANSWER_BYTES:,} "
-                "bytes; check that the address is Browsertrix's."
-            ) from None
-        except requests.Timeout:
-            raise self._failed(
-                f"Browsertrix at {host} did not answer within {settings.HACS_HTTP_TIMEOUT:g} s "
-                f"while {step}; try again later."
-            ) from None
-        except requests.exceptions.SSLError as error:
-            logger.warning("Hand-off %r: TLS with %s failed: %r", self.hand_off.name, host, error)
-            raise self._failed(
-                f"Browsertrix at {host} could not be reached safely while {step}: its TLS "
-                "certificate was not accepted (the log says why); check the address."
-            ) from None
-        except requests.ConnectionError as error:
-            raise self._failed(
-                f"Browsertrix at {host} could not be reached while {step} "
-                f"({_reason(error)}); check the address and that Browsertrix is running."
-            ) from None
-        except requests.RequestException as error:
-            logger.warning("Hand-off %r: request to %s failed: %r", self.hand_off.name, host, error)
-            raise self._failed(
-                f"The request to Browsertrix at {host} failed while {step} "
-                f"({type(error).__name__}; the log has the details)."
-            ) from None
+        except (AddressRefused, DeadlinePassed, AnswerTooLarge, requests.RequestException) as error:
+            raise self._failed(self._not_answered(error, step)) from None
         if answer.status >= 300:
             self._log_answer(method, path, answer)
             raise self._failed(self._refusal(answer.status, _code(answer.body), path, step))
@@ -310,6 +278,43 @@ class BrowsertrixSession:
                 "object; check that the address is Browsertrix's."
             )
         return parsed
+
+    def _not_answered(self, error: Exception, step: str) -> str:
+        """The sentence for a request that got no whole answer while ``step``."""
+        host = self.hand_off.host
+        if isinstance(error, AddressRefused):
+            return self._address_refused(error)
+        if isinstance(error, DeadlinePassed):
+            return (
+                f"Browsertrix at {host} did not finish answering within {self.deadline_seconds:g}"
+                f" s (HACS_HTTP_DEADLINE, for the whole hand-off) while {step}; try again later."
+            )
+        if isinstance(error, AnswerTooLarge):
+            return (
+                f"Browsertrix at {host} answered {step} with more than {MAX_ANSWER_BYTES:,} "
+                "bytes; check that the address is Browsertrix's."
+            )
+        if isinstance(error, requests.Timeout):
+            return (
+                f"Browsertrix at {host} did not answer within {settings.HACS_HTTP_TIMEOUT:g} s "
+                f"while {step}; try again later."
+            )
+        if isinstance(error, requests.exceptions.SSLError):
+            logger.warning("Hand-off %r: TLS with %s failed: %r", self.hand_off.name, host, error)
+            return (
+                f"Browsertrix at {host} could not be reached safely while {step}: its TLS "
+                "certificate was not accepted (the log says why); check the address."
+            )
+        if isinstance(error, requests.ConnectionError):
+            return (
+                f"Browsertrix at {host} could not be reached while {step} "
+                f"({_reason(error)}); check the address and that Browsertrix is running."
+            )
+        logger.warning("Hand-off %r: request to %s failed: %r", self.hand_off.name, host, error)
+        return (
+            f"The request to Browsertrix at {host} failed while {step} "
+            f"({type(error).__name__}; the log has the details)."
+        )
 
     def field(
         self,

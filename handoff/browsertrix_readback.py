@@ -41,7 +41,13 @@ from django.conf import settings
 from handoff.browsertrix import BrowsertrixSession
 from handoff.delivery import HandOffFailed
 from handoff.models import HandOff
-from handoff.transport import AddressRefused, AnswerTooLarge, DeadlinePassed, GuardedClient
+from handoff.transport import (
+    AddressRefused,
+    AnswerTooLarge,
+    DeadlinePassed,
+    Download,
+    GuardedClient,
+)
 from handoff.trust import host_is_listed, storage_address_problem
 
 logger = logging.getLogger(__name__)
@@ -173,15 +179,7 @@ def resource_download(*, hand_off: HandOff, resource: Resource, sink: BinaryIO) 
     with a sentence when the address is not allowed, the file is too large, the download fails
     or the file is not the one Browsertrix described."""
     what = f'Hand-off "{hand_off.name}": the crawl\'s file {resource.name}'
-    problem = storage_address_problem(resource.url, api_url=hand_off.api_url)
-    if problem:
-        raise DownloadRefused(f"{what} was not downloaded: {problem}")
-    cap = settings.HACS_MAX_CRAWL_FILE_BYTES
-    if resource.size is not None and resource.size > cap:
-        raise DownloadRefused(
-            f"{what} holds {resource.size:,} bytes, more than HACS_MAX_CRAWL_FILE_BYTES "
-            f"({cap:,}); it was not downloaded."
-        )
+    _refuse_before_asking(hand_off, resource, what)
     parts = urlsplit(resource.url)
     client = GuardedClient(
         f"{parts.scheme}://{parts.netloc}",
@@ -193,16 +191,44 @@ def resource_download(*, hand_off: HandOff, resource: Resource, sink: BinaryIO) 
     digest = _Hashing(sink)
     target = parts.path + (f"?{parts.query}" if parts.query else "")
     try:
-        result = client.download(target, digest, max_bytes=cap)
+        result = client.download(target, digest, max_bytes=settings.HACS_MAX_CRAWL_FILE_BYTES)
     except (AddressRefused, DeadlinePassed, AnswerTooLarge, requests.RequestException) as error:
         raise DownloadRefused(f"{what} could not be downloaded: {_why(error, resource)}") from None
+    _refuse_what_came(hand_off, resource, what, result, parts.path)
+    found = digest.hexdigest()
+    if resource.sha256 and found != resource.sha256:
+        raise DownloadRefused(
+            f"{what} does not match the SHA-256 Browsertrix gave for it; it was not read."
+        )
+    return found
+
+
+def _refuse_before_asking(hand_off: HandOff, resource: Resource, what: str) -> None:
+    """``DownloadRefused`` for a file whose address is not allowed or whose size, as
+    Browsertrix gave it, is over the cap."""
+    problem = storage_address_problem(resource.url, api_url=hand_off.api_url)
+    if problem:
+        raise DownloadRefused(f"{what} was not downloaded: {problem}")
+    cap = settings.HACS_MAX_CRAWL_FILE_BYTES
+    if resource.size is not None and resource.size > cap:
+        raise DownloadRefused(
+            f"{what} holds {resource.size:,} bytes, more than HACS_MAX_CRAWL_FILE_BYTES "
+            f"({cap:,}); it was not downloaded."
+        )
+
+
+def _refuse_what_came(
+    hand_off: HandOff, resource: Resource, what: str, result: Download, path: str
+) -> None:
+    """``DownloadRefused`` for an answer other than 200, or a file of another size than
+    Browsertrix said."""
     if result.status != 200:
         logger.warning(
             "Hand-off %r: %s answered %s for %s: %r",
             hand_off.name,
             resource.host,
             result.status,
-            parts.path[:200],
+            path[:200],
             result.excerpt[:500],
         )
         expired = " (a signed address may have expired: it is asked again)" * (result.status == 403)
@@ -215,12 +241,6 @@ def resource_download(*, hand_off: HandOff, resource: Resource, sink: BinaryIO) 
             f"{what} came with {result.size:,} bytes where Browsertrix said {resource.size:,}; "
             "it was not read."
         )
-    found = digest.hexdigest()
-    if resource.sha256 and found != resource.sha256:
-        raise DownloadRefused(
-            f"{what} does not match the SHA-256 Browsertrix gave for it; it was not read."
-        )
-    return found
 
 
 class _Hashing:

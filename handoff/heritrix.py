@@ -64,22 +64,9 @@ def heritrix_deliver(
     real = Path(os.path.realpath(hand_off.job_dir))
     _require_directory(hand_off, job_dir, real, "job directory")
     if hand_off.kind == HandOff.Kind.HERITRIX_ACTION:
-        action_dir = job_dir / "action"
-        if (real / "action").is_symlink():
-            raise HandOffFailed(
-                f'Hand-off "{hand_off.name}": the Heritrix action directory {action_dir} is a '
-                "symbolic link; HACS writes only into the job's own action directory, so "
-                "replace the link with the directory. Nothing was written."
-            )
-        if not (real / "action").is_dir():
-            raise HandOffFailed(
-                f'Hand-off "{hand_off.name}": the Heritrix job has no action directory '
-                f"{action_dir}; a job creates it when it is launched, so launch the job in "
-                "Heritrix first (or create the directory), or use a relaunch hand-off."
-            )
-        _require_writable(hand_off, action_dir, real / "action", "action directory")
+        _require_action_directory(hand_off, job_dir, real)
         subdir, name = "action", action_file_name(hand_off, day)
-        target = action_dir / name
+        target = job_dir / subdir / name
         what = f"{len(urls)} seeds to {target} for the running job to import"
     else:
         subdir, name = "", "seeds.txt"
@@ -102,6 +89,24 @@ def heritrix_deliver(
             f"{error.strerror or error}. Nothing was written."
         ) from error
     return Delivery(f'Hand-off "{hand_off.name}" wrote {what}.', [f"wrote {what}"])
+
+
+def _require_action_directory(hand_off: HandOff, job_dir: Path, real: Path) -> None:
+    """``HandOffFailed`` unless the job has its own, writable action directory (not a link)."""
+    action_dir = job_dir / "action"
+    if (real / "action").is_symlink():
+        raise HandOffFailed(
+            f'Hand-off "{hand_off.name}": the Heritrix action directory {action_dir} is a '
+            "symbolic link; HACS writes only into the job's own action directory, so "
+            "replace the link with the directory. Nothing was written."
+        )
+    if not (real / "action").is_dir():
+        raise HandOffFailed(
+            f'Hand-off "{hand_off.name}": the Heritrix job has no action directory '
+            f"{action_dir}; a job creates it when it is launched, so launch the job in "
+            "Heritrix first (or create the directory), or use a relaunch hand-off."
+        )
+    _require_writable(hand_off, action_dir, real / "action", "action directory")
 
 
 def write_atomically(text: str, *, root: str, job_dir: str, subdir: str, name: str) -> None:

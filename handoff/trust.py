@@ -7,7 +7,7 @@ address leads to, so HACS trusts none of them beyond these rules (docs/security.
   ``HACS_BROWSERTRIX_ALLOWED_HOSTS`` (a Browsertrix on this machine or the library's network) may
   be reached over http and at loopback or private addresses; no other may. At save time the
   address is judged as written (an IP literal, ``localhost``); at send time every address the
-  name resolves to is judged again (``handoff.transport``), so neither a row saved before the
+  name resolves to is judged again (``hacs_site.transport``), so neither a row saved before the
   rules nor a name that resolves elsewhere since gets through.
 * **Credentials** come only from environment variables set aside for them, named
   ``HACS_BROWSERTRIX_TOKEN_…`` (a token) and ``HACS_BROWSERTRIX_LOGIN_…`` (a login's e-mail and
@@ -30,6 +30,8 @@ from pathlib import PurePosixPath
 from urllib.parse import SplitResult, urlsplit
 
 from django.conf import settings
+
+from hacs_site.transport import address_problem
 
 TOKEN_PREFIX = "HACS_BROWSERTRIX_TOKEN_"
 LOGIN_PREFIX = "HACS_BROWSERTRIX_LOGIN_"
@@ -81,26 +83,18 @@ def browsertrix_address_problem(url: str) -> str:
             "The Browsertrix address takes no user name or password (…@); HACS reads "
             f"credentials only from {TOKEN_PREFIX}… and {LOGIN_PREFIX}… variables."
         )
-    if host_is_listed(url):
-        return ""
     allow = (
         f"or, for a Browsertrix on this machine or the library's network, list {where} in "
         "HACS_BROWSERTRIX_ALLOWED_HOSTS."
     )
-    if parts.scheme != "https":
-        return (
-            f"HACS sends a Browsertrix token only over https, and {url} is {parts.scheme}; "
-            f"use the https:// address, {allow}"
-        )
-    host = (parts.hostname or "").lower().rstrip(".")
-    if host == _LOOPBACK_NAMES[0] or host.endswith(_LOOPBACK_NAMES[1]):
-        return f"The Browsertrix address {url} is this machine (loopback); {allow}"
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return ""  # a name: its addresses are checked when it is resolved, before connecting
-    problem = address_problem(host)
-    return f"The Browsertrix address {url} is {problem}; {allow}" if problem else ""
+    rule, detail = _unlisted_rule(url)
+    sentences = {
+        "http": f"HACS sends a Browsertrix token only over https, and {url} is {detail}; "
+        f"use the https:// address, {allow}",
+        "loopback": f"The Browsertrix address {url} is this machine (loopback); {allow}",
+        "address": f"The Browsertrix address {url} is {detail}; {allow}",
+    }
+    return sentences.get(rule, "")
 
 
 def storage_address_problem(url: str, *, api_url: str) -> str:
@@ -128,62 +122,40 @@ def storage_address_problem(url: str, *, api_url: str) -> str:
             "download them (a storage host such as S3 or MinIO is another host than "
             "Browsertrix's)."
         )
-    if host_is_listed(url):
-        return ""
     allow = (
         f"for storage on this machine or the library's network, list {where} in "
         "HACS_BROWSERTRIX_ALLOWED_HOSTS too."
     )
+    rule, detail = _unlisted_rule(url)
+    sentences = {
+        "http": f"HACS downloads crawl files only over https, and {where} is reached over "
+        f"{detail}; {allow}",
+        "loopback": f"The crawl's files at {where} are on this machine (loopback); {allow}",
+        "address": f"The crawl's files at {where} are at {detail}; {allow}",
+    }
+    return sentences.get(rule, "")
+
+
+def _unlisted_rule(url: str) -> tuple[str, str]:
+    """The rule ``url``, as written, breaks, unless ``HACS_BROWSERTRIX_ALLOWED_HOSTS`` lists its
+    host: ``("http", scheme)`` for anything but https, ``("loopback", "")`` for a loopback name,
+    ``("address", what it is)`` for an IP address that is not public; ``("", "")`` for none. A
+    name's addresses are checked when it is resolved, before connecting
+    (``hacs_site.transport``)."""
+    if host_is_listed(url):
+        return "", ""
+    parts = urlsplit(url)
     if parts.scheme != "https":
-        return (
-            f"HACS downloads crawl files only over https, and {where} is reached over "
-            f"{parts.scheme}; {allow}"
-        )
+        return "http", parts.scheme
     host = (parts.hostname or "").lower().rstrip(".")
     if host == _LOOPBACK_NAMES[0] or host.endswith(_LOOPBACK_NAMES[1]):
-        return f"The crawl's files at {where} are on this machine (loopback); {allow}"
+        return "loopback", ""
     try:
         ipaddress.ip_address(host)
     except ValueError:
-        return ""  # a name: its addresses are checked when it is resolved, before connecting
+        return "", ""
     problem = address_problem(host)
-    return f"The crawl's files at {where} are at {problem}; {allow}" if problem else ""
-
-
-def address_problem(address: str) -> str:
-    """Empty for a public (globally routable) IP address; else what it is, in a few words.
-
-    An IPv6 address that carries an IPv4 one (IPv4-mapped ``::ffff:127.0.0.1``, NAT64, 6to4,
-    Teredo) is judged by the IPv4 address too, since that is where it leads.
-    """
-    try:
-        ip = ipaddress.ip_address(address)
-    except ValueError:
-        return f"not an IP address ({address!r})"
-    carried: list[ipaddress.IPv4Address] = []
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            carried.append(ip.ipv4_mapped)
-        if ip.sixtofour is not None:
-            carried.append(ip.sixtofour)
-        if ip.teredo is not None:
-            carried.extend(ip.teredo)
-        if ip in ipaddress.IPv6Network("64:ff9b::/96"):  # NAT64's well-known prefix
-            carried.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
-    for each in (*carried, ip):
-        if each.is_loopback:
-            return f"a loopback address ({ip})"
-        if each.is_link_local:
-            return f"a link-local address ({ip}), where cloud metadata services answer"
-        if each.is_unspecified:
-            return f"the unspecified address ({ip})"
-        if each.is_multicast:
-            return f"a multicast address ({ip})"
-        if each.is_private:
-            return f"a private address ({ip})"
-        if each.is_reserved or not each.is_global:
-            return f"a reserved or non-public address ({ip})"
-    return ""
+    return ("address", problem) if problem else ("", "")
 
 
 # --- Credentials -------------------------------------------------------------------------------

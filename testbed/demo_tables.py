@@ -54,31 +54,45 @@ def truth_tables(
             by_page.setdefault(capture["page"], []).append(capture)
         for page, rows in by_page.items():
             page_id = page_ids.setdefault((index, page), len(page_ids))
-            links = [frozenset(site["link_sets"][c["digest"]]) for c in rows]
-            floors = link_floors(links)
-            held: set[str] = set()
-            fresh = []
-            for held_now in links:  # links no earlier copy of the page held (``new_links``)
-                fresh.append(len(held_now - held))
-                held |= held_now
-            for i, (capture, floor) in enumerate(zip(rows, floors.tolist(), strict=True)):
-                mismatched += (i > 0 and floor == -1) != bool(capture["update"])
-                moment = calendar.timegm(time.strptime(capture["timestamp"], "%Y%m%d%H%M%S"))
-                levels = LEVELS if capture["depth"] == 0 else ("website",)
-                for level in levels:
-                    column = columns[level]
-                    column["site"].append(index)
-                    column["page"].append(page_id)
-                    column["time"].append(moment / 86400.0)
-                    column["page_index"].append(i)
-                    column["link_floor"].append(floor)
-                    column["new_links"].append(fresh[i])
+            mismatched += _add_page(columns, index, page_id, rows, site["link_sets"])
     if mismatched:
         raise ValueError(f"{mismatched} observations disagree with truth.json's update flags")
     return {
         level: ObservationTable(**{k: np.asarray(v) for k, v in column.items()}, n_sites=n_sites)
         for level, column in columns.items()
     }
+
+
+def _add_page(
+    columns: dict[str, dict[str, list[Any]]],
+    index: int,
+    page_id: int,
+    rows: list[dict[str, Any]],
+    link_sets: dict[str, Any],
+) -> int:
+    """Add one page's observations (in time order) to the columns of the levels they belong
+    to; the number of them whose update flag disagrees with the truth's."""
+    links = [frozenset(link_sets[c["digest"]]) for c in rows]
+    floors = link_floors(links)
+    held: set[str] = set()
+    fresh = []
+    for held_now in links:  # links no earlier copy of the page held (``new_links``)
+        fresh.append(len(held_now - held))
+        held |= held_now
+    mismatched = 0
+    for i, (capture, floor) in enumerate(zip(rows, floors.tolist(), strict=True)):
+        mismatched += (i > 0 and floor == -1) != bool(capture["update"])
+        moment = calendar.timegm(time.strptime(capture["timestamp"], "%Y%m%d%H%M%S"))
+        levels = LEVELS if capture["depth"] == 0 else ("website",)
+        for level in levels:
+            column = columns[level]
+            column["site"].append(index)
+            column["page"].append(page_id)
+            column["time"].append(moment / 86400.0)
+            column["page_index"].append(i)
+            column["link_floor"].append(floor)
+            column["new_links"].append(fresh[i])
+    return mismatched
 
 
 def run_window(table: ObservationTable, *, start: float, end: float) -> ObservationTable:

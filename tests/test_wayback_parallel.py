@@ -55,6 +55,54 @@ def ia_parse(text: str) -> tuple[list[str], str | None]:
     return [r.urlkey for r in result.records], result.resume_key
 
 
+def faulty_client(archive: IAArchive, redis_url: str) -> ArchiveClient:
+    """A client of ``archive`` (CDX pages of 5 rows, the CDX rate limit under test), with
+    throttling, server errors and cut answers queued on the way."""
+    archive.state.faults.extend(
+        [
+            Fault("status", status=503, on="cdx"),
+            Fault("status", status=429, retry_after="0", on="web"),
+            Fault("status", status=503, on="web"),
+            Fault("cut", on="web"),
+            Fault("reset", on="web"),
+            Fault("short", on="web"),
+        ]
+    )
+    config = ArchiveConfig(
+        cdx_url=archive.cdx_url,
+        wayback_url=archive.wayback_url,
+        page_size=5,
+        cdx_per_minute=CDX_PER_MINUTE,
+        memento_per_minute=6000,
+        backoff_base=0.01,
+        retries=3,
+    )
+    return ArchiveClient(config, redis.Redis.from_url(redis_url))
+
+
+def run_in_threads(
+    client: ArchiveClient, mementos: list[tuple[str, str]]
+) -> dict[tuple[Any, ...], Any]:
+    """Every site's CDX query and every memento's fetch, interleaved, on ``THREADS`` threads
+    sharing ``client``: each answer under its task's arguments."""
+
+    def query(site: int) -> list[str]:
+        pages = client.cdx_pages(f"example{site}.edu/~a", ia_parse)
+        return [key for page in pages for key in page]
+
+    def fetch(stamp: str, url: str) -> bytes:
+        return client.fetch_memento(stamp, url).body
+
+    work: list[tuple[Callable[..., Any], tuple[Any, ...]]] = [
+        (query, (site,)) for site in range(SITES)
+    ]
+    work += [(fetch, memento) for memento in mementos]
+    random.Random(0).shuffle(work)  # queries and fetches interleaved
+    with ThreadPoolExecutor(THREADS) as pool:
+        futures = {args: pool.submit(task, *args) for task, args in work}
+        return {args: future.result() for args, future in futures.items()}
+
+
 def test_eight_threads_share_one_client_and_every_answer_reaches_its_thread(
     redis_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -68,44 +116,11 @@ def test_eight_threads_share_one_client_and_every_answer_reaches_its_thread(
         for i in range(MEMENTOS_PER_SITE)
     ]
     with IAArchive(rows, body_for=body_for) as archive:
-        archive.state.faults.extend(
-            [
-                Fault("status", status=503, on="cdx"),
-                Fault("status", status=429, retry_after="0", on="web"),
-                Fault("status", status=503, on="web"),
-                Fault("cut", on="web"),
-                Fault("reset", on="web"),
-                Fault("short", on="web"),
-            ]
-        )
-        config = ArchiveConfig(
-            cdx_url=archive.cdx_url,
-            wayback_url=archive.wayback_url,
-            page_size=5,
-            cdx_per_minute=CDX_PER_MINUTE,
-            memento_per_minute=6000,
-            backoff_base=0.01,
-            retries=3,
-        )
-        client = ArchiveClient(config, redis.Redis.from_url(redis_url))
-
-        def query(site: int) -> list[str]:
-            pages = client.cdx_pages(f"example{site}.edu/~a", ia_parse)
-            return [key for page in pages for key in page]
-
-        def fetch(stamp: str, url: str) -> bytes:
-            return client.fetch_memento(stamp, url).body
-
-        work: list[tuple[Callable[..., Any], tuple[Any, ...]]] = [
-            (query, (site,)) for site in range(SITES)
-        ]
-        work += [(fetch, memento) for memento in mementos]
-        random.Random(0).shuffle(work)  # queries and fetches interleaved
+        client = faulty_client(archive, redis_url)
         seconds, micros = redis.Redis.from_url(redis_url).time()
         began = seconds + micros / 1e6  # Redis's clock, which the limiter schedules by
-        with caplog.at_level(logging.WARNING), ThreadPoolExecutor(THREADS) as pool:
-            futures = {args: pool.submit(task, *args) for task, args in work}
-            answers = {args: future.result() for args, future in futures.items()}
+        with caplog.at_level(logging.WARNING):
+            answers = run_in_threads(client, mementos)
         log = list(archive.state.log)
 
     for site, n in sizes.items():
