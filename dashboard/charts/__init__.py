@@ -12,30 +12,6 @@ Every string from an archive, a seed list or stored results enters a figure thro
 ``dashboard.charts.style.plain_text``: Plotly reads hover text, names and titles as markup.
 """
 
-from dashboard.charts.site import (
-    CAPTURE_GROUPS,
-    CURVE_COLOURS,
-    INTERPOLATED_STYLE,
-    UPDATE_STYLE,
-    Curve,
-    Figure,
-    LevelTimeline,
-    Mark,
-    interval_histogram,
-    probability_figure,
-    timeline_figure,
-)
-
-__all__ = [
-    "CAPTURE_GROUPS",
-    "CURVE_COLOURS",
-    "INTERPOLATED_STYLE",
-    "UPDATE_STYLE",
-    "Curve",
-    "Figure",
-    "LevelTimeline",
-    "Mark",
-    "interval_histogram",
-    "probability_figure",
-    "timeline_figure",
-]
+# The site page's figures are the package's own names (``dashboard.charts.site.__all__``).
+from dashboard.charts.site import *  # noqa: F403
+from dashboard.charts.site import __all__ as __all__

@@ -18,9 +18,9 @@ from dashboard.charts.style import (
     DARK_GREY,
     ORANGE,
     SKY_BLUE,
-    WHITE,
     Figure,
     axis,
+    hatch,
     layout,
     legend_below,
     plain_text,
@@ -112,14 +112,7 @@ def _bars(
 ) -> dict[str, Any]:
     marker: dict[str, Any] = {"color": colour, "line": {"color": colour, "width": 1}}
     if hatched:  # not colour alone: the changed sites' bars are hatched too
-        marker["pattern"] = {
-            "shape": "/",
-            "bgcolor": colour,
-            "fgcolor": WHITE,
-            "fillmode": "replace",
-            "size": 7,
-            "solidity": 0.2,
-        }
+        marker["pattern"] = hatch(colour)
     return {
         "type": "bar",
         "name": plain_text(name),

@@ -43,6 +43,7 @@ __all__ = [
     "WINE",
     "Figure",
     "axis",
+    "hatch",
     "heading",
     "layout",
     "legend_above",
@@ -164,6 +165,19 @@ def axis(title_text: str | None = None, **extra: Any) -> dict[str, Any]:
         result["title"] = {"text": plain_text(title_text)}
     result.update(extra)
     return result
+
+
+def hatch(colour: str) -> dict[str, Any]:
+    """A bar's hatching in white over ``colour``: the second of two series side by side, so that
+    colour does not carry the difference alone."""
+    return {
+        "shape": "/",
+        "bgcolor": colour,
+        "fgcolor": WHITE,
+        "fillmode": "replace",
+        "size": 7,
+        "solidity": 0.2,
+    }
 
 
 def heading(text: str) -> dict[str, Any]:
