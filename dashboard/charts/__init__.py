@@ -5,6 +5,8 @@
 * ``dashboard.charts.site`` — a site's timeline and probability curves, and the histogram of update
   intervals (re-exported here: ``from dashboard import charts; charts.timeline_figure(...)``);
 * ``dashboard.charts.evaluation`` — the Evaluation page's figures and its Table I view;
+* ``dashboard.charts.learned`` — the Evaluation page's sections on learned schedulers (re-exported
+  by ``dashboard.charts.evaluation``);
 * ``dashboard.charts.legend`` — what each model of the Evaluation page's ranking charts is, in one
   line and with its formula and sources.
 
