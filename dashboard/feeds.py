@@ -7,7 +7,7 @@
   so the old address stops working at once; so does every address when ``SECRET_KEY`` changes.
 * Detected updates, newest first: :func:`recent_updates`, the collection's or one tag's, at
   homepage or website level, each with the links it added, as the Site page lists them
-  (``dashboard.sites.page_updates``).
+  (``dashboard.site_detail.page_updates``).
 * The day's crawl list: :func:`newest_crawl_list` and its entries in rank order.
 """
 
@@ -28,7 +28,7 @@ from django.utils.crypto import salted_hmac
 
 from archive.models import Capture, Site, Tag
 from dashboard.models import FeedToken
-from dashboard.sites import (
+from dashboard.site_detail import (
     CaptureRow,
     PageObservation,
     UpdateRow,
