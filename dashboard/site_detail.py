@@ -188,6 +188,57 @@ class PageObservation:
         return bool(is_window_update(self.page_index, self.link_floor, 0))
 
 
+#: The columns :class:`CaptureReader` reads a capture from, in this order.
+CAPTURE_FIELDS = (
+    "timestamp",
+    "url",
+    "page_key",
+    "depth",
+    "kind",
+    "status",
+    "page_index",
+    "link_floor",
+    "new_links",
+    "snapshot_id",
+    "source",
+)
+
+
+class CaptureReader:
+    """Rows of :data:`CAPTURE_FIELDS` as the Site page and the feeds show them: each source's
+    replay (and, with ``names``, its name in words) looked up once."""
+
+    def __init__(self, wayback_url: str, *, names: HandOffNames | None = None) -> None:
+        self.wayback_url = wayback_url
+        self.names = names
+        self.archives: dict[str, str] = {}  # each capture's replay, by the source it came from
+        self.labels: dict[str, str] = {}  # and its source in words
+
+    def read(self, values: Sequence[Any]) -> tuple[CaptureRow, PageObservation | None]:
+        """The capture's row, and its observation when it takes part in update detection."""
+        moment, url, page_key, depth, kind, status, index, floor, new, snapshot_id, source = values
+        if source not in self.archives:
+            self.archives[source] = capture_archive_url(source, wayback_url=self.wayback_url)
+            if self.names is not None:
+                self.labels[source] = source_label(source, self.names)
+        if self.names is None:
+            row = CaptureRow(moment, url, depth, kind, status, self.archives[source])
+        else:
+            row = CaptureRow(
+                moment,
+                url,
+                depth,
+                kind,
+                status,
+                self.archives[source],
+                self.labels[source],
+                is_library_crawl(source),
+            )
+        if index is None or floor is None:
+            return row, None
+        return row, PageObservation(row, _iso(moment), page_key, index, floor, new, snapshot_id)
+
+
 def _timeline(observations: list[PageObservation]) -> list[PageObservation]:
     """The observations merged into one timeline by DESIGN rule 4 (``hacs.updates``), as the
     estimates merge them: by time, then page, then the page's own order."""
@@ -212,59 +263,18 @@ def site_history(*, site: Site, wayback_url: str, recent: int = 100) -> SiteHist
     rows = (
         Capture.objects.filter(site=site)
         .order_by("timestamp", "urlkey")
-        .values_list(
-            "timestamp",
-            "url",
-            "page_key",
-            "depth",
-            "kind",
-            "status",
-            "page_index",
-            "link_floor",
-            "new_links",
-            "snapshot_id",
-            "source",
-        )
+        .values_list(*CAPTURE_FIELDS)
     )
     captures: list[tuple[CaptureRow, str]] = []
     observations: list[PageObservation] = []
     kinds: Counter[str] = Counter()
-    archives: dict[str, str] = {}  # each capture's replay, by the source it came from
-    labels: dict[str, str] = {}  # and its source in words
-    names = HandOffNames()
-    for (
-        moment,
-        url,
-        page_key,
-        depth,
-        kind,
-        status,
-        page_index,
-        floor,
-        new,
-        snapshot_id,
-        source,
-    ) in rows:
-        if source not in archives:
-            archives[source] = capture_archive_url(source, wayback_url=wayback_url)
-            labels[source] = source_label(source, names)
-        row = CaptureRow(
-            moment,
-            url,
-            depth,
-            kind,
-            status,
-            archives[source],
-            labels[source],
-            is_library_crawl(source),
-        )
-        iso = _iso(moment)
-        captures.append((row, iso))
-        kinds[kind] += 1
-        if page_index is not None and floor is not None:
-            observations.append(
-                PageObservation(row, iso, page_key, page_index, floor, new, snapshot_id)
-            )
+    reader = CaptureReader(wayback_url, names=HandOffNames())
+    for values in rows:
+        row, observation = reader.read(values)
+        captures.append((row, observation.iso if observation else _iso(row.timestamp)))
+        kinds[row.kind] += 1
+        if observation is not None:
+            observations.append(observation)
     if not captures:
         return history
 
@@ -477,34 +487,39 @@ def site_estimates(
         for method, method_label in Method.choices:
             estimate = stored.get((level, method))
             probability = None
-            lately = (
-                window_start is None
-                or estimate is None
-                or estimate.rate is None
-                or estimate.last_copy_days is None
-                or estimate.last_copy_days >= window_start
-            )
-            if estimate is not None and estimate.rate is not None and lately:
-                tau = estimate.tau_days
-                if tau is not None and math.isfinite(tau):
-                    values = estimate.change_probability(t_days=t, e_days=e_days)
-                    probability = float(values[0])
-                    name = f"{level_label.split(' (')[0]} · {method_label.lower()}"
-                    curves.append(charts.Curve(name, [float(v) for v in values]))
-            rows.append(
-                EstimateRow(
-                    level,
-                    str(level_label),
-                    method,
-                    str(method_label),
-                    estimate,
-                    probability,
-                    lately,
-                )
-            )
+            lately = _captured_lately(estimate, window_start)
+            values = _curve_values(estimate, t, e_days) if lately else None
+            if values is not None:
+                probability = float(values[0])
+                name = f"{level_label.split(' (')[0]} · {method_label.lower()}"
+                curves.append(charts.Curve(name, [float(v) for v in values]))
+            row = (level, str(level_label), method, str(method_label))
+            rows.append(EstimateRow(*row, estimate, probability, lately))
     figure = (
         charts.probability_figure(dates, curves, e_days=e_days, theta=theta) if curves else None
     )
     return SiteEstimates(
         rows=rows, figure=figure, dates=(today, today + timedelta(days=horizon_days))
     )
+
+
+def _captured_lately(estimate: Estimate | None, window_start: float | None) -> bool:
+    """Whether the estimate's newest copy lies in the window from ``window_start`` on (or is
+    not known to lie before it)."""
+    return (
+        window_start is None
+        or estimate is None
+        or estimate.rate is None
+        or estimate.last_copy_days is None
+        or estimate.last_copy_days >= window_start
+    )
+
+
+def _curve_values(estimate: Estimate | None, t: np.ndarray, e_days: float) -> np.ndarray | None:
+    """g(λ, τ, t, e) at the times ``t`` (days), or None without a known λ and a finite τ."""
+    if estimate is None or estimate.rate is None:
+        return None
+    tau = estimate.tau_days
+    if tau is None or not math.isfinite(tau):
+        return None
+    return estimate.change_probability(t_days=t, e_days=e_days)

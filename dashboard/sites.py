@@ -112,10 +112,6 @@ def site_rows(
     unknown, no update) sort last in both directions; the canonical key breaks ties so that
     pages never overlap.
     """
-    exposure = exposure_expression(
-        method=query.method, t_days=t_days, e_days=e_days, prefix="est__"
-    )
-    archive_source = ArchiveConfig.from_settings().source  # "archive asked" in the Import cell
     rows = (
         Site.objects.search(query.q)
         .annotate(
@@ -124,55 +120,78 @@ def site_rows(
                 condition=Q(estimates__level=query.level, estimates__method=query.method),
             )
         )
-        .annotate(
-            est_id=F("est__id"),
-            est_rate=F("est__rate"),
-            est_tau=F("est__tau"),
-            est_tau_days=F("est__tau_days"),
-            est_observations=F("est__observations"),
-            est_updates=F("est__updates"),
-            est_shape=F("est__posterior_shape"),
-            est_beta=F("est__posterior_rate"),
-            est_last_copy=F("est__last_copy"),
-            est_last_copy_days=F("est__last_copy_days"),
-            est_span_days=F("est__span_days"),
-            est_interval_low=F("est__interval_low"),
-            est_interval_high=F("est__interval_high"),
-            est_interval_open=F("est__interval_open"),
-            captured_lately=(
-                Value(True)
-                if window_start is None
-                else Case(
-                    When(_copied_since(window_start), then=Value(True)),
-                    default=Value(False),
-                    output_field=BooleanField(),
-                )
-            ),
-            p_key=(
-                exposure
-                if window_start is None
-                else Case(
-                    When(_copied_since(window_start), then=exposure),
-                    default=None,
-                    output_field=FloatField(),
-                )
-            ),
-            last_update=Case(
-                When(est__updates__gt=0, then=F("est__tau")),
-                default=None,
-                output_field=DateTimeField(),
-            ),
-            health_stopped=stopped_annotation(),
-            archive_asked=Subquery(
-                ArchiveCheck.objects.filter(site=OuterRef("pk"), source=archive_source)
-                .order_by()
-                .values("checked_at")[:1]
-            ),
-        )
+        .annotate(**_estimate_columns(query, t_days, e_days, window_start))
         .defer("import_error")
         .select_related("health")
         .prefetch_related("tags")
     )
+    ordering = _ordering(query.sort_key, query.descending)
+    return _filtered(rows, query, t_days).order_by(*ordering, "canonical_key")
+
+
+def _estimate_columns(
+    query: SiteListQuery, t_days: float, e_days: float, window_start: float | None
+) -> dict[str, Any]:
+    """The annotations of a row: its joined estimate's values (``est_*``), whether it was
+    captured lately, the key that orders by probability, its last update, its health and when
+    the archive was last asked."""
+    exposure = exposure_expression(
+        method=query.method, t_days=t_days, e_days=e_days, prefix="est__"
+    )
+    archive_source = ArchiveConfig.from_settings().source  # "archive asked" in the Import cell
+    return {
+        **{f"est_{name}": F(f"est__{field}") for name, field in _ESTIMATE_FIELDS.items()},
+        "captured_lately": (
+            Value(True)
+            if window_start is None
+            else Case(
+                When(_copied_since(window_start), then=Value(True)),
+                default=Value(False),
+                output_field=BooleanField(),
+            )
+        ),
+        "p_key": (
+            exposure
+            if window_start is None
+            else Case(
+                When(_copied_since(window_start), then=exposure),
+                default=None,
+                output_field=FloatField(),
+            )
+        ),
+        "last_update": Case(
+            When(est__updates__gt=0, then=F("est__tau")), default=None, output_field=DateTimeField()
+        ),
+        "health_stopped": stopped_annotation(),
+        "archive_asked": Subquery(
+            ArchiveCheck.objects.filter(site=OuterRef("pk"), source=archive_source)
+            .order_by()
+            .values("checked_at")[:1]
+        ),
+    }
+
+
+# A row's ``est_<name>``: the joined estimate's field.
+_ESTIMATE_FIELDS = {
+    "id": "id",
+    "rate": "rate",
+    "tau": "tau",
+    "tau_days": "tau_days",
+    "observations": "observations",
+    "updates": "updates",
+    "shape": "posterior_shape",
+    "beta": "posterior_rate",
+    "last_copy": "last_copy",
+    "last_copy_days": "last_copy_days",
+    "span_days": "span_days",
+    "interval_low": "interval_low",
+    "interval_high": "interval_high",
+    "interval_open": "interval_open",
+}
+
+
+def _filtered(rows: QuerySet[Site], query: SiteListQuery, t_days: float) -> QuerySet[Site]:
+    """The rows the query's tag, status, history and health filters keep."""
     if query.tag:
         rows = rows.filter(tags__name=query.tag)
     if query.status == "paused":
@@ -180,14 +199,14 @@ def site_rows(
     elif query.status:
         rows = rows.filter(import_status=query.status)
     if query.history == "estimated":
-        rows = rows.filter(est__rate__isnull=False, est__updates__gt=0)
+        rows = rows.filter(Q(est__rate__isnull=False, est__updates__gt=0))
     elif query.history == "no_update":
-        rows = rows.filter(est__rate__isnull=False, est__updates=0)
+        rows = rows.filter(Q(est__rate__isnull=False, est__updates=0))
     elif query.history == "insufficient":
-        rows = rows.filter(est__rate__isnull=True)
+        rows = rows.filter(Q(est__rate__isnull=True))
     if query.health:
         rows = health_filter(rows, query.health, now=from_days(t_days) or datetime.now(UTC))  # type: ignore[assignment]  # same rows, fewer
-    return rows.order_by(*_ordering(query.sort_key, query.descending), "canonical_key")
+    return rows
 
 
 def _copied_since(window_start: float) -> Q:
