@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -68,26 +68,13 @@ def replay_collection(
     policies = [p for p in POLICY_LABELS if p != "true_rates" or rates is not None]
     learned = learned_replay_policies(level)
     labels = {**POLICY_LABELS, **{name: label for name, (_, label) in learned.items()}}
+    extra = {name: policy for name, (policy, _) in learned.items()}
+    period = _Period(arrays, changes, t0, days, policies, e_days, rates, seed, extra)
     budgets = []
     for n, share in enumerate(shares):
         budget = min(max(1, round(share * len(site_ids))), len(site_ids))
-        results = (
-            replay(
-                history=arrays,
-                changes=changes,
-                start=t0,
-                days=days,
-                budget=budget,
-                policies=policies,
-                e_days=e_days,
-                true_rates=rates,
-                seed=seed,
-                extra={name: policy for name, (policy, _) in learned.items()},
-                progress=_share_progress(progress, n, len(shares)),
-            )
-            if site_ids
-            else []
-        )
+        done = _share_progress(progress, n, len(shares))
+        results = period.replay(budget, done) if site_ids else []
         budgets.append({"share": share, "budget": budget, "rows": _result_rows(results, labels)})
     return {
         "level": level,
@@ -98,6 +85,37 @@ def replay_collection(
         "changes_from": "the demo archive's truth" if truth else "the archive's updates",
         "budgets": budgets,
     }
+
+
+@dataclass(frozen=True)
+class _Period:
+    """What every budget's replay of the period shares (``hacs.replay.replay``'s arguments)."""
+
+    history: tuple[np.ndarray, np.ndarray, np.ndarray]
+    changes: list[list[float]]
+    start: float
+    days: int
+    policies: list[str]
+    e_days: float
+    true_rates: list[float] | None
+    seed: int
+    extra: dict[str, Any]
+
+    def replay(self, budget: int, progress: Callable[[float], None]) -> list[PolicyResult]:
+        """The period replayed with ``budget`` crawls a day."""
+        return replay(
+            history=self.history,
+            changes=self.changes,
+            start=self.start,
+            days=self.days,
+            budget=budget,
+            policies=self.policies,
+            e_days=self.e_days,
+            true_rates=self.true_rates,
+            seed=self.seed,
+            extra=self.extra,
+            progress=progress,
+        )
 
 
 def _history_arrays(
