@@ -123,28 +123,24 @@ def legend_below(**extra: Any) -> dict[str, Any]:
     legend wraps to on a narrow screen; a legend placed at a fraction of the plot's height met
     the axis title once it held more rows.
     """
-    result: dict[str, Any] = {
-        "orientation": "h",
-        "x": 0,
-        "xanchor": "left",
-        "yref": "container",
-        "y": 0,
-        "yanchor": "bottom",
-    }
-    result.update(extra)
-    return result
+    return _legend(0, "bottom", extra)
 
 
 def legend_above(**extra: Any) -> dict[str, Any]:
     """A horizontal legend at the top of a figure without a title, above the plot, with room
     made for it as for :func:`legend_below`."""
+    return _legend(1, "top", extra)
+
+
+def _legend(y: int, yanchor: str, extra: dict[str, Any]) -> dict[str, Any]:
+    """A horizontal legend from the left, at height ``y`` of the figure's own coordinates."""
     result: dict[str, Any] = {
         "orientation": "h",
         "x": 0,
         "xanchor": "left",
         "yref": "container",
-        "y": 1,
-        "yanchor": "top",
+        "y": y,
+        "yanchor": yanchor,
     }
     result.update(extra)
     return result
