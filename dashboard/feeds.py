@@ -7,7 +7,7 @@
   so the old address stops working at once; so does every address when ``SECRET_KEY`` changes.
 * Detected updates, newest first: :func:`recent_updates`, the collection's or one tag's, at
   homepage or website level, each with the links it added, as the Site page lists them
-  (``dashboard.sites.page_updates``).
+  (``dashboard.site_detail.page_updates``).
 * The day's crawl list: :func:`newest_crawl_list` and its entries in rank order.
 """
 
@@ -28,11 +28,11 @@ from django.utils.crypto import salted_hmac
 
 from archive.models import Capture, Site, Tag
 from dashboard.models import FeedToken
-from dashboard.sites import (
-    CaptureRow,
+from dashboard.site_detail import (
+    CAPTURE_FIELDS,
+    CaptureReader,
     PageObservation,
     UpdateRow,
-    capture_archive_url,
     observed_pages,
     page_updates,
     snapshot_links,
@@ -141,40 +141,7 @@ def recent_updates(
     if not newest:
         return []
     wanted = {(site_id, page_key) for _pk, site_id, page_key, *_rest in newest}
-    rows = (
-        Capture.objects.filter(
-            site_id__in={site_id for site_id, _key in wanted},
-            page_key__in={key for _site, key in wanted},
-            is_observation=True,
-            page_index__isnull=False,
-            link_floor__isnull=False,
-        )
-        .order_by("site_id", "page_key", "page_index")
-        .values_list(
-            "site_id",
-            "timestamp",
-            "url",
-            "page_key",
-            "depth",
-            "kind",
-            "status",
-            "page_index",
-            "link_floor",
-            "new_links",
-            "snapshot_id",
-            "source",
-        )
-    )
-    archives: dict[str, str] = {}
-    by_site: dict[int, list[PageObservation]] = defaultdict(list)
-    for site_id, moment, url, key, depth, kind, status, index, floor, new, snapshot, source in rows:
-        if (site_id, key) not in wanted:
-            continue  # another site's page with the same key
-        if source not in archives:
-            archives[source] = capture_archive_url(source, wayback_url=wayback_url)
-        row = CaptureRow(moment, url, depth, kind, status, archives[source])
-        assert index is not None and floor is not None  # filtered above
-        by_site[site_id].append(PageObservation(row, "", key, index, floor, new, snapshot))
+    by_site = _pages_observations(wanted, wayback_url=wayback_url)
     links = snapshot_links({o.snapshot_id for obs in by_site.values() for o in obs})
     found_updates = {
         (site_id, update.capture.url, update.capture.timestamp): update
@@ -188,6 +155,32 @@ def recent_updates(
         if update is not None:
             result.append(SiteUpdate(sites[site_id], update, pk))
     return result
+
+
+def _pages_observations(
+    wanted: set[tuple[int, str]], *, wayback_url: str
+) -> dict[int, list[PageObservation]]:
+    """Every observation of the ``wanted`` (site, page key) pages, by site, each page's in its
+    own order (one query)."""
+    rows = (
+        Capture.objects.filter(
+            site_id__in={site_id for site_id, _key in wanted},
+            page_key__in={key for _site, key in wanted},
+            is_observation=True,
+            page_index__isnull=False,
+            link_floor__isnull=False,
+        )
+        .order_by("site_id", "page_key", "page_index")
+        .values_list("site_id", *CAPTURE_FIELDS)
+    )
+    reader = CaptureReader(wayback_url)
+    by_site: dict[int, list[PageObservation]] = defaultdict(list)
+    for site_id, *values in rows:
+        _row, observation = reader.read(values)
+        assert observation is not None  # filtered above
+        if (site_id, observation.page_key) in wanted:  # not another site's page of that key
+            by_site[site_id].append(observation)
+    return by_site
 
 
 # --- The day's crawl list ----------------------------------------------------------------------

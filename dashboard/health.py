@@ -154,64 +154,72 @@ def site_evidence(
     ``site.health`` is read as loaded (``select_related``: no query when it came with the
     site); ``estimate`` is the site's homepage estimate by the default method, if any.
     """
-    found: list[Evidence] = []
     health = getattr(site, "health", None)
-    if health is not None:
-        since = f"{health.since:%-d %b %Y}" if health.since else ""
-        plural = "s" if health.count != 1 else ""
-        if health.problem == SiteHealth.Problem.MOVED:
-            where = health.target or "an address the archive did not record"
-            found.append(
-                Evidence(
-                    "moved",
-                    HEALTH_FILTERS["moved"],
-                    f"Redirects to {where} since {since} ({health.count} capture{plural}).",
-                    target=health.target,
-                )
-            )
-        elif health.problem == SiteHealth.Problem.GONE:
-            found.append(
-                Evidence(
-                    "gone",
-                    HEALTH_FILTERS["gone"],
-                    f"Answered {health.status} in the last {health.count} capture{plural} "
-                    f"since {since}.",
-                )
-            )
-        if is_stale(
-            last_good=_days(health.last_good),
-            captured=health.captured,
-            now=to_days(now),
-            stale_after_days=settings.HACS_STALE_AFTER_DAYS,
-        ):
-            text = (
-                f"Last good capture {health.last_good:%-d %b %Y}, more than "
-                f"{settings.HACS_STALE_AFTER_DAYS:,} days ago."
-                if health.last_good
-                else "No good capture of the homepage at all."
-            )
-            found.append(Evidence("stale", HEALTH_FILTERS["stale"], text))
+    found = [] if health is None else _health_evidence(health, now)
     if (
         estimate is not None
         and _is_stopped(estimate)
         and website is not None
         and _is_stopped(website)
     ):
-        assert estimate.last_copy_days is not None and estimate.tau_days is not None
-        quiet = estimate.last_copy_days - estimate.tau_days
-        if estimate.updates and estimate.rate:
-            times = f", {quiet * estimate.rate:.0f} × its mean interval"
-        else:
-            times = ", with no update in its history"
+        found.append(_stopped_evidence(estimate))
+    return found
+
+
+def _health_evidence(health: SiteHealth, now: datetime) -> list[Evidence]:
+    """What the site's stored health says: moved, gone, stale."""
+    found: list[Evidence] = []
+    since = f"{health.since:%-d %b %Y}" if health.since else ""
+    plural = "s" if health.count != 1 else ""
+    if health.problem == SiteHealth.Problem.MOVED:
+        where = health.target or "an address the archive did not record"
         found.append(
             Evidence(
-                "stopped",
-                HEALTH_FILTERS["stopped"],
-                f"No new link on the homepage for {quiet:,.0f} days{times} "
-                f"(last copy {estimate.last_copy:%-d %b %Y}), nor on the pages under it.",
+                "moved",
+                HEALTH_FILTERS["moved"],
+                f"Redirects to {where} since {since} ({health.count} capture{plural}).",
+                target=health.target,
             )
         )
+    elif health.problem == SiteHealth.Problem.GONE:
+        found.append(
+            Evidence(
+                "gone",
+                HEALTH_FILTERS["gone"],
+                f"Answered {health.status} in the last {health.count} capture{plural} "
+                f"since {since}.",
+            )
+        )
+    if is_stale(
+        last_good=_days(health.last_good),
+        captured=health.captured,
+        now=to_days(now),
+        stale_after_days=settings.HACS_STALE_AFTER_DAYS,
+    ):
+        text = (
+            f"Last good capture {health.last_good:%-d %b %Y}, more than "
+            f"{settings.HACS_STALE_AFTER_DAYS:,} days ago."
+            if health.last_good
+            else "No good capture of the homepage at all."
+        )
+        found.append(Evidence("stale", HEALTH_FILTERS["stale"], text))
     return found
+
+
+def _stopped_evidence(estimate: Estimate) -> Evidence:
+    """A homepage (and the pages under it) that stopped gaining links, with how long for."""
+    assert estimate.last_copy_days is not None and estimate.tau_days is not None
+    quiet = estimate.last_copy_days - estimate.tau_days
+    if estimate.updates and estimate.rate:
+        times = f", {quiet * estimate.rate:.0f} × its mean interval"
+    else:
+        times = ", with no update in its history"
+    return Evidence(
+        "stopped",
+        HEALTH_FILTERS["stopped"],
+        f"No new link on the homepage for {quiet:,.0f} days{times} "
+        f"(last copy {estimate.last_copy:%-d %b %Y}), nor on the pages under it.",
+    )
 
 
 def _is_stopped(estimate: Estimate) -> bool:

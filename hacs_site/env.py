@@ -266,54 +266,62 @@ def database_from_url(url: str, *, base_dir: Path, name: str = "DATABASE_URL") -
     A relative SQLite path is taken relative to ``base_dir`` so that HACS finds the same file
     whatever directory a worker is started from.
     """
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
+    scheme = urlsplit(url).scheme.lower()
     if scheme == "sqlite":
-        path = url[len("sqlite://") :]
-        if path.startswith("/") and not path.startswith("//"):
-            # sqlite:///var/hacs.sqlite3 → relative "var/hacs.sqlite3"; sqlite:////abs → absolute.
-            path = path[1:]
-        elif path.startswith("//"):
-            path = path[1:]
-        if not path:
-            raise ImproperlyConfigured(f"{name}={url!r} names no SQLite file.")
-        file = Path(path)
-        if not file.is_absolute():
-            file = base_dir / file
-        return {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": str(file),
-            # SQLite waits for a writer instead of failing at once when a worker holds the lock.
-            "OPTIONS": {
-                "timeout": 30,
-                "transaction_mode": "IMMEDIATE",
-                "init_command": (
-                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;"
-                ),
-            },
-        }
+        return _sqlite_database(url, base_dir=base_dir, name=name)
     if scheme in ("postgres", "postgresql", "pgsql"):
-        database = parts.path.lstrip("/")
-        if not database:
-            raise ImproperlyConfigured(f"{name}={url!r} names no database (…/dbname).")
-        try:
-            port = parts.port
-        except ValueError:
-            raise ImproperlyConfigured(f"{name}={url!r} has a bad port.") from None
-        return {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": database,
-            "USER": parts.username or "",
-            "PASSWORD": parts.password or "",
-            "HOST": parts.hostname or "",
-            "PORT": str(port or ""),
-            "CONN_MAX_AGE": 60,
-            "CONN_HEALTH_CHECKS": True,
-        }
+        return _postgres_database(url, name=name)
     raise ImproperlyConfigured(
         f"{name}={url!r} is not supported; use sqlite:///path/to/file.sqlite3 or "
         "postgres://user:password@host:port/dbname."
     )
+
+
+def _sqlite_database(url: str, *, base_dir: Path, name: str) -> dict[str, Any]:
+    path = url[len("sqlite://") :]
+    if path.startswith("/") and not path.startswith("//"):
+        # sqlite:///var/hacs.sqlite3 → relative "var/hacs.sqlite3"; sqlite:////abs → absolute.
+        path = path[1:]
+    elif path.startswith("//"):
+        path = path[1:]
+    if not path:
+        raise ImproperlyConfigured(f"{name}={url!r} names no SQLite file.")
+    file = Path(path)
+    if not file.is_absolute():
+        file = base_dir / file
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(file),
+        # SQLite waits for a writer instead of failing at once when a worker holds the lock.
+        "OPTIONS": {
+            "timeout": 30,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": (
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;"
+            ),
+        },
+    }
+
+
+def _postgres_database(url: str, *, name: str) -> dict[str, Any]:
+    parts = urlsplit(url)
+    database = parts.path.lstrip("/")
+    if not database:
+        raise ImproperlyConfigured(f"{name}={url!r} names no database (…/dbname).")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={url!r} has a bad port.") from None
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": database,
+        "USER": parts.username or "",
+        "PASSWORD": parts.password or "",
+        "HOST": parts.hostname or "",
+        "PORT": str(port or ""),
+        "CONN_MAX_AGE": 60,
+        "CONN_HEALTH_CHECKS": True,
+    }
 
 
 def read_env_file(path: Path) -> dict[str, str]:

@@ -328,36 +328,9 @@ def crawl_list_store(
         if existing is not None:
             return StoredList(existing, new=False)
     ranked_list = crawl_list_rank(day=day, options=options)
-    ranked = ranked_list.sites
-    parameters = {
-        "date": day,
-        "level": options.level,
-        "method": options.method,
-        "theta": options.theta,
-        "budget": options.budget,
-        "history_days": options.history_days,
-        "e_days": options.e_days,
-        "scorer": ranked_list.scorer,
-    }
-    entries = [
-        CrawlListEntry(
-            rank=rank,
-            site_id=r.site_id,
-            probability=r.probability,
-            rate=r.rate,
-            tau=r.tau,
-            observations=r.evidence.observations,
-            updates=r.evidence.updates,
-            span_days=r.evidence.span_days,
-            interval_low=r.evidence.interval_low,
-            interval_high=r.evidence.interval_high,
-            interval_open=r.evidence.interval_open,
-            last_copy=r.evidence.last_copy,
-            prior_share=r.evidence.prior_share,
-            score=r.score,
-        )
-        for rank, r in enumerate(ranked, start=1)
-    ]
+    # The list's parameters are its options (the fields of CrawlListOptions) on its date.
+    parameters = {"date": day, **options.to_json(), "scorer": ranked_list.scorer}
+    entries = [_entry(rank, r) for rank, r in enumerate(ranked_list.sites, start=1)]
     with transaction.atomic():
         crawl_list_lock({"daily": day} if daily else parameters)
         same = (
@@ -384,6 +357,27 @@ def crawl_list_store(
             entry.crawl_list = crawl_list
         CrawlListEntry.objects.bulk_create(entries, batch_size=2000)
     return StoredList(crawl_list, new=True)
+
+
+def _entry(rank: int, ranked: RankedSite) -> CrawlListEntry:
+    """The stored entry of a ranked site, with the evidence behind its probability."""
+    evidence = ranked.evidence
+    return CrawlListEntry(
+        rank=rank,
+        site_id=ranked.site_id,
+        probability=ranked.probability,
+        rate=ranked.rate,
+        tau=ranked.tau,
+        observations=evidence.observations,
+        updates=evidence.updates,
+        span_days=evidence.span_days,
+        interval_low=evidence.interval_low,
+        interval_high=evidence.interval_high,
+        interval_open=evidence.interval_open,
+        last_copy=evidence.last_copy,
+        prior_share=evidence.prior_share,
+        score=ranked.score,
+    )
 
 
 def crawl_list_lock(parameters: dict[str, Any]) -> None:

@@ -24,6 +24,7 @@ from archive.health import sites_health_update
 from archive.models import Site
 from hacs.bayes import (
     GammaPrior,
+    IntervalEvidence,
     change_dispersion,
     fit_interval_prior,
     fit_reset_rate,
@@ -33,7 +34,7 @@ from hacs.bayes import (
     interval_posterior,
 )
 from hacs.clock import day_end, day_start, from_days
-from hacs.estimators import estimate_many
+from hacs.estimators import RateEstimates, estimate_many
 from hacs.updates import timeline_order, window_update_flags
 from hacs.website import fit_page_prior, page_links, website_posterior
 from scheduling.models import Estimate, Level, Method, RatePrior
@@ -125,40 +126,105 @@ def estimates_for_window(
         method=Method.INTERPOLATED if method == Method.INTERPOLATED else Method.OBSERVED,
     )
     evidence = interval_evidence(times, updated, offsets)
-    rate = mle.rate
-    alpha = beta = low = high = share = np.full(rate.size, np.nan)
-    is_open = np.zeros(rate.size, dtype=np.bool_)
-    if method == Method.POSTERIOR:
-        if prior is None:
-            prior = (
-                _prior_of(level, found, timelines)
-                if site_ids is None
-                else prior_for(level=level, start=start, end=end)
-            )
-        if level == Level.WEBSITE:
-            site_index = np.searchsorted(timelines.site_ids, found.site_pk)
-            pages = page_links(site_index, found.page, found.time, found.new_links)
-            known = known_page_counts(level=level, end=end, site_ids=site_ids)
-            known_pages = [known[site_id] for site_id in timelines.site_ids.tolist()]
-            n_sites, kappa = timelines.site_ids.size, prior.links_per_update
-            alpha, beta = website_posterior(pages, n_sites, prior.gamma, kappa, known_pages)
-            # The interval reads the links' dispersion; the rate and p do not (hacs.website).
-            low, high = interval_credible_bounds(alpha, beta, dispersion=prior.dispersion)
-        else:
-            # The rate now, its rate starting afresh at the prior's reset rate
-            # (hacs.ranking.default_posterior reads the replay's timelines the same way).
-            alpha, beta = interval_posterior(prior.gamma, evidence, prior.reset_rate)
-            # Read from the posterior on the grid, open when the captures are sparser than the
-            # changes (docs/readings.md, "intervals that cover").
-            bounds = interval_bounds(
-                prior.gamma, evidence, dispersion=prior.dispersion, reset_rate=prior.reset_rate
-            )
-            low, high, is_open = bounds.low, bounds.high, bounds.open
-        rate = alpha / beta
+    if method != Method.POSTERIOR:
+        readings = _Readings.of_rates(mle.rate)
+        return _window_estimates(timelines, mle, evidence, readings, level, method, start, end)
+    if prior is None:
+        prior = (
+            _prior_of(level, found, timelines)
+            if site_ids is None
+            else prior_for(level=level, start=start, end=end)
+        )
+    if level == Level.WEBSITE:
+        readings = _website_readings(prior, found, timelines, end=end, site_ids=site_ids)
+    else:
+        readings = _homepage_readings(prior, evidence)
+    return _window_estimates(timelines, mle, evidence, readings, level, method, start, end)
+
+
+@dataclass(frozen=True)
+class _Readings:
+    """Per site: the rate, the posterior's Gamma (shape, rate), the credible interval of the
+    mean interval, whether it is open, and the prior's credibility weight (NaN where a method
+    has none)."""
+
+    rate: NDArray[np.float64]
+    alpha: NDArray[np.float64]
+    beta: NDArray[np.float64]
+    low: NDArray[np.float64]
+    high: NDArray[np.float64]
+    share: NDArray[np.float64]
+    is_open: NDArray[np.bool_]
+
+    @classmethod
+    def of_rates(cls, rate: NDArray[np.float64]) -> _Readings:
+        """A method without a posterior: its rates alone."""
+        nothing = np.full(rate.size, np.nan)
+        is_open = np.zeros(rate.size, dtype=np.bool_)
+        return cls(rate, nothing, nothing, nothing, nothing, nothing, is_open)
+
+    @classmethod
+    def posterior(
+        cls,
+        prior: LevelPrior,
+        alpha: NDArray[np.float64],
+        beta: NDArray[np.float64],
+        low: NDArray[np.float64],
+        high: NDArray[np.float64],
+        is_open: NDArray[np.bool_],
+    ) -> _Readings:
+        """The posterior's readings: its mean rate and the prior's weight in it."""
         # The credibility weight of the prior: the posterior mean is share · prior mean +
         # (1 − share) · the copies' own rate, share = β_prior / β (matched Gamma at both levels).
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.clip(prior.gamma.rate / beta, 0.0, 1.0)
+        return cls(alpha / beta, alpha, beta, low, high, share, is_open)
+
+
+def _website_readings(
+    prior: LevelPrior,
+    found: Observations,
+    timelines: Timelines,
+    *,
+    end: datetime | None,
+    site_ids: Sequence[int] | None,
+) -> _Readings:
+    """The website posterior: the sum of the posteriors of the site's pages known up to
+    ``end``, each from its new links in the window (``hacs.website``)."""
+    site_index = np.searchsorted(timelines.site_ids, found.site_pk)
+    pages = page_links(site_index, found.page, found.time, found.new_links)
+    known = known_page_counts(level=Level.WEBSITE, end=end, site_ids=site_ids)
+    known_pages = [known[site_id] for site_id in timelines.site_ids.tolist()]
+    n_sites, kappa = timelines.site_ids.size, prior.links_per_update
+    alpha, beta = website_posterior(pages, n_sites, prior.gamma, kappa, known_pages)
+    # The interval reads the links' dispersion; the rate and p do not (hacs.website).
+    low, high = interval_credible_bounds(alpha, beta, dispersion=prior.dispersion)
+    return _Readings.posterior(prior, alpha, beta, low, high, np.zeros(alpha.size, np.bool_))
+
+
+def _homepage_readings(prior: LevelPrior, evidence: IntervalEvidence) -> _Readings:
+    """The homepage posterior: the rate now, its rate starting afresh at the prior's reset rate
+    (hacs.ranking.default_posterior reads the replay's timelines the same way)."""
+    alpha, beta = interval_posterior(prior.gamma, evidence, prior.reset_rate)
+    # Read from the posterior on the grid, open when the captures are sparser than the
+    # changes (docs/readings.md, "intervals that cover").
+    bounds = interval_bounds(
+        prior.gamma, evidence, dispersion=prior.dispersion, reset_rate=prior.reset_rate
+    )
+    return _Readings.posterior(prior, alpha, beta, bounds.low, bounds.high, bounds.open)
+
+
+def _window_estimates(
+    timelines: Timelines,
+    mle: RateEstimates,
+    evidence: IntervalEvidence,
+    readings: _Readings,
+    level: str,
+    method: str,
+    start: datetime | None,
+    end: datetime | None,
+) -> dict[int, Estimate]:
+    """One unsaved estimate per site of the window's timelines."""
     estimates: dict[int, Estimate] = {}
     for i, site_id in enumerate(timelines.site_ids.tolist()):
         mle_rate = float(mle.rate[i])
@@ -172,7 +238,7 @@ def estimates_for_window(
             method=method,
             window_start=start,
             window_end=end,
-            rate=float(rate[i]) if has_rate else None,
+            rate=float(readings.rate[i]) if has_rate else None,
             tau=from_days(float(mle.tau[i])),
             tau_days=_finite(mle.tau[i]),
             observations=int(mle.observations[i]),
@@ -180,12 +246,12 @@ def estimates_for_window(
             last_copy=from_days(float(evidence.last[i])),
             last_copy_days=_finite(evidence.last[i]),
             span_days=_finite(evidence.last[i] - evidence.first[i]),
-            posterior_shape=_finite(alpha[i]) if has_rate else None,
-            posterior_rate=_finite(beta[i]) if has_rate else None,
-            interval_low=_finite(low[i]) if has_rate else None,
-            interval_high=_finite(high[i]) if has_rate else None,
-            interval_open=bool(is_open[i]) and bool(has_rate),
-            prior_share=_finite(share[i]) if has_rate else None,
+            posterior_shape=_finite(readings.alpha[i]) if has_rate else None,
+            posterior_rate=_finite(readings.beta[i]) if has_rate else None,
+            interval_low=_finite(readings.low[i]) if has_rate else None,
+            interval_high=_finite(readings.high[i]) if has_rate else None,
+            interval_open=bool(readings.is_open[i]) and bool(has_rate),
+            prior_share=_finite(readings.share[i]) if has_rate else None,
         )
     return estimates
 
@@ -294,35 +360,46 @@ def estimates_recompute(
                 level=level, method=method, start=start, end=end, site_ids=site_ids, prior=prior
             )
             rows = [
-                found.get(site_id)
-                or Estimate(
-                    site_id=site_id,
-                    level=level,
-                    method=method,
-                    window_start=start,
-                    window_end=end,
-                    rate=None,
-                    tau=None,
-                    tau_days=None,
-                    observations=0,
-                    updates=0,
-                )
+                found.get(site_id) or _no_history(site_id, level, method, start=start, end=end)
                 for site_id in targets
             ]
-            with transaction.atomic():
-                Estimate.objects.bulk_create(
-                    rows,
-                    batch_size=2000,
-                    update_conflicts=True,
-                    unique_fields=["site", "level", "method"],
-                    update_fields=ESTIMATE_FIELDS,
-                )
+            _estimates_store(rows)
             written += len(rows)
     if site_ids is None:
         # The nightly recompute keeps every seed's health current too (imports update the
         # sites they finish; this reaches sites imported before health was kept).
         sites_health_update()
     return written
+
+
+def _no_history(
+    site_id: int, level: str, method: str, *, start: datetime | None, end: datetime | None
+) -> Estimate:
+    """The estimate of a site without observations in the window: an unknown rate."""
+    return Estimate(
+        site_id=site_id,
+        level=level,
+        method=method,
+        window_start=start,
+        window_end=end,
+        rate=None,
+        tau=None,
+        tau_days=None,
+        observations=0,
+        updates=0,
+    )
+
+
+def _estimates_store(rows: list[Estimate]) -> None:
+    """Store the rows, each replacing the site's stored estimate of its level and method."""
+    with transaction.atomic():
+        Estimate.objects.bulk_create(
+            rows,
+            batch_size=2000,
+            update_conflicts=True,
+            unique_fields=["site", "level", "method"],
+            update_fields=ESTIMATE_FIELDS,
+        )
 
 
 @dataclass(frozen=True)

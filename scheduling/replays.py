@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict
-from datetime import date, timedelta
+from dataclasses import asdict, dataclass
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from archive.models import Site
 from hacs import defaults
 from hacs.clock import day_start, to_days
 from hacs.formats.canon import seed_key
-from hacs.replay import replay
+from hacs.replay import PolicyResult, replay
 from scheduling.estimates import timelines_load
 from scheduling.learning import learned_replay_policies
 
@@ -59,77 +59,23 @@ def replay_collection(
     stop = day_start(start + timedelta(days=days))
     assert begin is not None and stop is not None
     t0 = to_days(begin)
-    history = timelines_load(level=level, end=begin)
-    whole = timelines_load(level=level, end=stop)
     site_ids = [int(pk) for pk in Site.objects.order_by("pk").values_list("pk", flat=True)]
-    position = {pk: i for i, pk in enumerate(site_ids)}
-
-    # Every site, in pk order: its history before the period (possibly empty).
-    times: list[list[float]] = [[] for _ in site_ids]
-    flags: list[list[bool]] = [[] for _ in site_ids]
-    for i, pk in enumerate(history.site_ids.tolist()):
-        a, b = int(history.offsets[i]), int(history.offsets[i + 1])
-        times[position[pk]] = history.times[a:b].tolist()
-        flags[position[pk]] = history.updated[a:b].tolist()
-    changes: list[list[float]] = [[] for _ in site_ids]
-    rates = None
+    arrays = _history_arrays(level, begin, site_ids)
     if truth is None:
-        for i, pk in enumerate(whole.site_ids.tolist()):
-            a, b = int(whole.offsets[i]), int(whole.offsets[i + 1])
-            seen = whole.times[a:b][whole.updated[a:b]]
-            changes[position[pk]] = seen[seen >= t0].tolist()
+        changes, rates = _archive_changes(level, stop, t0, site_ids), None
     else:
         changes, rates = _truth_changes(truth, level, site_ids)
-    counts = np.array([len(t) for t in times], dtype=np.int64)
-    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    arrays = (
-        np.array([x for t in times for x in t], dtype=np.float64),
-        np.array([x for f in flags for x in f], dtype=np.bool_),
-        offsets,
-    )
     policies = [p for p in POLICY_LABELS if p != "true_rates" or rates is not None]
     learned = learned_replay_policies(level)
     labels = {**POLICY_LABELS, **{name: label for name, (_, label) in learned.items()}}
+    extra = {name: policy for name, (policy, _) in learned.items()}
+    period = _Period(arrays, changes, t0, days, policies, e_days, rates, seed, extra)
     budgets = []
     for n, share in enumerate(shares):
         budget = min(max(1, round(share * len(site_ids))), len(site_ids))
-
-        def done(fraction: float, n: int = n) -> None:
-            if progress is not None:
-                progress((n + fraction) / len(shares))
-
-        results = (
-            replay(
-                history=arrays,
-                changes=changes,
-                start=t0,
-                days=days,
-                budget=budget,
-                policies=policies,
-                e_days=e_days,
-                true_rates=rates,
-                seed=seed,
-                extra={name: policy for name, (policy, _) in learned.items()},
-                progress=done,
-            )
-            if site_ids
-            else []
-        )
-        budgets.append(
-            {
-                "share": share,
-                "budget": budget,
-                "rows": [
-                    {
-                        **asdict(r),
-                        "label": labels[r.policy],
-                        "utilisation": r.utilisation,
-                        "coverage": r.coverage,
-                    }
-                    for r in results
-                ],
-            }
-        )
+        done = _share_progress(progress, n, len(shares))
+        results = period.replay(budget, done) if site_ids else []
+        budgets.append({"share": share, "budget": budget, "rows": _result_rows(results, labels)})
     return {
         "level": level,
         "start": start.isoformat(),
@@ -139,6 +85,98 @@ def replay_collection(
         "changes_from": "the demo archive's truth" if truth else "the archive's updates",
         "budgets": budgets,
     }
+
+
+@dataclass(frozen=True)
+class _Period:
+    """What every budget's replay of the period shares (``hacs.replay.replay``'s arguments)."""
+
+    history: tuple[np.ndarray, np.ndarray, np.ndarray]
+    changes: list[list[float]]
+    start: float
+    days: int
+    policies: list[str]
+    e_days: float
+    true_rates: list[float] | None
+    seed: int
+    extra: dict[str, Any]
+
+    def replay(self, budget: int, progress: Callable[[float], None]) -> list[PolicyResult]:
+        """The period replayed with ``budget`` crawls a day."""
+        return replay(
+            history=self.history,
+            changes=self.changes,
+            start=self.start,
+            days=self.days,
+            budget=budget,
+            policies=self.policies,
+            e_days=self.e_days,
+            true_rates=self.true_rates,
+            seed=self.seed,
+            extra=self.extra,
+            progress=progress,
+        )
+
+
+def _history_arrays(
+    level: str, begin: datetime, site_ids: list[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every site, in pk order: its history before the period (possibly empty), as the
+    (times, updated, offsets) arrays ``hacs.replay.replay`` reads."""
+    history = timelines_load(level=level, end=begin)
+    position = {pk: i for i, pk in enumerate(site_ids)}
+    times: list[list[float]] = [[] for _ in site_ids]
+    flags: list[list[bool]] = [[] for _ in site_ids]
+    for i, pk in enumerate(history.site_ids.tolist()):
+        a, b = int(history.offsets[i]), int(history.offsets[i + 1])
+        times[position[pk]] = history.times[a:b].tolist()
+        flags[position[pk]] = history.updated[a:b].tolist()
+    counts = np.array([len(t) for t in times], dtype=np.int64)
+    offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    return (
+        np.array([x for t in times for x in t], dtype=np.float64),
+        np.array([x for f in flags for x in f], dtype=np.bool_),
+        offsets,
+    )
+
+
+def _archive_changes(
+    level: str, stop: datetime, t0: float, site_ids: list[int]
+) -> list[list[float]]:
+    """The changes a crawl can find: the archive's update observations from ``t0`` to ``stop``."""
+    whole = timelines_load(level=level, end=stop)
+    position = {pk: i for i, pk in enumerate(site_ids)}
+    changes: list[list[float]] = [[] for _ in site_ids]
+    for i, pk in enumerate(whole.site_ids.tolist()):
+        a, b = int(whole.offsets[i]), int(whole.offsets[i + 1])
+        seen = whole.times[a:b][whole.updated[a:b]]
+        changes[position[pk]] = seen[seen >= t0].tolist()
+    return changes
+
+
+def _share_progress(
+    progress: Callable[[float], None] | None, n: int, shares: int
+) -> Callable[[float], None]:
+    """The progress callback of the ``n``-th of ``shares`` replays: the whole run's share."""
+
+    def done(fraction: float) -> None:
+        if progress is not None:
+            progress((n + fraction) / shares)
+
+    return done
+
+
+def _result_rows(results: list[PolicyResult], labels: dict[str, str]) -> list[dict[str, Any]]:
+    """One JSON-ready row per replayed policy, labelled."""
+    return [
+        {
+            **asdict(r),
+            "label": labels[r.policy],
+            "utilisation": r.utilisation,
+            "coverage": r.coverage,
+        }
+        for r in results
+    ]
 
 
 def _truth_changes(

@@ -176,12 +176,7 @@ def start_redis(
         "appendonly": "yes" if persistent else "no",
         "requirepass": _redis_conf_value(password),
     }
-    conf = directory / "redis.conf"
-    descriptor = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(descriptor, 0o600)  # a file left by an older version may be readable by others
-    with open(descriptor, "w") as out:
-        out.write("# Written by HACS at each start (scripts/localservers.py): owner-only.\n")
-        out.writelines(f"{name} {value}\n" for name, value in config.items())
+    conf = _redis_conf_write(directory, config)
     server.process = subprocess.Popen(
         [binary, str(conf)],
         stdin=subprocess.DEVNULL,
@@ -189,24 +184,37 @@ def start_redis(
         start_new_session=True,
         umask=0o077,  # its log, snapshot and append-only files are owner-only too
     )
-    hello = _redis_command("AUTH", password) + _redis_command("PING")
-
-    def ready() -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
-                sock.sendall(hello)
-                reply = b""
-                while reply.count(b"\r\n") < 2:
-                    chunk = sock.recv(64)
-                    if not chunk:
-                        return False
-                    reply += chunk
-                return reply == b"+OK\r\n+PONG\r\n"  # not while it loads its data (-LOADING)
-        except OSError:
-            return False
-
-    _wait_until(ready, server, 20)
+    _wait_until(lambda: _redis_ready(port, password), server, 20)
     return server
+
+
+def _redis_conf_write(directory: Path, config: dict[str, str]) -> Path:
+    """``redis.conf`` in ``directory``, owner-only: it holds the password."""
+    conf = directory / "redis.conf"
+    descriptor = os.open(conf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(descriptor, 0o600)  # a file left by an older version may be readable by others
+    with open(descriptor, "w") as out:
+        out.write("# Written by HACS at each start (scripts/localservers.py): owner-only.\n")
+        out.writelines(f"{name} {value}\n" for name, value in config.items())
+    return conf
+
+
+def _redis_ready(port: int, password: str) -> bool:
+    """Whether Redis on ``port`` takes the password and answers (not while it loads its data,
+    when it says -LOADING)."""
+    hello = _redis_command("AUTH", password) + _redis_command("PING")
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            sock.sendall(hello)
+            reply = b""
+            while reply.count(b"\r\n") < 2:
+                chunk = sock.recv(64)
+                if not chunk:
+                    return False
+                reply += chunk
+            return reply == b"+OK\r\n+PONG\r\n"
+    except OSError:
+        return False
 
 
 def postgres_bindir() -> Path:
@@ -239,75 +247,71 @@ def start_postgres(directory: Path | None = None, *, port: int | None = None) ->
     directory.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
     data = directory / "data"
-    server = LocalServer("PostgreSQL", port, directory, log_path=directory / "postgres.log")
+    log_path = directory / "postgres.log"
+    server = LocalServer("PostgreSQL", port, directory, log_path=log_path)
     server._owns_directory = owns
-    as_user: list[str] = []
-    if os.geteuid() == 0:
-        runuser = shutil.which("runuser")
-        if runuser is None:
-            raise ServerError("Running as root but runuser is missing; cannot start PostgreSQL.")
-        as_user = [runuser, "-u", "postgres", "--"]
-        shutil.chown(directory, "postgres")
-        directory.chmod(0o700)
-    init = subprocess.run(
-        [
-            *as_user,
-            str(bindir / "initdb"),
-            "-D",
-            str(data),
-            "-U",
-            "postgres",
-            "--auth=trust",
-            "--encoding=UTF8",
-            "--no-sync",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if init.returncode != 0:
-        raise ServerError(f"initdb failed ({init.returncode}):\n{init.stdout}\n{init.stderr}")
-    log = open(server.log_path, "wb")
+    as_user = _as_postgres_user(directory)
+    _initdb(as_user, bindir, data)
+    log = open(log_path, "wb")
+    settings = [arg for setting in _POSTGRES_SETTINGS for arg in ("-c", setting)]
     server.process = subprocess.Popen(
-        [
-            *as_user,
-            str(bindir / "postgres"),
-            "-D",
-            str(data),
-            "-p",
-            str(port),
-            "-k",
-            str(directory),
-            "-c",
-            "listen_addresses=127.0.0.1",
-            "-c",
-            "fsync=off",
-            "-c",
-            "synchronous_commit=off",
-            "-c",
-            "full_page_writes=off",
-            "-c",
-            "max_connections=200",
-        ],
+        [*as_user, str(bindir / "postgres"), "-D", str(data), "-p", str(port)]
+        + ["-k", str(directory), *settings],
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     log.close()
-
-    def ready() -> bool:
-        if not port_open(port):
-            return False
-        check = subprocess.run(
-            [str(bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)],
-            capture_output=True,
-            check=False,
-        )
-        return check.returncode == 0
-
-    _wait_until(ready, server, 60)
+    _wait_until(lambda: _postgres_ready(bindir, port), server, 60)
     return server
+
+
+#: A throw-away cluster's settings: local only, no durability, room for many test connections.
+_POSTGRES_SETTINGS = (
+    "listen_addresses=127.0.0.1",
+    "fsync=off",
+    "synchronous_commit=off",
+    "full_page_writes=off",
+    "max_connections=200",
+)
+
+
+def _as_postgres_user(directory: Path) -> list[str]:
+    """The command prefix that runs PostgreSQL's programs as ``postgres`` when we are root
+    (PostgreSQL refuses to run as root), the directory handed to that user; else nothing."""
+    if os.geteuid() != 0:
+        return []
+    runuser = shutil.which("runuser")
+    if runuser is None:
+        raise ServerError("Running as root but runuser is missing; cannot start PostgreSQL.")
+    shutil.chown(directory, "postgres")
+    directory.chmod(0o700)
+    return [runuser, "-u", "postgres", "--"]
+
+
+def _initdb(as_user: list[str], bindir: Path, data: Path) -> None:
+    """Create a cluster in ``data`` with trust authentication."""
+    init = subprocess.run(
+        [*as_user, str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust"]
+        + ["--encoding=UTF8", "--no-sync"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if init.returncode != 0:
+        raise ServerError(f"initdb failed ({init.returncode}):\n{init.stdout}\n{init.stderr}")
+
+
+def _postgres_ready(bindir: Path, port: int) -> bool:
+    if not port_open(port):
+        return False
+    check = subprocess.run(
+        [str(bindir / "pg_isready"), "-h", "127.0.0.1", "-p", str(port)],
+        capture_output=True,
+        check=False,
+    )
+    return check.returncode == 0
 
 
 def postgres_url(server: LocalServer, database: str = "hacs") -> str:

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NoReturn
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -209,68 +210,19 @@ def main() -> int:
     redis: LocalServer | None = None
     run_env = var / "run.env"
     children: list[tuple[str, subprocess.Popen[bytes]]] = []
-    stopping = False
-
-    def on_signal(signum: int, frame: object) -> None:
-        nonlocal stopping
-        if not stopping:
-            stopping = True
-            raise KeyboardInterrupt
-
-    # Installed explicitly: a shell that starts HACS in the background leaves SIGINT ignored.
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
+    _interrupt_on_signals()
     try:
         if "REDIS_URL" not in env:
             redis = start_redis(var / "redis", persistent=True)
             env["REDIS_URL"] = redis.url()
             say(f"Redis is running on 127.0.0.1:{redis.port} (its password is in {run_env})")
         write_run_env(run_env, env)
-        manage("migrate", "--no-input", "--verbosity", "0", env=env)
-        say("Database is up to date.")
-        # Pages name their CSS, JS and Plotly by content hash, compressed: collected once here.
-        manage("collectstatic", "--no-input", "--verbosity", "0", env=env)
-        ensure_admin(env)
-        if not options.no_demo and env.get("HACS_DEMO", "1") != "0":
-            load_demo(env)
-
-        workers = max(options.workers, 1)
-        # A worker reads jobs as JSON and runs only HACS's job functions, whatever its command
-        # line says (settings RQ["WORKER_CLASS"], jobs.services.JobWorker).
-        for n in range(workers):
-            name = f"hacs-{os.getpid()}-{n}"
-            worker = spawn(
-                [
-                    PYTHON,
-                    str(ROOT / "manage.py"),
-                    "rqworker",
-                    *worker_queues(n, workers),
-                    "--with-scheduler",
-                    "--name",
-                    name,
-                ],
-                env,
-            )
-            children.append((f"worker {n}", worker))
-        cron = spawn([PYTHON, str(ROOT / "manage.py"), "rqcron", "operations.cron"], env)
-        children.append(("cron scheduler", cron))
-        port = options.port if not port_open(options.port) else free_port()
-        if port != options.port:
-            say(f"Port {options.port} is busy; using {port} instead.")
-        web = spawn(web_command(port, env), env)
-        children.append(("web server", web))
-        deadline = time.monotonic() + 30
-        while not port_open(port) and time.monotonic() < deadline and web.poll() is None:
-            time.sleep(0.1)
-        if web.poll() is not None or not port_open(port):
-            raise ServerError("The web server did not start; see the messages above.")
+        _prepare_site(env, demo=not options.no_demo and env.get("HACS_DEMO", "1") != "0")
+        _start_workers(max(options.workers, 1), env, children)
+        port = _start_web(options.port, env, children)
         say(f"HACS is running at http://127.0.0.1:{port}/  (Ctrl-C stops it)")
         say(f"manage.py in another terminal uses the same Redis and database ({run_env}).")
-        while True:
-            for name, process in children:
-                if process.poll() is not None:
-                    raise ServerError(f"The {name} stopped (exit code {process.returncode}).")
-            time.sleep(1)
+        _watch(children)
     except KeyboardInterrupt:
         say("Stopping…")
         return 0
@@ -284,6 +236,75 @@ def main() -> int:
             redis.stop()
         run_env.unlink(missing_ok=True)
         say("Stopped.")
+
+
+def _interrupt_on_signals() -> None:
+    """SIGINT and SIGTERM stop HACS: the first raises KeyboardInterrupt, later ones are ignored
+    while it stops. Installed explicitly: a shell that starts HACS in the background leaves
+    SIGINT ignored."""
+    stopping = False
+
+    def on_signal(signum: int, frame: object) -> None:
+        nonlocal stopping
+        if not stopping:
+            stopping = True
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+
+def _prepare_site(env: dict[str, str], *, demo: bool) -> None:
+    """The database migrated, the static files collected, an admin, and the demo if asked."""
+    manage("migrate", "--no-input", "--verbosity", "0", env=env)
+    say("Database is up to date.")
+    # Pages name their CSS, JS and Plotly by content hash, compressed: collected once here.
+    manage("collectstatic", "--no-input", "--verbosity", "0", env=env)
+    ensure_admin(env)
+    if demo:
+        load_demo(env)
+
+
+def _start_workers(
+    workers: int, env: dict[str, str], children: list[tuple[str, subprocess.Popen[bytes]]]
+) -> None:
+    """The job workers and the cron scheduler, added to ``children`` as each starts."""
+    # A worker reads jobs as JSON and runs only HACS's job functions, whatever its command
+    # line says (settings RQ["WORKER_CLASS"], jobs.services.JobWorker).
+    for n in range(workers):
+        name = f"hacs-{os.getpid()}-{n}"
+        command = [PYTHON, str(ROOT / "manage.py"), "rqworker", *worker_queues(n, workers)]
+        worker = spawn([*command, "--with-scheduler", "--name", name], env)
+        children.append((f"worker {n}", worker))
+    cron = spawn([PYTHON, str(ROOT / "manage.py"), "rqcron", "operations.cron"], env)
+    children.append(("cron scheduler", cron))
+
+
+def _start_web(
+    wanted: int, env: dict[str, str], children: list[tuple[str, subprocess.Popen[bytes]]]
+) -> int:
+    """The web server on port ``wanted``, or a free one when it is busy; its port once it
+    answers."""
+    port = wanted if not port_open(wanted) else free_port()
+    if port != wanted:
+        say(f"Port {wanted} is busy; using {port} instead.")
+    web = spawn(web_command(port, env), env)
+    children.append(("web server", web))
+    deadline = time.monotonic() + 30
+    while not port_open(port) and time.monotonic() < deadline and web.poll() is None:
+        time.sleep(0.1)
+    if web.poll() is not None or not port_open(port):
+        raise ServerError("The web server did not start; see the messages above.")
+    return port
+
+
+def _watch(children: list[tuple[str, subprocess.Popen[bytes]]]) -> NoReturn:
+    """Wait, until a child stops (an error) or a signal stops HACS."""
+    while True:
+        for name, process in children:
+            if process.poll() is not None:
+                raise ServerError(f"The {name} stopped (exit code {process.returncode}).")
+        time.sleep(1)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from scripts.localservers import ServerError, postgres_url, start_postgres  # noqa: E402
+from scripts.localservers import LocalServer, ServerError, postgres_url, start_postgres  # noqa: E402
 
 PYTHON = sys.executable
 PURE_CORE = ["hacs", "hacs_demo"]  # the pure packages, checked with mypy --strict
@@ -87,57 +87,24 @@ def run_legs(legs: list[str], env: dict[str, str], pytest_args: list[str]) -> li
     that failed. Each leg writes to its own log, printed whole once it ends, and has its own
     HACS_VAR_DIR, so that nothing one leg writes there is seen by the other."""
     banner(f"pytest on {' and '.join(legs)}, at the same time")
-    servers = []
+    servers: list[LocalServer] = []
     running: list[tuple[str, subprocess.Popen[bytes], Path, float]] = []
     failures: list[str] = []
     try:
         for n, leg in enumerate(legs):
             var = ROOT / "var" / f"test-{leg}"
             var.mkdir(mode=0o700, parents=True, exist_ok=True)
-            leg_env = dict(env, HACS_VAR_DIR=str(var))
-            if leg == "postgres":
-                try:
-                    server = start_postgres()
-                except ServerError as error:
-                    print(f"Could not start the PostgreSQL server: {error}", flush=True)
-                    failures.append("pytest on postgres")
-                    continue
-                servers.append(server)
-                leg_env["DATABASE_URL"] = postgres_url(server)
-                print(f"PostgreSQL is running on 127.0.0.1:{server.port}", flush=True)
-            else:
-                leg_env["DATABASE_URL"] = f"sqlite:///{var / 'test-run.sqlite3'}"
+            database = _leg_database(leg, var, servers)
+            if database is None:
+                failures.append("pytest on postgres")
+                continue
+            leg_env = dict(env, HACS_VAR_DIR=str(var), DATABASE_URL=database)
             skip = [f"--ignore={path}" for path in PURE_TESTS] if n > 0 else []
-            log = var / "pytest.log"
-            # The slowest tests of each leg are listed, so that CI's time can be watched. Each
-            # leg keeps its temporary files in its own directory: pytest's shared one drops the
-            # oldest runs' directories when new runs start, under a leg still using them.
-            args = [
-                "-p",
-                "no:cacheprovider",
-                "--durations=15",
-                f"--basetemp={var / 'tmp'}",
-                *skip,
-                *pytest_args,
-            ]
-            with open(log, "wb") as out:
-                process = subprocess.Popen(
-                    [PYTHON, "-m", "pytest", *args],
-                    cwd=ROOT,
-                    env=leg_env,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                )
+            process, log = _leg_start(var, leg_env, [*skip, *pytest_args])
             running.append((leg, process, log, time.monotonic()))
             print(f"pytest on {leg} started (log: {log.relative_to(ROOT)})", flush=True)
         for leg, process, log, started in running:
-            code = process.wait()
-            banner(f"pytest on {leg}")
-            sys.stdout.write(log.read_text(encoding="utf-8", errors="replace"))
-            print(f"pytest on {leg}: exit code {code} in {time.monotonic() - started:.0f} s")
-            if code == 5:
-                print("pytest collected no tests; that is a failure.")
-            if code != 0:
+            if not _leg_finished(leg, process, log, started):
                 failures.append(f"pytest on {leg}")
     finally:
         for _leg, process, _log, _started in running:
@@ -146,6 +113,52 @@ def run_legs(legs: list[str], env: dict[str, str], pytest_args: list[str]) -> li
         for server in servers:
             server.stop()
     return failures
+
+
+def _leg_database(leg: str, var: Path, servers: list[LocalServer]) -> str | None:
+    """The leg's DATABASE_URL: a new PostgreSQL server (added to ``servers``) or a SQLite file
+    in ``var``; None when the server would not start."""
+    if leg != "postgres":
+        return f"sqlite:///{var / 'test-run.sqlite3'}"
+    try:
+        server = start_postgres()
+    except ServerError as error:
+        print(f"Could not start the PostgreSQL server: {error}", flush=True)
+        return None
+    servers.append(server)
+    print(f"PostgreSQL is running on 127.0.0.1:{server.port}", flush=True)
+    return postgres_url(server)
+
+
+def _leg_start(
+    var: Path, leg_env: dict[str, str], pytest_args: list[str]
+) -> tuple[subprocess.Popen[bytes], Path]:
+    """Start one leg's pytest, writing to ``var``/pytest.log; the process and its log."""
+    log = var / "pytest.log"
+    # The slowest tests of each leg are listed, so that CI's time can be watched. Each
+    # leg keeps its temporary files in its own directory: pytest's shared one drops the
+    # oldest runs' directories when new runs start, under a leg still using them.
+    args = ["-p", "no:cacheprovider", "--durations=15", f"--basetemp={var / 'tmp'}", *pytest_args]
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [PYTHON, "-m", "pytest", *args],
+            cwd=ROOT,
+            env=leg_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    return process, log
+
+
+def _leg_finished(leg: str, process: subprocess.Popen[bytes], log: Path, started: float) -> bool:
+    """Wait for a leg, print its log and how it ended; whether it passed."""
+    code = process.wait()
+    banner(f"pytest on {leg}")
+    sys.stdout.write(log.read_text(encoding="utf-8", errors="replace"))
+    print(f"pytest on {leg}: exit code {code} in {time.monotonic() - started:.0f} s")
+    if code == 5:
+        print("pytest collected no tests; that is a failure.")
+    return code == 0
 
 
 if __name__ == "__main__":

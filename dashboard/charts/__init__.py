@@ -5,6 +5,8 @@
 * ``dashboard.charts.site`` — a site's timeline and probability curves, and the histogram of update
   intervals (re-exported here: ``from dashboard import charts; charts.timeline_figure(...)``);
 * ``dashboard.charts.evaluation`` — the Evaluation page's figures and its Table I view;
+* ``dashboard.charts.learned`` — the Evaluation page's sections on learned schedulers (re-exported
+  by ``dashboard.charts.evaluation``);
 * ``dashboard.charts.legend`` — what each model of the Evaluation page's ranking charts is, in one
   line and with its formula and sources.
 
@@ -12,30 +14,6 @@ Every string from an archive, a seed list or stored results enters a figure thro
 ``dashboard.charts.style.plain_text``: Plotly reads hover text, names and titles as markup.
 """
 
-from dashboard.charts.site import (
-    CAPTURE_GROUPS,
-    CURVE_COLOURS,
-    INTERPOLATED_STYLE,
-    UPDATE_STYLE,
-    Curve,
-    Figure,
-    LevelTimeline,
-    Mark,
-    interval_histogram,
-    probability_figure,
-    timeline_figure,
-)
-
-__all__ = [
-    "CAPTURE_GROUPS",
-    "CURVE_COLOURS",
-    "INTERPOLATED_STYLE",
-    "UPDATE_STYLE",
-    "Curve",
-    "Figure",
-    "LevelTimeline",
-    "Mark",
-    "interval_histogram",
-    "probability_figure",
-    "timeline_figure",
-]
+# The site page's figures are the package's own names (``dashboard.charts.site.__all__``).
+from dashboard.charts.site import *  # noqa: F403
+from dashboard.charts.site import __all__ as __all__

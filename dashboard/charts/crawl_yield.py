@@ -18,9 +18,9 @@ from dashboard.charts.style import (
     DARK_GREY,
     ORANGE,
     SKY_BLUE,
-    WHITE,
     Figure,
     axis,
+    hatch,
     layout,
     legend_below,
     plain_text,
@@ -50,9 +50,27 @@ def yield_figure(points: Sequence[YieldPoint]) -> Figure:
         reached = point.reached or 0
         if (point.changed or 0) > reached or reached > point.listed:
             raise ValueError(f"the list of {point.day} has changed ≤ reached ≤ listed broken")
+    traces = _yield_traces(points)
+    return {
+        "data": traces,
+        # No height: the page's CSS gives the chart box its height (taller on a phone).
+        "layout": layout(
+            barmode="group",
+            bargap=0.25,
+            margin={"l": 56, "r": 16, "t": 10, "b": 10},
+            hovermode="x unified",
+            legend=legend_below(),
+            xaxis=axis("Date of the list handed off", type="date"),
+            yaxis=axis("Sites", rangemode="tozero", fixedrange=True),
+        ),
+    }
+
+
+def _yield_traces(points: Sequence[YieldPoint]) -> list[dict[str, Any]]:
+    """The reached and changed bars and the two lines of expected changes."""
     days = [p.day for p in points]
     sizes = [plain_text(f"{p.listed:,} sites listed") for p in points]
-    traces: list[dict[str, Any]] = [
+    return [
         _bars(
             "Listed sites the crawl reached",
             days,
@@ -86,19 +104,6 @@ def yield_figure(points: Sequence[YieldPoint]) -> Figure:
             "dot",
         ),
     ]
-    return {
-        "data": traces,
-        # No height: the page's CSS gives the chart box its height (taller on a phone).
-        "layout": layout(
-            barmode="group",
-            bargap=0.25,
-            margin={"l": 56, "r": 16, "t": 10, "b": 10},
-            hovermode="x unified",
-            legend=legend_below(),
-            xaxis=axis("Date of the list handed off", type="date"),
-            yaxis=axis("Sites", rangemode="tozero", fixedrange=True),
-        ),
-    }
 
 
 def _bars(
@@ -112,14 +117,7 @@ def _bars(
 ) -> dict[str, Any]:
     marker: dict[str, Any] = {"color": colour, "line": {"color": colour, "width": 1}}
     if hatched:  # not colour alone: the changed sites' bars are hatched too
-        marker["pattern"] = {
-            "shape": "/",
-            "bgcolor": colour,
-            "fgcolor": WHITE,
-            "fillmode": "replace",
-            "size": 7,
-            "solidity": 0.2,
-        }
+        marker["pattern"] = hatch(colour)
     return {
         "type": "bar",
         "name": plain_text(name),

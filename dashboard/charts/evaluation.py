@@ -18,14 +18,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from dashboard.charts import legend
+from dashboard.charts.learned import LEARNED_COMPARED, learned_figures, learned_sections
 from dashboard.charts.style import (
     BLACK,
     BLUE,
-    DARK_GREY,
     FONT,
     MODEL_STYLE,
     OTHER_MODEL_STYLE,
-    PURPLE,
     SKY_BLUE,
     VERMILLION,
     Figure,
@@ -166,56 +165,68 @@ def threshold_figure(
         figure_layout[f"yaxis{suffix}"] = axis(
             METRIC_NAMES[metric], anchor=f"x{suffix}", rangemode="tozero"
         )
-        for model in SELECTION_MODELS:
-            points = sorted((r for r in rows if r["model"] == model), key=lambda r: r["theta"])
-            if not points:
-                continue  # a run stored before the posterior took part
-            data.append(
-                _line(
-                    model,
-                    [r["theta"] for r in points],
-                    [r[metric] for r in points],
-                    xaxis=f"x{suffix}",
-                    yaxis=f"y{suffix}",
-                    legendgroup=model,
-                    showlegend=i == 0,
-                    hovertemplate="%{fullData.name}<br>θ = %{x:.1f}<br>"
-                    f"{METRIC_NAMES[metric]} = %{{y:.3f}}<extra></extra>",
-                )
-            )
+        data += _metric_lines(rows, metric, suffix, first=i == 0)
         marks = [(theta_hat, BLUE, "θ̂", 1.0)]
         if posterior_theta_hat is not None and posterior_theta_hat != theta_hat:
             marks.append((posterior_theta_hat, BLACK, "θ̂ posterior", 0.88))
         for value, colour, name, height in marks:
-            if value is None:
-                continue
-            figure_layout["shapes"].append(
-                {
-                    "type": "line",
-                    "xref": f"x{suffix}",
-                    "yref": f"y{suffix} domain",
-                    "x0": value,
-                    "x1": value,
-                    "y0": 0,
-                    "y1": 1,
-                    "line": {"color": colour, "width": 1.5, "dash": "dot"},
-                }
-            )
-            figure_layout["annotations"].append(
-                {
-                    "xref": f"x{suffix}",
-                    "yref": f"y{suffix} domain",
-                    "x": value,
-                    "y": height,
-                    "text": f"{name} = {value:.1f}",
-                    "showarrow": False,
-                    "xanchor": "left" if value < 0.8 else "right",
-                    "yanchor": "top",
-                    "font": {"size": 12, "color": colour},
-                    "bgcolor": "rgba(255,255,255,0.8)",
-                }
-            )
+            if value is not None:
+                shape, annotation = _theta_mark(value, colour, name, height, suffix)
+                figure_layout["shapes"].append(shape)
+                figure_layout["annotations"].append(annotation)
     return {"data": data, "layout": figure_layout}
+
+
+def _metric_lines(rows: list[Row], metric: str, suffix: str, *, first: bool) -> list[Figure]:
+    """One panel's lines: each selection model's ``metric`` against θ, on axes ``suffix``."""
+    lines = []
+    for model in SELECTION_MODELS:
+        points = sorted((r for r in rows if r["model"] == model), key=lambda r: r["theta"])
+        if not points:
+            continue  # a run stored before the posterior took part
+        lines.append(
+            _line(
+                model,
+                [r["theta"] for r in points],
+                [r[metric] for r in points],
+                xaxis=f"x{suffix}",
+                yaxis=f"y{suffix}",
+                legendgroup=model,
+                showlegend=first,
+                hovertemplate="%{fullData.name}<br>θ = %{x:.1f}<br>"
+                f"{METRIC_NAMES[metric]} = %{{y:.3f}}<extra></extra>",
+            )
+        )
+    return lines
+
+
+def _theta_mark(
+    value: float, colour: str, name: str, height: float, suffix: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A dotted vertical line at θ̂ on one panel and its label (shape, annotation)."""
+    shape = {
+        "type": "line",
+        "xref": f"x{suffix}",
+        "yref": f"y{suffix} domain",
+        "x0": value,
+        "x1": value,
+        "y0": 0,
+        "y1": 1,
+        "line": {"color": colour, "width": 1.5, "dash": "dot"},
+    }
+    annotation = {
+        "xref": f"x{suffix}",
+        "yref": f"y{suffix} domain",
+        "x": value,
+        "y": height,
+        "text": f"{name} = {value:.1f}",
+        "showarrow": False,
+        "xanchor": "left" if value < 0.8 else "right",
+        "yanchor": "top",
+        "font": {"size": 12, "color": colour},
+        "bgcolor": "rgba(255,255,255,0.8)",
+    }
+    return shape, annotation
 
 
 def threshold_figures(results: Mapping[str, Any]) -> dict[str, Figure]:
@@ -340,26 +351,7 @@ def interval_figure(level: str, group: Row) -> Figure:
     observed = [v if v and v > 0 else None for v in group["observed"]]
     expected = [v if v and v > 0 else None for v in group["expected"]]
     mean = float(group["mean_interval"])
-    data = [
-        {
-            "type": "scatter",
-            "mode": "markers",
-            "name": "observed Δ̃t",
-            "x": centres,
-            "y": observed,
-            "marker": {"color": VERMILLION, "size": 8, "symbol": "circle"},
-            "hovertemplate": "d ≈ %{x:.1f} days<br>density %{y:.2e}<extra>observed</extra>",
-        },
-        {
-            "type": "scatter",
-            "mode": "lines",
-            "name": "Poisson expectation",
-            "x": centres,
-            "y": expected,
-            "line": {"color": BLUE, "width": 2},
-            "hovertemplate": "d ≈ %{x:.1f} days<br>density %{y:.2e}<extra>expected</extra>",
-        },
-    ]
+    data = _interval_traces(centres, observed, expected)
     label = _level_label(level)
     # On log axes Plotly reads ranges and annotation positions in log10 units (shapes: data).
     mark = math.log10(mean) if mean > 0 else 0.0
@@ -380,7 +372,41 @@ def interval_figure(level: str, group: Row) -> Figure:
             range=[math.log10(bottom), math.log10(top * 3)],
         ),
         margin={"l": 72, "r": 16, "t": 40, "b": 48},
-        shapes=[
+        **_mean_interval_mark(mean, mark),
+    )
+    return {"data": data, "layout": figure_layout}
+
+
+def _interval_traces(
+    centres: list[float], observed: list[float | None], expected: list[float | None]
+) -> list[dict[str, Any]]:
+    """The observed densities as markers and the Poisson expectation as a line."""
+    return [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": "observed Δ̃t",
+            "x": centres,
+            "y": observed,
+            "marker": {"color": VERMILLION, "size": 8, "symbol": "circle"},
+            "hovertemplate": "d ≈ %{x:.1f} days<br>density %{y:.2e}<extra>observed</extra>",
+        },
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": "Poisson expectation",
+            "x": centres,
+            "y": expected,
+            "line": {"color": BLUE, "width": 2},
+            "hovertemplate": "d ≈ %{x:.1f} days<br>density %{y:.2e}<extra>expected</extra>",
+        },
+    ]
+
+
+def _mean_interval_mark(mean: float, mark: float) -> dict[str, Any]:
+    """A dotted line at d = mean 1/λ̃ and its label (``mark`` is its log10 position)."""
+    return {
+        "shapes": [
             {
                 "type": "line",
                 "xref": "x",
@@ -392,7 +418,7 @@ def interval_figure(level: str, group: Row) -> Figure:
                 "line": {"color": BLUE, "width": 1.5, "dash": "dot"},
             }
         ],
-        annotations=[
+        "annotations": [
             {
                 "xref": "x",
                 "yref": "y domain",
@@ -405,8 +431,7 @@ def interval_figure(level: str, group: Row) -> Figure:
                 "font": {"size": 12, "color": BLUE},
             }
         ],
-    )
-    return {"data": data, "layout": figure_layout}
+    }
 
 
 def interval_figures(results: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -468,48 +493,26 @@ def table_view(results: Mapping[str, Any]) -> list[dict[str, Any]]:
     sections = []
     for level in results.get("levels", {}):
         models = _table_models(index, level)
-        header = [{"label": "θ̂", "theta": True}]
-        for m in models:
-            if m == "posterior":
-                header.append({"label": "θ̂ post.", "theta": True})
-            header.append({"label": EVALUATION_LABELS[m], "theta": False})
+        header = _table_header(models)
         ws = sorted({key[2] for key in index if key[0] == level})
-        groups = []
-        for metric in METRIC_LABELS:
-            rows = []
-            for w in ws:
-                averages = []
-                for average in AVERAGE_LABELS:
-                    values = [index.get((level, average, w, m), {}).get(metric) for m in models]
-                    known = [v for v in values if v is not None]
-                    top = max(known) if known else None
-                    best = [_equal(v, top) for v in values]
-                    hacs = index.get((level, average, w, "hacs"), {})
-                    own = {
-                        m: index.get((level, average, w, m), {}).get("theta_hat")
-                        if m == "posterior"
-                        else None
-                        for m in models
+        groups = [
+            {
+                "metric": metric,
+                "label": METRIC_LABELS[metric],
+                "name": METRIC_NAMES[metric],
+                "rows": [
+                    {
+                        "w_weeks": w,
+                        "averages": [
+                            _table_cells(index, (level, average, w), metric, models)
+                            for average in AVERAGE_LABELS
+                        ],
                     }
-                    averages.append(
-                        {
-                            "average": average,
-                            "theta_hat": hacs.get("theta_hat"),
-                            "cells": [
-                                {"model": m, "value": v, "best": b, "theta_hat": own[m]}
-                                for m, v, b in zip(models, values, best, strict=True)
-                            ],
-                        }
-                    )
-                rows.append({"w_weeks": w, "averages": averages})
-            groups.append(
-                {
-                    "metric": metric,
-                    "label": METRIC_LABELS[metric],
-                    "name": METRIC_NAMES[metric],
-                    "rows": rows,
-                }
-            )
+                    for w in ws
+                ],
+            }
+            for metric in METRIC_LABELS
+        ]
         sections.append(
             {
                 "level": level,
@@ -521,6 +524,43 @@ def table_view(results: Mapping[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return sections
+
+
+def _table_header(models: list[str]) -> list[dict[str, Any]]:
+    """One average's column heads: θ̂, then each model (the posterior with its own θ̂ first)."""
+    header: list[dict[str, Any]] = [{"label": "θ̂", "theta": True}]
+    for m in models:
+        if m == "posterior":
+            header.append({"label": "θ̂ post.", "theta": True})
+        header.append({"label": EVALUATION_LABELS[m], "theta": False})
+    return header
+
+
+def _table_cells(
+    index: Mapping[tuple[str, str, int, str], Row],
+    key: tuple[str, str, int],
+    metric: str,
+    models: list[str],
+) -> dict[str, Any]:
+    """One (level, average, w)'s cells of a metric's row: HACS's θ̂ and a cell per model."""
+    level, average, w = key
+    values = [index.get((level, average, w, m), {}).get(metric) for m in models]
+    known = [v for v in values if v is not None]
+    top = max(known) if known else None
+    best = [_equal(v, top) for v in values]
+    hacs = index.get((level, average, w, "hacs"), {})
+    own = {
+        m: index.get((level, average, w, m), {}).get("theta_hat") if m == "posterior" else None
+        for m in models
+    }
+    return {
+        "average": average,
+        "theta_hat": hacs.get("theta_hat"),
+        "cells": [
+            {"model": m, "value": v, "best": b, "theta_hat": own[m]}
+            for m, v, b in zip(models, values, best, strict=True)
+        ],
+    }
 
 
 def _equal(value: float | None, top: float | None) -> bool:
@@ -586,167 +626,3 @@ def replay_figure(replay: Mapping[str, Any]) -> Figure:
             margin={"l": 56, "r": 16, "t": 40, "b": 120},
         ),
     }
-
-
-# --------------------------------------------------------------------------------------------
-# Learned schedulers: what each is, how it trained, and how it ranks in this run
-# --------------------------------------------------------------------------------------------
-
-#: The models a learned scheduler is compared with, in the order of its table.
-LEARNED_COMPARED = (
-    "posterior",
-    "hacs",
-    "cho_garcia_molina",
-    "nad",
-    "sad",
-    "aad",
-    "gad",
-    "last_obs",
-    "age",
-    "random",
-)
-
-
-def _gp4c_formula(model: Mapping[str, Any]) -> str:
-    """A GP4C function as people read it: simplified (``hacs.learning.formula``), or as stored
-    when its expression cannot be read."""
-    # Imported here: the learning modules load DEAP and the evaluation engine, which the
-    # charts of a run without a learned scheduler never need.
-    from hacs.learning.formula import readable_formula
-
-    try:
-        return readable_formula(str(model["expression"])).text
-    except (KeyError, ValueError):
-        return str(model.get("formula", ""))
-
-
-def learned_sections(results: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One section per learned scheduler of a run (``results["learned"]``): ``title``,
-    ``key`` (of its training-curve figure in :func:`learned_figures`), ``note`` (its period, and
-    whether the run's period overlaps it), ``formula`` (GP4C) or ``coefficients`` (LWS: rows of
-    ``name``, ``weight``), ``fit`` (a sentence), ``w_weeks`` (the history size of the table)
-    and ``rows``: per model ``label``, ``ndcg``, ``change_rate``, ``pak`` and ``mine`` (the
-    learned one), the best of each column marked ``best_*``."""
-    sections = []
-    run_w = list(results.get("parameters", {}).get("w_weeks", []))
-    for item in results.get("learned", []):
-        kind, level = item["kind"], item["level"]
-        wanted = int(item.get("parameters", {}).get("w_weeks", 12))
-        w = wanted if wanted in run_w else (max(run_w) if run_w else wanted)
-        budget = {
-            (r["model"]): r
-            for r in results.get("budget", [])
-            if r["level"] == level and r["w_weeks"] == w
-        }
-        pak = {
-            (r["model"]): r
-            for r in results.get("pak", [])
-            if r["level"] == level and r["w_weeks"] == w
-        }
-        rows = []
-        for model in (kind, *LEARNED_COMPARED):
-            if model not in budget:
-                continue
-            rows.append(
-                {
-                    "model": model,
-                    "label": EVALUATION_LABELS.get(model, model),
-                    "mine": model == kind,
-                    "ndcg": budget[model].get("ndcg_at_k"),
-                    "change_rate": budget[model].get("change_rate_at_k"),
-                    "pak": pak.get(model, {}).get("weighted_p_at_k"),
-                }
-            )
-        for column in ("ndcg", "change_rate", "pak"):
-            values = [r[column] for r in rows if r[column] is not None]
-            top = max(values) if values else None
-            for r in rows:
-                r[f"best_{column}"] = top is not None and r[column] == top
-        model = item.get("model") or {}
-        section: dict[str, Any] = {  # the learned run's id is its LearnedScorer's
-            "key": f"{kind}-{level}",
-            "title": f"{EVALUATION_LABELS[kind]} — {LEVEL_LABELS.get(level, level)} level",
-            "note": (
-                f"Learned on {item['start']} to {item['end']} (learning run {item['id']}). "
-                + (
-                    "This run's period overlaps the learning period, so its figures here are "
-                    "not test figures: evaluate a later period to test it."
-                    if item.get("overlaps")
-                    else "This run's period comes after it: its figures here are test figures."
-                )
-            ),
-            "w_weeks": w,
-            "rows": rows,
-        }
-        if kind == "gp4c":
-            params = item.get("parameters", {})
-            section["formula"] = _gp4c_formula(model)
-            section["fit"] = (
-                f"{params.get('fitness', 'ndcg').upper()} at a "
-                f"{params.get('budget_fraction', 0.05):.0%} budget: training "
-                f"{_number(item.get('training_fitness'))}, validation "
-                f"{_number(item.get('validation_fitness'))}; {params.get('generations')} "
-                f"generations of {params.get('population')}, seed {params.get('seed')}."
-            )
-        else:
-            section["coefficients"] = [
-                {"name": name, "weight": weight}
-                for name, weight in zip(
-                    model.get("features", []), model.get("coefficients", []), strict=True
-                )
-            ]
-            section["fit"] = (
-                f"{model.get('regressor', 'huber').capitalize()} regression of the log wait "
-                f"for the next update on {model.get('samples', 0):,} samples; R² on held-out "
-                f"sites {_number(model.get('held_out_r2'))}, mean absolute error of the log "
-                f"wait {_number(model.get('held_out_mae'))}."
-            )
-        sections.append(section)
-    return sections
-
-
-def _number(value: Any) -> str:
-    return "–" if not isinstance(value, int | float) else f"{value:.3f}"
-
-
-def learned_figures(results: Mapping[str, Any]) -> dict[str, Figure]:
-    """Per GP4C scheduler of a run (key ``gp4c-<level>``): its training curve, the best and
-    the mean training fitness per generation."""
-    figures = {}
-    for item in results.get("learned", []):
-        curve = item.get("curve") or {}
-        if item["kind"] != "gp4c" or not curve.get("best"):
-            continue
-        fitness = str(item.get("parameters", {}).get("fitness", "ndcg"))
-        name = "NDCG@k" if fitness == "ndcg" else "ChangeRate@k"
-        generations = list(range(len(curve["best"])))
-        figures[f"gp4c-{item['level']}"] = {
-            "data": [
-                {
-                    "type": "scatter",
-                    "mode": "lines+markers",
-                    "name": "best so far",
-                    "x": generations,
-                    "y": curve["best"],
-                    "line": {"color": PURPLE, "width": 2.5},
-                    "hovertemplate": f"generation %{{x}}<br>best {name} %{{y:.4f}}<extra></extra>",
-                },
-                {
-                    "type": "scatter",
-                    "mode": "lines",
-                    "name": "population mean",
-                    "x": generations,
-                    "y": curve.get("mean", []),
-                    "line": {"color": DARK_GREY, "dash": "dot"},
-                    "hovertemplate": f"generation %{{x}}<br>mean {name} %{{y:.4f}}<extra></extra>",
-                },
-            ],
-            "layout": layout(
-                title=heading(f"Training: {name} per generation"),
-                xaxis=axis("generation", dtick=max(1, len(generations) // 10)),
-                yaxis=axis(f"training {name}", rangemode="tozero"),
-                margin={"l": 56, "r": 16, "t": 40, "b": 48},
-                legend={"orientation": "h", "y": 1.12, "x": 0},
-            ),
-        }
-    return figures

@@ -35,9 +35,9 @@ from dashboard.charts.style import (
     PURPLE,
     SKY_BLUE,
     VERMILLION,
-    WHITE,
     Figure,
     axis,
+    hatch,
     layout,
     legend_above,
     plain_text,
@@ -119,33 +119,9 @@ def timeline_figure(levels: Sequence[LevelTimeline]) -> Figure:
     shown: set[str] = set()
 
     def add(group: str, style: tuple[str, str, str], row: int, marks: Sequence[Mark]) -> None:
-        label, colour, symbol = style
-        if not marks:
-            return
-        filled = not symbol.endswith("-open")
-        traces.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": label,
-                "legendgroup": group,
-                "showlegend": group not in shown,
-                "x": [m.time for m in marks],
-                "y": [row] * len(marks),
-                # Archive data (URLs, statuses): shown as text, never read as markup.
-                "customdata": [plain_text(m.text) for m in marks],
-                "hovertemplate": "%{x|%Y-%m-%d %H:%M} UTC<br>%{customdata}"
-                "<extra>%{fullData.name}</extra>",
-                "marker": {
-                    "color": colour,
-                    "symbol": symbol,
-                    "size": {"update": 12, "interpolated": 9}.get(group, 8),
-                    "opacity": 0.85,
-                    "line": {"width": 1.5 if not filled else 0.5, "color": colour},
-                },
-            }
-        )
-        shown.add(group)
+        if marks:
+            traces.append(_marker_trace(group, style, row, marks, first=group not in shown))
+            shown.add(group)
 
     for level in levels:
         # Rows are numbered (and labelled by the axis ticks) rather than named on every point:
@@ -159,26 +135,54 @@ def timeline_figure(levels: Sequence[LevelTimeline]) -> Figure:
         # update (a short interval) stays visible on top of the update's marker.
         add("update", UPDATE_STYLE, update_row, level.updates)
         add("interpolated", INTERPOLATED_STYLE, update_row, level.interpolated)
+    return {"data": traces, "layout": _timeline_layout(rows)}
 
+
+def _marker_trace(
+    group: str, style: tuple[str, str, str], row: int, marks: Sequence[Mark], *, first: bool
+) -> dict[str, Any]:
+    """One kind of mark on one row of the timeline; ``first`` shows it in the legend."""
+    label, colour, symbol = style
+    filled = not symbol.endswith("-open")
     return {
-        "data": traces,
-        "layout": layout(
-            height=110 + 44 * len(rows),
-            # The row labels, the legend and the axis title take the room they need
-            # (automargin), which on a phone is more than on a laptop.
-            margin={"l": 20, "r": 20, "t": 10, "b": 10},
-            showlegend=True,
-            legend=legend_above(),
-            xaxis=axis("Time (UTC)", type="date", showgrid=True),
-            yaxis=axis(
-                tickvals=list(range(len(rows))),
-                ticktext=rows,
-                range=[len(rows) - 0.5, -0.5],  # first row on top
-                fixedrange=True,
-                showgrid=True,
-            ),
-        ),
+        "type": "scatter",
+        "mode": "markers",
+        "name": label,
+        "legendgroup": group,
+        "showlegend": first,
+        "x": [m.time for m in marks],
+        "y": [row] * len(marks),
+        # Archive data (URLs, statuses): shown as text, never read as markup.
+        "customdata": [plain_text(m.text) for m in marks],
+        "hovertemplate": "%{x|%Y-%m-%d %H:%M} UTC<br>%{customdata}<extra>%{fullData.name}</extra>",
+        "marker": {
+            "color": colour,
+            "symbol": symbol,
+            "size": {"update": 12, "interpolated": 9}.get(group, 8),
+            "opacity": 0.85,
+            "line": {"width": 1.5 if not filled else 0.5, "color": colour},
+        },
     }
+
+
+def _timeline_layout(rows: list[str]) -> dict[str, Any]:
+    """The timeline's layout: one labelled row per entry of ``rows``, the first on top."""
+    return layout(
+        height=110 + 44 * len(rows),
+        # The row labels, the legend and the axis title take the room they need
+        # (automargin), which on a phone is more than on a laptop.
+        margin={"l": 20, "r": 20, "t": 10, "b": 10},
+        showlegend=True,
+        legend=legend_above(),
+        xaxis=axis("Time (UTC)", type="date", showgrid=True),
+        yaxis=axis(
+            tickvals=list(range(len(rows))),
+            ticktext=rows,
+            range=[len(rows) - 0.5, -0.5],  # first row on top
+            fixedrange=True,
+            showgrid=True,
+        ),
+    )
 
 
 def probability_figure(
@@ -193,52 +197,8 @@ def probability_figure(
         raise ValueError(f"e_days must be a non-negative number; got {e_days}")
     if theta is not None and not 0 <= theta <= 1:
         raise ValueError(f"theta must lie in [0, 1]; got {theta}")
-    traces: list[dict[str, Any]] = []
-    for i, curve in enumerate(curves):
-        if len(curve.values) != len(dates):
-            raise ValueError(
-                f"curve {curve.name!r} has {len(curve.values)} values for {len(dates)} dates"
-            )
-        if not all(math.isfinite(v) and 0 <= v <= 1 for v in curve.values):
-            raise ValueError(f"curve {curve.name!r} holds values outside [0, 1]")
-        traces.append(
-            {
-                "type": "scatter",
-                "mode": "lines",
-                "name": plain_text(curve.name),
-                "x": list(dates),
-                "y": [round(v, 6) for v in curve.values],
-                "line": {"color": CURVE_COLOURS[i % len(CURVE_COLOURS)], "width": 2.5},
-                "hovertemplate": "t = %{x|%Y-%m-%d}<br>p = %{y:.3f}<extra>%{fullData.name}</extra>",
-            }
-        )
-    shapes: list[dict[str, Any]] = []
-    annotations: list[dict[str, Any]] = []
-    if theta is not None and dates:
-        shapes.append(
-            {
-                "type": "line",
-                "xref": "paper",
-                "x0": 0,
-                "x1": 1,
-                "yref": "y",
-                "y0": theta,
-                "y1": theta,
-                "line": {"color": DARK_GREY, "width": 1.5, "dash": "dash"},
-            }
-        )
-        annotations.append(
-            {
-                "xref": "paper",
-                "x": 1,
-                "xanchor": "right",
-                "y": theta,
-                "yanchor": "bottom",
-                "text": f"θ = {theta:g}",
-                "showarrow": False,
-                "font": {"color": DARK_GREY},
-            }
-        )
+    traces = [_curve_trace(i, curve, dates) for i, curve in enumerate(curves)]
+    shapes, annotations = _theta_line(theta) if theta is not None and dates else ([], [])
     return {
         "data": traces,
         # No height: the page's CSS gives the chart box its height (taller on a phone, where
@@ -254,6 +214,50 @@ def probability_figure(
             annotations=annotations,
         ),
     }
+
+
+def _curve_trace(i: int, curve: Curve, dates: Sequence[str]) -> dict[str, Any]:
+    """The ``i``-th curve's line; ``ValueError`` unless it holds one probability per date."""
+    if len(curve.values) != len(dates):
+        raise ValueError(
+            f"curve {curve.name!r} has {len(curve.values)} values for {len(dates)} dates"
+        )
+    if not all(math.isfinite(v) and 0 <= v <= 1 for v in curve.values):
+        raise ValueError(f"curve {curve.name!r} holds values outside [0, 1]")
+    return {
+        "type": "scatter",
+        "mode": "lines",
+        "name": plain_text(curve.name),
+        "x": list(dates),
+        "y": [round(v, 6) for v in curve.values],
+        "line": {"color": CURVE_COLOURS[i % len(CURVE_COLOURS)], "width": 2.5},
+        "hovertemplate": "t = %{x|%Y-%m-%d}<br>p = %{y:.3f}<extra>%{fullData.name}</extra>",
+    }
+
+
+def _theta_line(theta: float) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The dashed line at θ across the plot and its label (shapes, annotations)."""
+    shape = {
+        "type": "line",
+        "xref": "paper",
+        "x0": 0,
+        "x1": 1,
+        "yref": "y",
+        "y0": theta,
+        "y1": theta,
+        "line": {"color": DARK_GREY, "width": 1.5, "dash": "dash"},
+    }
+    annotation = {
+        "xref": "paper",
+        "x": 1,
+        "xanchor": "right",
+        "y": theta,
+        "yanchor": "bottom",
+        "text": f"θ = {theta:g}",
+        "showarrow": False,
+        "font": {"color": DARK_GREY},
+    }
+    return [shape], [annotation]
 
 
 def interval_histogram(
@@ -277,65 +281,19 @@ def interval_histogram(
         intervals_days if isinstance(intervals_days, Mapping) else {"Sites": intervals_days}
     )
     logs: dict[str, list[float]] = {}
-    medians: dict[str, float] = {}
-    left_out: dict[str, int] = {}
+    labels: dict[str, str] = {}
     for name, values in series.items():
         finite = [float(v) for v in values if math.isfinite(v) and v > 0]
         logs[name] = [math.log10(v) for v in finite]
-        if finite:
-            medians[name] = _median(finite)
-        left_out[name] = len(values) - len(finite)
-    everything = [x for kept in logs.values() for x in kept]
-    width = 1.0 / bins_per_decade
-    if everything:
-        low = math.floor(min(everything) * bins_per_decade) / bins_per_decade
-        high = math.floor(max(everything) * bins_per_decade) / bins_per_decade + width
-    else:
-        low, high = 0.0, 1.0
-    nbins = max(1, round((high - low) / width))
-    edges = [low + k * width for k in range(nbins + 1)]
+        labels[name] = _series_label(name, finite, left_out=len(values) - len(finite))
+    bins = _LogBins.covering([x for kept in logs.values() for x in kept], bins_per_decade)
     colours = PAIR_COLOURS if len(logs) <= len(PAIR_COLOURS) else CURVE_COLOURS
-    # Each bin holds the series side by side, a little apart, as one group of bars.
-    share = width * 0.9 / max(1, len(logs))
-
-    traces: list[dict[str, Any]] = []
-    for i, (name, kept) in enumerate(logs.items()):
-        counts = [0] * nbins
-        for x in kept:
-            counts[min(nbins - 1, max(0, int((x - low) / width + 1e-9)))] += 1
-        label = plain_text(name)
-        if name in medians:
-            label += f" (median {_format_days(medians[name])})"
-        if left_out[name]:
-            label += f"; {left_out[name]} without a finite 1/λ"
-        colour = colours[i % len(colours)]
-        marker: dict[str, Any] = {"color": colour, "line": {"color": colour, "width": 1}}
-        if i % 2:
-            marker["pattern"] = {
-                "shape": "/",
-                "bgcolor": colour,
-                "fgcolor": WHITE,
-                "fillmode": "replace",
-                "size": 7,
-                "solidity": 0.2,
-            }
-        traces.append(
-            {
-                "type": "bar",
-                "name": label,
-                "x": [round(edges[k] + width / 2, 9) for k in range(nbins)],
-                "y": counts,
-                "width": [round(share, 9)] * nbins,
-                "offset": round(-width * 0.45 + i * share, 9),
-                "customdata": [
-                    f"{_format_days(10 ** edges[k], unit=False)}–{_format_days(10 ** edges[k + 1])}"
-                    for k in range(nbins)
-                ],
-                "hovertemplate": "1/λ %{customdata}: %{y} sites<extra>%{fullData.name}</extra>",
-                "marker": marker,
-            }
-        )
-    ticks = log_ticks(low - width / 2, high + width / 2)
+    traces = [
+        bins.bar_trace(labels[name], kept, i, len(logs), colours[i % len(colours)])
+        for i, (name, kept) in enumerate(logs.items())
+    ]
+    low, high = bins.low - bins.width / 2, bins.high + bins.width / 2
+    ticks = log_ticks(low, high)
     return {
         "data": traces,
         # No height: the page's CSS gives the chart box its height.
@@ -347,11 +305,71 @@ def interval_histogram(
                 "Mean update interval 1/λ (days, log scale)",
                 tickvals=[round(math.log10(t), 9) for t in ticks],
                 ticktext=[_format_days(t, unit=False) for t in ticks],
-                range=[low - width / 2, high + width / 2],
+                range=[low, high],
             ),
             yaxis=axis("Sites", rangemode="tozero"),
         ),
     }
+
+
+def _series_label(name: str, finite: list[float], *, left_out: int) -> str:
+    """A histogram series' legend entry: its name, median and the values left out."""
+    label = plain_text(name)
+    if finite:
+        label += f" (median {_format_days(_median(finite))})"
+    if left_out:
+        label += f"; {left_out} without a finite 1/λ"
+    return label
+
+
+@dataclass(frozen=True)
+class _LogBins:
+    """Bins of equal log10 width from ``low`` to ``high`` (log10 days)."""
+
+    low: float
+    high: float
+    width: float
+    count: int
+
+    @classmethod
+    def covering(cls, logs: Sequence[float], bins_per_decade: int) -> _LogBins:
+        """The bins, aligned on multiples of their width, that hold every value of ``logs``."""
+        width = 1.0 / bins_per_decade
+        if logs:
+            low = math.floor(min(logs) * bins_per_decade) / bins_per_decade
+            high = math.floor(max(logs) * bins_per_decade) / bins_per_decade + width
+        else:
+            low, high = 0.0, 1.0
+        return cls(low=low, high=high, width=width, count=max(1, round((high - low) / width)))
+
+    def bar_trace(
+        self, label: str, logs: Sequence[float], i: int, series: int, colour: str
+    ) -> dict[str, Any]:
+        """The bars of the ``i``-th of ``series`` series, each bin's series side by side, a
+        little apart, as one group of bars (every other series hatched)."""
+        nbins, width, low = self.count, self.width, self.low
+        edges = [low + k * width for k in range(nbins + 1)]
+        share = width * 0.9 / max(1, series)
+        counts = [0] * nbins
+        for x in logs:
+            counts[min(nbins - 1, max(0, int((x - low) / width + 1e-9)))] += 1
+        marker: dict[str, Any] = {"color": colour, "line": {"color": colour, "width": 1}}
+        if i % 2:
+            marker["pattern"] = hatch(colour)
+        return {
+            "type": "bar",
+            "name": label,
+            "x": [round(edges[k] + width / 2, 9) for k in range(nbins)],
+            "y": counts,
+            "width": [round(share, 9)] * nbins,
+            "offset": round(-width * 0.45 + i * share, 9),
+            "customdata": [
+                f"{_format_days(10 ** edges[k], unit=False)}–{_format_days(10 ** edges[k + 1])}"
+                for k in range(nbins)
+            ],
+            "hovertemplate": "1/λ %{customdata}: %{y} sites<extra>%{fullData.name}</extra>",
+            "marker": marker,
+        }
 
 
 def log_ticks(low: float, high: float) -> list[float]:

@@ -43,6 +43,7 @@ __all__ = [
     "WINE",
     "Figure",
     "axis",
+    "hatch",
     "heading",
     "layout",
     "legend_above",
@@ -122,28 +123,24 @@ def legend_below(**extra: Any) -> dict[str, Any]:
     legend wraps to on a narrow screen; a legend placed at a fraction of the plot's height met
     the axis title once it held more rows.
     """
-    result: dict[str, Any] = {
-        "orientation": "h",
-        "x": 0,
-        "xanchor": "left",
-        "yref": "container",
-        "y": 0,
-        "yanchor": "bottom",
-    }
-    result.update(extra)
-    return result
+    return _legend(0, "bottom", extra)
 
 
 def legend_above(**extra: Any) -> dict[str, Any]:
     """A horizontal legend at the top of a figure without a title, above the plot, with room
     made for it as for :func:`legend_below`."""
+    return _legend(1, "top", extra)
+
+
+def _legend(y: int, yanchor: str, extra: dict[str, Any]) -> dict[str, Any]:
+    """A horizontal legend from the left, at height ``y`` of the figure's own coordinates."""
     result: dict[str, Any] = {
         "orientation": "h",
         "x": 0,
         "xanchor": "left",
         "yref": "container",
-        "y": 1,
-        "yanchor": "top",
+        "y": y,
+        "yanchor": yanchor,
     }
     result.update(extra)
     return result
@@ -164,6 +161,19 @@ def axis(title_text: str | None = None, **extra: Any) -> dict[str, Any]:
         result["title"] = {"text": plain_text(title_text)}
     result.update(extra)
     return result
+
+
+def hatch(colour: str) -> dict[str, Any]:
+    """A bar's hatching in white over ``colour``: the second of two series side by side, so that
+    colour does not carry the difference alone."""
+    return {
+        "shape": "/",
+        "bgcolor": colour,
+        "fgcolor": WHITE,
+        "fillmode": "replace",
+        "size": 7,
+        "solidity": 0.2,
+    }
 
 
 def heading(text: str) -> dict[str, Any]:

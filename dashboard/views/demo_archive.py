@@ -2,8 +2,9 @@
 
 ``load_demo`` writes a synthetic archive under ``HACS_VAR_DIR/demo`` and imports it; no public
 archive ever held those captures, so the Site page links them here instead of to a Wayback
-machine (``dashboard.sites.capture_archive_url``). ``/demo-archive/<14-digit timestamp>/<url>``
-answers with the capture of ``url`` nearest that moment, as a Wayback machine does: an archived
+machine (``dashboard.site_detail.capture_archive_url``).
+``/demo-archive/<14-digit timestamp>/<url>`` answers with the capture of ``url`` nearest that
+moment, as a Wayback machine does: an archived
 page with a banner saying it is the synthetic demo archive and its links pointed back into the
 replay, another file as it was stored, a redirect or a missing capture as a HACS page.
 

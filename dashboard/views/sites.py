@@ -20,16 +20,8 @@ from dashboard.forms import SiteListForm
 from dashboard.health import site_evidence
 from dashboard.overview import window_start_days
 from dashboard.roles import is_librarian, librarian_required
-from dashboard.sites import (
-    DEFAULT_SORT,
-    SORT_KEYS,
-    SiteEstimates,
-    site_estimates,
-    site_history,
-    site_row_values,
-    site_rows,
-    site_rows_csv,
-)
+from dashboard.site_detail import SiteEstimates, site_estimates, site_history
+from dashboard.sites import DEFAULT_SORT, SORT_KEYS, site_row_values, site_rows, site_rows_csv
 from dashboard.views.upload import NOT_QUEUED
 from hacs.clock import reference_instant, to_days
 from hacs_site.clock import today

@@ -31,10 +31,11 @@ from django.shortcuts import render
 from django.template.defaultfilters import filesizeformat
 
 from archive.pipeline import sites_finish
-from archive.seeds import seeds_import
+from archive.seeds import SeedImportReport, seeds_import
 from dashboard.forms import SeedUploadForm
 from dashboard.roles import librarian_required
 from hacs.formats.seeds import MAX_LINE_LENGTH, SeedFileError
+from jobs.models import JobRecord
 from jobs.services import QueueUnavailable
 from operations.jobs import enqueue_import
 
@@ -101,14 +102,7 @@ def upload_seeds(request: HttpRequest) -> HttpResponse:
             context["held"] = held
         return render(request, "dashboard/upload.html", context, status=400)
     try:
-        report = seeds_import(
-            data=data,
-            max_bytes=settings.HACS_MAX_UPLOAD_BYTES,
-            max_lines=settings.HACS_MAX_SEED_LINES,
-            user_directories_only=form.cleaned_data["user_directories_only"],
-            extra_tags=form.tag_list(),
-            dry_run=checking,
-        )
+        report = _seeds_import(form, data, dry_run=checking)
     except SeedFileError as error:
         form.add_error("text" if not name else "file", str(error))
         _release(request, held)
@@ -121,35 +115,55 @@ def upload_seeds(request: HttpRequest) -> HttpResponse:
         _release(request, held)
         form.data = fresh = cast(QueryDict, form.data).copy()
         fresh["held"] = ""  # added: the page's form starts afresh
-    job = None
-    queue_error = ""
+    job, queue_error = None, ""
     if not checking and report.added and form.cleaned_data["import_history"]:
-        ids = [site.pk for site in report.added]
-        try:
-            job = enqueue_import(
-                ids, user=request.user, label=f"{len(ids)} new sites from an upload"
-            )
-        except QueueUnavailable as error:
-            # The seeds stay stored; marked failed with the reason, "Retry failed sites" and
-            # `import_archive --failed` find them once the workers run again.
-            sites_finish(failed=dict.fromkeys(ids, NOT_QUEUED))
-            queue_error = str(error)
+        job, queue_error = _enqueue_added(request, report)
     context.update(
-        report=report,
-        checking=checking,
-        source=name,
-        job=job,
-        queue_error=queue_error,
-        added=report.added[:SHOWN],
-        rejected=parsed.rejected[:SHOWN],
-        merged=parsed.merged[:SHOWN],
-        already=[
+        _report_context(report), checking=checking, source=name, job=job, queue_error=queue_error
+    )
+    return render(request, "dashboard/upload.html", context)
+
+
+def _seeds_import(form: SeedUploadForm, data: bytes, *, dry_run: bool) -> SeedImportReport:
+    """The seed list checked (``dry_run``) or added, with the form's options and the limits."""
+    return seeds_import(
+        data=data,
+        max_bytes=settings.HACS_MAX_UPLOAD_BYTES,
+        max_lines=settings.HACS_MAX_SEED_LINES,
+        user_directories_only=form.cleaned_data["user_directories_only"],
+        extra_tags=form.tag_list(),
+        dry_run=dry_run,
+    )
+
+
+def _enqueue_added(request: HttpRequest, report: SeedImportReport) -> tuple[JobRecord | None, str]:
+    """The import job of the sites an upload added, or why the queue refused it."""
+    ids = [site.pk for site in report.added]
+    try:
+        return enqueue_import(
+            ids, user=request.user, label=f"{len(ids)} new sites from an upload"
+        ), ""
+    except QueueUnavailable as error:
+        # The seeds stay stored; marked failed with the reason, "Retry failed sites" and
+        # `import_archive --failed` find them once the workers run again.
+        sites_finish(failed=dict.fromkeys(ids, NOT_QUEUED))
+        return None, str(error)
+
+
+def _report_context(report: SeedImportReport) -> dict[str, Any]:
+    """What the page shows of an import's report: the first SHOWN lines of each kind."""
+    parsed = report.parsed
+    return {
+        "report": report,
+        "added": report.added[:SHOWN],
+        "rejected": parsed.rejected[:SHOWN],
+        "merged": parsed.merged[:SHOWN],
+        "already": [
             (line, url, site_id, report.tags_added.get(site_id, []))
             for line, url, site_id in report.already_stored[:SHOWN]
         ],
-        shown=SHOWN,
-    )
-    return render(request, "dashboard/upload.html", context)
+        "shown": SHOWN,
+    }
 
 
 def _seed_list(request: HttpRequest, form: SeedUploadForm) -> tuple[bytes, str, HeldFile | None]:

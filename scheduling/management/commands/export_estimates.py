@@ -4,14 +4,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from archive.models import Site
 from hacs.clock import day_end, day_start
-from scheduling.cells import (
-    days_cell,
-    interval_cell,
-    last_update_cell,
-    neutralise,
-    rate_cell,
-    tau_cell,
-)
+from scheduling import cells
 from scheduling.crawl_lists import crawl_list_window
 from scheduling.estimates import estimates_for_window
 from scheduling.management.commands._options import chosen_day, day, window_arguments
@@ -77,8 +70,8 @@ class Command(BaseCommand):
             estimate = found.get(site.pk)
             writer.writerow(
                 [
-                    neutralise(site.seed_url),
-                    neutralise(site.author),
+                    cells.neutralise(site.seed_url),
+                    cells.neutralise(site.author),
                     level,
                     method,
                     *(_cells(estimate) if estimate else _cells_without()),
@@ -89,28 +82,28 @@ class Command(BaseCommand):
 def _cells(estimate: Estimate) -> list[object]:
     """The columns after ``method`` for a site with an estimate."""
     return [
-        rate_cell(estimate.rate),
-        interval_cell(estimate.rate),
-        last_update_cell(estimate.tau, estimate.updates),
+        cells.rate_cell(estimate.rate),
+        cells.interval_cell(estimate.rate),
+        cells.last_update_cell(estimate.tau, estimate.updates),
         estimate.observations,
         estimate.updates,
-        days_cell(estimate.span_days),
-        days_cell(estimate.interval_low),
-        days_cell(estimate.interval_high),
-        tau_cell(estimate.last_copy),
+        cells.days_cell(estimate.span_days),
+        cells.days_cell(estimate.interval_low),
+        cells.days_cell(estimate.interval_high),
+        cells.tau_cell(estimate.last_copy),
     ]
 
 
 def _cells_without() -> list[object]:
     """The same columns for a site without one: no rate, no copies."""
     return [
-        rate_cell(None),
-        interval_cell(None),
-        last_update_cell(None, None),
+        cells.rate_cell(None),
+        cells.interval_cell(None),
+        cells.last_update_cell(None, None),
         0,
         0,
-        days_cell(None),
-        days_cell(None),
-        days_cell(None),
-        tau_cell(None),
+        cells.days_cell(None),
+        cells.days_cell(None),
+        cells.days_cell(None),
+        cells.tau_cell(None),
     ]

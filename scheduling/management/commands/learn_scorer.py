@@ -5,9 +5,9 @@ from tqdm import tqdm
 
 from hacs.learning.gp4c import GENERATIONS, POPULATION
 from scheduling.jobs import enqueue_learning, learning_run_here
-from scheduling.learning import learned_scorer_create, learned_scorer_summary
+from scheduling.learning import LearnedSummary, learned_scorer_create, learned_scorer_summary
 from scheduling.management.commands._options import day, positive
-from scheduling.models import Learned, Level
+from scheduling.models import Learned, LearnedScorer, Level
 
 
 class Command(BaseCommand):
@@ -29,18 +29,10 @@ class Command(BaseCommand):
             default="ndcg",
             help="GP4C: NDCG@k (default) or ChangeRate@k at a 5%% budget",
         )
-        parser.add_argument(
-            "--generations",
-            type=positive,
-            default=GENERATIONS,
-            help=f"GP4C (default {GENERATIONS}, the paper's)",
-        )
-        parser.add_argument(
-            "--population",
-            type=positive,
-            default=POPULATION,
-            help=f"GP4C (default {POPULATION}, the paper's)",
-        )
+        for flag, paper in (("--generations", GENERATIONS), ("--population", POPULATION)):
+            parser.add_argument(
+                flag, type=positive, default=paper, help=f"GP4C (default {paper}, the paper's)"
+            )
         parser.add_argument(
             "--weeks", type=positive, default=12, help="GP4C: history window in weeks (12)"
         )
@@ -80,30 +72,39 @@ class Command(BaseCommand):
         finally:
             bar.close()
         self.stdout.write(f"Learning run {scorer.pk}: {scorer}")
-        model = scorer.model or {}
         summary = learned_scorer_summary(scorer)
         if scorer.kind == Learned.GP4C:
-            formula = summary.formula
-            self.stdout.write(f"score = {formula.text if formula else model.get('formula')}")
-            for name, meaning in formula.legend if formula else ():
-                self.stdout.write(f"  {name:3} = {meaning}")
-            if formula and formula.simplified:
-                self.stdout.write(f"  (simplified; as stored: {model.get('formula')})")
-            self.stdout.write(
-                f"{scorer.parameters['fitness']} at a 5% budget: training "
-                f"{scorer.training_fitness:.4f}, validation {scorer.validation_fitness:.4f}"
-            )
+            self._write_gp4c(scorer, summary)
         else:
-            for name, weight in zip(
-                model.get("features", []), model.get("coefficients", []), strict=True
-            ):
-                self.stdout.write(f"  {name:28} {weight:+.4f}")
-            r2 = scorer.validation_fitness
-            self.stdout.write(
-                f"R² on held-out sites: {'—' if r2 is None else f'{r2:.3f}'}; "
-                f"{model.get('samples', 0):,} samples"
-            )
+            self._write_lws(scorer)
         self.stdout.write(summary.fit.sentence)
         self.stdout.write(
             f"crawl_list --method {scorer.kind} --level {scorer.level} now ranks with it."
+        )
+
+    def _write_gp4c(self, scorer: LearnedScorer, summary: LearnedSummary) -> None:
+        """The evolved score function, simplified with its legend, and its fitness."""
+        model = scorer.model or {}
+        formula = summary.formula
+        self.stdout.write(f"score = {formula.text if formula else model.get('formula')}")
+        for name, meaning in formula.legend if formula else ():
+            self.stdout.write(f"  {name:3} = {meaning}")
+        if formula and formula.simplified:
+            self.stdout.write(f"  (simplified; as stored: {model.get('formula')})")
+        self.stdout.write(
+            f"{scorer.parameters['fitness']} at a 5% budget: training "
+            f"{scorer.training_fitness:.4f}, validation {scorer.validation_fitness:.4f}"
+        )
+
+    def _write_lws(self, scorer: LearnedScorer) -> None:
+        """The regression's coefficients and how well it predicts held-out sites."""
+        model = scorer.model or {}
+        for name, weight in zip(
+            model.get("features", []), model.get("coefficients", []), strict=True
+        ):
+            self.stdout.write(f"  {name:28} {weight:+.4f}")
+        r2 = scorer.validation_fitness
+        self.stdout.write(
+            f"R² on held-out sites: {'—' if r2 is None else f'{r2:.3f}'}; "
+            f"{model.get('samples', 0):,} samples"
         )
