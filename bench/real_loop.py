@@ -33,7 +33,9 @@ and ``nutch_fresh`` (``hacs.baselines``), LambdaCrawl on HACS's rates, the *know
 the *oracle*, which knows whether each page changed since its newest copy.
 ``hacs_stationary`` is HACS's list read with rates that never reset (ρ = 0, the default before
 rates that reset; ``hacs.ranking.default_probabilities(reset=False)``), the candidate the
-default was weighed against (docs/readings.md, "Real scholarly homepages").
+default was weighed against (docs/readings.md, "Real scholarly homepages"); ``hacs_sessions``
+is the list read with sessions, a hazard that rises after each detected change
+(``hacs.sessions``), a candidate measured and not kept.
 
 It prints, per budget: changes found, yield (changes found per crawl) and mean delay (days from
 a change made in the loop to the crawl that caught it) for the 6 seeds pooled, for days 28 …
