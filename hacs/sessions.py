@@ -35,7 +35,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize
 
 from hacs.bayes import (
@@ -52,7 +52,6 @@ from hacs.bayes import (
     interval_evidence,
 )
 from hacs.ranking import window_timelines
-from hacs.replay_state import FloatArray
 
 __all__ = [
     "EXCITATION_BOUNDS",
@@ -63,6 +62,8 @@ __all__ = [
     "session_posterior",
     "session_probabilities",
 ]
+
+FloatArray = NDArray[np.float64]
 
 #: The ranges :func:`fit_excitation` searches: the share a (expected further changes each change
 #: brings) and the decay b per day (sessions from 2 hours to a year long).
