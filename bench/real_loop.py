@@ -33,7 +33,9 @@ and ``nutch_fresh`` (``hacs.baselines``), LambdaCrawl on HACS's rates, the *know
 the *oracle*, which knows whether each page changed since its newest copy.
 ``hacs_stationary`` is HACS's list read with rates that never reset (ρ = 0, the default before
 rates that reset; ``hacs.ranking.default_probabilities(reset=False)``), the candidate the
-default was weighed against (docs/readings.md, "Real scholarly homepages").
+default was weighed against (docs/readings.md, "Real scholarly homepages"); ``hacs_sessions``
+is the list read with sessions, a hazard that rises after each detected change
+(``hacs.sessions``), a candidate measured and not kept.
 
 It prints, per budget: changes found, yield (changes found per crawl) and mean delay (days from
 a change made in the loop to the crawl that caught it) for the 6 seeds pooled, for days 28 …
@@ -57,6 +59,7 @@ from hacs.clock import day_start, to_days
 from hacs.defaults import E_DAYS
 from hacs.ranking import default_probabilities
 from hacs.replay import POLICIES, PolicyResult, ReplayState, replay
+from hacs.sessions import session_probabilities
 
 FloatArray = np.ndarray
 
@@ -73,7 +76,15 @@ BASELINES = ("round_robin", "random", "nutch_adaptive", "nutch_fresh", "lambdacr
 KNOWN_RATE, ORACLE = "true_rates", "oracle"
 #: The candidate the default was weighed against: the same list with rates that never reset.
 STATIONARY = "hacs_stationary"
-LABELS = {KNOWN_RATE: "known rate", ORACLE: "oracle", "hacs": "HACS", STATIONARY: "HACS ρ=0"}
+#: The candidate with sessions: a hazard that rises after each detected change (hacs.sessions).
+SESSIONS = "hacs_sessions"
+LABELS = {
+    KNOWN_RATE: "known rate",
+    ORACLE: "oracle",
+    "hacs": "HACS",
+    STATIONARY: "HACS ρ=0",
+    SESSIONS: "HACS sessions",
+}
 
 
 @dataclass(frozen=True)
@@ -174,6 +185,15 @@ def stationary_policy(state: ReplayState) -> np.ndarray:
     )
 
 
+def sessions_policy(state: ReplayState) -> np.ndarray:
+    """HACS's list read with sessions (``hacs.sessions``): the default's posterior with a
+    hazard that rises after each detected change, fitted on the same window each day."""
+    times, flags, offsets = state.arrays()
+    return session_probabilities(
+        times, flags, offsets, t=state.list_instant, e=state.e_days, history_days=state.history_days
+    )
+
+
 def run_world(
     world: RealWorld,
     *,
@@ -192,6 +212,8 @@ def run_world(
         more[ORACLE] = oracle_policy(world.changes)
     if STATIONARY in policies:
         more[STATIONARY] = stationary_policy
+    if SESSIONS in policies:
+        more[SESSIONS] = sessions_policy
     results = replay(
         history=world.history,
         changes=world.changes,

@@ -29,6 +29,7 @@ and LWS (the regression of the wait for the next update, samples every 7 days).
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 
@@ -38,7 +39,21 @@ from bench.common import END, START, before, bench_parser, demo_archive, load, r
 from hacs.defaults import E_DAYS
 from hacs.evaluation import ObservationTable, reference_points
 from hacs.learning import gp4c, lws
-from hacs.replay import POLICIES, Policy, PolicyResult, replay
+from hacs.replay import POLICIES, Policy, PolicyResult, ReplayState, replay
+from hacs.sessions import session_probabilities
+
+
+def sessions_policy(state: ReplayState) -> np.ndarray:
+    """HACS's list read with sessions (``hacs.sessions``), the candidate weighed against the
+    default (docs/readings.md, "Real scholarly homepages")."""
+    times, flags, offsets = state.arrays()
+    return session_probabilities(
+        times, flags, offsets, t=state.list_instant, e=state.e_days, history_days=state.history_days
+    )
+
+
+#: Candidates replayed by name beside POLICIES (``--policies``).
+CANDIDATES: dict[str, Policy] = {"hacs_sessions": sessions_policy}
 
 
 def learned_policies(history: tuple[np.ndarray, ...], start: float, seed: int) -> dict[str, Policy]:
@@ -72,7 +87,7 @@ def learned_policies(history: tuple[np.ndarray, ...], start: float, seed: int) -
     }
 
 
-def main() -> int:
+def _arguments() -> argparse.Namespace:
     parser = bench_parser(__doc__, sites=400)
     parser.add_argument("--seeds", help="comma-separated seeds (default: --seed)")
     parser.add_argument("--days", type=int, default=28)
@@ -82,46 +97,62 @@ def main() -> int:
     parser.add_argument("--e-days", type=float, default=E_DAYS)
     parser.add_argument("--policies", default=",".join(POLICIES))
     parser.add_argument("--learned", action="store_true", help="also GP4C and LWS, trained")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def replay_seed(
+    args: argparse.Namespace,
+    seed: int,
+    starts: list[int],
+    results: dict[float, dict[int, dict[str, list[PolicyResult]]]],
+) -> None:
+    """One seed's demo archive replayed from every start at every budget, into
+    ``results[share][seed][policy]`` (one PolicyResult per period)."""
+    began = time.perf_counter()
+    bursts = "without bursts" if args.no_bursts else "with bursts"
+    with demo_archive(args.sites, seed, bursts=not args.no_bursts) as demo:
+        observed, changes, rates = load(read_truth(demo), args.level)
+    print(
+        f"Demo archive: {args.sites} sites, seed {seed}, {bursts}, {args.level} level "
+        f"({time.perf_counter() - began:.0f} s to write and read)",
+        flush=True,
+    )
+    learned = {
+        start: learned_policies(before(observed, start), float(start), seed)
+        for start in (starts if args.learned else [])
+    }
+    names = args.policies.split(",")
+    extra = {name: CANDIDATES[name] for name in names if name in CANDIDATES}
+    policies = [name for name in names if name not in CANDIDATES]
+    for share, by_seed in results.items():
+        totals = by_seed.setdefault(seed, {})
+        for start in starts:
+            for result in replay(
+                history=before(observed, start),
+                changes=changes,
+                start=float(start),
+                days=args.days,
+                budget=max(1, round(share * args.sites)),
+                policies=policies,
+                e_days=args.e_days,
+                true_rates=rates,
+                seed=seed + start,
+                extra={**extra, **learned.get(start, {})},
+            ):
+                totals.setdefault(result.policy, []).append(result)
+    print(f"  replayed in {time.perf_counter() - began:.0f} s", flush=True)
+
+
+def main() -> int:
+    args = _arguments()
     seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else [args.seed]
     shares = [float(b) for b in args.budgets.split(",")]
-    policies = args.policies.split(",")
     span = (END - START).days
     starts = [span - args.days * (k + 1) for k in range(args.periods)]
     bursts = "without bursts" if args.no_bursts else "with bursts"
-    # results[share][seed][policy]: one PolicyResult per period.
     results: dict[float, dict[int, dict[str, list[PolicyResult]]]] = {s: {} for s in shares}
     for seed in seeds:
-        began = time.perf_counter()
-        with demo_archive(args.sites, seed, bursts=not args.no_bursts) as demo:
-            observed, changes, rates = load(read_truth(demo), args.level)
-        print(
-            f"Demo archive: {args.sites} sites, seed {seed}, {bursts}, {args.level} level "
-            f"({time.perf_counter() - began:.0f} s to write and read)",
-            flush=True,
-        )
-        learned = {
-            start: learned_policies(before(observed, start), float(start), seed)
-            for start in (starts if args.learned else [])
-        }
-        for share in shares:
-            budget = max(1, round(share * args.sites))
-            totals = results[share].setdefault(seed, {})
-            for start in starts:
-                for result in replay(
-                    history=before(observed, start),
-                    changes=changes,
-                    start=float(start),
-                    days=args.days,
-                    budget=budget,
-                    policies=policies,
-                    e_days=args.e_days,
-                    true_rates=rates,
-                    seed=seed + start,
-                    extra=learned.get(start),
-                ):
-                    totals.setdefault(result.policy, []).append(result)
-        print(f"  replayed in {time.perf_counter() - began:.0f} s", flush=True)
+        replay_seed(args, seed, starts, results)
     for share in shares:
         budget = max(1, round(share * args.sites))
         print(

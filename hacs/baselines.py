@@ -144,6 +144,37 @@ def nutch_schedule(
     fetch when it is due, at or after the last fetch plus the interval; "newest" keeps only the
     newest of them, as the first fetch. The next fetch is the last fetch plus the interval.
     The module docstring gives the readings."""
+    _check_nutch_settings(history, default_interval, inc_rate, dec_rate, min_interval, max_interval)
+    timeline = accesses(times, updated, offsets)
+    t, off = timeline.times, timeline.offsets
+    first = off[:-1].copy()  # each site's first fetch
+    if history == "newest":
+        # Each site's captures before its own fetches are a prefix of its accesses.
+        below = np.r_[0, np.cumsum(t < own_fetches_from)]
+        first += np.maximum(below[off[1:]] - below[off[:-1]] - 1, 0)
+    interval, last_fetch = _nutch_fold(
+        t,
+        timeline.updated,
+        first,
+        off[1:] - first,
+        own_fetches_from=own_fetches_from,
+        default_interval=default_interval,
+        factors=(1.0 + inc_rate, 1.0 - dec_rate),
+        bounds=(min_interval, max_interval),
+    )
+    return NutchSchedule(interval, last_fetch + interval)
+
+
+def _check_nutch_settings(
+    history: str,
+    default_interval: float,
+    inc_rate: float,
+    dec_rate: float,
+    min_interval: float,
+    max_interval: float,
+) -> None:
+    """Raise ValueError naming the first of :func:`nutch_schedule`'s settings that is out of
+    range."""
     if history not in NUTCH_HISTORY_READINGS:
         raise ValueError(
             f"history must be one of {', '.join(NUTCH_HISTORY_READINGS)}; got {history!r}"
@@ -158,20 +189,28 @@ def nutch_schedule(
         )
     if not (inc_rate >= 0 and 0 <= dec_rate < 1):
         raise ValueError(f"need inc_rate ≥ 0 and 0 ≤ dec_rate < 1; got {inc_rate}, {dec_rate}")
-    timeline = accesses(times, updated, offsets)
-    t, flags, off = timeline.times, timeline.updated, timeline.offsets
-    first = off[:-1].copy()  # each site's first fetch
-    if history == "newest":
-        # Each site's captures before its own fetches are a prefix of its accesses.
-        below = np.r_[0, np.cumsum(t < own_fetches_from)]
-        first += np.maximum(below[off[1:]] - below[off[:-1]] - 1, 0)
-    counts = off[1:] - first
+
+
+def _nutch_fold(
+    t: FloatArray,
+    flags: NDArray[np.bool_],
+    first: NDArray[np.int64],
+    counts: NDArray[np.int64],
+    *,
+    own_fetches_from: float,
+    default_interval: float,
+    factors: tuple[float, float],
+    bounds: tuple[float, float],
+) -> tuple[FloatArray, FloatArray]:
+    """Nutch's fold over each site's accesses from its first fetch (``first``, ``counts`` of
+    them): the interval and last fetch after them (:func:`nutch_schedule`; ``factors`` are
+    (1 + inc_rate, 1 − dec_rate), ``bounds`` the interval's clip)."""
     interval = np.full(counts.size, float(default_interval))
     last_fetch = np.full(counts.size, -np.inf)
     has = counts > 0
     last_fetch[has] = t[first[has]]
     changed = np.zeros(counts.size, dtype=np.bool_)  # since the last fetch
-    grow, shrink = 1.0 + inc_rate, 1.0 - dec_rate
+    grow, shrink = factors
     # Whether an access is a fetch, and the clip, depend on the path: the fold runs access by
     # access, every site at once.
     for j in range(1, int(counts.max(initial=0))):
@@ -181,10 +220,10 @@ def nutch_schedule(
         fetch = (at >= own_fetches_from) | (at >= last_fetch[sites] + interval[sites])
         due = sites[fetch]
         factor = np.where(seen[fetch], shrink, grow)
-        interval[due] = np.clip(interval[due] * factor, min_interval, max_interval)
+        interval[due] = np.clip(interval[due] * factor, *bounds)
         last_fetch[due] = at[fetch]
         changed[sites] = seen & ~fetch
-    return NutchSchedule(interval, last_fetch + interval)
+    return interval, last_fetch
 
 
 def nutch_policy(state: ReplayState) -> FloatArray:
@@ -219,6 +258,27 @@ def lambdacrawl_rates(
     Sites that never change (Δ_i = 0) are fresh at any rate and get none. When no site
     changes the objective is flat, and the bandwidth is split evenly.
     """
+    delta, mu = _check_lambdacrawl(change_rates, bandwidth, importance, objective)
+    weight = mu * delta
+    if not np.any(weight > 0):
+        return np.full(delta.size, bandwidth / delta.size)
+    rates = _harmonic_rates if objective == "harmonic" else _binary_rates
+    lo, hi = _log_lambda_bracket(delta, weight, bandwidth, objective)
+
+    def spent(log_lambda: float) -> float:
+        return float(rates(delta, weight, math.exp(log_lambda)).sum()) - bandwidth
+
+    # Widen by a little so that rounding at the bracket's ends never leaves it without a sign
+    # change (each bound holds exactly).
+    log_lambda = brentq(spent, lo - 1e-9, hi + 1e-9, xtol=1e-14, rtol=4 * np.finfo(float).eps)
+    return rates(delta, weight, math.exp(log_lambda))
+
+
+def _check_lambdacrawl(
+    change_rates: ArrayLike, bandwidth: float, importance: ArrayLike | None, objective: str
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`lambdacrawl_rates`'s Δ and μ as arrays, or ValueError naming the argument out of
+    range."""
     if objective not in LAMBDACRAWL_OBJECTIVES:
         raise ValueError(
             f"objective must be one of {', '.join(LAMBDACRAWL_OBJECTIVES)}; got {objective!r}"
@@ -233,11 +293,14 @@ def lambdacrawl_rates(
     mu = np.ones_like(delta) if importance is None else np.asarray(importance, dtype=np.float64)
     if mu.shape != delta.shape or not np.all(np.isfinite(mu) & (mu > 0)):
         raise ValueError("importance must give one finite value > 0 per site")
-    weight = mu * delta
-    if not np.any(weight > 0):
-        return np.full(delta.size, bandwidth / delta.size)
-    rates = _harmonic_rates if objective == "harmonic" else _binary_rates
-    # Σ ρ_i(λ) falls as λ grows; bounds on each ρ_i(λ) give a bracket for log λ.
+    return delta, mu
+
+
+def _log_lambda_bracket(
+    delta: FloatArray, weight: FloatArray, bandwidth: float, objective: str
+) -> tuple[float, float]:
+    """Bounds on log λ for :func:`lambdacrawl_rates`: Σ ρ_i(λ) falls as λ grows, and bounds on
+    each ρ_i(λ) give the bracket."""
     s = float(np.sqrt(weight).sum())
     d = float(delta.sum())
     if objective == "harmonic":
@@ -247,14 +310,7 @@ def lambdacrawl_rates(
         # √(μΔ/λ) − Δ ≤ ρ_i, and every ρ_i = 0 once λ ≥ max μ/Δ.
         lo = 2 * math.log(s / (bandwidth + d))
         hi = math.log(float(np.max(weight[weight > 0] / delta[weight > 0] ** 2)))
-
-    def spent(log_lambda: float) -> float:
-        return float(rates(delta, weight, math.exp(log_lambda)).sum()) - bandwidth
-
-    # Widen by a little so that rounding at the bracket's ends never leaves it without a sign
-    # change (each bound holds exactly).
-    log_lambda = brentq(spent, lo - 1e-9, hi + 1e-9, xtol=1e-14, rtol=4 * np.finfo(float).eps)
-    return rates(delta, weight, math.exp(log_lambda))
+    return lo, hi
 
 
 def _harmonic_rates(delta: FloatArray, weight: FloatArray, lam: float) -> FloatArray:

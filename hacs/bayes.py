@@ -326,19 +326,23 @@ def _check_reset_rate(reset_rate: float) -> None:
 
 
 def _reset_filter(
-    weights: FloatArray, evidence: IntervalEvidence, reset_rate: float, *, posterior: bool = True
+    weights: FloatArray,
+    evidence: IntervalEvidence,
+    reset_rate: float,
+    *,
+    posterior: bool = True,
+    extra: FloatArray | None = None,
 ) -> tuple[FloatArray, float]:
     """The forward filter of rates that reset: each site's posterior on RATE_GRID after its
     intervals (rows; the prior's ``weights`` for a site without one) and the log marginal
-    likelihood of every site's changes.
-
-    A site's rate holds until it starts afresh, a draw from the prior, at the events of a
-    Poisson process of rate ρ. Before each interval of length L the posterior keeps its mass
-    with chance e^{−ρL} and returns to the prior otherwise; the interval then multiplies it by
-    rule 5's likelihood, 1 − e^{−λL} (changed) or e^{−λL}. (A reset inside an interval is read
-    as one at its start.) Sites are taken in order of their number of intervals, most first,
-    so that the sites still filtering at step j are a prefix and every step is a few array
-    operations on them.
+    likelihood of every site's changes. A site's rate holds until it starts afresh, a draw from
+    the prior, at the events of a Poisson process of rate ρ. Before each interval of length L
+    the posterior keeps its mass with chance e^{−ρL} and returns to the prior otherwise; the
+    interval then multiplies it by rule 5's likelihood, 1 − e^{−λL} (changed) or e^{−λL}. (A
+    reset inside an interval is read as one at its start.) Sites are taken in order of their
+    number of intervals, most first, so that the sites still filtering at step j are a prefix
+    and every step is a few array operations on them. ``extra`` (``hacs.sessions``) adds X
+    expected changes to each interval (in ``evidence.lengths``' order): 1 − e^{−λL−X} or e^{−λL−X}.
     """
     if evidence.interval_offsets is None:
         raise ValueError("rates that reset need the intervals in time order (interval_evidence)")
@@ -354,6 +358,8 @@ def _reset_filter(
         at = starts[:k] + j
         length = evidence.lengths[at]
         stay = np.exp(-np.outer(length, RATE_GRID))
+        if extra is not None:
+            stay *= np.exp(-extra[at])[:, None]
         step = post[:k]
         keep = np.exp(-reset_rate * length)[:, None]
         step *= keep
