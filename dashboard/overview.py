@@ -6,23 +6,12 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from django.db.models import Q, QuerySet
-
 from archive.models import Site
-from hacs.clock import reference_instant, to_days
-from hacs.estimators import exposure_threshold
+from hacs.clock import to_days
 from hacs_site.clock import today
 from scheduling.cells import interval_text
-from scheduling.crawl_lists import CrawlListOptions, crawl_list_window
-from scheduling.estimates import exposure_expression
-from scheduling.models import (
-    DEFAULT_METHOD,
-    CrawlList,
-    Estimate,
-    Level,
-    Method,
-    estimate_probabilities,
-)
+from scheduling.crawl_lists import CrawlListOptions, crawl_list_rank, crawl_list_window
+from scheduling.models import DEFAULT_METHOD, CrawlList, Estimate, Level, Method
 
 
 @dataclass(frozen=True)
@@ -38,27 +27,6 @@ class DueSite:
         return "" if not self.interval_days else interval_text(1 / self.interval_days)
 
 
-def due_estimates(
-    *, day: date, e_days: float, method: str, history_days: int | None = None
-) -> QuerySet[Estimate]:
-    """Homepage estimates ordered by probability of change by ``day`` + e (highest first);
-    with ``history_days``, only sites with a copy in the crawl list's window for ``day``.
-
-    p = 1 − exp(−x) grows with the exposure x (``scheduling.estimates.exposure_expression``),
-    so the ordering and any threshold are done in SQL on it.
-    """
-    t_days = to_days(reference_instant(day))
-    rows = Estimate.objects.filter(
-        level=Level.HOMEPAGE, method=method, rate__isnull=False, site__paused=False
-    )
-    if history_days is not None:
-        start = window_start_days(day, history_days)
-        rows = rows.filter(Q(last_copy_days__gte=start) | Q(last_copy_days__isnull=True))
-    return rows.annotate(
-        exposure=exposure_expression(method=method, t_days=t_days, e_days=e_days)
-    ).order_by("-exposure", "tau_days")
-
-
 def window_start_days(day: date, history_days: int) -> float:
     """The first instant (days) of the crawl list's history window for ``day``."""
     return to_days(crawl_list_window(day=day, history_days=history_days)[0])
@@ -68,9 +36,10 @@ def window_start_days(day: date, history_days: int) -> float:
 class DueToday:
     """What "due today" means on every page: the sites on today's daily list, which the daily
     job builds (``CrawlListOptions.from_settings``). ``built`` is that list when it is stored;
-    before it is, the stored homepage estimates are read by the same rule (a copy in the list's
-    history window, p ≥ θ, the top k). A site without a copy in the window is not due: Seed
-    health counts it as not captured lately (``dashboard.health``)."""
+    before it is, the list's own rule (``scheduling.crawl_lists.crawl_list_rank``) ranks the
+    sites now, without storing them, so Overview and the list cannot disagree. A site without a
+    copy in the window is not due: Seed health counts it as not captured lately
+    (``dashboard.health``)."""
 
     count: int
     first: list[DueSite]
@@ -81,56 +50,31 @@ class DueToday:
 def due_today(*, day: date, limit: int = 10) -> DueToday:
     options = CrawlListOptions.from_settings()
     built = CrawlList.objects.daily_for(day)
-    if built is not None:
-        entries = built.entries.select_related("site").order_by("rank")
-        first = [
-            DueSite(e.site, e.probability, 1.0 / e.rate if e.rate else None, e.rests_on_prior)
-            for e in entries[:limit]
-        ]
-        count = entries.count()
-    else:
-        count, first = sites_due(
-            day=day,
-            theta=options.theta,
-            e_days=options.e_days,
-            budget=options.budget,
-            limit=limit,
-            method=options.method,
-            history_days=options.history_days,
-        )
-    return DueToday(count, first, built, options)
-
-
-def sites_due(
-    *,
-    day: date,
-    theta: float | None,
-    e_days: float,
-    budget: int | None = None,
-    limit: int = 10,
-    method: str = DEFAULT_METHOD,
-    history_days: int | None = None,
-) -> tuple[int, list[DueSite]]:
-    """How many sites reach p ≥ θ for ``day`` (at most ``budget`` of them; with
-    ``history_days`` only those with a copy in that window), and the first ``limit``."""
-    rows = due_estimates(day=day, e_days=e_days, method=method, history_days=history_days)
-    if theta is not None and theta > 0:
-        rows = rows.filter(exposure__gte=exposure_threshold(theta))  # type: ignore[misc]  # annotated
-    total = rows.count() if budget is None else min(budget, rows.count())
-    limit = min(limit, total)
-    t_days = to_days(reference_instant(day))
-    first = list(rows.select_related("site")[:limit])
-    probabilities = estimate_probabilities(first, t_days=t_days, e_days=e_days)
-    shown = [
-        DueSite(
-            site=e.site,
-            probability=float(p),
-            interval_days=e.interval_days,
-            prior_led=e.rests_on_prior,
-        )
-        for e, p in zip(first, probabilities, strict=True)
+    if built is None:
+        count, first = _ranked_now(day=day, options=options, limit=limit)
+        return DueToday(count, first, None, options)
+    entries = built.entries.select_related("site").order_by("rank")
+    first = [
+        DueSite(e.site, e.probability, 1.0 / e.rate if e.rate else None, e.rests_on_prior)
+        for e in entries[:limit]
     ]
-    return total, shown
+    return DueToday(entries.count(), first, built, options)
+
+
+def _ranked_now(*, day: date, options: CrawlListOptions, limit: int) -> tuple[int, list[DueSite]]:
+    """How many sites today's list would hold if built now, and the first ``limit``."""
+    ranked = crawl_list_rank(day=day, options=options).sites
+    sites = Site.objects.in_bulk([r.site_id for r in ranked[:limit]])
+    first = [
+        DueSite(
+            site=sites[r.site_id],
+            probability=r.probability,
+            interval_days=1.0 / r.rate if r.rate else None,
+            prior_led=r.evidence.rests_on_prior,
+        )
+        for r in ranked[:limit]
+    ]
+    return len(ranked), first
 
 
 def interval_lists() -> dict[str, list[float]]:

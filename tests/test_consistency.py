@@ -23,7 +23,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from archive.models import Site
-from dashboard.overview import sites_due
+from dashboard.overview import due_today
 from dashboard.sites import SiteListQuery, site_row_values, site_rows
 from hacs.bayes import posterior_exposure
 from hacs.clock import reference_instant, to_days
@@ -92,7 +92,7 @@ def test_one_site_shows_one_p_on_home_sites_site_page_and_the_crawl_list(
     [due] = home.context["due"].first
     assert due.site.pk == estimated_site.pk and due.probability == p
     assert f'<td class="num">{p:.2f}' in home.content.decode()
-    _, [direct] = sites_due(day=TODAY, theta=settings.HACS_THETA, e_days=e_days)
+    [direct] = due_today(day=TODAY).first
     assert direct.probability == p
 
     # The Sites table.

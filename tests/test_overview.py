@@ -9,16 +9,20 @@ from typing import Any
 
 import pytest
 
-from dashboard.overview import due_today, sites_due
-from hacs.clock import reference_instant, to_days
-from hacs.estimators import change_probability
+from dashboard.overview import due_today
+from hacs.clock import reference_instant
 from hacs_site.clock import today
 from scheduling.crawl_lists import CrawlListOptions, crawl_list_store
 from scheduling.models import CrawlList
-from tests.factories import make_estimate, make_posterior_estimate, make_site
+from tests.factories import add_observations, make_estimate, make_posterior_estimate, make_site
 
 pytestmark = pytest.mark.django_db
 DAY = date(2018, 6, 1)
+
+
+def copies(site: Any, day: date, days: list[float], updates: list[bool]) -> None:
+    """Copies of ``site``'s homepage ``days`` before ``day`` (oldest first), with updates."""
+    add_observations(site, [days_before(day, d) for d in days], updates=updates)
 
 
 def days_before(day: date, days: float) -> datetime:
@@ -26,27 +30,35 @@ def days_before(day: date, days: float) -> datetime:
     return reference_instant(day) - timedelta(days=days)
 
 
-def test_sites_due_are_ranked_and_cut_by_probability() -> None:
-    cases = [(0.05, 3), (0.001, 400), (0.02, 30), (None, 10), (0.0, 5), (0.2, 1)]
-    sites = []
-    for rate, days_ago in cases:
-        site = make_site()
-        make_estimate(site, rate=rate, tau=days_before(DAY, days_ago))
-        sites.append(site)
-    t = to_days(reference_instant(DAY))
-    pairs = zip(cases, sites, strict=True)
-    expected = sorted(
-        ((change_probability(r, t - d, t, 7.0), s.pk) for (r, d), s in pairs if r is not None),
-        reverse=True,
-    )
-    total, shown = sites_due(day=DAY, theta=0.0, e_days=7.0, limit=10, method="observed")
-    assert total == 5  # the unknown rate is not listed
-    assert [d.site.pk for d in shown] == [pk for _, pk in expected]
-    for due, (p, _) in zip(shown, expected, strict=True):
-        assert due.probability == pytest.approx(p, rel=1e-9)
-    cutoff, _ = expected[2]
-    total, shown = sites_due(day=DAY, theta=cutoff - 1e-9, e_days=7.0, method="observed")
-    assert total == 3 and all(d.probability >= cutoff - 1e-9 for d in shown)
+def test_due_before_the_list_is_built_is_the_list_the_daily_job_then_builds(settings: Any) -> None:
+    """Before today's list exists, Overview ranks the sites by the list's own rule: the same
+    sites, in the same order, with the same p, as the list the daily job then stores; θ cuts
+    both alike."""
+    settings.HACS_BUDGET, settings.HACS_E_DAYS = None, 7.0
+    now = today()
+    histories = [
+        ([200, 150, 100, 50, 3], [False, True, True, True, True]),
+        ([300, 40], [False, False]),
+        ([120, 90, 60, 30], [False, True, False, True]),
+        ([80, 60, 40, 20, 10, 1], [False, True, True, True, True, True]),
+    ]
+    for n, (days, updates) in enumerate(histories):
+        copies(make_site(author=f"S{n}"), now, days, updates)
+    settings.HACS_THETA = 0.0
+    before = due_today(day=now)
+    assert before.built is None and before.count == 4
+    probabilities = [d.probability for d in before.first]
+    assert probabilities == sorted(probabilities, reverse=True) and len(set(probabilities)) == 4
+    settings.HACS_THETA = (probabilities[1] + probabilities[2]) / 2
+    cut = due_today(day=now)
+    assert cut.count == 2
+    assert [d.site.pk for d in cut.first] == [d.site.pk for d in before.first[:2]]
+    crawl = crawl_list_store(
+        day=now, options=CrawlListOptions.from_settings(), source=CrawlList.Source.DAILY_JOB
+    ).crawl_list
+    entries = list(crawl.entries.order_by("rank"))
+    assert [e.site_id for e in entries] == [d.site.pk for d in cut.first]
+    assert [e.probability for e in entries] == pytest.approx(probabilities[:2], rel=1e-12)
 
 
 def test_the_home_page_shows_counts_histogram_and_due_sites(logged_in_client: Any) -> None:
@@ -56,6 +68,8 @@ def test_the_home_page_shows_counts_histogram_and_due_sites(logged_in_client: An
         make_estimate(site, rate=0.01 * (n + 1), tau=tau)
         make_estimate(site, rate=0.02 * (n + 1), tau=tau, level="website")
         make_posterior_estimate(site, rate=0.01 * (n + 1), tau=tau)
+        days = [200 - 15 * i for i in range(12)]
+        copies(site, today(), days, [False] + [i <= n for i in range(11)])  # n + 1 changes
     response = logged_in_client.get("/")
     page = response.content.decode()
     assert re.search(r'<span class="value">12</span><span class="label">imported', page)
@@ -67,33 +81,39 @@ def test_the_home_page_shows_counts_histogram_and_due_sites(logged_in_client: An
     assert "Due 11" in page  # the fastest site is due first
 
 
-def test_the_home_page_query_count_does_not_grow_with_sites(
-    logged_in_client: Any, django_assert_max_num_queries: Any
-) -> None:
+def test_the_home_page_query_count_does_not_grow_with_sites(logged_in_client: Any) -> None:
+    """Overview asks the database as many times for 2,000 seeds, with copies, as for 20."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
     from archive.models import Site
 
-    Site.objects.bulk_create(
-        Site(seed_url=f"http://u.edu/~s{i}/", canonical_key=f"edu,u)/~s{i}") for i in range(2000)
-    )
-    with django_assert_max_num_queries(16):
-        assert logged_in_client.get("/").status_code == 200
+    def queries(first: int, last: int) -> int:
+        Site.objects.bulk_create(
+            Site(seed_url=f"http://u.edu/~s{i}/", canonical_key=f"edu,u)/~s{i}")
+            for i in range(first, last)
+        )
+        for site in Site.objects.filter(captures__isnull=True)[:20]:
+            copies(site, today(), [90, 60, 30], [False, True, True])
+        with CaptureQueriesContext(connection) as captured:
+            assert logged_in_client.get("/").status_code == 200
+        return len(captured.captured_queries)
+
+    few = queries(0, 20)
+    assert queries(20, 2000) == few <= 20
 
 
-def test_the_default_due_list_reads_the_posterior_since_the_newest_copy() -> None:
-    """Two sites with the same posterior: the one whose newest copy is older is due first."""
-    from hacs.bayes import change_probability_since
-
-    fresh, stale = make_site(), make_site()
-    make_posterior_estimate(
-        fresh, rate=0.02, tau=days_before(DAY, 100), last_copy=days_before(DAY, 2)
-    )
-    make_posterior_estimate(
-        stale, rate=0.02, tau=days_before(DAY, 100), last_copy=days_before(DAY, 40)
-    )
-    total, shown = sites_due(day=DAY, theta=0.0, e_days=7.0)
-    assert total == 2 and [d.site.pk for d in shown] == [stale.pk, fresh.pk]
-    expected = change_probability_since(2.0, 100.0, 47.0)
-    assert shown[0].probability == pytest.approx(float(expected), rel=1e-9)
+def test_the_default_due_list_reads_the_posterior_since_the_newest_copy(settings: Any) -> None:
+    """Two sites with the same history of changes: the one whose newest copy is older is due
+    first, and its p is higher."""
+    settings.HACS_THETA, settings.HACS_BUDGET, settings.HACS_E_DAYS = 0.0, None, 7.0
+    now = today()
+    fresh, stale = make_site(author="Fresh"), make_site(author="Stale")
+    copies(fresh, now, [300, 200, 100, 2], [False, True, True, False])
+    copies(stale, now, [300, 200, 100, 40], [False, True, True, False])
+    due = due_today(day=now)
+    assert due.count == 2 and [d.site.pk for d in due.first] == [stale.pk, fresh.pk]
+    assert due.first[0].probability > due.first[1].probability > 0
 
 
 def test_the_histogram_tells_the_levels_apart_and_labels_its_log_axis_in_days(
@@ -134,19 +154,13 @@ def test_due_today_is_the_crawl_lists_rule_and_old_histories_are_not_captured_la
     recent = []
     for n in range(3):
         site = make_site(author=f"Recent {n}")
-        make_posterior_estimate(
-            site, rate=0.5, tau=days_before(now, 30 + n), last_copy=days_before(now, 20 + n)
-        )
+        copies(site, now, [80 + n, 60 + n, 40 + n, 20 + n], [False, True, True, True])
         recent.append(site)
     calm = make_site(author="Calm")
-    make_posterior_estimate(
-        calm, rate=0.0005, tau=days_before(now, 40), last_copy=days_before(now, 1)
-    )
-    for n in range(2):  # histories that ended in 2018: p = 1.00, outside the window
+    copies(calm, now, [400, 300, 200, 100, 1], [False, False, False, False, False])
+    for n in range(2):  # histories that ended in 2018: outside the list's window
         old = make_site(author=f"Old {n}")
-        make_posterior_estimate(
-            old, rate=0.5, tau=days_before(now, 3000), last_copy=days_before(now, 2900)
-        )
+        copies(old, now, [3000 + n, 2950, 2900], [False, True, True])
     before_list = due_today(day=now)
     assert before_list.built is None
     assert before_list.count == 3

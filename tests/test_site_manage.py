@@ -21,8 +21,7 @@ from jobs.models import JobRecord
 from scheduling.crawl_lists import CrawlListOptions, crawl_list_store
 from scheduling.estimates import estimates_recompute
 from scheduling.models import CrawlList, CrawlListEntry
-from tests.factories import add_observations, make_posterior_estimate, make_site, make_user
-from tests.test_overview import days_before
+from tests.factories import add_observations, make_site, make_user
 
 DAY = date(2018, 6, 1)
 
@@ -95,10 +94,13 @@ def test_paused_seeds_are_not_due_on_overview(settings: Any) -> None:
     settings.HACS_THETA, settings.HACS_BUDGET = 0.5, None
     now = today()
     sites = []
+    t = reference_instant(now)
     for n in range(2):
         site = make_site(author=f"Due {n}")
-        make_posterior_estimate(
-            site, rate=0.5, tau=days_before(now, 30 + n), last_copy=days_before(now, 20 + n)
+        add_observations(
+            site,
+            [t - timedelta(days=d + n) for d in (80, 60, 40, 20)],
+            updates=[False, True, True, True],
         )
         sites.append(site)
     assert due_today(day=now).count == 2
