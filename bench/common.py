@@ -10,10 +10,11 @@ import argparse
 import calendar
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
@@ -321,3 +322,39 @@ def fake_archive_env(archive: Any, redis_url: str, database: Path) -> dict[str, 
         "HACS_MEMENTO_RATE_PER_MINUTE": "60000",
         **CHILD_ENV,
     }
+
+
+def run_python(env: Mapping[str, str], *args: str) -> str:
+    """``python *args`` in a child process at the project root, with ``env``; its standard
+    output. A failure raises ``subprocess.CalledProcessError`` (both outputs on it)."""
+    done = subprocess.run(
+        [sys.executable, *args], env=env, cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def manage(env: Mapping[str, str], *args: str) -> str:
+    """One of HACS's commands (``manage.py *args``) in a child process; its standard output."""
+    return run_python(env, str(ROOT / "manage.py"), *args)
+
+
+def last_json(output: str) -> Any:
+    """What a child process printed last, as JSON: its result."""
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def bench_child(env: Mapping[str, str], module: str, *arguments: str) -> dict[str, Any]:
+    """``python -m MODULE --child ARGUMENTS``: a part of a bench run in a process of its own
+    (so that its peak memory is its own); its result, the JSON it printed last. A failure
+    ends the bench with the ends of both outputs."""
+    out = subprocess.run(
+        [sys.executable, "-m", module, "--child", *arguments],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    if out.returncode != 0:
+        sys.exit(f"{arguments[0]} failed:\n{out.stdout[-3000:]}\n{out.stderr[-5000:]}")
+    result: dict[str, Any] = last_json(out.stdout)
+    return result

@@ -26,8 +26,6 @@ import io
 import json
 import os
 import resource
-import subprocess
-import sys
 import tempfile
 import time
 import zipfile
@@ -39,7 +37,7 @@ import numpy as np
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from bench.common import ROOT, argument_parser
+from bench.common import ROOT, argument_parser, bench_child
 
 HTML_SHARE = 0.8
 HTML_LINKS = 60
@@ -156,17 +154,7 @@ def measure(inbox: str) -> dict[str, Any]:
 
 
 def child(env: dict[str, str], *arguments: str) -> dict[str, Any]:
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.wacz_import", "--child", *arguments],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    if out.returncode != 0:
-        sys.exit(f"{arguments[0]} failed:\n{out.stdout}\n{out.stderr}")
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+    return bench_child(env, "bench.wacz_import", *arguments)
 
 
 def main() -> None:
