@@ -324,11 +324,18 @@ def fake_archive_env(archive: Any, redis_url: str, database: Path) -> dict[str, 
     }
 
 
-def run_python(env: Mapping[str, str], *args: str) -> str:
+def run_python(env: Mapping[str, str], *args: str, timeout: float | None = None) -> str:
     """``python *args`` in a child process at the project root, with ``env``; its standard
-    output. A failure raises ``subprocess.CalledProcessError`` (both outputs on it)."""
+    output. A failure raises ``subprocess.CalledProcessError`` (both outputs on it), a child
+    still running after ``timeout`` seconds ``subprocess.TimeoutExpired``."""
     done = subprocess.run(
-        [sys.executable, *args], env=env, cwd=ROOT, capture_output=True, text=True, check=True
+        [sys.executable, *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=timeout,
     )
     return done.stdout
 

@@ -76,6 +76,16 @@ class Outcome:
         return self.sites / self.size
 
     @property
+    def one_pass(self) -> Cost:
+        """The sample's first import as it was before: the contents of the window and of the
+        older history fetched at once."""
+        one_pass = Cost(sites=self.first.sites)
+        one_pass.add(self.first)
+        one_pass.add(self.older)
+        one_pass.sites = self.first.sites
+        return one_pass
+
+    @property
     def week(self) -> Cost:
         """The sample's nights, summed."""
         week = Cost()
@@ -142,12 +152,7 @@ def _report_checks(outcome: Outcome) -> None:
 
 def _report_before(outcome: Outcome) -> None:
     """What a first import and the nights cost before HACS grouped its queries."""
-    # Before, a first import fetched every content at once: the window and the older history.
-    first = outcome.first
-    one_pass = Cost(sites=first.sites)
-    one_pass.add(first)
-    one_pass.add(outcome.older)
-    one_pass.sites = first.sites
+    one_pass = outcome.one_pass
     seed = outcome.refreshers["seed"]
     b_nights = seed.nights[: outcome.before_nights]
     w_nights = seed.watched[: outcome.before_nights]
