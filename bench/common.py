@@ -62,13 +62,15 @@ def argument_parser(doc: str | None) -> argparse.ArgumentParser:
 
 
 def bench_parser(
-    doc: str | None, *, sites: int, seed: int = 0, demo: bool = True
+    doc: str | None, *, sites: int, seed: int = 0, demo: bool = True, sites_help: str = ""
 ) -> argparse.ArgumentParser:
-    """:func:`argument_parser` with ``--sites`` and ``--seed`` (the seed a bench prints; the
-    same seed repeats its figures) and, for a bench on the demo archive (``demo``),
-    ``--no-bursts``: the demo without bursts (``demo_archive``'s ``bursts``)."""
+    """:func:`argument_parser` with ``--sites`` (``sites_help`` says which, where it needs
+    saying) and ``--seed`` (the seed a bench prints; the same seed repeats its figures) and,
+    for a bench on the demo archive (``demo``), ``--no-bursts``: the demo without bursts
+    (``demo_archive``'s ``bursts``)."""
     parser = argument_parser(doc)
-    parser.add_argument("--sites", type=int, default=sites, help=f"default {sites:,}")
+    help_sites = f"{sites_help}, default {sites:,}" if sites_help else f"default {sites:,}"
+    parser.add_argument("--sites", type=int, default=sites, help=help_sites)
     parser.add_argument("--seed", type=int, default=seed, help=f"default {seed}")
     if demo:
         parser.add_argument(
@@ -308,19 +310,28 @@ def replay_cells(totals: dict[str, list[int]], hacs_label: str) -> str:
 CHILD_ENV = {"DJANGO_SETTINGS_MODULE": "hacs_site.settings", "PYTHONPATH": str(ROOT)}
 
 
+def database_env(database: Path, var: Path | None = None, *, quiet: bool = False) -> dict[str, str]:
+    """The environment of HACS's commands (and of a bench's children that set Django up) on
+    the SQLite file ``database``; ``var`` their HACS_VAR_DIR, ``quiet`` only warnings logged."""
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}", **CHILD_ENV}
+    if var is not None:
+        env["HACS_VAR_DIR"] = str(var)
+    if quiet:
+        env["LOG_LEVEL"] = "WARNING"
+    return env
+
+
 def fake_archive_env(archive: Any, redis_url: str, database: Path) -> dict[str, str]:
     """The environment of HACS's commands run against the fake Internet Archive ``archive``
     (``testbed.ia_server``), in the SQLite file ``database``, at rates that never wait."""
     return {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{database}",
+        **database_env(database),
         "REDIS_URL": redis_url,
         "HACS_CDX_URL": archive.cdx_url,
         "HACS_CDX_DIALECT": "ia",
         "HACS_WAYBACK_URL": archive.wayback_url,
         "HACS_CDX_RATE_PER_MINUTE": "6000",
         "HACS_MEMENTO_RATE_PER_MINUTE": "60000",
-        **CHILD_ENV,
     }
 
 

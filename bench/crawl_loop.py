@@ -49,7 +49,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from bench.common import END, ROOT, START, argument_parser, bench_child
+from bench.common import END, START, argument_parser, bench_child, database_env
 
 JOB = "scholars"
 LAUNCH = "20180101000000"
@@ -87,13 +87,8 @@ def child(env: dict[str, str], *arguments: str) -> dict[str, Any]:
 
 def environment(directory: Path, database: Path) -> dict[str, str]:
     return {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{database}",
-        "HACS_VAR_DIR": str(directory / "var"),
+        **database_env(database, directory / "var", quiet=True),
         "HACS_HERITRIX_ROOT": str(directory / "jobs"),
-        "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
-        "LOG_LEVEL": "WARNING",
-        "PYTHONPATH": str(ROOT),
         "HACS_CRAWL_READBACK_CRON": "off",
     }
 

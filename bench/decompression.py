@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, argument_parser, last_json, manage, run_python
+from bench.common import ROOT, argument_parser, database_env, last_json, manage, run_python
 from scripts.localservers import start_redis
 
 MB = 1000 * 1000
@@ -241,13 +241,7 @@ FILE_CASES: list[tuple[str, str, str, Callable[[], bytes]]] = [
 
 def file_cases(directory: Path) -> None:
     """The long-line files, each imported by its command in a fresh child process."""
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
-        "PYTHONPATH": str(ROOT),
-        "HACS_VAR_DIR": str(directory),
-        "DATABASE_URL": f"sqlite:///{directory}/bench.sqlite3",
-    }
+    env = database_env(directory / "bench.sqlite3", directory)
     subprocess.run(
         [sys.executable, str(ROOT / "manage.py"), "migrate", "--verbosity", "0"],
         cwd=ROOT,

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import tempfile
 import time
 from collections.abc import Iterable
@@ -35,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import ROOT, bench_child, bench_parser
+from bench.common import bench_child, bench_parser, database_env
 
 START, END = "2015-06-01", "2018-06-01"
 
@@ -266,14 +265,7 @@ def measure(method: str) -> dict[str, Any]:
 
 
 def child(action: str, directory: Path, *arguments: str) -> dict[str, Any]:
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{directory / 'bench.sqlite3'}",
-        "HACS_VAR_DIR": str(directory / "var"),
-        "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
-        "LOG_LEVEL": "WARNING",
-        "PYTHONPATH": str(ROOT),
-    }
+    env = database_env(directory / "bench.sqlite3", directory / "var", quiet=True)
     return bench_child(env, "bench.evaluation_db", action, *arguments)
 
 

@@ -31,7 +31,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import CHILD_ENV, argument_parser, fake_archive_env, last_json, manage, run_python
+from bench.common import (
+    CHILD_ENV,
+    argument_parser,
+    database_env,
+    fake_archive_env,
+    last_json,
+    manage,
+    run_python,
+)
 from scripts.localservers import postgres_url, start_postgres, start_redis
 
 # The child processes run Django on the project's modules: the project root on their path.
@@ -115,14 +123,12 @@ def memento_fetches(tmp: Path, redis_url: str) -> dict[str, float]:
     demo = build_demo_archive(tmp / "demo", sites=40, seed=0)
     with PywbServer([demo.warc_path], "demo") as pywb:
         env = {
-            **os.environ,
-            "DATABASE_URL": f"sqlite:///{tmp}/fetch.sqlite3",
+            **database_env(tmp / "fetch.sqlite3"),
             "REDIS_URL": redis_url,
             "HACS_CDX_URL": pywb.cdx_url,
             "HACS_CDX_DIALECT": "pywb",
             "HACS_WAYBACK_URL": f"{pywb.base_url}/demo",
             "HACS_MEMENTO_RATE_PER_MINUTE": "60000",
-            **CHILD_ENV,
         }
         out = run_python(env, "-c", FETCH_SCRIPT, str(demo.seeds_path), str(demo.cdx_path))
         fetched = sum(

@@ -100,11 +100,7 @@ def cost(sites: int, seed: int, generations: int | None, population: int | None)
         f"{time.perf_counter() - began:.1f} s "
         f"({tables['homepage'].size:,} homepage observations)"
     )
-    options = {}
-    if generations is not None:
-        options["generations"] = generations
-    if population is not None:
-        options["population"] = population
+    options = _learn_options(generations, population)
     mid = START_DAYS + (END_DAYS - START_DAYS) / 2
     wall, cpu = time.perf_counter(), time.process_time()
     with MemoryWatch() as memory:
@@ -150,16 +146,18 @@ def learn_lws(table: ObservationTable, start: float, end: float, seed: int) -> l
     return lws.fit_lws(x, y, seed=seed, groups=site, period=(start, end))
 
 
+def _learn_options(generations: int | None, population: int | None) -> dict[str, int]:
+    """GP4C's ``--generations`` and ``--population``, where given."""
+    chosen = {"generations": generations, "population": population}
+    return {name: value for name, value in chosen.items() if value is not None}
+
+
 def demo(sites: int, seed: int, generations: int | None, population: int | None) -> None:
     with demo_archive(sites, seed) as demo:
         tables = demo_tables(demo)
     start, end = START_DAYS, END_DAYS
     mid = start + (end - start) / 2
-    options = {}
-    if generations is not None:
-        options["generations"] = generations
-    if population is not None:
-        options["population"] = population
+    options = _learn_options(generations, population)
     print(
         f"Demo archive: {sites} sites, seed {seed}; learn on {START} + half, "
         f"test on the second half; windows of {W_WEEKS} weeks, budget {BUDGET:.0%}"

@@ -42,7 +42,7 @@ import numpy as np
 import requests
 
 from bench.collection import Collection, CollectionSpec
-from bench.common import ROOT, argument_parser, fake_archive_env, last_json, manage, run_python
+from bench.common import ROOT, bench_parser, fake_archive_env, last_json, manage, run_python
 from scripts.localservers import free_port, start_redis
 
 PASSWORD = "a long bench password"
@@ -191,12 +191,12 @@ def wait_for(process: subprocess.Popen[str], pattern: str, log: Path) -> str:
 
 
 def main() -> None:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--sites", type=int, default=1000, help="imported at a terminal (≥ 25)")
+    parser = bench_parser(
+        __doc__, sites=1000, demo=False, sites_help="imported at a terminal (≥ 25)"
+    )
     parser.add_argument("--uploaded", type=int, default=200, help="uploaded, imported by workers")
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=int, default=180)
-    parser.add_argument("--seed", type=int, default=0)
     options = parser.parse_args()
     from testbed.ia_server import IAArchive
 
