@@ -1,7 +1,8 @@
 """What the benches share: the project root, the demo archive's period and how a bench reads the
 archive (its timelines for the replay, its tables for the evaluation), the Evaluation 2 and
-closed-loop replay loops that several benches run with candidates of their own, and the
-``--sites``/``--seed`` options.
+closed-loop replay loops that several benches run with candidates of their own, the
+``--sites``/``--seed`` options, and HACS's commands run in child processes (their environment
+on a throw-away SQLite database, against the fake Internet Archive or not).
 """
 
 from __future__ import annotations
