@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from bench.common import argument_parser
+from bench.common import bench_parser
 
 #: Arrays of page numbers, seconds, versions, hashes.
 Array = NDArray[Any]
@@ -723,9 +723,7 @@ def describe(collection: Collection, history: int) -> list[str]:
 
 
 def main() -> None:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--sites", type=int, default=20_000)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = bench_parser(__doc__, sites=20_000, demo=False)
     options = parser.parse_args()
     collection = Collection(CollectionSpec(seeds=options.sites, seed=options.seed))
     history = len(collection.history_lines())

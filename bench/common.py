@@ -1,7 +1,8 @@
 """What the benches share: the project root, the demo archive's period and how a bench reads the
 archive (its timelines for the replay, its tables for the evaluation), the Evaluation 2 and
-closed-loop replay loops that several benches run with candidates of their own, and the
-``--sites``/``--seed`` options.
+closed-loop replay loops that several benches run with candidates of their own, the
+``--sites``/``--seed`` options, and HACS's commands run in child processes (their environment
+on a throw-away SQLite database, against the fake Internet Archive or not).
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ import argparse
 import calendar
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
@@ -61,13 +63,15 @@ def argument_parser(doc: str | None) -> argparse.ArgumentParser:
 
 
 def bench_parser(
-    doc: str | None, *, sites: int, seed: int = 0, demo: bool = True
+    doc: str | None, *, sites: int, seed: int = 0, demo: bool = True, sites_help: str = ""
 ) -> argparse.ArgumentParser:
-    """:func:`argument_parser` with ``--sites`` and ``--seed`` (the seed a bench prints; the
-    same seed repeats its figures) and, for a bench on the demo archive (``demo``),
-    ``--no-bursts``: the demo without bursts (``demo_archive``'s ``bursts``)."""
+    """:func:`argument_parser` with ``--sites`` (``sites_help`` says which, where it needs
+    saying) and ``--seed`` (the seed a bench prints; the same seed repeats its figures) and,
+    for a bench on the demo archive (``demo``), ``--no-bursts``: the demo without bursts
+    (``demo_archive``'s ``bursts``)."""
     parser = argument_parser(doc)
-    parser.add_argument("--sites", type=int, default=sites, help=f"default {sites:,}")
+    help_sites = f"{sites_help}, default {sites:,}" if sites_help else f"default {sites:,}"
+    parser.add_argument("--sites", type=int, default=sites, help=help_sites)
     parser.add_argument("--seed", type=int, default=seed, help=f"default {seed}")
     if demo:
         parser.add_argument(
@@ -307,17 +311,69 @@ def replay_cells(totals: dict[str, list[int]], hacs_label: str) -> str:
 CHILD_ENV = {"DJANGO_SETTINGS_MODULE": "hacs_site.settings", "PYTHONPATH": str(ROOT)}
 
 
+def database_env(database: Path, var: Path | None = None, *, quiet: bool = False) -> dict[str, str]:
+    """The environment of HACS's commands (and of a bench's children that set Django up) on
+    the SQLite file ``database``; ``var`` their HACS_VAR_DIR, ``quiet`` only warnings logged."""
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}", **CHILD_ENV}
+    if var is not None:
+        env["HACS_VAR_DIR"] = str(var)
+    if quiet:
+        env["LOG_LEVEL"] = "WARNING"
+    return env
+
+
 def fake_archive_env(archive: Any, redis_url: str, database: Path) -> dict[str, str]:
     """The environment of HACS's commands run against the fake Internet Archive ``archive``
     (``testbed.ia_server``), in the SQLite file ``database``, at rates that never wait."""
     return {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{database}",
+        **database_env(database),
         "REDIS_URL": redis_url,
         "HACS_CDX_URL": archive.cdx_url,
         "HACS_CDX_DIALECT": "ia",
         "HACS_WAYBACK_URL": archive.wayback_url,
         "HACS_CDX_RATE_PER_MINUTE": "6000",
         "HACS_MEMENTO_RATE_PER_MINUTE": "60000",
-        **CHILD_ENV,
     }
+
+
+def run_python(env: Mapping[str, str], *args: str, timeout: float | None = None) -> str:
+    """``python *args`` in a child process at the project root, with ``env``; its standard
+    output. A failure raises ``subprocess.CalledProcessError`` (both outputs on it), a child
+    still running after ``timeout`` seconds ``subprocess.TimeoutExpired``."""
+    done = subprocess.run(
+        [sys.executable, *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=timeout,
+    )
+    return done.stdout
+
+
+def manage(env: Mapping[str, str], *args: str) -> str:
+    """One of HACS's commands (``manage.py *args``) in a child process; its standard output."""
+    return run_python(env, str(ROOT / "manage.py"), *args)
+
+
+def last_json(output: str) -> Any:
+    """What a child process printed last, as JSON: its result."""
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def bench_child(env: Mapping[str, str], module: str, *arguments: str) -> dict[str, Any]:
+    """``python -m MODULE --child ARGUMENTS``: a part of a bench run in a process of its own
+    (so that its peak memory is its own); its result, the JSON it printed last. A failure
+    ends the bench with the ends of both outputs."""
+    out = subprocess.run(
+        [sys.executable, "-m", module, "--child", *arguments],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    if out.returncode != 0:
+        sys.exit(f"{arguments[0]} failed:\n{out.stdout[-3000:]}\n{out.stderr[-5000:]}")
+    result: dict[str, Any] = last_json(out.stdout)
+    return result

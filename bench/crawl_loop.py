@@ -38,8 +38,6 @@ import io
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -51,7 +49,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from bench.common import END, ROOT, START, argument_parser
+from bench.common import END, START, argument_parser, bench_child, database_env
 
 JOB = "scholars"
 LAUNCH = "20180101000000"
@@ -84,28 +82,13 @@ def split_warc(warc: Path, out: Path, first: date, days: int) -> None:
 
 
 def child(env: dict[str, str], *arguments: str) -> dict[str, Any]:
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.crawl_loop", "--child", json.dumps(arguments)],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    if out.returncode != 0:
-        sys.exit(f"{arguments[0]} failed:\n{out.stdout[-3000:]}\n{out.stderr[-5000:]}")
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+    return bench_child(env, "bench.crawl_loop", json.dumps(arguments))
 
 
 def environment(directory: Path, database: Path) -> dict[str, str]:
     return {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{database}",
-        "HACS_VAR_DIR": str(directory / "var"),
+        **database_env(database, directory / "var", quiet=True),
         "HACS_HERITRIX_ROOT": str(directory / "jobs"),
-        "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
-        "LOG_LEVEL": "WARNING",
-        "PYTHONPATH": str(ROOT),
         "HACS_CRAWL_READBACK_CRON": "off",
     }
 

@@ -38,11 +38,11 @@ import tempfile
 import threading
 import uuid
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.common import ROOT, argument_parser
+from bench.common import ROOT, argument_parser, database_env, last_json, manage, run_python
 from scripts.localservers import start_redis
 
 MB = 1000 * 1000
@@ -216,15 +216,32 @@ def warc_with_a_long_header(size: int, *, http: bool) -> bytes:
     return b"".join(records)
 
 
+#: The long-line files: (title, file name, the command that imports it, its maker).
+FILE_CASES: list[tuple[str, str, str, Callable[[], bytes]]] = [
+    (
+        "CDX file, one 2 GiB line",
+        "long-line.cdx.gz",
+        "import_cdx",
+        lambda: cdx_with_a_long_line(2 * 1024 * MIB),
+    ),
+    (
+        "WARC file, a 1 GiB WARC header line",
+        "long-warc-header.warc.gz",
+        "import_warc",
+        lambda: warc_with_a_long_header(1024 * MIB, http=False),
+    ),
+    (
+        "WARC file, a 1 GiB HTTP header line",
+        "long-http-header.warc.gz",
+        "import_warc",
+        lambda: warc_with_a_long_header(1024 * MIB, http=True),
+    ),
+]
+
+
 def file_cases(directory: Path) -> None:
     """The long-line files, each imported by its command in a fresh child process."""
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
-        "PYTHONPATH": str(ROOT),
-        "HACS_VAR_DIR": str(directory),
-        "DATABASE_URL": f"sqlite:///{directory}/bench.sqlite3",
-    }
+    env = database_env(directory / "bench.sqlite3", directory)
     subprocess.run(
         [sys.executable, str(ROOT / "manage.py"), "migrate", "--verbosity", "0"],
         cwd=ROOT,
@@ -233,56 +250,28 @@ def file_cases(directory: Path) -> None:
     )
     seeds = directory / "seeds.txt"
     seeds.write_text("".join(f"http://example.edu/~a{n}/\n" for n in (1, 2, 3)))
-    subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), "import_seeds", str(seeds)],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
-    cases = [
-        (
-            "CDX file, one 2 GiB line",
-            "long-line.cdx.gz",
-            "import_cdx",
-            lambda: cdx_with_a_long_line(2 * 1024 * MIB),
-        ),
-        (
-            "WARC file, a 1 GiB WARC header line",
-            "long-warc-header.warc.gz",
-            "import_warc",
-            lambda: warc_with_a_long_header(1024 * MIB, http=False),
-        ),
-        (
-            "WARC file, a 1 GiB HTTP header line",
-            "long-http-header.warc.gz",
-            "import_warc",
-            lambda: warc_with_a_long_header(1024 * MIB, http=True),
-        ),
-    ]
-    for title, name, command, make in cases:
+    manage(env, "import_seeds", str(seeds))
+    for title, name, command, make in FILE_CASES:
         path = directory / name
         path.write_bytes(make())
-        done = subprocess.run(
-            [sys.executable, "-c", FILE_CHILD, json.dumps({"command": command, "file": str(path)})],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=1800,
-        )
-        figures = json.loads(done.stdout.strip().splitlines()[-1])
+        child = json.dumps({"command": command, "file": str(path)})
+        figures = last_json(run_python(env, "-c", FILE_CHILD, child, timeout=1800))
         print(
-            f"{title} ({path.stat().st_size / MB:.1f} MB, {command}): "
-            f"rss before {figures['before'] / MIB:,.0f} MiB, "
-            f"peak rss {figures['peak'] / MIB:,.0f} MiB, "
-            f"traced peak {figures['traced'] / MIB:,.1f} MiB, {figures['seconds']:.1f} s; "
+            f"{title} ({path.stat().st_size / MB:.1f} MB, {command}): {_memory(figures)}; "
             f"{figures['outcome'][:160]}"
         )
         if figures["said"]:
             print(f"  {figures['said'][:300]}")
         path.unlink()
+
+
+def _memory(figures: dict[str, Any]) -> str:
+    """A child's memory and time, as the bench prints them."""
+    return (
+        f"rss before {figures['before'] / MIB:,.0f} MiB, "
+        f"peak rss {figures['peak'] / MIB:,.0f} MiB, "
+        f"traced peak {figures['traced'] / MIB:,.1f} MiB, {figures['seconds']:.1f} s"
+    )
 
 
 def main() -> None:
@@ -321,21 +310,10 @@ def answers() -> None:
                 "kind": kind,
                 "caps": {"max_cdx_bytes": cap} if kind == "cdx" else {},
             }
-            done = subprocess.run(
-                [sys.executable, "-c", CHILD, json.dumps(args)],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                check=True,
-                timeout=600,
-            )
-            figures = json.loads(done.stdout.strip().splitlines()[-1])
+            figures = last_json(run_python(os.environ, "-c", CHILD, json.dumps(args), timeout=600))
             print(
-                f"{title} (cap {figures['cap'] / MIB:,.0f} MiB): "
-                f"rss before {figures['before'] / MIB:,.0f} MiB, "
-                f"peak rss {figures['peak'] / MIB:,.0f} MiB, "
-                f"traced peak {figures['traced'] / MIB:,.1f} MiB, "
-                f"{figures['seconds']:.1f} s; {figures['outcome'][:110]}"
+                f"{title} (cap {figures['cap'] / MIB:,.0f} MiB): {_memory(figures)}; "
+                f"{figures['outcome'][:110]}"
             )
     finally:
         redis_server.stop()

@@ -123,6 +123,25 @@ def loop_rates(
     return np.array(out)
 
 
+def _timed_estimates(
+    times: np.ndarray, updated: np.ndarray, offsets: np.ndarray, repeat: int
+) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float]]:
+    """The observed rates by ``estimate_many`` and by the brentq loop, and the best of
+    ``repeat`` seconds of each, and of the interpolated ``estimate_many``."""
+    fast_seconds = slow_seconds = interpolated_seconds = math.inf
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fast = estimate_many(times, updated, offsets, method="observed").rate
+        fast_seconds = min(fast_seconds, time.perf_counter() - start)
+        start = time.perf_counter()
+        estimate_many(times, updated, offsets, method="interpolated")
+        interpolated_seconds = min(interpolated_seconds, time.perf_counter() - start)
+        start = time.perf_counter()
+        slow = loop_rates(times, updated, offsets)
+        slow_seconds = min(slow_seconds, time.perf_counter() - start)
+    return fast, slow, (fast_seconds, slow_seconds, interpolated_seconds)
+
+
 def main() -> None:
     parser = bench_parser(__doc__, sites=1_000_000, seed=20240601, demo=False)
     parser.add_argument("--repeat", type=int, default=3)
@@ -135,17 +154,8 @@ def main() -> None:
         f"{int(updated.sum()):,} updates in {time.perf_counter() - start:.1f} s"
     )
 
-    fast_seconds = slow_seconds = interpolated_seconds = math.inf
-    for _ in range(args.repeat):
-        start = time.perf_counter()
-        fast = estimate_many(times, updated, offsets, method="observed").rate
-        fast_seconds = min(fast_seconds, time.perf_counter() - start)
-        start = time.perf_counter()
-        estimate_many(times, updated, offsets, method="interpolated")
-        interpolated_seconds = min(interpolated_seconds, time.perf_counter() - start)
-        start = time.perf_counter()
-        slow = loop_rates(times, updated, offsets)
-        slow_seconds = min(slow_seconds, time.perf_counter() - start)
+    fast, slow, seconds = _timed_estimates(times, updated, offsets, args.repeat)
+    fast_seconds, slow_seconds, interpolated_seconds = seconds
 
     same_nan = np.array_equal(np.isnan(fast), np.isnan(slow))
     known = ~np.isnan(slow)

@@ -161,36 +161,44 @@ def demo_main(args: argparse.Namespace) -> None:
         f"prior: fitted on {parameters['prior_weeks']}-week windows ending at t, every "
         f"{parameters['prior_every']} reference point(s); {parameters['reference_points']} t"
     )
+    for level in tables:
+        _print_demo_level(result, level, ws)
+
+
+#: The models' short names in the demo's tables.
+SHORT_NAMES = {
+    "posterior": "posterior",
+    "hacs": "paper",
+    "random": "random",
+    "brute_force": "brute",
+    "cho_garcia_molina": "CGM",
+    "last_obs": "last_obs",
+}
+
+
+def _print_demo_level(result: dict[str, Any], level: str, ws: range) -> None:
+    """One level's Table I (micro and macro: F1 at θ̂) and mean weighted P@K, by w."""
     table = {(r["level"], r["average"], r["w_weeks"], r["model"]): r for r in result["table"]}
     pak = {(r["level"], r["w_weeks"], r["model"]): r for r in result["pak"]}
-    names = {
-        "posterior": "posterior",
-        "hacs": "paper",
-        "random": "random",
-        "brute_force": "brute",
-        "cho_garcia_molina": "CGM",
-        "last_obs": "last_obs",
-    }
-    for level in tables:
-        for average in ("micro", "macro"):
-            print(f"\nTable I, {level}, {average}: F1 at θ̂ (θ̂)")
-            models = ("posterior", "hacs", "random", "brute_force")
-            print("  w  " + "".join(f"{names[m]:>16}" for m in models))
-            for w in ws:
-                cells = []
-                for m in models:
-                    row = table[(level, average, w, m)]
-                    theta = f" ({_fmt(row['theta_hat'])[:3]})" if m in ("posterior", "hacs") else ""
-                    cells.append(f"{_fmt(row['f1']) + theta:>16}")
-                print(f"{w:>3}  " + "".join(cells))
-        print(f"\nmean weighted P@K, {level}")
-        models = ("posterior", "hacs", "cho_garcia_molina", "last_obs", "random")
-        print("  w  " + "".join(f"{names[m]:>10}" for m in models))
+    for average in ("micro", "macro"):
+        print(f"\nTable I, {level}, {average}: F1 at θ̂ (θ̂)")
+        models = ("posterior", "hacs", "random", "brute_force")
+        print("  w  " + "".join(f"{SHORT_NAMES[m]:>16}" for m in models))
         for w in ws:
-            print(
-                f"{w:>3}  "
-                + "".join(f"{_fmt(pak[(level, w, m)]['weighted_p_at_k']):>10}" for m in models)
-            )
+            cells = []
+            for m in models:
+                row = table[(level, average, w, m)]
+                theta = f" ({_fmt(row['theta_hat'])[:3]})" if m in ("posterior", "hacs") else ""
+                cells.append(f"{_fmt(row['f1']) + theta:>16}")
+            print(f"{w:>3}  " + "".join(cells))
+    print(f"\nmean weighted P@K, {level}")
+    models = ("posterior", "hacs", "cho_garcia_molina", "last_obs", "random")
+    print("  w  " + "".join(f"{SHORT_NAMES[m]:>10}" for m in models))
+    for w in ws:
+        print(
+            f"{w:>3}  "
+            + "".join(f"{_fmt(pak[(level, w, m)]['weighted_p_at_k']):>10}" for m in models)
+        )
 
 
 def main() -> None:
@@ -231,15 +239,20 @@ def main() -> None:
         f"({len(result['curves']):,} curve rows); CPU {cpu_seconds:.1f} s"
     )
     print(f"peak RSS : {peak_kib / 1024**2:.2f} GiB (ru_maxrss {peak_kib:,} KiB)")
+    _print_table_i(result, list(tables), args.weeks)
+    _print_pak_ndcg(result, list(tables), args.weeks)
 
+
+def _print_table_i(result: dict[str, Any], levels: list[str], weeks: int) -> None:
+    """Table I (micro) at w = 1, 2, 4 and 12: θ̂, precision, recall and F1 of each model."""
     print(
         "\nTable I (micro), w = 1, 2, 4, 12:  θ̂   P      R      F1   "
         "(HACS | posterior | Random | Brute)"
     )
     rows = {(r["level"], r["average"], r["w_weeks"], r["model"]): r for r in result["table"]}
-    for level in tables:
+    for level in levels:
         for w in (1, 2, 4, 12):
-            if w > args.weeks:
+            if w > weeks:
                 continue
             cells = []
             for model in ("hacs", "posterior", "random", "brute_force"):
@@ -247,23 +260,22 @@ def main() -> None:
                 cells.append(" ".join(_fmt(r[k]) for k in ("precision", "recall", "f1")))
             theta = rows[(level, "micro", w, "hacs")]["theta_hat"]
             print(f"  {level:9} w={w:2}  {_fmt(theta)}  " + " | ".join(cells))
+
+
+PAK_MODELS = ("posterior", "hacs", "last_obs", "random", "nad", "cho_garcia_molina", "age")
+
+
+def _print_pak_ndcg(result: dict[str, Any], levels: list[str], weeks: int) -> None:
+    """Weighted P@K and NDCG@5% of each model at w = 1 and the largest w."""
     print("\nweighted P@K and NDCG@5% (w = 1, 12):")
     pak = {(r["level"], r["w_weeks"], r["model"]): r for r in result["pak"]}
     budget = {(r["level"], r["w_weeks"], r["model"]): r for r in result["budget"]}
-    for level in tables:
-        for w in (1, args.weeks):
+    for level in levels:
+        for w in (1, weeks):
             cells = [
                 f"{model} {_fmt(pak[(level, w, model)]['weighted_p_at_k'])}"
                 f"/{_fmt(budget[(level, w, model)]['ndcg_at_k'])}"
-                for model in (
-                    "posterior",
-                    "hacs",
-                    "last_obs",
-                    "random",
-                    "nad",
-                    "cho_garcia_molina",
-                    "age",
-                )
+                for model in PAK_MODELS
             ]
             print(f"  {level:9} w={w:2}  " + "  ".join(cells))
 

@@ -25,17 +25,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 import tempfile
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench.common import ROOT, bench_parser
+from bench.common import bench_child, bench_parser, database_env
 
 START, END = "2015-06-01", "2018-06-01"
 
@@ -50,9 +49,7 @@ def build(n_sites: int, seed: int) -> dict[str, Any]:
 
     django.setup()
     from django.core.management import call_command
-    from django.db import connection
 
-    from archive.models import Site
     from bench.evaluation import synthetic_collection
 
     began = time.perf_counter()
@@ -64,6 +61,31 @@ def build(n_sites: int, seed: int) -> dict[str, Any]:
     site, page, seconds = site[order], page[order], seconds[order]
     page_index, floor = website.page_index[order], website.link_floor[order]
     generated = time.perf_counter() - began
+
+    site_pk = _sites_create(n_sites)
+    pages = _page_strings(page, site, n_sites)
+    stamps = np.datetime_as_string(seconds.astype("datetime64[s]"), unit="s")
+    rows = (
+        pages.row(int(site_pk[s]), p, str(stamp).replace("T", " "), i, f)
+        for s, p, stamp, i, f in zip(
+            site.tolist(), page.tolist(), stamps, page_index.tolist(), floor.tolist(), strict=True
+        )
+    )
+    _captures_insert(rows)
+    homepage = int(np.count_nonzero(page < n_sites))
+    return {
+        "sites": n_sites,
+        "seed": seed,
+        "homepage": homepage,
+        "website": int(site.size),
+        "generate_seconds": generated,
+        "build_seconds": time.perf_counter() - began,
+    }
+
+
+def _sites_create(n_sites: int) -> Any:
+    """The sites, stored; their primary keys by site id."""
+    from archive.models import Site
 
     Site.objects.bulk_create(
         [
@@ -78,15 +100,49 @@ def build(n_sites: int, seed: int) -> dict[str, Any]:
         batch_size=5000,
     )
     pk = dict(Site.objects.values_list("canonical_key", "pk"))
-    site_pk = np.array([pk[f"{_surt_host(s)})/~user{s}"] for s in range(n_sites)])
+    return np.array([pk[f"{_surt_host(s)})/~user{s}"] for s in range(n_sites)])
 
-    # Page strings, once per page: the homepage has page id = site id, the others follow.
+
+@dataclass
+class _Pages:
+    """Each page's URL, urlkey, page key and depth, by page id."""
+
+    urls: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    page_keys: list[str] = field(default_factory=list)
+    depths: list[int] = field(default_factory=list)
+
+    def row(self, site_pk: int, p: int, stamp: str, index: int, floor: int) -> tuple[Any, ...]:
+        """An ``archive_capture`` row (the columns of :data:`INSERT`) of page ``p``."""
+        return (
+            site_pk,
+            self.urls[p],
+            self.keys[p],
+            self.page_keys[p],
+            stamp,
+            self.depths[p],
+            "text/html",
+            200,
+            "",
+            None,
+            "bench",
+            "observation",
+            True,
+            None,
+            index,
+            floor,
+            int(floor == -1),
+        )
+
+
+def _page_strings(page: Any, site: Any, n_sites: int) -> _Pages:
+    """Page strings, once per page: the homepage has page id = site id, the others follow."""
     n_pages = int(page.max()) + 1
     page_site = np.zeros(n_pages, dtype=np.int64)
     page_site[page] = site
     first_other = np.full(n_sites, n_pages, dtype=np.int64)
     np.minimum.at(first_other, page_site[n_sites:], np.arange(n_sites, n_pages))
-    urls, keys, page_keys, depths = [], [], [], []
+    pages = _Pages()
     for p in range(n_pages):
         s = int(page_site[p])
         host, surt_host = _host(s), _surt_host(s)
@@ -97,57 +153,31 @@ def build(n_sites: int, seed: int) -> dict[str, Any]:
             depth = 1 + k % 2
             path = f"p{k}.html" if depth == 1 else f"sec{k}/index.html"
             key_path = f"/p{k}.html" if depth == 1 else f"/sec{k}/index.html"
-        urls.append(f"http://{host}/~user{s}/{path}")
-        keys.append(f"{surt_host})/~user{s}{key_path}")
-        page_keys.append(keys[-1].removesuffix("/index.html"))
-        depths.append(depth)
+        pages.urls.append(f"http://{host}/~user{s}/{path}")
+        pages.keys.append(f"{surt_host})/~user{s}{key_path}")
+        pages.page_keys.append(pages.keys[-1].removesuffix("/index.html"))
+        pages.depths.append(depth)
+    return pages
 
-    stamps = np.datetime_as_string(seconds.astype("datetime64[s]"), unit="s")
-    rows = (
-        (
-            int(site_pk[s]),
-            urls[p],
-            keys[p],
-            page_keys[p],
-            str(stamp).replace("T", " "),
-            depths[p],
-            "text/html",
-            200,
-            "",
-            None,
-            "bench",
-            "observation",
-            True,
-            None,
-            i,
-            f,
-            int(f == -1),
-        )
-        for s, p, stamp, i, f in zip(
-            site.tolist(), page.tolist(), stamps, page_index.tolist(), floor.tolist(), strict=True
-        )
-    )
+
+INSERT = (
+    "INSERT INTO archive_capture (site_id, url, urlkey, page_key, timestamp, depth, "
+    "mimetype, status, digest, length, source, kind, is_observation, snapshot_id, "
+    "page_index, link_floor, new_links) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?, ?)"
+)
+
+
+def _captures_insert(rows: Iterable[tuple[Any, ...]]) -> None:
+    """Raw bulk inserts on SQLite, unsynchronised (a throw-away database), then ANALYZE."""
+    from django.db import connection
+
     raw = connection.connection
     raw.execute("PRAGMA synchronous = OFF")
     raw.execute("PRAGMA journal_mode = MEMORY")
     with raw:
-        raw.executemany(
-            "INSERT INTO archive_capture (site_id, url, urlkey, page_key, timestamp, depth, "
-            "mimetype, status, digest, length, source, kind, is_observation, snapshot_id, "
-            "page_index, link_floor, new_links) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            "?, ?, ?, ?)",
-            rows,
-        )
+        raw.executemany(INSERT, rows)
     raw.execute("ANALYZE")
-    homepage = int(np.count_nonzero(page < n_sites))
-    return {
-        "sites": n_sites,
-        "seed": seed,
-        "homepage": homepage,
-        "website": int(site.size),
-        "generate_seconds": generated,
-        "build_seconds": time.perf_counter() - began,
-    }
 
 
 def _host(s: int) -> str:
@@ -235,25 +265,8 @@ def measure(method: str) -> dict[str, Any]:
 
 
 def child(action: str, directory: Path, *arguments: str) -> dict[str, Any]:
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{directory / 'bench.sqlite3'}",
-        "HACS_VAR_DIR": str(directory / "var"),
-        "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
-        "LOG_LEVEL": "WARNING",
-        "PYTHONPATH": str(ROOT),
-    }
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.evaluation_db", "--child", action, *arguments],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    if out.returncode != 0:
-        sys.exit(f"{action} failed:\n{out.stdout}\n{out.stderr}")
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+    env = database_env(directory / "bench.sqlite3", directory / "var", quiet=True)
+    return bench_child(env, "bench.evaluation_db", action, *arguments)
 
 
 def report(built: dict[str, Any] | None, run: dict[str, Any]) -> None:

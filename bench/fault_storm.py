@@ -22,7 +22,6 @@ seconds is interrupted (as Ctrl-C would, so its sites end failed; killed if it h
 
 from __future__ import annotations
 
-import json
 import random
 import signal
 import subprocess
@@ -34,8 +33,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from bench.common import ROOT, bench_parser, demo_archive
-from bench.import_cost import fake_archive_env
+from bench.common import (
+    ROOT,
+    bench_parser,
+    demo_archive,
+    fake_archive_env,
+    last_json,
+    manage,
+    run_python,
+)
 from hacs.formats.canon import SeedScope
 from hacs.formats.cdx import memento_url
 from scripts.localservers import start_redis
@@ -116,28 +122,8 @@ def calm(archive: IAArchive) -> None:
     archive.state.endless_prefixes.clear()
 
 
-def manage(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), *args],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
-
-
 def site_statuses(env: dict[str, str]) -> list[list[Any]]:
-    done = subprocess.run(
-        [sys.executable, "-c", STATUS_SCRIPT],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    statuses: list[list[Any]] = json.loads(done.stdout.strip().splitlines()[-1])
+    statuses: list[list[Any]] = last_json(run_python(env, "-c", STATUS_SCRIPT))
     return statuses
 
 
@@ -149,39 +135,10 @@ def timed_import(
         archive.state.log.clear()
     started = time.perf_counter()
     began = time.monotonic()  # the fake logs arrivals on this clock
-    child = subprocess.Popen(
-        [sys.executable, str(ROOT / "manage.py"), "import_archive", *args],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        code: int | None = child.wait(timeout=timeout)
-        ended = True
-    except subprocess.TimeoutExpired:
-        ended, code = False, None
-        child.send_signal(signal.SIGINT)  # its unfinished sites end failed, as interrupted
-        try:
-            # Requests already sent end by their deadline (HACS_HTTP_DEADLINE, 60 s).
-            child.wait(timeout=INTERRUPT_GRACE)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
+    ended, code = _import_until(env, timeout, *args)
     seconds = time.perf_counter() - started
     web = archive.requests_to("web")
     cdx = archive.requests_to("cdx")
-    timeline = ""
-    if cdx:
-        by_url: dict[str, list[float]] = {}
-        for entry in cdx:
-            by_url.setdefault(entry.query.get("url", ""), []).append(entry.at - began)
-        last = max(by_url.items(), key=lambda item: item[1][-1])
-        timeline = (
-            f"last CDX request at {max(e.at for e in cdx) - began:,.0f} s (the latest query's "
-            f"attempts: {', '.join(f'{t:,.0f}' for t in last[1])} s, {last[0]}); last memento "
-            f"request at {max((e.at for e in web), default=began) - began:,.0f} s"
-        )
     return Run(
         label,
         seconds,
@@ -191,7 +148,44 @@ def timed_import(
         len(cdx),
         len(web),
         sum(1 for e in web if e.status == 0),
-        timeline,
+        _timeline(cdx, web, began),
+    )
+
+
+def _import_until(env: dict[str, str], timeout: float, *args: str) -> tuple[bool, int | None]:
+    """``import_archive *args``, interrupted after ``timeout`` s: whether it ended, and how."""
+    child = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "import_archive", *args],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        return True, child.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        child.send_signal(signal.SIGINT)  # its unfinished sites end failed, as interrupted
+        try:
+            # Requests already sent end by their deadline (HACS_HTTP_DEADLINE, 60 s).
+            child.wait(timeout=INTERRUPT_GRACE)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+    return False, None
+
+
+def _timeline(cdx: list[Any], web: list[Any], began: float) -> str:
+    """When the archive saw the last requests, from the command's start."""
+    if not cdx:
+        return ""
+    by_url: dict[str, list[float]] = {}
+    for entry in cdx:
+        by_url.setdefault(entry.query.get("url", ""), []).append(entry.at - began)
+    last = max(by_url.items(), key=lambda item: item[1][-1])
+    return (
+        f"last CDX request at {max(e.at for e in cdx) - began:,.0f} s (the latest query's "
+        f"attempts: {', '.join(f'{t:,.0f}' for t in last[1])} s, {last[0]}); last memento "
+        f"request at {max((e.at for e in web), default=began) - began:,.0f} s"
     )
 
 

@@ -23,15 +23,23 @@ Requests are counted at the server.
 
 from __future__ import annotations
 
-import json
+import argparse
 import os
 import random
-import subprocess
-import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
-from bench.common import CHILD_ENV, ROOT, argument_parser, fake_archive_env
+from bench.common import (
+    CHILD_ENV,
+    argument_parser,
+    database_env,
+    fake_archive_env,
+    last_json,
+    manage,
+    run_python,
+)
 from scripts.localservers import postgres_url, start_postgres, start_redis
 
 # The child processes run Django on the project's modules: the project root on their path.
@@ -87,15 +95,7 @@ print(json.dumps({"read": report.captures.read, "added": report.captures.added,
 
 def store_rate(cdx: Path, sites: int, database_url: str) -> dict[str, float]:
     env = {**os.environ, **CHILD_ENV, "DATABASE_URL": database_url}
-    out = subprocess.run(
-        [sys.executable, "-c", STORE_SCRIPT, str(cdx), str(sites)],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    result: dict[str, float] = last_json(run_python(env, "-c", STORE_SCRIPT, str(cdx), str(sites)))
     return result
 
 
@@ -123,35 +123,24 @@ def memento_fetches(tmp: Path, redis_url: str) -> dict[str, float]:
     demo = build_demo_archive(tmp / "demo", sites=40, seed=0)
     with PywbServer([demo.warc_path], "demo") as pywb:
         env = {
-            **os.environ,
-            "DATABASE_URL": f"sqlite:///{tmp}/fetch.sqlite3",
+            **database_env(tmp / "fetch.sqlite3"),
             "REDIS_URL": redis_url,
             "HACS_CDX_URL": pywb.cdx_url,
             "HACS_CDX_DIALECT": "pywb",
             "HACS_WAYBACK_URL": f"{pywb.base_url}/demo",
             "HACS_MEMENTO_RATE_PER_MINUTE": "60000",
-            **CHILD_ENV,
         }
-        out = subprocess.run(
-            [sys.executable, "-c", FETCH_SCRIPT, str(demo.seeds_path), str(demo.cdx_path)],
-            env=env,
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
+        out = run_python(env, "-c", FETCH_SCRIPT, str(demo.seeds_path), str(demo.cdx_path))
         fetched = sum(
             1 for line in pywb.log_text().splitlines() if "id_/" in line and "GET" in line
         )
-    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    result: dict[str, float] = last_json(out)
     result["fetches"] = fetched
     return result
 
 
 def refresh_costs(tmp: Path, redis_url: str, sites: int) -> list[tuple[str, dict[str, float]]]:
     """CDX requests, CDX bytes and memento fetches of a first import and of refreshes."""
-    import time
-
     from hacs_demo import build_demo_archive
     from testbed.ia_server import IAArchive, ia_rows_and_bodies
 
@@ -161,19 +150,8 @@ def refresh_costs(tmp: Path, redis_url: str, sites: int) -> list[tuple[str, dict
     runs: list[tuple[str, dict[str, float]]] = []
     with IAArchive([r for r in rows if r.timestamp[:8] < last_day], bodies) as archive:
         env = fake_archive_env(archive, redis_url, tmp / "refresh.sqlite3")
-
-        def manage(*args: str) -> None:
-            subprocess.run(
-                [sys.executable, str(ROOT / "manage.py"), *args],
-                env=env,
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-
-        manage("migrate", "--verbosity", "0")
-        manage("import_seeds", str(demo.seeds_path))
+        manage(env, "migrate", "--verbosity", "0")
+        manage(env, "import_seeds", str(demo.seeds_path))
         steps = [
             ("first import (all but the last day)", ()),
             ("nightly refresh (the last day's captures are new)", ()),
@@ -183,24 +161,24 @@ def refresh_costs(tmp: Path, redis_url: str, sites: int) -> list[tuple[str, dict
         for number, (label, extra) in enumerate(steps):
             if number == 1:
                 archive.state.rows = sorted(rows, key=lambda r: (r.urlkey, r.timestamp))
-            archive.state.log.clear()
-            started = time.perf_counter()
-            manage("import_archive", *extra)
-            elapsed = time.perf_counter() - started
-            cdx = archive.requests_to("cdx")
-            runs.append(
-                (
-                    label,
-                    {
-                        "cdx": len(cdx),
-                        "from": sum("from" in e.query for e in cdx),
-                        "cdx_bytes": sum(e.sent for e in cdx),
-                        "mementos": len(archive.requests_to("web")),
-                        "seconds": elapsed,
-                    },
-                )
-            )
+            runs.append((label, _import_counted(archive, env, *extra)))
     return runs
+
+
+def _import_counted(archive: Any, env: dict[str, str], *extra: str) -> dict[str, float]:
+    """``import_archive *extra``: what the archive logged of it, and its wall time."""
+    archive.state.log.clear()
+    started = time.perf_counter()
+    manage(env, "import_archive", *extra)
+    elapsed = time.perf_counter() - started
+    cdx = archive.requests_to("cdx")
+    return {
+        "cdx": len(cdx),
+        "from": sum("from" in e.query for e in cdx),
+        "cdx_bytes": sum(e.sent for e in cdx),
+        "mementos": len(archive.requests_to("web")),
+        "seconds": elapsed,
+    }
 
 
 def print_refresh_costs(runs: list[tuple[str, dict[str, float]]], sites: int) -> None:
@@ -225,58 +203,25 @@ def main() -> None:
     parser.add_argument("--nights", type=int, default=30, help="paper scale: nights")
     parser.add_argument("--seed", type=int, default=0, help="paper scale: the collection's seed")
     options = parser.parse_args()
-
     if options.paper_scale:
-        from bench import paper_scale
-
-        with tempfile.TemporaryDirectory(prefix="hacs-bench-") as name, start_redis() as redis:
-            paper_scale.run(
-                sites=options.sites or 20_000,
-                sample=options.sample,
-                nights=options.nights,
-                seed=options.seed,
-                redis_url=redis.url(),
-                tmp=Path(name),
-            )
+        _paper_scale(options)
         return
     options.sites = options.sites or 2_000
-
     if options.refresh_only:
         with tempfile.TemporaryDirectory(prefix="hacs-bench-") as name, start_redis() as redis:
             runs = refresh_costs(Path(name), redis.url(), options.refresh_sites)
         print_refresh_costs(runs, options.refresh_sites)
         return
-
     with tempfile.TemporaryDirectory(prefix="hacs-bench-") as name:
         tmp = Path(name)
-        cdx = tmp / "bench.cdx"
-        synthetic_cdx(cdx, sites=options.sites, lines=options.lines)
-        print(f"CDX parse + store: {options.lines:,} lines for {options.sites:,} sites")
-        sqlite = store_rate(cdx, options.sites, f"sqlite:///{tmp}/bench.sqlite3")
-        print(
-            f"  SQLite     : {sqlite['read'] / sqlite['seconds']:>10,.0f} lines/s "
-            f"({sqlite['seconds']:.1f} s, {sqlite['stored']:,} captures stored)"
-        )
-        with start_postgres() as pg:
-            postgres = store_rate(cdx, options.sites, postgres_url(pg, "postgres"))
-        print(
-            f"  PostgreSQL : {postgres['read'] / postgres['seconds']:>10,.0f} lines/s "
-            f"({postgres['seconds']:.1f} s, {postgres['stored']:,} captures stored)"
-        )
-
+        _store_rates(tmp, options)
         # Link extraction is measured by bench.links (cold pages, one core); relay it.
-        links = subprocess.run(
-            [sys.executable, "-m", "bench.links", "--pages", str(options.pages)],
-            env={**os.environ, **CHILD_ENV},
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
+        links = run_python(
+            {**os.environ, **CHILD_ENV}, "-m", "bench.links", "--pages", str(options.pages)
         )
         print("Link extraction (python -m bench.links):")
-        for line in links.stdout.strip().splitlines():
+        for line in links.strip().splitlines():
             print(f"  {line}")
-
         with start_redis() as redis:
             fetch = memento_fetches(tmp, redis.url())
             runs = refresh_costs(tmp, redis.url(), options.refresh_sites)
@@ -287,6 +232,39 @@ def main() -> None:
             f"distinct (urlkey, digest) pairs: {fetch['distinct_pairs']:.0f}"
         )
         print_refresh_costs(runs, options.refresh_sites)
+
+
+def _paper_scale(options: argparse.Namespace) -> None:
+    """What HACS asks of the Internet Archive for a paper-scale collection."""
+    from bench import paper_scale
+
+    with tempfile.TemporaryDirectory(prefix="hacs-bench-") as name, start_redis() as redis:
+        paper_scale.run(
+            sites=options.sites or 20_000,
+            sample=options.sample,
+            nights=options.nights,
+            seed=options.seed,
+            redis_url=redis.url(),
+            tmp=Path(name),
+        )
+
+
+def _store_rates(tmp: Path, options: argparse.Namespace) -> None:
+    """CDX lines parsed and stored a second, on SQLite and on PostgreSQL."""
+    cdx = tmp / "bench.cdx"
+    synthetic_cdx(cdx, sites=options.sites, lines=options.lines)
+    print(f"CDX parse + store: {options.lines:,} lines for {options.sites:,} sites")
+    sqlite = store_rate(cdx, options.sites, f"sqlite:///{tmp}/bench.sqlite3")
+    print(
+        f"  SQLite     : {sqlite['read'] / sqlite['seconds']:>10,.0f} lines/s "
+        f"({sqlite['seconds']:.1f} s, {sqlite['stored']:,} captures stored)"
+    )
+    with start_postgres() as pg:
+        postgres = store_rate(cdx, options.sites, postgres_url(pg, "postgres"))
+    print(
+        f"  PostgreSQL : {postgres['read'] / postgres['seconds']:>10,.0f} lines/s "
+        f"({postgres['seconds']:.1f} s, {postgres['stored']:,} captures stored)"
+    )
 
 
 if __name__ == "__main__":

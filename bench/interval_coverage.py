@@ -39,6 +39,8 @@ Same seed, same figures.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
@@ -151,6 +153,58 @@ def pseudo_true_intervals(truth: dict, observed: list, seed: int) -> np.ndarray:
 PROCESS_DAYS = 200 * 365.25  # long enough for the slowest page (one change in 5,000 days)
 
 
+def _print_ranking(estimate: np.ndarray, rates: list[float], changes: list[list[float]]) -> None:
+    """How HACS's rates rank the sites against their true rates, and the ceiling: the
+    changes realised in the history, every one counted."""
+    realised = np.array([len(c) for c in changes]) / SPAN_DAYS
+    hacs_rho = float(spearmanr(estimate, rates).statistic)
+    ceiling = float(spearmanr(realised, rates).statistic)
+    print(
+        f"  Spearman's ρ with the true long-run rate: HACS's rate {hacs_rho:.3f}; ceiling, the "
+        f"changes realised in the history, every one counted, {ceiling:.3f}"
+    )
+
+
+@dataclass
+class _Coverage:
+    """Each homepage's coverage, by the interval it is read against."""
+
+    density: np.ndarray  # observations a year
+    used: np.ndarray  # sites with an interval
+    now: Any  # HACS's intervals (``interval_bounds``)
+    true_interval: np.ndarray
+    old: np.ndarray  # the Gamma band's coverage of the true interval
+    estimate: np.ndarray  # HACS's rate
+    by_session: np.ndarray | None  # HACS's coverage of the interval between sessions (bursts)
+    by_gaps: np.ndarray  # HACS's coverage of the interval at its observations' gaps
+    by_gaps_plain: np.ndarray  # the same with φ = 1
+
+
+def _print_thirds(c: _Coverage) -> None:
+    """The coverage table, by thirds of observation density, then all sites."""
+    bursts = c.by_session is not None
+    now, true_interval = c.now, c.true_interval
+    new = covers(now.low, now.high, true_interval)
+    print(
+        f"  {'third':38} {'sites':>5} {'band':>6} {'now':>6} {'open':>5} "
+        f"{'open hold':>9} {'N / truth':>9} {'λ̂ / λ':>6}"
+        + (f" {'now, sessions':>13}" if bursts else "")
+        + f" {'at its gaps, φ = 1':>18} {'now':>6}"
+    )
+    for name, mask in [*thirds(c.density[c.used]), ("all", np.ones(int(c.used.sum()), bool))]:
+        rows = np.flatnonzero(c.used)[mask]
+        opened = rows[now.open[rows]]
+        ratio = np.median(now.high[opened] / true_interval[opened]) if opened.size else np.nan
+        hold = f"{new[opened].mean():.3f}" if opened.size else "–"
+        bias = np.median(c.estimate[rows] * true_interval[rows])
+        print(
+            f"  {name:38} {rows.size:5d} {c.old[rows].mean():6.3f} {new[rows].mean():6.3f} "
+            f"{opened.size:5d} {hold:>9} {ratio:9.2f} {bias:6.2f}"
+            + (f" {c.by_session[rows].mean():13.3f}" if c.by_session is not None else "")
+            + f" {c.by_gaps_plain[rows].mean():18.3f} {c.by_gaps[rows].mean():6.3f}"
+        )
+
+
 def homepage(truth: dict, label: str, seed: int) -> GammaPrior:
     observed, changes, rates = load(truth, "homepage")
     times, flags, offsets = before(observed, SPAN_DAYS + 1.0)
@@ -173,44 +227,27 @@ def homepage(truth: dict, label: str, seed: int) -> GammaPrior:
         f"{prior.mean_interval_days:.1f} d, reset rate ρ {reset:.2e} a day; changes' "
         f"dispersion φ = {dispersion:.2f}"
     )
-    realised = np.array([len(c) for c in changes]) / SPAN_DAYS
-    hacs_rho = float(spearmanr(alpha / beta, rates).statistic)
-    ceiling = float(spearmanr(realised, rates).statistic)
-    print(
-        f"  Spearman's ρ with the true long-run rate: HACS's rate {hacs_rho:.3f}; ceiling, the "
-        f"changes realised in the history, every one counted, {ceiling:.3f}"
-    )
-    old = covers(band_low, band_high, true_interval)
-    new = covers(now.low, now.high, true_interval)
+    _print_ranking(alpha / beta, rates, changes)
     # With bursts a capture sees an editing session, not each link added in it: the interval
     # between sessions, 1 / (λ (1 − n)), is the one the captures can measure.
     bursts = bool(truth["update_model"].get("bursts"))
     homes = [next(p for p in site["pages"] if p["depth"] == 0) for site in truth["sites"]]
     with np.errstate(divide="ignore"):
         session_interval = 1.0 / np.array([p["session_rate_per_day"] for p in homes])
-    by_session = covers(now.low, now.high, session_interval)
     pseudo_true = pseudo_true_intervals(truth, observed, seed)
-    by_gaps = covers(now.low, now.high, pseudo_true)
-    by_gaps_plain = covers(plain.low, plain.high, pseudo_true)
-    estimate = alpha / beta
-    print(
-        f"  {'third':38} {'sites':>5} {'band':>6} {'now':>6} {'open':>5} "
-        f"{'open hold':>9} {'N / truth':>9} {'λ̂ / λ':>6}"
-        + (f" {'now, sessions':>13}" if bursts else "")
-        + f" {'at its gaps, φ = 1':>18} {'now':>6}"
-    )
-    for name, mask in [*thirds(density[used]), ("all", np.ones(int(used.sum()), bool))]:
-        rows = np.flatnonzero(used)[mask]
-        opened = rows[now.open[rows]]
-        ratio = np.median(now.high[opened] / true_interval[opened]) if opened.size else np.nan
-        hold = f"{new[opened].mean():.3f}" if opened.size else "–"
-        bias = np.median(estimate[rows] * true_interval[rows])
-        print(
-            f"  {name:38} {rows.size:5d} {old[rows].mean():6.3f} {new[rows].mean():6.3f} "
-            f"{opened.size:5d} {hold:>9} {ratio:9.2f} {bias:6.2f}"
-            + (f" {by_session[rows].mean():13.3f}" if bursts else "")
-            + f" {by_gaps_plain[rows].mean():18.3f} {by_gaps[rows].mean():6.3f}"
+    _print_thirds(
+        _Coverage(
+            density=density,
+            used=used,
+            now=now,
+            true_interval=true_interval,
+            old=covers(band_low, band_high, true_interval),
+            estimate=alpha / beta,
+            by_session=covers(now.low, now.high, session_interval) if bursts else None,
+            by_gaps=covers(now.low, now.high, pseudo_true),
+            by_gaps_plain=covers(plain.low, plain.high, pseudo_true),
         )
+    )
     closed = used & ~now.open
     widths = now.high[closed] / now.low[closed]
     print(

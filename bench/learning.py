@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from bench.common import (
     END_DAYS,
@@ -99,11 +100,7 @@ def cost(sites: int, seed: int, generations: int | None, population: int | None)
         f"{time.perf_counter() - began:.1f} s "
         f"({tables['homepage'].size:,} homepage observations)"
     )
-    options = {}
-    if generations is not None:
-        options["generations"] = generations
-    if population is not None:
-        options["population"] = population
+    options = _learn_options(generations, population)
     mid = START_DAYS + (END_DAYS - START_DAYS) / 2
     wall, cpu = time.perf_counter(), time.process_time()
     with MemoryWatch() as memory:
@@ -149,16 +146,18 @@ def learn_lws(table: ObservationTable, start: float, end: float, seed: int) -> l
     return lws.fit_lws(x, y, seed=seed, groups=site, period=(start, end))
 
 
+def _learn_options(generations: int | None, population: int | None) -> dict[str, int]:
+    """GP4C's ``--generations`` and ``--population``, where given."""
+    chosen = {"generations": generations, "population": population}
+    return {name: value for name, value in chosen.items() if value is not None}
+
+
 def demo(sites: int, seed: int, generations: int | None, population: int | None) -> None:
     with demo_archive(sites, seed) as demo:
         tables = demo_tables(demo)
     start, end = START_DAYS, END_DAYS
     mid = start + (end - start) / 2
-    options = {}
-    if generations is not None:
-        options["generations"] = generations
-    if population is not None:
-        options["population"] = population
+    options = _learn_options(generations, population)
     print(
         f"Demo archive: {sites} sites, seed {seed}; learn on {START} + half, "
         f"test on the second half; windows of {W_WEEKS} weeks, budget {BUDGET:.0%}"
@@ -184,25 +183,33 @@ def demo(sites: int, seed: int, generations: int | None, population: int | None)
         }
     tested = evaluate(tables, start=mid, end=end, w_weeks=[W_WEEKS], scorers=scorers)
     for level in tables:
-        budget = {r["model"]: r for r in tested["budget"] if r["level"] == level}
-        pak = {r["model"]: r for r in tested["pak"] if r["level"] == level}
-        print(f"\n{level}, test period (second half), w = {W_WEEKS} weeks")
-        print(f"  {'model':22} {'NDCG@5%':>8} {'ChangeRate@5%':>14} {'weighted P@K':>13}")
-        order = [
-            "gp4c",
-            "lws",
-            *(f"only {n}" for n in TERMINALS),
-            "posterior",
-            "hacs",
-            "last_obs",
-            "random",
-        ]
-        for name in order:
-            row = budget[name]
-            print(
-                f"  {name:22} {row['ndcg_at_k']:8.4f} {row['change_rate_at_k']:14.4f} "
-                f"{pak[name]['weighted_p_at_k']:13.4f}"
-            )
+        _print_tested(tested, level)
+
+
+#: The models of the test period's table, in its order.
+TESTED = [
+    "gp4c",
+    "lws",
+    *(f"only {n}" for n in TERMINALS),
+    "posterior",
+    "hacs",
+    "last_obs",
+    "random",
+]
+
+
+def _print_tested(tested: dict[str, Any], level: str) -> None:
+    """NDCG@5%, ChangeRate@5% and weighted P@K of each model in the test period."""
+    budget = {r["model"]: r for r in tested["budget"] if r["level"] == level}
+    pak = {r["model"]: r for r in tested["pak"] if r["level"] == level}
+    print(f"\n{level}, test period (second half), w = {W_WEEKS} weeks")
+    print(f"  {'model':22} {'NDCG@5%':>8} {'ChangeRate@5%':>14} {'weighted P@K':>13}")
+    for name in TESTED:
+        row = budget[name]
+        print(
+            f"  {name:22} {row['ndcg_at_k']:8.4f} {row['change_rate_at_k']:14.4f} "
+            f"{pak[name]['weighted_p_at_k']:13.4f}"
+        )
 
 
 def main() -> None:

@@ -24,8 +24,6 @@ got, and the tracebacks in the servers' output.
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import re
 import sqlite3
@@ -44,7 +42,7 @@ import numpy as np
 import requests
 
 from bench.collection import Collection, CollectionSpec
-from bench.common import ROOT, argument_parser
+from bench.common import ROOT, bench_parser, fake_archive_env, last_json, manage, run_python
 from scripts.localservers import free_port, start_redis
 
 PASSWORD = "a long bench password"
@@ -193,12 +191,12 @@ def wait_for(process: subprocess.Popen[str], pattern: str, log: Path) -> str:
 
 
 def main() -> None:
-    parser = argument_parser(__doc__)
-    parser.add_argument("--sites", type=int, default=1000, help="imported at a terminal (≥ 25)")
+    parser = bench_parser(
+        __doc__, sites=1000, demo=False, sites_help="imported at a terminal (≥ 25)"
+    )
     parser.add_argument("--uploaded", type=int, default=200, help="uploaded, imported by workers")
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--seconds", type=int, default=180)
-    parser.add_argument("--seed", type=int, default=0)
     options = parser.parse_args()
     from testbed.ia_server import IAArchive
 
@@ -236,19 +234,11 @@ def run(
 ) -> None:
     port = free_port()
     env = {
-        **os.environ,
+        **fake_archive_env(archive, redis_url, tmp / "hacs.sqlite3"),
         "HACS_VAR_DIR": str(tmp),
-        "DATABASE_URL": f"sqlite:///{tmp}/hacs.sqlite3",
-        "REDIS_URL": redis_url,
         "HACS_DEMO": "0",
-        "HACS_CDX_URL": archive.cdx_url,
-        "HACS_CDX_DIALECT": "ia",
-        "HACS_WAYBACK_URL": archive.wayback_url,
-        "HACS_CDX_RATE_PER_MINUTE": "6000",
-        "HACS_MEMENTO_RATE_PER_MINUTE": "60000",
         "HACS_ADMIN_PASSWORD": PASSWORD,
         "PYTHONUNBUFFERED": "1",
-        "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
     }
     log = tmp / "run.log"
     with open(log, "w") as out:
@@ -269,38 +259,28 @@ def run(
         )
     try:
         wait_for(hacs, r"HACS is running at", log)
-        subprocess.run(
-            [sys.executable, "-c", USERS_SCRIPT, str(options.clients), PASSWORD],
-            env=env,
-            cwd=ROOT,
-            check=True,
-        )
-        (tmp / "terminal.txt").write_text("\n".join(terminal_seeds) + "\n")
-        subprocess.run(
-            [sys.executable, "manage.py", "import_seeds", str(tmp / "terminal.txt")],
-            env=env,
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-        )
+        _prepare(tmp, env, terminal_seeds, options)
         tally, took = Tally(), Took()
         measure(f"http://127.0.0.1:{port}", tmp, env, uploaded_seeds, tally, took, options)
-        progress = subprocess.run(
-            [sys.executable, "-c", PROGRESS_SCRIPT],
-            env=env,
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
+        progress = last_json(run_python(env, "-c", PROGRESS_SCRIPT))
     finally:
         hacs.terminate()
         hacs.wait(timeout=120)
     ended = f"finished in {took.seconds:.0f} s" if took.seconds else "still running at the end"
     print(f"the terminal's import of {len(terminal_seeds):,} sites: {ended}")
-    report(
-        tally, json.loads(progress.strip().splitlines()[-1]), [log, tmp / "terminal.log"], options
+    report(tally, progress, [log, tmp / "terminal.log"], options)
+
+
+def _prepare(tmp: Path, env: dict[str, str], terminal_seeds: list[str], options: Any) -> None:
+    """The clients' users, and the terminal's seeds imported (``import_seeds``)."""
+    subprocess.run(
+        [sys.executable, "-c", USERS_SCRIPT, str(options.clients), PASSWORD],
+        env=env,
+        cwd=ROOT,
+        check=True,
     )
+    (tmp / "terminal.txt").write_text("\n".join(terminal_seeds) + "\n")
+    manage(env, "import_seeds", str(tmp / "terminal.txt"))
 
 
 @dataclass

@@ -14,23 +14,43 @@ import os
 import statistics
 import tempfile
 import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from bench.common import argument_parser
+
+START = datetime(2015, 6, 1, tzinfo=UTC)  # the captures' first possible moment
 
 
 def build(sites: int) -> int:
     """Synthetic sites with captures, estimates and a crawl list; returns a busy site's id."""
-    from datetime import UTC, date, datetime, timedelta
+    from datetime import date
 
     import numpy as np
-    from django.db import connection
 
-    from archive.models import Capture, Site, Tag
     from scheduling.crawl_lists import CrawlListOptions, crawl_list_store
     from scheduling.estimates import estimates_recompute
     from scheduling.models import CrawlList
 
-    rng = np.random.default_rng(7)
+    ids = _sites_create(sites)
+    _captures_insert(ids, np.random.default_rng(7))
+    started = time.perf_counter()
+    estimates_recompute()
+    print(
+        f"recompute of all estimates (2 levels × 3 methods): {time.perf_counter() - started:.1f} s"
+    )
+    started = time.perf_counter()
+    crawl_list_store(
+        day=date(2018, 6, 1), options=CrawlListOptions(theta=0.0), source=CrawlList.Source.DAILY_JOB
+    )
+    print(f"building a crawl list of every site: {time.perf_counter() - started:.2f} s")
+    return _busiest(ids)
+
+
+def _sites_create(sites: int) -> list[int]:
+    """The sites, each with one of 20 tags; their ids in order."""
+    from archive.models import Site, Tag
+
     tags = Tag.objects.bulk_create([Tag(name=f"dept-{i}") for i in range(20)])
     Site.objects.bulk_create(
         Site(
@@ -46,64 +66,60 @@ def build(sites: int) -> int:
     through.objects.bulk_create(
         through(site_id=pk, tag_id=tags[n % 20].pk) for n, pk in enumerate(ids)
     )
-    start = datetime(2015, 6, 1, tzinfo=UTC)
-    columns = (
-        "site_id, url, urlkey, page_key, timestamp, depth, mimetype, status, digest, length, "
-        "source, kind, is_observation, page_index, link_floor, new_links"
-    )
-    sql = f"INSERT INTO archive_capture ({columns}) VALUES ({', '.join(['%s'] * 16)})"
-    rows = []
+    return ids
+
+
+CAPTURE_COLUMNS = (
+    "site_id, url, urlkey, page_key, timestamp, depth, mimetype, status, digest, length, "
+    "source, kind, is_observation, page_index, link_floor, new_links"
+)
+
+
+def _captures_insert(ids: list[int], rng: Any) -> None:
+    """Each site's homepage captures over three years, updated at a rate of its own."""
+    from django.db import connection
+
+    sql = f"INSERT INTO archive_capture ({CAPTURE_COLUMNS}) VALUES ({', '.join(['%s'] * 16)})"
+    rows: list[tuple[Any, ...]] = []
     for n, pk in enumerate(ids):
-        count = int(rng.integers(2, 60))
-        # Whole seconds, distinct: a site holds one capture of a URL per timestamp.
-        days = np.unique(rng.integers(0, 3 * 365 * 86400, count)) / 86400.0
-        rate = float(np.exp(rng.normal(np.log(1 / 140), 1.0)))
-        key = f"edu,uni{n % 89},cs{n % 97})/~author{n}"
-        for i, d in enumerate(days):
-            updated = i > 0 and rng.random() < 1 - np.exp(-rate * (d - days[i - 1]))
-            moment = start + timedelta(days=float(d))
-            rows.append(
-                (
-                    pk,
-                    f"http://x/{n}",
-                    key,
-                    key,
-                    str(moment.replace(microsecond=0))[:19],
-                    0,
-                    "text/html",
-                    200,
-                    f"D{i}",
-                    1000,
-                    "bench",
-                    "observation",
-                    True,
-                    i,
-                    -1 if updated else i - 1,
-                    1 if updated else 0,
-                )
-            )
+        rows += _site_rows(n, pk, rng)
         if len(rows) > 50_000:
             with connection.cursor() as cursor:
                 cursor.executemany(sql, rows)
             rows = []
     with connection.cursor() as cursor:
         cursor.executemany(sql, rows)
-    started = time.perf_counter()
-    estimates_recompute()
-    print(
-        f"recompute of all estimates (2 levels × 3 methods): {time.perf_counter() - started:.1f} s"
-    )
-    started = time.perf_counter()
-    crawl_list_store(
-        day=date(2018, 6, 1), options=CrawlListOptions(theta=0.0), source=CrawlList.Source.DAILY_JOB
-    )
-    print(f"building a crawl list of every site: {time.perf_counter() - started:.2f} s")
+
+
+def _site_rows(n: int, pk: int, rng: Any) -> list[tuple[Any, ...]]:
+    """The capture rows of site ``n`` (2 to 59 of them, updates drawn at its rate)."""
+    import numpy as np
+
+    count = int(rng.integers(2, 60))
+    # Whole seconds, distinct: a site holds one capture of a URL per timestamp.
+    days = np.unique(rng.integers(0, 3 * 365 * 86400, count)) / 86400.0
+    rate = float(np.exp(rng.normal(np.log(1 / 140), 1.0)))
+    key = f"edu,uni{n % 89},cs{n % 97})/~author{n}"
+    rows = []
+    for i, d in enumerate(days):
+        updated = i > 0 and rng.random() < 1 - np.exp(-rate * (d - days[i - 1]))
+        moment = START + timedelta(days=float(d))
+        stamp = str(moment.replace(microsecond=0))[:19]
+        rows.append(
+            (pk, f"http://x/{n}", key, key, stamp, 0, "text/html", 200, f"D{i}", 1000, "bench")
+            + ("observation", True, i, -1 if updated else i - 1, 1 if updated else 0)
+        )
+    return rows
+
+
+def _busiest(ids: list[int]) -> int:
+    """The site with the most captures."""
+    from django.db.models import Count
+
+    from archive.models import Capture
+
     busiest = (
-        Capture.objects.values("site_id")
-        .order_by()
-        .annotate(n=__import__("django").db.models.Count("id"))
-        .order_by("-n")
-        .first()
+        Capture.objects.values("site_id").order_by().annotate(n=Count("id")).order_by("-n").first()
     )
     return int(busiest["site_id"]) if busiest else ids[0]
 

@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from bench.collection import DAY, Collection, Group, timestamp_text
+from hacs.formats.queries import SHARED_HOSTS, CdxQuery, RefreshSeed, plan_queries
 from hacs.refresh_budget import audit_draw
 
 # HACS's settings, read as hacs_site/settings.py reads them (same names, same defaults).
@@ -49,6 +50,21 @@ SIZING_MAX_BLOCKS = int(os.environ.get("HACS_REFRESH_GROUP_MAX_BLOCKS", "30"))
 SIZING_EVERY_DAYS = 30
 
 
+#: The figures of a ``Cost`` that add up over runs (``max_read`` is their largest).
+_SUMMED = (
+    "cdx",
+    "cdx_wire",
+    "cdx_raw",
+    "rows",
+    "mementos",
+    "memento_bytes",
+    "sites",
+    "seconds",
+    "other_rows",
+    "cut_short",
+)
+
+
 @dataclass
 class Cost:
     """What a run asks of the archive."""
@@ -67,34 +83,15 @@ class Cost:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def add(self, other: Cost) -> None:
-        for name in (
-            "cdx",
-            "cdx_wire",
-            "cdx_raw",
-            "rows",
-            "mementos",
-            "memento_bytes",
-            "sites",
-            "seconds",
-            "other_rows",
-            "cut_short",
-        ):
+        for name in _SUMMED:
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.max_read = max(self.max_read, other.max_read)
 
     def scaled(self, factor: float) -> Cost:
         result = Cost()
-        for name in (
-            "cdx",
-            "cdx_wire",
-            "cdx_raw",
-            "rows",
-            "mementos",
-            "memento_bytes",
-            "sites",
-            "other_rows",
-            "cut_short",
-        ):
+        for name in _SUMMED:
+            if name == "seconds":  # a time is not scaled
+                continue
             setattr(result, name, getattr(self, name) * factor)
         return result
 
@@ -365,6 +362,36 @@ def total(nights: Iterable[Night]) -> Night:
     return result
 
 
+@dataclass
+class _Pass:
+    """One night's run of the queries (``archive_import._Run``): the seeds, what is left to
+    ask, the audits under way and the tallies."""
+
+    seeds: dict[int, Any]
+    now: int
+    day: date  # the audit's day
+    tally: Night
+    watched: Night  # the watched sites' share of the tally
+    wire: bool  # whether answers are gzipped to count their bytes
+    pending: deque[Any]
+    audits: dict[str, tuple[str, str, frozenset[str]]] = field(default_factory=dict)
+
+
+def _count(answer: Answer, nights: tuple[Night, ...], *, audit: bool) -> None:
+    """An answer's requests, rows and bytes, added to each of ``nights``."""
+    for night in nights:
+        if audit:
+            night.audit += answer.requests
+        else:
+            night.queries += 1
+            night.pages += answer.requests - 1
+        night.rows += len(answer.rows)
+        night.raw += answer.raw
+        night.wire += answer.wire
+        night.cut_short += answer.cut_short
+        night.max_read = max(night.max_read, answer.max_read)
+
+
 class Refresher:
     """HACS's refresh of ``sites`` night after night, in process (module docstring, part 2).
 
@@ -423,13 +450,9 @@ class Refresher:
         return since_of_stamp(anchor)
 
     def plan(self, seeds: list[Any]) -> list[Any]:
-        from hacs.formats.queries import SHARED_HOSTS, plan_queries
-
         return plan_queries(seeds, too_big=self.too_big, shared_hosts=SHARED_HOSTS | self.per_seed)
 
     def night(self, n: int) -> Night:
-        from hacs.formats.queries import CdxQuery, RefreshSeed
-
         world = self.world
         now = world.start + n * DAY
         tally = Night()
@@ -473,89 +496,96 @@ class Refresher:
         *,
         wire: bool,
     ) -> None:
-        from hacs.formats.queries import CdxQuery, plan_queries
-
-        world = self.world
-        grouped = self.mode != "seed"
         day = self.audit_day or datetime.fromtimestamp(now, UTC).date()
-        pending = deque(queries)
-        audits: dict[str, tuple[str, str, frozenset[str]]] = {}
-        while pending:
-            query = pending.popleft()
-            part = watched if all(s in self.watch for s in query.site_ids) else Night()
-            is_audit = query.key in audits
-            if grouped and query.is_group and not is_audit and self._unsized(query.key, now):
-                tally.sizing += 1  # _Run._size and _sized
-                part.sizing += 1
-                self.sized[query.key] = now
-                if world.blocks(query.url, query.match_type) > SIZING_MAX_BLOCKS:
-                    self.too_big.add(query.key)
-                    tally.splits += 1
-                    if self.defer_splits:
-                        # _Run._sized with defer_splits: not asked tonight; its sites keep
-                        # their last check and ``from``; the next plan splits it.
-                        tally.deferred += len(query.site_ids)
-                        part.deferred += len(query.site_ids)
-                        continue
-                    members = [seeds[s] for s in query.site_ids]
-                    pending.extendleft(reversed(plan_queries(members, too_big={query.key})))
-                    continue
-                self.too_big.discard(query.key)
-            answer = world.ask(query.url, query.since, match_type=query.match_type, wire=wire)
-            if self.audit_day is not None:  # the sample's check compares them with HACS's
-                self.sent.append((query.url, query.match_type, query.since))
-            for night in (tally, part):
-                if is_audit:
-                    night.audit += answer.requests
-                else:
-                    night.queries += 1
-                    night.pages += answer.requests - 1
-                night.rows += len(answer.rows)
-                night.raw += answer.raw
-                night.wire += answer.wire
-                night.cut_short += answer.cut_short
-                night.max_read = max(night.max_read, answer.max_read)
-            if is_audit:
-                self._audited(audits.pop(query.key), query, answer, now, tally)
-                continue
-            if grouped and query.is_group:  # _remember
-                too_big = (
-                    answer.requests > GROUP_MAX_PAGES
-                    or len(answer.rows) > GROUP_MAX_ROWS
-                    or bool(answer.failure)
-                )
-                self.pages[query.key] = answer.requests
-                if too_big:
-                    self.too_big.add(query.key)
-                else:
-                    self.too_big.discard(query.key)
-                if too_big and answer.failure:
-                    parts = plan_queries([seeds[s] for s in query.site_ids], too_big={query.key})
-                    if len(parts) > 1:
-                        tally.splits += 1
-                        pending.extend(parts)
-                        continue
-            if answer.failure:
-                tally.failed += len(query.site_ids)
-                continue
-            if grouped and query.is_group and AUDIT_SHARE > 0:  # _audit_of
-                draw = audit_draw(day, query.key)
-                if draw < AUDIT_SHARE:
-                    site = query.site_ids[int(draw * 2**32) % len(query.site_ids)]
-                    scope = world.scopes[site]
-                    held = frozenset(t for key, t in answer.rows if key == scope.homepage)
-                    audit = CdxQuery(
-                        world.collection.seeds[site].url,
-                        "exact",
-                        (site,),
-                        query.since,
-                        f"audit {scope.homepage}",
-                    )
-                    audits[audit.key] = (scope.host_key, scope.homepage, held)
-                    pending.append(audit)
-            for night in (tally, part):
-                night.checked += len(query.site_ids)
-            self._store(query, answer, now, (tally, part))
+        run = _Pass(seeds, now, day, tally, watched, wire, deque(queries))
+        while run.pending:
+            self._ask(run, run.pending.popleft())
+
+    def _ask(self, run: _Pass, query: Any) -> None:
+        """One query of the night: sized first, asked, remembered, audited and stored."""
+        part = run.watched if all(s in self.watch for s in query.site_ids) else Night()
+        is_audit = query.key in run.audits
+        grouped = self.mode != "seed" and query.is_group
+        if grouped and not is_audit and self._unsized(query.key, run.now):
+            if self._size(run, query, part):
+                return
+        answer = self.world.ask(query.url, query.since, match_type=query.match_type, wire=run.wire)
+        if self.audit_day is not None:  # the sample's check compares them with HACS's
+            self.sent.append((query.url, query.match_type, query.since))
+        _count(answer, (run.tally, part), audit=is_audit)
+        if is_audit:
+            self._audited(run.audits.pop(query.key), query, answer, run.now, run.tally)
+            return
+        if grouped and self._remember(run, query, answer):
+            return
+        if answer.failure:
+            run.tally.failed += len(query.site_ids)
+            return
+        if grouped and AUDIT_SHARE > 0:
+            self._audit_of(run, query, answer)
+        for night in (run.tally, part):
+            night.checked += len(query.site_ids)
+        self._store(query, answer, run.now, (run.tally, part))
+
+    def _size(self, run: _Pass, query: Any, part: Night) -> bool:
+        """``_Run._size`` and ``_sized``: the sizing request; True when the group is too big
+        to be asked tonight as it is (split and asked in parts at once, or deferred)."""
+        run.tally.sizing += 1
+        part.sizing += 1
+        self.sized[query.key] = run.now
+        if self.world.blocks(query.url, query.match_type) <= SIZING_MAX_BLOCKS:
+            self.too_big.discard(query.key)
+            return False
+        self.too_big.add(query.key)
+        run.tally.splits += 1
+        if self.defer_splits:
+            # _Run._sized with defer_splits: not asked tonight; its sites keep their last check
+            # and ``from``; the next plan splits it.
+            run.tally.deferred += len(query.site_ids)
+            part.deferred += len(query.site_ids)
+            return True
+        members = [run.seeds[s] for s in query.site_ids]
+        run.pending.extendleft(reversed(plan_queries(members, too_big={query.key})))
+        return True
+
+    def _remember(self, run: _Pass, query: Any, answer: Answer) -> bool:
+        """``_remember``: a group's answer too big is split on the next plan, at once when it
+        failed for its size (True: its parts are queued)."""
+        too_big = (
+            answer.requests > GROUP_MAX_PAGES
+            or len(answer.rows) > GROUP_MAX_ROWS
+            or bool(answer.failure)
+        )
+        self.pages[query.key] = answer.requests
+        if too_big:
+            self.too_big.add(query.key)
+        else:
+            self.too_big.discard(query.key)
+        if too_big and answer.failure:
+            parts = plan_queries([run.seeds[s] for s in query.site_ids], too_big={query.key})
+            if len(parts) > 1:
+                run.tally.splits += 1
+                run.pending.extend(parts)
+                return True
+        return False
+
+    def _audit_of(self, run: _Pass, query: Any, answer: Answer) -> None:
+        """``_audit_of``: a share of the groups also asks one member's homepage exactly."""
+        draw = audit_draw(run.day, query.key)
+        if draw >= AUDIT_SHARE:
+            return
+        site = query.site_ids[int(draw * 2**32) % len(query.site_ids)]
+        scope = self.world.scopes[site]
+        held = frozenset(t for key, t in answer.rows if key == scope.homepage)
+        audit = CdxQuery(
+            self.world.collection.seeds[site].url,
+            "exact",
+            (site,),
+            query.since,
+            f"audit {scope.homepage}",
+        )
+        run.audits[audit.key] = (scope.host_key, scope.homepage, held)
+        run.pending.append(audit)
 
     def _audited(
         self,

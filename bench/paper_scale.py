@@ -58,7 +58,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -67,20 +67,16 @@ import numpy as np
 
 from bench.collection import Collection, CollectionSpec, describe, groups
 from bench.paper_refresh import (
-    CDX_RATE,
-    HISTORY_DAYS,
-    MEMENTO_RATE,
     Cost,
     FirstImport,
-    Night,
     Refresher,
     World,
     first_import,
     pass_cost,
     query_cost,
     since_of,
-    total,
 )
+from bench.paper_report import Outcome, Shares, report
 
 # HACS's settings, read as hacs_site/settings.py reads them (same names, same defaults).
 
@@ -204,18 +200,6 @@ def in_scope_visible(collection: Collection, state: Any, client: Any, seeds: lis
 # --- The bench ----------------------------------------------------------------------------------
 
 
-@dataclass
-class Shares:
-    """The share of new captures each refresh holds after a night, and its recall."""
-
-    night: int
-    indexed: int  # in-scope captures made after the first import and indexed by then
-    made: int  # ... made by then, indexed or not
-    outside: int  # indexed ones of seeds no refresh asks about (no capture at the first import)
-    held: dict[str, int]
-    recall: dict[str, float]
-
-
 def run(*, sites: int, sample: int, nights: int, seed: int, redis_url: str, tmp: Path) -> None:
     import redis
 
@@ -225,14 +209,11 @@ def run(*, sites: int, sample: int, nights: int, seed: int, redis_url: str, tmp:
     started = time.perf_counter()
     collection = Collection(CollectionSpec(seeds=sites, seed=seed))
     history = collection.history_lines()
-    count = len(history)
     print(f"Paper-scale collection, {sites:,} seeds (seed {seed}; bench.collection):")
-    for line in describe(collection, count):
+    for line in describe(collection, len(history)):
         print(f"  {line}")
     rng = np.random.default_rng([seed, 26])
     chosen = sorted(rng.choice(len(collection.seeds), size=min(sample, sites), replace=False))
-    sample_nights_n = min(nights, SAMPLE_NIGHTS)
-    before_nights = min(nights, BEFORE_NIGHTS)
     scoped_history = _scoped_history(collection)
     timings: dict[str, float] = {}
     with IAArchive(gzip=True, body_for=collection.body_for) as archive:
@@ -240,111 +221,33 @@ def run(*, sites: int, sample: int, nights: int, seed: int, redis_url: str, tmp:
         del history
         config = ArchiveConfig(cdx_url=archive.cdx_url, wayback_url=archive.wayback_url)
         client = ArchiveClient(config, redis.Redis.from_url(redis_url))
-        state = archive.state
         timings["built"] = time.perf_counter() - started
         print(f"  (built and served in {timings['built']:,.0f} s)")
 
         # 1. The sample through HACS's commands; the rate check.
-        runner, first, older, timed, archived = _sample_run(
+        runner, outcome = _sample_run(
             collection, chosen, tmp=tmp, archive=archive, redis_url=redis_url
         )
+        outcome.sites, outcome.nights, outcome.scoped_history = sites, nights, scoped_history
+        outcome.before_nights = min(nights, BEFORE_NIGHTS)
+        outcome.sample_nights_n = min(nights, SAMPLE_NIGHTS)
         held_first = runner.held()
 
-        # 2. The first import in process, then the three refreshes night after night.
-        world = World(collection, state, client)
-        full_first = first_import(world)
-        held_sites = sorted(full_first.own)
-        watch = set(chosen)
-        refreshers = {
-            "every": Refresher(world, full_first, mode="every", wire_nights=nights),
-            "seed": Refresher(
-                world, full_first, mode="seed", wire_nights=before_nights, watch=watch
-            ),
-        }
-        in_process = {name: 0.0 for name in refreshers}
-        sample_nights: list[Cost] = []
-        before_groups: dict[str, list[Cost]] = {"host": [], "prefix": []}
-        checks: list[str] = []
-        shares: list[Shares] = []
-        indexed: set[tuple[str, str]] = set()
-        outside = 0
-        sample_held = sample_visible = 0
-        refreshed = set(held_sites)
+        # 2. The first import in process, then the refreshes night after night.
+        loop = NightLoop(outcome, World(collection, archive.state, client), archive, runner, chosen)
         for night in range(1, nights + 1):
-            if night <= before_nights:  # before: every archived seed, from its newest capture
-                old = [i for i in range(len(collection.seeds)) if collection.newest[i] > 0]
-                since = {i: since_of(collection.newest[i]) for i in old}
-            lines = collection.night(night)
-            outside += _index_night(collection, lines, indexed, refreshed)
-            archive.add_lines(lines)
-            if night <= sample_nights_n:
-                sample_nights.append(runner.nightly_refresh())
-                if night == 1:
-                    checks.append(_check(world, full_first, chosen, sample_nights[0]))
-                if night == sample_nights_n:
-                    sample_held = runner.held()
-                    sample_visible = in_scope_visible(collection, state, client, chosen)
-            for name, refresher in refreshers.items():
-                clock = time.perf_counter()
-                refresher.night(night)
-                in_process[name] += time.perf_counter() - clock
-            if night <= before_nights:
-                clock = time.perf_counter()
-                for by, costs in before_groups.items():
-                    costs.append(
-                        pass_cost(collection, state, client, groups(collection, old, by=by), since)
-                    )
-                in_process["before groups"] = in_process.get("before groups", 0.0) + (
-                    time.perf_counter() - clock
-                )
-            if night in (1, 7, nights):
-                shares.append(
-                    _shares(
-                        collection,
-                        night,
-                        indexed,
-                        outside,
-                        refreshers,
-                        full_first.held,
-                        scoped_history,
-                    )
-                )
-        sample_new = sample_held - held_first
-        checks.append(
-            f"captures HACS holds of the sample after {sample_nights_n} nights: "
-            f"{sample_held:,}; in the sample's scopes in the archive: {sample_visible:,} "
-            f"({sample_held / max(1, sample_visible):.1%})"
-        )
-    timings["in process"] = sum(in_process.values())
-    _report(
-        collection=collection,
-        sites=sites,
-        first=first,
-        older=older,
-        timed=timed,
-        rate_seeds=len(archived),
-        sample_nights=sample_nights,
-        sample_new=sample_new,
-        full_first=full_first,
-        refreshers=refreshers,
-        before_groups=before_groups,
-        before_nights=before_nights,
-        shares=shares,
-        checks=checks,
-        held_sites=len(held_sites),
-        scoped_history=scoped_history,
-    )
-    _report_times(
-        seed, started, timings, first, older, timed, sample_nights, full_first, in_process
-    )
+            loop.night(night)
+        loop.finish(held_first)
+    timings["in process"] = sum(outcome.in_process.values())
+    report(outcome)
+    _report_times(seed, started, timings, outcome)
 
 
 def _sample_run(
     collection: Collection, chosen: list[int], *, tmp: Path, archive: Any, redis_url: str
-) -> tuple[SampleRun, Cost, Cost, Cost, list[int]]:
+) -> tuple[SampleRun, Outcome]:
     """The sample through HACS's commands (its first import and history pass), and the rate
-    check on its archived seeds: (the sample's runner, the two costs, the rate check's cost,
-    the seeds it timed)."""
+    check on its archived seeds: the sample's runner, and what it measured."""
     runner = SampleRun(tmp, archive, redis_url, [collection.seeds[i].url for i in chosen])
     first = runner.first_import()
     first.sites = len(chosen)
@@ -360,7 +263,115 @@ def _sample_run(
         name="rates",
         rates=rates,
     ).first_import()
-    return runner, first, older, timed, archived
+    outcome = Outcome(
+        collection, first=first, older=older, timed=timed, rate_seeds=len(archived), rates=rates
+    )
+    return runner, outcome
+
+
+class NightLoop:
+    """The archive capturing night after night: the sample refreshed by HACS's commands, the
+    whole collection's refreshes in process, the "before" groups, and the shares held."""
+
+    def __init__(
+        self, outcome: Outcome, world: World, archive: Any, runner: SampleRun, chosen: list[int]
+    ) -> None:
+        self.outcome = outcome
+        self.world = world
+        self.archive = archive
+        self.runner = runner
+        self.chosen = chosen
+        outcome.full_first = first_import(world)
+        held_sites = sorted(outcome.full_first.own)
+        outcome.held_sites = len(held_sites)
+        outcome.refreshers = {
+            "every": Refresher(world, outcome.full_first, mode="every", wire_nights=outcome.nights),
+            "seed": Refresher(
+                world,
+                outcome.full_first,
+                mode="seed",
+                wire_nights=outcome.before_nights,
+                watch=set(chosen),
+            ),
+        }
+        outcome.in_process = {name: 0.0 for name in outcome.refreshers}
+        self.indexed: set[tuple[str, str]] = set()
+        self.outside = 0
+        self.refreshed = set(held_sites)
+        self.sample_held = self.sample_visible = 0
+
+    def night(self, night: int) -> None:
+        """The archive indexes the night's captures, then every refresh runs."""
+        collection = self.world.collection
+        before = night <= self.outcome.before_nights
+        if before:  # before: every archived seed, from its newest capture
+            old = [i for i in range(len(collection.seeds)) if collection.newest[i] > 0]
+            since = {i: since_of(collection.newest[i]) for i in old}
+        lines = collection.night(night)
+        self.outside += _index_night(collection, lines, self.indexed, self.refreshed)
+        self.archive.add_lines(lines)
+        if night <= self.outcome.sample_nights_n:
+            self._sample_night(night)
+        for name, refresher in self.outcome.refreshers.items():
+            self._timed(name, refresher.night, night)
+        if before:
+            self._timed("before groups", self._before_groups, old, since)
+        if night in (1, 7, self.outcome.nights):
+            self.outcome.shares.append(self._shares(night))
+
+    def _timed(self, name: str, step: Callable[..., object], *args: Any) -> None:
+        clock = time.perf_counter()
+        step(*args)
+        in_process = self.outcome.in_process
+        in_process[name] = in_process.get(name, 0.0) + (time.perf_counter() - clock)
+
+    def _sample_night(self, night: int) -> None:
+        """The sample's nightly refresh through HACS's commands (night 1 checked against the
+        bench's plan; the last one's captures counted against the archive's)."""
+        outcome = self.outcome
+        outcome.sample_nights.append(self.runner.nightly_refresh())
+        if night == 1:
+            outcome.checks.append(
+                _check(self.world, outcome.full_first, self.chosen, outcome.sample_nights[0])
+            )
+        if night == outcome.sample_nights_n:
+            self.sample_held = self.runner.held()
+            self.sample_visible = in_scope_visible(
+                self.world.collection, self.world.state, self.world.client, self.chosen
+            )
+
+    def _before_groups(self, old: list[int], since: dict[int, str]) -> None:
+        world = self.world
+        for by, costs in self.outcome.before_groups.items():
+            plan = groups(world.collection, old, by=by)
+            costs.append(pass_cost(world.collection, world.state, world.client, plan, since))
+
+    def _shares(self, night: int) -> Shares:
+        """What each refresh holds of the archive's new captures after ``night``."""
+        outcome, indexed = self.outcome, self.indexed
+        first_held, scoped = outcome.full_first.held, outcome.scoped_history
+        refreshers = outcome.refreshers
+        return Shares(
+            night,
+            len(indexed),
+            _made(self.world.collection, night),
+            self.outside,
+            {name: len(r.new & indexed) for name, r in refreshers.items()},
+            {
+                name: (first_held + len(r.new & indexed)) / (scoped + len(indexed))
+                for name, r in refreshers.items()
+            },
+        )
+
+    def finish(self, held_first: int) -> None:
+        """The captures HACS stored for the sample, against the archive's."""
+        outcome = self.outcome
+        outcome.sample_new = self.sample_held - held_first
+        outcome.checks.append(
+            f"captures HACS holds of the sample after {outcome.sample_nights_n} nights: "
+            f"{self.sample_held:,}; in the sample's scopes in the archive: "
+            f"{self.sample_visible:,} ({self.sample_held / max(1, self.sample_visible):.1%})"
+        )
 
 
 def _index_night(
@@ -379,50 +390,18 @@ def _index_night(
     return outside
 
 
-def _report_times(
-    seed: int,
-    started: float,
-    timings: dict[str, float],
-    first: Cost,
-    older: Cost,
-    timed: Cost,
-    sample_nights: list[Cost],
-    full_first: FirstImport,
-    in_process: dict[str, float],
-) -> None:
+def _report_times(seed: int, started: float, timings: dict[str, float], outcome: Outcome) -> None:
     """Where the bench's time went."""
-    sample_seconds = sum(c.seconds for c in sample_nights)
+    sample_seconds = sum(c.seconds for c in outcome.sample_nights)
     print(
         f"(seed {seed}; {time.perf_counter() - started:,.0f} s in all: collection built and "
-        f"served {timings['built']:,.0f} s, the sample's first import {first.seconds:,.0f} s "
-        f"and history pass {older.seconds:,.0f} s, "
-        f"the rate check {timed.seconds:,.0f} s, the sample's nights {sample_seconds:,.0f} s, "
-        f"the first import in process {full_first.seconds:,.0f} s, the refreshes in process "
-        + ", ".join(f"{name} {sec:,.0f} s" for name, sec in in_process.items())
+        f"served {timings['built']:,.0f} s, the sample's first import "
+        f"{outcome.first.seconds:,.0f} s and history pass {outcome.older.seconds:,.0f} s, "
+        f"the rate check {outcome.timed.seconds:,.0f} s, the sample's nights "
+        f"{sample_seconds:,.0f} s, the first import in process "
+        f"{outcome.full_first.seconds:,.0f} s, the refreshes in process "
+        + ", ".join(f"{name} {sec:,.0f} s" for name, sec in outcome.in_process.items())
         + ")"
-    )
-
-
-def _shares(
-    collection: Collection,
-    night: int,
-    indexed: set[tuple[str, str]],
-    outside: int,
-    refreshers: dict[str, Refresher],
-    first_held: int,
-    scoped_history: int,
-) -> Shares:
-    """What each refresh holds of the archive's new captures after ``night``."""
-    return Shares(
-        night,
-        len(indexed),
-        _made(collection, night),
-        outside,
-        {name: len(r.new & indexed) for name, r in refreshers.items()},
-        {
-            name: (first_held + len(r.new & indexed)) / (scoped_history + len(indexed))
-            for name, r in refreshers.items()
-        },
     )
 
 
@@ -462,381 +441,4 @@ def _check(world: World, first: FirstImport, chosen: list[int], measured: Cost) 
         f"sizing) and {measured.rows:,.0f} rows; HACS's 'from' equals the bench's for "
         f"{same:,} of the {len(refresher.sent):,} queries"
         + ("" if sizing else " (HACS sent no sizing request, so none was counted here)")
-    )
-
-
-# --- The report -------------------------------------------------------------------------------
-
-HEAD = (
-    f"  {'':<48} {'CDX req':>9} {'MB wire':>8} {'MB raw':>8} {'mementos':>10} "
-    f"{'CDX h':>7} {'mem. h':>7}"
-)
-
-
-def _row(label: str, cost: Cost, note: str = "") -> str:
-    cdx_hours, memento_hours = cost.hours
-    return (
-        f"  {label:<48} {cost.cdx:>9,.0f} {cost.cdx_wire / 1e6:>8,.1f} {cost.cdx_raw / 1e6:>8,.1f}"
-        f" {cost.mementos:>10,.0f} {cdx_hours:>7,.1f} {memento_hours:>7,.1f}"
-        + (f"  {note}" if note else "")
-    )
-
-
-def _with_mementos(night: Night, per_capture: float) -> Cost:
-    cost = night.cost()
-    cost.mementos = night.new * per_capture
-    return cost
-
-
-def _report(
-    *,
-    collection: Collection,
-    sites: int,
-    first: Cost,
-    older: Cost,
-    timed: Cost,
-    rate_seeds: int,
-    sample_nights: list[Cost],
-    sample_new: int,
-    full_first: FirstImport,
-    refreshers: dict[str, Refresher],
-    before_groups: dict[str, list[Cost]],
-    before_nights: int,
-    shares: list[Shares],
-    checks: list[str],
-    held_sites: int,
-    scoped_history: int,
-) -> None:
-    size = int(first.sites) or 1
-    # Before, a first import fetched every content at once: the window and the older history.
-    one_pass = Cost(sites=first.sites)
-    one_pass.add(first)
-    one_pass.add(older)
-    one_pass.sites = first.sites
-    per_site = 1_000 / size
-    whole = sites / size
-    week = Cost()
-    for cost in sample_nights:
-        week.add(cost)
-    sample_n = len(sample_nights)
-    # Mementos of a refresh at full scale: the sample's per new capture it stored.
-    per_capture = week.mementos / max(1, sample_new)
-    seed = refreshers["seed"]
-    every = refreshers["every"]
-    b_nights = seed.nights[:before_nights]
-    w_nights = seed.watched[:before_nights]
-    _report_before(
-        sites=sites,
-        size=size,
-        one_pass=one_pass,
-        per_site=per_site,
-        whole=whole,
-        b_nights=b_nights,
-        w_nights=w_nights,
-        per_capture=per_capture,
-        before_nights=before_nights,
-        before_groups=before_groups,
-    )
-    _report_after(
-        sites=sites,
-        size=size,
-        first=first,
-        older=older,
-        full_first=full_first,
-        per_site=per_site,
-        whole=whole,
-        sample_nights=sample_nights,
-        week=week,
-        every=every,
-        per_capture=per_capture,
-        held_sites=held_sites,
-    )
-    _report_shares(shares, full_first, scoped_history)
-
-    _report_first_import(first, older, timed, rate_seeds, per_site, whole, sites)
-
-    print("\nChecks:")
-    for line in checks:
-        print(f"  {line}")
-    print(
-        f"  new captures stored for the sample in {sample_n} nights: {sample_new:,} by HACS, "
-        f"{total(seed.watched[:sample_n]).new:,} in process (per seed)"
-    )
-    print(
-        f"  mementos a new capture (the sample's {sample_n} nights): {week.mementos:,.0f} "
-        f"fetched for {sample_new:,} captures stored = {per_capture:.2f}"
-    )
-
-
-def _report_before(
-    *,
-    sites: int,
-    size: int,
-    one_pass: Cost,
-    per_site: float,
-    whole: float,
-    b_nights: list[Any],
-    w_nights: list[Any],
-    per_capture: float,
-    before_nights: int,
-    before_groups: dict[str, list[Cost]],
-) -> None:
-    """What a first import and the nights cost before HACS grouped its queries."""
-    extrapolated = "CDX in process, mementos extrapolated"
-    print(
-        f"\nBefore issue 26: one CDX query per seed every night (hours at {CDX_RATE:g} CDX "
-        f"requests and {MEMENTO_RATE:g} mementos a minute):"
-    )
-    print(HEAD)
-    print(
-        _row(
-            f"first import, sample of {size:,} (measured)",
-            one_pass,
-            f"{one_pass.seconds:,.0f} s on this machine, every content",
-        )
-    )
-    print(_row("first import per 1,000 sites (extrapolated)", one_pass.scaled(per_site)))
-    print(_row(f"first import, {sites:,} sites (extrapolated)", one_pass.scaled(whole)))
-    label = f"nightly refresh 1, sample: {w_nights[0].checked:,} sites"
-    print(_row(label, _with_mementos(w_nights[0], per_capture), "in process (*)"))
-    print(
-        _row(
-            f"{before_nights} nights, sample",
-            _with_mementos(total(w_nights), per_capture),
-            "in process (*)",
-        )
-    )
-    print(
-        _row(
-            f"nightly refresh 1, {b_nights[0].checked:,} sites",
-            _with_mementos(b_nights[0], per_capture),
-            extrapolated,
-        )
-    )
-    print(
-        _row(
-            f"{before_nights} nights, {b_nights[0].checked:,} sites",
-            _with_mementos(total(b_nights), per_capture),
-            extrapolated,
-        )
-    )
-    print(
-        "  (*) HACS now groups, so the sample's per-seed nights are counted in process; "
-        "the issue's before run\n      checked that count against the server's log: "
-        "equal."
-    )
-
-    print(
-        f"\nA full pass grouped, as it would have cost before HACS grouped (the seeds' "
-        f"own 'from', each group from its oldest; night 1, then {before_nights} "
-        "nights):"
-    )
-    rows = [("per seed (before)", [n.cost() for n in b_nights])]
-    rows += [
-        ("one query a host", before_groups["host"]),
-        ("one query a host and path family", before_groups["prefix"]),
-    ]
-    for label, costs in rows:
-        one = costs[0]
-        all_nights = Cost()
-        for cost in costs:
-            all_nights.add(cost)
-        print(
-            f"  {label:<34} night 1: {one.cdx:>6,.0f} requests "
-            f"({one.cdx / CDX_RATE / 60:,.1f} h), {one.cdx_wire / 1e6:,.1f} MB, "
-            f"{one.rows:,.0f} rows of which {one.other_rows:,.0f} thrown away, "
-            f"{one.cut_short:,.0f} cut short by the read cap (one request read at most "
-            f"{one.max_read:,} lines); {before_nights} nights: {all_nights.cdx:,.0f} requests, "
-            f"{all_nights.cdx_wire / 1e6:,.1f} MB"
-        )
-
-
-def _report_after(
-    *,
-    sites: int,
-    size: int,
-    first: Cost,
-    older: Cost,
-    full_first: FirstImport,
-    per_site: float,
-    whole: float,
-    sample_nights: list[Cost],
-    week: Cost,
-    every: Refresher,
-    per_capture: float,
-    held_sites: int,
-) -> None:
-    """What they cost now, grouped by host, sized and audited."""
-    extrapolated = "CDX in process, mementos extrapolated"
-    sample_n = len(sample_nights)
-    nights = len(every.nights)
-    print("\nAfter: HACS now (grouped by host, sized, audited):")
-    print(HEAD)
-    print(
-        _row(
-            f"first import, sample of {size:,} (measured)",
-            first,
-            f"{first.seconds:,.0f} s on this machine (one query a seed, as before; the "
-            "contents of each site's window)",
-        )
-    )
-    print(_row("first import per 1,000 sites (extrapolated)", first.scaled(per_site)))
-    print(_row(f"first import, {sites:,} sites (extrapolated)", first.scaled(whole)))
-    full = Cost(cdx=full_first.requests, cdx_raw=full_first.raw, mementos=first.mementos * whole)
-    print(
-        _row(
-            f"first import, {sites:,} sites",
-            full,
-            "CDX in process (no MB wire), mementos extrapolated",
-        )
-    )
-    print(
-        _row(
-            f"history pass, sample of {size:,} (measured)",
-            older,
-            f"{older.seconds:,.0f} s on this machine (no CDX; the older contents)",
-        )
-    )
-    print(_row("history pass per 1,000 sites (extrapolated)", older.scaled(per_site)))
-    print(_row(f"history pass, {sites:,} sites (extrapolated)", older.scaled(whole)))
-    print(
-        _row(
-            f"nightly refresh 1, sample: {sample_nights[0].sites:,.0f} sites (meas.)",
-            sample_nights[0],
-            "import_archive, every site, no budget",
-        )
-    )
-    print(_row(f"{sample_n} nights, sample (measured)", week))
-    print(
-        _row(
-            "a full pass after grouping (night 1, no budget)",
-            _with_mementos(every.nights[0], per_capture),
-            extrapolated,
-        )
-    )
-    print(
-        _row(
-            f"{nights} nights, every site every night, grouped",
-            _with_mementos(total(every.nights), per_capture),
-            extrapolated,
-        )
-    )
-
-    print(
-        f"\nRefreshing every site every night, {held_sites:,} sites, in process (the nightly "
-        "job within its budget: python -m bench.nightly_refresh):"
-    )
-    print(
-        f"  {'':<22} {'CDX req':>8} {'queries':>8} {'pages':>6} {'sizing':>6} {'audit':>6} "
-        f"{'hours':>6} {'rows read':>10} {'others':>8} {'cut':>4} {'checked':>8}"
-    )
-    for label, night in (
-        ("full pass, night 1", every.nights[0]),
-        (f"every night, {nights} nights", total(every.nights)),
-    ):
-        print(
-            f"  {label:<22} {night.requests:>8,} {night.queries:>8,} {night.pages:>6,} "
-            f"{night.sizing:>6,} {night.audit:>6,} {night.requests / CDX_RATE / 60:>6,.2f} "
-            f"{night.rows:>10,} {night.other:>8,} {night.cut_short:>4,} "
-            f"{night.checked:>8,}"
-        )
-
-
-def _report_shares(shares: list[Shares], full_first: FirstImport, scoped_history: int) -> None:
-    """The share of the archive's new captures HACS holds, night by night."""
-    print(
-        "\nShare of new captures in HACS (seeds' own pages, depth <= 2, made after the first "
-        "import and indexed by then):"
-    )
-    print(f"  {'':<44}" + "".join(f"{'night ' + str(s.night):>14}" for s in shares))
-    print(
-        f"  {'new captures the archive indexed':<44}" + "".join(f"{s.indexed:>14,}" for s in shares)
-    )
-    print(f"  {'  (made, indexed or not)':<44}" + "".join(f"{s.made:>14,}" for s in shares))
-    print(
-        f"  {'  (of seeds with no capture at first import)':<44}"
-        + "".join(f"{s.outside:>14,}" for s in shares)
-    )
-    for name, label in (
-        ("every", "(b) every seed every night, grouped"),
-        ("seed", "(c) per seed every night (before)"),
-    ):
-        print(
-            f"  {label:<44}" + "".join(f"{s.held[name] / max(1, s.indexed):>14.1%}" for s in shares)
-        )
-    print("  capture recall against everything in the archive (first import's captures too):")
-    for name, label in (("every", "(b)"), ("seed", "(c)")):
-        print(f"  {'  ' + label:<44}" + "".join(f"{s.recall[name]:>14.2%}" for s in shares))
-    print(
-        f"  (the first import stored {full_first.held:,} of the {scoped_history:,} in-scope "
-        f"captures the archive held: {full_first.held / scoped_history:.2%})"
-    )
-
-
-def _report_first_import(
-    first: Cost,
-    older: Cost,
-    timed: Cost,
-    rate_seeds: int,
-    per_site: float,
-    whole: float,
-    sites: int,
-) -> None:
-    """A first import at the documented rates, whether its phases add up or overlap, and the
-    history pass after it (the contents of copies older than each site's window)."""
-    cdx_s = timed.cdx / RATE_CHECK_CDX * 60
-    mem_s = timed.mementos / RATE_CHECK_MEMENTO * 60
-    series, parallel = cdx_s + mem_s, max(cdx_s, mem_s)
-    holds = (
-        "in series"
-        if abs(timed.seconds - series) < abs(timed.seconds - parallel)
-        else ("in parallel")
-    )
-    years = HISTORY_DAYS / 365
-    window = f"{years:g} years" if years == int(years) else f"{HISTORY_DAYS:,} days"
-    print(
-        f"\nA first import at the documented rates ({CDX_RATE:g} CDX requests and "
-        f"{MEMENTO_RATE:g} mementos a minute), fetching the contents of each site's last "
-        f"{window} of copies (HACS_HISTORY_DAYS {HISTORY_DAYS:,}), then the history pass:"
-    )
-    print(
-        f"  {'':<30} {'CDX req':>9} {'mementos':>10} {'CDX h':>7} {'mem. h':>7} "
-        f"{'in series h':>12} {'in parallel h':>14}"
-    )
-    for label, factor in (("per 1,000 sites", per_site), (f"{sites:,} sites", whole)):
-        cost = first.scaled(factor)
-        cdx_h, mem_h = cost.hours
-        print(
-            f"  {'first import, ' + label:<30} {cost.cdx:>9,.0f} {cost.mementos:>10,.0f} "
-            f"{cdx_h:>7,.1f} {mem_h:>7,.1f} {cdx_h + mem_h:>12,.1f} "
-            f"{max(cdx_h, mem_h):>14,.1f}"
-        )
-        cost = older.scaled(factor)
-        cdx_h, mem_h = cost.hours
-        print(
-            f"  {'history pass, ' + label:<30} {cost.cdx:>9,.0f} {cost.mementos:>10,.0f} "
-            f"{cdx_h:>7,.1f} {mem_h:>7,.1f}"
-        )
-    cost = first.scaled(whole)
-    cdx_h, mem_h = cost.hours
-    wall = cdx_h + mem_h if holds == "in series" else max(cdx_h, mem_h)
-    print(
-        f"  which holds, timed on {rate_seeds} of the sample's archived seeds at "
-        f"{RATE_CHECK_CDX:g} CDX requests and {RATE_CHECK_MEMENTO:g} mementos a minute: "
-        f"{timed.cdx:,.0f} CDX requests ({cdx_s:,.0f} s at that rate) and "
-        f"{timed.mementos:,.0f} mementos ({mem_s:,.0f} s): the import took "
-        f"{timed.seconds:,.0f} s, against {series:,.0f} s in series and {parallel:,.0f} s in "
-        f"parallel: {holds} holds"
-    )
-    print(
-        f"  a first import of {sites:,} sites takes ~{wall:,.1f} h at these rates: it "
-        f"{'fits' if wall <= 24 else 'does not fit'} in 24 h"
-    )
-    later = older.scaled(whole).hours[1]
-    share = first.mementos / max(1, first.mementos + older.mementos)
-    print(
-        f"  the history pass then fetches the older {older.scaled(whole).mementos:,.0f} "
-        f"contents in ~{later:,.1f} h (nightly, when no import is under way): every content "
-        f"is in ~{wall + later:,.1f} h after the first import began; the first import "
-        f"fetched {share:.1%} of them"
     )

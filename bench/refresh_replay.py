@@ -44,6 +44,7 @@ real capture times, simulated changes. One query per seed.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import sys
 import time
@@ -120,44 +121,9 @@ class Runs:
         self.nights += days
         for grouping, queries in groupings.items():
             archive = ArchiveStream(s_times, s_offsets, queries=queries, checked=checked)
-            plans = [
-                ("every night", 0.0, Refresh("every_night", index_lag_days=index_lag)),
-                ("never", 0.0, Refresh("never")),
-            ]
-            rule = RefreshPolicy(max_age_days=max_age)
-            for share in shares:
-                requests = max(1, round(share * len(observed)))
-                plans.append(
-                    (
-                        "budget",
-                        share,
-                        Refresh(
-                            "budget",
-                            budget=requests,
-                            rule=rule,
-                            index_lag_days=index_lag,
-                            list_share=None,
-                        ),
-                    )
-                )
-                # HACS's rule: the sites on tonight's provisional list (twice the crawl
-                # budget) weigh by their probability (hacs.refresh_budget.site_price).
-                plans.append(
-                    (
-                        "budget+list",
-                        share,
-                        Refresh(
-                            "budget",
-                            budget=requests,
-                            rule=rule,
-                            index_lag_days=index_lag,
-                            list_share=2.0,
-                        ),
-                    )
-                )
-                self.budget[("budget", grouping, share)].add(requests)
-                self.budget[("budget+list", grouping, share)].add(requests)
-            for name, share, refresh in plans:
+            for name, share, refresh in self._plans(
+                grouping, shares, len(observed), max_age=max_age, index_lag=index_lag
+            ):
                 (result,) = replay(
                     history=history,
                     changes=changes,
@@ -171,6 +137,38 @@ class Runs:
                     refresh=refresh,
                 )
                 self.rows[(name, grouping, share)].append(result)
+
+    def _plans(
+        self,
+        grouping: str,
+        shares: Sequence[float],
+        sites: int,
+        *,
+        max_age: float,
+        index_lag: float,
+    ) -> list[tuple[str, float, Refresh]]:
+        """The refreshes replayed: every night, never, and on each budget (a share of the
+        sites' requests a night) with HACS's rule, alone and with the list's weight."""
+        plans = [
+            ("every night", 0.0, Refresh("every_night", index_lag_days=index_lag)),
+            ("never", 0.0, Refresh("never")),
+        ]
+        rule = RefreshPolicy(max_age_days=max_age)
+        for share in shares:
+            requests = max(1, round(share * sites))
+            # "budget+list" is HACS's rule: the sites on tonight's provisional list (twice the
+            # crawl budget) weigh by their probability (hacs.refresh_budget.site_price).
+            for name, list_share in (("budget", None), ("budget+list", 2.0)):
+                refresh = Refresh(
+                    "budget",
+                    budget=requests,
+                    rule=rule,
+                    index_lag_days=index_lag,
+                    list_share=list_share,
+                )
+                plans.append((name, share, refresh))
+                self.budget[(name, grouping, share)].add(requests)
+        return plans
 
     def print(self, title: str) -> None:
         print(f"\n{title}")
@@ -271,68 +269,77 @@ def main() -> int:
 
     began = time.perf_counter()
     if not args.skip_demo:
-        with demo_archive(args.sites, args.seed, bursts=not args.no_bursts) as demo:
-            truth = read_truth(demo)
-        observed, changes, _rates = load(truth, "homepage")
-        by_host = demo_queries(truth)
-        groupings: dict[str, list[CdxQuery] | None] = {"site": None, "host": by_host}
-        print(
-            f"Demo archive: {args.sites} sites, seed {args.seed}, homepage level, "
-            f"{len(by_host)} host queries; keeping a max age of {args.max_age:g} d takes "
-            f"{args.sites / args.max_age:.0f} requests a night by site, "
-            f"{len(by_host) / args.max_age:.0f} by host "
-            f"({time.perf_counter() - began:.0f} s to write and read)"
-        )
-        del truth
-        runs = Runs()
-        span = (END - START).days
-        for k in range(args.periods):
-            start = span - args.days * (k + 1)
-            runs.run(
-                observed,
-                changes,
-                start=float(start),
-                crawl_budget=max(1, round(args.crawl_budget * args.sites)),
-                groupings=groupings,
-                seed=args.seed + start,
-                **options,
-            )
-        runs.print(
-            f"Demo: crawl {args.crawl_budget:.0%} a day, {args.periods} periods of {args.days} "
-            f"days, max age {args.max_age:g} d, index lag {args.index_lag:g} d, e = "
-            f"{args.e_days:g}; seed {args.seed}"
-        )
-        print(f"({time.perf_counter() - began:.0f} s so far)")
-
+        _demo(args, options, began)
     folder = args.realdata / "offtopic-goldstandard"
     if not folder.is_dir():
         print(f"\nReal capture times: {folder} is absent; skipped.")
     else:
-        runs = Runs()
-        sites = 0
-        for name in OFFTOPIC:
-            observed, changes = offtopic(folder / f"{name}_label_gold.tsv", args.seed)
-            sites += len(observed)
-            last = max(t for times, _ in observed for t in times)
-            end = float(np.floor(last)) + 1.0
-            for k in range(args.periods):
-                start = end - args.days * (k + 1)
-                runs.run(
-                    observed,
-                    changes,
-                    start=start,
-                    crawl_budget=max(1, round(args.crawl_budget * len(observed))),
-                    groupings={"site": None},
-                    seed=args.seed + k,
-                    **options,
-                )
-        runs.print(
-            f"Real capture times (offtopic-goldstandard, {sites} seeds in 3 Archive-It "
-            f"collections, the last {args.periods} × {args.days} days of each), simulated "
-            f"changes; seed {args.seed}"
-        )
+        _real(args, options, folder)
     print(f"\n{time.perf_counter() - began:.0f} s in all")
     return 0
+
+
+def _demo(args: argparse.Namespace, options: dict[str, Any], began: float) -> None:
+    """The replays on the demo archive, by site and by host."""
+    with demo_archive(args.sites, args.seed, bursts=not args.no_bursts) as demo:
+        truth = read_truth(demo)
+    observed, changes, _rates = load(truth, "homepage")
+    by_host = demo_queries(truth)
+    groupings: dict[str, list[CdxQuery] | None] = {"site": None, "host": by_host}
+    print(
+        f"Demo archive: {args.sites} sites, seed {args.seed}, homepage level, "
+        f"{len(by_host)} host queries; keeping a max age of {args.max_age:g} d takes "
+        f"{args.sites / args.max_age:.0f} requests a night by site, "
+        f"{len(by_host) / args.max_age:.0f} by host "
+        f"({time.perf_counter() - began:.0f} s to write and read)"
+    )
+    del truth
+    runs = Runs()
+    span = (END - START).days
+    for k in range(args.periods):
+        start = span - args.days * (k + 1)
+        runs.run(
+            observed,
+            changes,
+            start=float(start),
+            crawl_budget=max(1, round(args.crawl_budget * args.sites)),
+            groupings=groupings,
+            seed=args.seed + start,
+            **options,
+        )
+    runs.print(
+        f"Demo: crawl {args.crawl_budget:.0%} a day, {args.periods} periods of {args.days} "
+        f"days, max age {args.max_age:g} d, index lag {args.index_lag:g} d, e = "
+        f"{args.e_days:g}; seed {args.seed}"
+    )
+    print(f"({time.perf_counter() - began:.0f} s so far)")
+
+
+def _real(args: argparse.Namespace, options: dict[str, Any], folder: Path) -> None:
+    """The replays on real capture times, one query per seed."""
+    runs = Runs()
+    sites = 0
+    for name in OFFTOPIC:
+        observed, changes = offtopic(folder / f"{name}_label_gold.tsv", args.seed)
+        sites += len(observed)
+        last = max(t for times, _ in observed for t in times)
+        end = float(np.floor(last)) + 1.0
+        for k in range(args.periods):
+            start = end - args.days * (k + 1)
+            runs.run(
+                observed,
+                changes,
+                start=start,
+                crawl_budget=max(1, round(args.crawl_budget * len(observed))),
+                groupings={"site": None},
+                seed=args.seed + k,
+                **options,
+            )
+    runs.print(
+        f"Real capture times (offtopic-goldstandard, {sites} seeds in 3 Archive-It "
+        f"collections, the last {args.periods} × {args.days} days of each), simulated "
+        f"changes; seed {args.seed}"
+    )
 
 
 if __name__ == "__main__":

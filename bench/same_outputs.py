@@ -19,6 +19,8 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench.common import END, ROOT, START, bench_parser
@@ -130,67 +132,78 @@ def main() -> int:
     parser.add_argument("--after", help="git revision to compare (default: this working tree)")
     args = parser.parse_args()
 
-    differences = 0
-    with tempfile.TemporaryDirectory(prefix="hacs-same-") as tmp_name:
+    with (
+        tempfile.TemporaryDirectory(prefix="hacs-same-") as tmp_name,
+        worktrees(Path(tmp_name), args.before, args.after) as trees,
+    ):
         tmp = Path(tmp_name)
-        before = tmp / "before"
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", "--quiet", str(before), args.before],
-            cwd=ROOT,
-            check=True,
-        )
-        after = ROOT
-        if args.after:
-            after = tmp / "after"
-            subprocess.run(
-                ["git", "worktree", "add", "--detach", "--quiet", str(after), args.after],
-                cwd=ROOT,
-                check=True,
-            )
-        try:
-            trees = {"before": before, "after": after}
-            archives: dict[str, Path] = {}
-            for name, tree in trees.items():
-                var = tmp / f"var-{name}"
-                var.mkdir()
-                archives[name] = var / "demo"
-                manage(
-                    tree,
-                    var,
-                    "make_demo_archive",
-                    str(archives[name]),
-                    "--sites",
-                    str(args.sites),
-                    "--seed",
-                    str(args.seed),
-                    "--start",
-                    str(START),
-                    "--end",
-                    str(END),
-                )
-            print(f"{'output':32} {'before':>28} {'after':>28}")
-            for file_name in DEMO_FILES:
-                sides = [(archives[n] / file_name).read_bytes() for n in trees]
-                differences += report(f"make_demo_archive {file_name}", *sides)
+        archives = {name: tmp / f"var-{name}" / "demo" for name in trees}
+        for name, tree in trees.items():
+            demo_archive_make(tree, archives[name], sites=args.sites, seed=args.seed)
+        print(f"{'output':32} {'before':>28} {'after':>28}")
+        differences = 0
+        for file_name in DEMO_FILES:
+            sides = [(archives[n] / file_name).read_bytes() for n in trees]
+            differences += report(f"make_demo_archive {file_name}", *sides)
+        # One input for both versions: the demo archive "before" wrote.
+        outputs = {
+            name: command_outputs(tree, archives[name].parent, archives["before"])
+            for name, tree in trees.items()
+        }
+        for label, _command in COMMANDS:
+            differences += report(label, outputs["before"][label], outputs["after"][label])
+    print(f"\n{differences} outputs differ." if differences else "\nAll outputs are identical.")
+    return 1 if differences else 0
 
-            outputs: dict[str, dict[str, bytes]] = {name: {} for name in trees}
-            archive = archives["before"]  # one input for both versions
-            for name, tree in trees.items():
-                var = tmp / f"var-{name}"
-                manage(tree, var, "migrate", "--noinput")
-                manage(tree, var, "import_seeds", str(archive / "seeds.csv"))
-                manage(tree, var, "import_warc", str(archive / "demo.warc.gz"))
-                for label, command in COMMANDS:
-                    outputs[name][label] = manage(tree, var, *command)
-            for label, _command in COMMANDS:
-                differences += report(label, outputs["before"][label], outputs["after"][label])
-        finally:
-            for tree in {before, after} - {ROOT}:
+
+@contextmanager
+def worktrees(tmp: Path, before: str, after: str | None) -> Iterator[dict[str, Path]]:
+    """The two versions' trees: ``before`` checked out in a temporary git worktree, ``after``
+    too or (None) this working tree; the worktrees are removed when the block ends."""
+    trees = {"before": tmp / "before", "after": ROOT if after is None else tmp / "after"}
+    try:
+        for name, revision in (("before", before), ("after", after)):
+            if revision is not None:
+                subprocess.run(
+                    ["git", "worktree", "add", "--detach", "--quiet", str(trees[name]), revision],
+                    cwd=ROOT,
+                    check=True,
+                )
+        yield trees
+    finally:
+        for tree in set(trees.values()) - {ROOT}:
+            if tree.exists():
                 subprocess.run(
                     ["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False
                 )
-    print(f"\n{differences} outputs differ." if differences else "\nAll outputs are identical.")
-    return 1 if differences else 0
+
+
+def demo_archive_make(tree: Path, archive: Path, *, sites: int, seed: int) -> None:
+    """The demo archive written by ``tree``'s ``make_demo_archive`` into ``archive``."""
+    archive.parent.mkdir()
+    manage(
+        tree,
+        archive.parent,
+        "make_demo_archive",
+        str(archive),
+        "--sites",
+        str(sites),
+        "--seed",
+        str(seed),
+        "--start",
+        str(START),
+        "--end",
+        str(END),
+    )
+
+
+def command_outputs(tree: Path, var: Path, archive: Path) -> dict[str, bytes]:
+    """``archive`` imported into ``tree``'s fresh database in ``var``, then each command's
+    output."""
+    manage(tree, var, "migrate", "--noinput")
+    manage(tree, var, "import_seeds", str(archive / "seeds.csv"))
+    manage(tree, var, "import_warc", str(archive / "demo.warc.gz"))
+    return {label: manage(tree, var, *command) for label, command in COMMANDS}
 
 
 def report(label: str, before: bytes, after: bytes) -> int:

@@ -246,24 +246,13 @@ def main() -> int:
     )
     for keep in (float(k) for k in args.keep.split(",")):
         rng = np.random.default_rng(args.seed)
-        thin = certain = early = paper_certain = 0
-        worst = 0.0
         kept: Any = (
             thinned_pages(all_pages, keep, rng)
             if args.level == "website"
             else thinned(observed, keep, rng)
         )
         read_day = website_day if args.level == "website" else homepage_day
-        for day in range(span - 365, span, 7):
-            p, g, observations, last, interval = read_day(kept, float(day))
-            is_thin = (observations > 0) & (observations < 5)
-            young = day + E_DAYS - last <= interval
-            thin += int(is_thin.sum())
-            certain += int((is_thin & (p >= 0.99)).sum())
-            early += int((is_thin & (p >= 0.99) & young).sum())
-            paper_certain += int((is_thin & (g >= 0.99)).sum())
-            if (is_thin & young).any():
-                worst = max(worst, float(p[is_thin & young].max()))
+        thin, certain, early, paper_certain, worst = _thin_counts(read_day, kept, span)
         print(
             f"{keep:>5.2f} {thin:>10} {certain:>9} {early:>23} {paper_certain:>14} {worst:>22.3f}"
         )
@@ -275,6 +264,26 @@ def main() -> int:
             )
             FITS.clear()
     return 0
+
+
+def _thin_counts(read_day: Any, kept: Any, span: int) -> tuple[int, int, int, int, float]:
+    """Over the last year, a day a week: the sites on few copies (1 to 4), those HACS reads as
+    certain to have changed (p ≥ 0.99), those of them before the prior mean interval had
+    passed since their copy, those the paper's g reads as certain, and the largest p of a
+    thin site with a young copy."""
+    thin = certain = early = paper_certain = 0
+    worst = 0.0
+    for day in range(span - 365, span, 7):
+        p, g, observations, last, interval = read_day(kept, float(day))
+        is_thin = (observations > 0) & (observations < 5)
+        young = day + E_DAYS - last <= interval
+        thin += int(is_thin.sum())
+        certain += int((is_thin & (p >= 0.99)).sum())
+        early += int((is_thin & (p >= 0.99) & young).sum())
+        paper_certain += int((is_thin & (g >= 0.99)).sum())
+        if (is_thin & young).any():
+            worst = max(worst, float(p[is_thin & young].max()))
+    return thin, certain, early, paper_certain, worst
 
 
 if __name__ == "__main__":

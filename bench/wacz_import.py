@@ -26,8 +26,6 @@ import io
 import json
 import os
 import resource
-import subprocess
-import sys
 import tempfile
 import time
 import zipfile
@@ -39,7 +37,7 @@ import numpy as np
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from bench.common import ROOT, argument_parser
+from bench.common import bench_child, bench_parser, database_env
 
 HTML_SHARE = 0.8
 HTML_LINKS = 60
@@ -156,25 +154,13 @@ def measure(inbox: str) -> dict[str, Any]:
 
 
 def child(env: dict[str, str], *arguments: str) -> dict[str, Any]:
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.wacz_import", "--child", *arguments],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
-    if out.returncode != 0:
-        sys.exit(f"{arguments[0]} failed:\n{out.stdout}\n{out.stderr}")
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+    return bench_child(env, "bench.wacz_import", *arguments)
 
 
 def main() -> None:
-    parser = argument_parser(__doc__)
+    parser = bench_parser(__doc__, sites=200, demo=False)
     parser.add_argument("--records", type=int, default=20_000, help="default 20,000")
     parser.add_argument("--gib", type=float, default=1.0, help="size of the WACZ, default 1.0")
-    parser.add_argument("--sites", type=int, default=200, help="default 200")
-    parser.add_argument("--seed", type=int, default=0, help="default 0")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -201,14 +187,9 @@ def main() -> None:
             f"(seed {args.seed})"
         )
         env = {
-            **os.environ,
-            "DATABASE_URL": f"sqlite:///{directory / 'bench.sqlite3'}",
-            "HACS_VAR_DIR": str(directory / "var"),
+            **database_env(directory / "bench.sqlite3", directory / "var", quiet=True),
             "HACS_CRAWL_INBOX": str(inbox),
             "HACS_CRAWL_INBOX_SETTLE_SECONDS": "0",
-            "DJANGO_SETTINGS_MODULE": "hacs_site.settings",
-            "LOG_LEVEL": "WARNING",
-            "PYTHONPATH": str(ROOT),
         }
         child(env, "prepare", str(args.sites))
         run = child(env, "measure", str(inbox))
