@@ -127,7 +127,7 @@ class SiteTally:
     waiting: int = 0  # contents still to fetch (−1: finished)
     recent: int = 0  # of which captured within the history window the daily list reads
     early: bool = False  # estimated once its recent contents were in
-    horizon: str = ""  # 14 digits: its copies from here on are within that window
+    horizon: datetime = EARLIEST  # its copies from here on are within that window
 
 
 # --- The run ------------------------------------------------------------------------------------
@@ -218,9 +218,9 @@ class _Run:
         self.captures = CaptureCounts()
         self.fetched: Counter[str] = Counter()
         self.bad_lines = 0
-        # Contents to fetch, newest first (a heap of (−timestamp, order, content)), the sites
-        # waiting for each, and those fetched but not saved yet.
-        self.wanted: list[tuple[int, int, SnapshotWanted]] = []
+        # Contents to fetch, newest first (a heap of (−days to its first capture, order,
+        # content)), the sites waiting for each, and those fetched but not saved yet.
+        self.wanted: list[tuple[float, int, SnapshotWanted]] = []
         self.holders: dict[tuple[str, str], list[int]] = defaultdict(list)
         self.unsaved: list[tuple[SnapshotWanted, LinkSnapshot]] = []
         self._order = itertools.count()  # ties of the heap, in the order contents were wanted
@@ -397,7 +397,7 @@ class _Run:
                     self.tally[site_id].recent += recent[site_id]
                     self.recent[(site_id, *key)] = recent[site_id]
             if new:
-                heapq.heappush(self.wanted, (-int(item.timestamp), next(self._order), item))
+                heapq.heappush(self.wanted, (-to_days(item.moment), next(self._order), item))
         self._finish([i for i in site_ids if self.tally[i].waiting == 0])
 
     def _horizons(self, site_ids: list[int]) -> None:
@@ -413,7 +413,7 @@ class _Run:
         )
         for site_id, moment in newest:
             start = moment - timedelta(days=self.limits.history_days + 1)
-            self.tally[site_id].horizon = cdx.format_timestamp(max(start, EARLIEST))
+            self.tally[site_id].horizon = max(start, EARLIEST)
 
     def _ask(self, query: CdxQuery) -> QueryOutcome:
         """Send one query (on a pool thread: network only, no database)."""
@@ -776,12 +776,12 @@ def _too_big_failure(reason: str) -> bool:
 
 def _wanted_by_site(
     site_ids: list[int],
-) -> tuple[list[SnapshotWanted], dict[tuple[str, str], dict[int, str]]]:
+) -> tuple[list[SnapshotWanted], dict[tuple[str, str], dict[int, datetime]]]:
     """The contents the sites lack, newest first, and for each the sites whose observations
-    (revisits too) hold it, with the newest such copy's 14-digit time."""
+    (revisits too) hold it, with the newest such copy's time."""
     wanted = snapshots_missing(site_ids=site_ids)
     keys = {(w.urlkey, w.digest) for w in wanted}
-    holders: dict[tuple[str, str], dict[int, str]] = defaultdict(dict)
+    holders: dict[tuple[str, str], dict[int, datetime]] = defaultdict(dict)
     if keys:
         rows = (
             Capture.objects.filter(site_id__in=site_ids, is_observation=True)
@@ -792,5 +792,5 @@ def _wanted_by_site(
         for urlkey, digest, site_id, moment in rows:
             key = (urlkey, digest)
             if key in keys:
-                holders[key][site_id] = cdx.format_timestamp(moment)
+                holders[key][site_id] = moment
     return wanted, holders
