@@ -23,15 +23,13 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
-import queue
-import threading
 import time
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -39,6 +37,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from archive.captures import CaptureCounts, ScopeIndex, captures_store
+from archive.daemon_pool import DaemonPool
 from archive.models import ArchiveCheck, Capture, LinkSnapshot, QueryMemory, Site
 from archive.plan import SIZE_MAX_AGE, late_captures_record, refresh_plan
 from archive.snapshots import (
@@ -62,7 +61,6 @@ log = logging.getLogger(__name__)
 
 __all__ = ["QueryOutcome", "RunLimits", "archive_import"]
 
-T = TypeVar("T")
 SAVE_SECONDS = 10.0  # and at least this often while contents come in
 SAVE_EVERY = 50  # contents saved, and finished sites finished, this many fetches at a time
 LEFT_LATER = "older contents left for the history pass"  # a site's count, and the job's
@@ -127,7 +125,20 @@ class SiteTally:
     waiting: int = 0  # contents still to fetch (−1: finished)
     recent: int = 0  # of which captured within the history window the daily list reads
     early: bool = False  # estimated once its recent contents were in
-    horizon: str = ""  # 14 digits: its copies from here on are within that window
+    horizon: datetime = EARLIEST  # its copies from here on are within that window
+
+
+@dataclass
+class _InFlight:
+    """What a run has sent and not had back yet, and the queries still to send."""
+
+    pending: deque[CdxQuery]
+    asking: set[Future[QueryOutcome]] = field(default_factory=set)
+    sizing: dict[Future[int | ArchiveError], CdxQuery] = field(default_factory=dict)
+    unsized: set[str] = field(default_factory=set)
+    fetching: dict[Future[LinkSnapshot], SnapshotWanted] = field(default_factory=dict)
+    asked_once: bool = False  # an answer came: the archive can be reached, send more at once
+    fetched_once: bool = False
 
 
 # --- The run ------------------------------------------------------------------------------------
@@ -218,9 +229,9 @@ class _Run:
         self.captures = CaptureCounts()
         self.fetched: Counter[str] = Counter()
         self.bad_lines = 0
-        # Contents to fetch, newest first (a heap of (−timestamp, order, content)), the sites
-        # waiting for each, and those fetched but not saved yet.
-        self.wanted: list[tuple[int, int, SnapshotWanted]] = []
+        # Contents to fetch, newest first (a heap of (−days to its first capture, order,
+        # content)), the sites waiting for each, and those fetched but not saved yet.
+        self.wanted: list[tuple[float, int, SnapshotWanted]] = []
         self.holders: dict[tuple[str, str], list[int]] = defaultdict(list)
         self.unsaved: list[tuple[SnapshotWanted, LinkSnapshot]] = []
         self._order = itertools.count()  # ties of the heap, in the order contents were wanted
@@ -233,64 +244,26 @@ class _Run:
         be reached. Contents are fetched newest first among the sites whose answers are in, so
         that one slow query holds nobody; a group too big is split at once; an archive that
         cannot be reached fails every site not yet done with its one sentence."""
-        pending = deque(queries)
-        asking: set[Future[QueryOutcome]] = set()
-        sizing: dict[Future[int | ArchiveError], CdxQuery] = {}
-        unsized = self._unsized(queries)
-        fetching: dict[Future[LinkSnapshot], SnapshotWanted] = {}
-        asked_once = fetched_once = False
+        flight = _InFlight(deque(queries), unsized=self._unsized(queries))
         due = time.monotonic() + SAVE_SECONDS
         self._want(fetch_only)
         with (
-            _Pool(self.limits.parallel, "cdx") as cdx_pool,
-            _Pool(self.limits.parallel, "memento") as memento_pool,
+            DaemonPool(self.limits.parallel, "cdx") as cdx_pool,
+            DaemonPool(self.limits.parallel, "memento") as memento_pool,
         ):
             while True:
-                room = self.limits.parallel if asked_once else 1
-                while pending and len(asking) + len(sizing) < room:
-                    query = pending.popleft()
-                    if query.key in unsized and not self.cannot_count:
-                        unsized.discard(query.key)
-                        sizing[cdx_pool.submit(self._size, query)] = query
-                    else:
-                        asking.add(cdx_pool.submit(self._ask, query))
-                room = 2 * self.limits.parallel if fetched_once else 1
-                while self.wanted and len(fetching) < room:
-                    item = heapq.heappop(self.wanted)[2]
-                    fetching[memento_pool.submit(self._fetch, item)] = item
-                if not asking and not fetching and not sizing:
+                self._send(flight, cdx_pool, memento_pool)
+                if not flight.asking and not flight.fetching and not flight.sizing:
                     break
-                running: list[Future[Any]] = [*asking, *fetching, *sizing]
+                running: list[Future[Any]] = [*flight.asking, *flight.fetching, *flight.sizing]
                 done, _running = wait(running, return_when=FIRST_COMPLETED)
                 for future in done:
-                    if future in sizing:
-                        asked_once = True
-                        query = sizing.pop(future)  # type: ignore[call-overload]
-                        parts = self._sized(query, future.result())  # type: ignore[arg-type]
-                        # Never the group itself again: its size was asked once tonight.
-                        unsized |= self._unsized([p for p in parts if p.key != query.key])
-                        pending.extendleft(reversed(parts))
-                        continue
-                    if future in fetching:
-                        fetched_once = True
-                        self._fetched(fetching.pop(future), future.result())
-                        continue
-                    asking.discard(future)  # type: ignore[arg-type]
-                    asked_once = True
-                    outcome = future.result()
-                    if self.client.unreachable is not None:
-                        outcome.failure = str(self.client.unreachable)
-                    split = self._remember(outcome)
-                    if split:
-                        pending.extend(split)
-                        continue
-                    pending.extend(self._audit_of(outcome))
-                    self._answered(outcome)
+                    self._landed(flight, future)
                 if self.client.unreachable is not None:
-                    for future in fetching:
+                    for future in flight.fetching:
                         future.cancel()
                     break
-                if len(self.unsaved) >= SAVE_EVERY or not fetching or time.monotonic() > due:
+                if len(self.unsaved) >= SAVE_EVERY or not flight.fetching or time.monotonic() > due:
                     self._save()
                     due = time.monotonic() + SAVE_SECONDS
         self._save()
@@ -300,6 +273,47 @@ class _Run:
             self._fail(left, str(unreachable))
         else:
             self._finish(left)  # every content answered: nothing is left but by a bug
+
+    def _send(self, flight: _InFlight, cdx_pool: DaemonPool, memento_pool: DaemonPool) -> None:
+        """Send queries, size questions and fetches while there is room for them in flight."""
+        room = self.limits.parallel if flight.asked_once else 1
+        while flight.pending and len(flight.asking) + len(flight.sizing) < room:
+            query = flight.pending.popleft()
+            if query.key in flight.unsized and not self.cannot_count:
+                flight.unsized.discard(query.key)
+                flight.sizing[cdx_pool.submit(self._size, query)] = query
+            else:
+                flight.asking.add(cdx_pool.submit(self._ask, query))
+        room = 2 * self.limits.parallel if flight.fetched_once else 1
+        while self.wanted and len(flight.fetching) < room:
+            item = heapq.heappop(self.wanted)[2]
+            flight.fetching[memento_pool.submit(self._fetch, item)] = item
+
+    def _landed(self, flight: _InFlight, future: Future[Any]) -> None:
+        """Take in one answer: a group's size, a content, or a query's rows."""
+        if future in flight.sizing:
+            flight.asked_once = True
+            query = flight.sizing.pop(future)
+            parts = self._sized(query, future.result())
+            # Never the group itself again: its size was asked once tonight.
+            flight.unsized |= self._unsized([p for p in parts if p.key != query.key])
+            flight.pending.extendleft(reversed(parts))
+            return
+        if future in flight.fetching:
+            flight.fetched_once = True
+            self._fetched(flight.fetching.pop(future), future.result())
+            return
+        flight.asking.discard(future)
+        flight.asked_once = True
+        outcome = future.result()
+        if self.client.unreachable is not None:
+            outcome.failure = str(self.client.unreachable)
+        split = self._remember(outcome)
+        if split:
+            flight.pending.extend(split)
+            return
+        flight.pending.extend(self._audit_of(outcome))
+        self._answered(outcome)
 
     def _unsized(self, queries: Sequence[CdxQuery]) -> set[str]:
         """The group queries whose size must be asked before them (the Internet Archive's
@@ -397,7 +411,7 @@ class _Run:
                     self.tally[site_id].recent += recent[site_id]
                     self.recent[(site_id, *key)] = recent[site_id]
             if new:
-                heapq.heappush(self.wanted, (-int(item.timestamp), next(self._order), item))
+                heapq.heappush(self.wanted, (-to_days(item.moment), next(self._order), item))
         self._finish([i for i in site_ids if self.tally[i].waiting == 0])
 
     def _horizons(self, site_ids: list[int]) -> None:
@@ -413,7 +427,7 @@ class _Run:
         )
         for site_id, moment in newest:
             start = moment - timedelta(days=self.limits.history_days + 1)
-            self.tally[site_id].horizon = cdx.format_timestamp(max(start, EARLIEST))
+            self.tally[site_id].horizon = max(start, EARLIEST)
 
     def _ask(self, query: CdxQuery) -> QueryOutcome:
         """Send one query (on a pool thread: network only, no database)."""
@@ -702,57 +716,6 @@ class _Run:
             self.progress(site_id, "", dict(site.counts))
 
 
-_Task = tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]
-
-
-class _Pool:
-    """Threads that only talk to the archive. Daemon threads, and leaving the block never waits
-    for them: Ctrl-C or a stopped job must not wait on an answer the archive is trickling (each
-    request ends by its own deadline anyway); tasks not begun are cancelled."""
-
-    def __init__(self, size: int, name: str) -> None:
-        self._tasks: queue.SimpleQueue[
-            tuple[Future[Any], Callable[..., Any], tuple[Any, ...]] | None
-        ]
-        self._tasks = queue.SimpleQueue()
-        self._closed = threading.Event()
-        self._threads = [
-            threading.Thread(target=self._work, name=f"hacs-{name}-{n}", daemon=True)
-            for n in range(size)
-        ]
-        for thread in self._threads:
-            thread.start()
-
-    def submit(self, function: Callable[..., T], *args: Any) -> Future[T]:
-        future: Future[T] = Future()
-        self._tasks.put((future, function, args))
-        return future
-
-    def _work(self) -> None:
-        while True:
-            task = self._tasks.get()
-            if task is None:
-                return
-            future, function, args = task
-            if self._closed.is_set():
-                future.cancel()
-                continue
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                future.set_result(function(*args))
-            except BaseException as error:  # handed to the waiting thread
-                future.set_exception(error)
-
-    def __enter__(self) -> _Pool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._closed.set()
-        for _thread in self._threads:
-            self._tasks.put(None)
-
-
 def _unexpected(what: str, error: BaseException) -> str:
     """The sentence of a failure HACS did not foresee (a bug), naming what stopped."""
     return (
@@ -776,12 +739,12 @@ def _too_big_failure(reason: str) -> bool:
 
 def _wanted_by_site(
     site_ids: list[int],
-) -> tuple[list[SnapshotWanted], dict[tuple[str, str], dict[int, str]]]:
+) -> tuple[list[SnapshotWanted], dict[tuple[str, str], dict[int, datetime]]]:
     """The contents the sites lack, newest first, and for each the sites whose observations
-    (revisits too) hold it, with the newest such copy's 14-digit time."""
+    (revisits too) hold it, with the newest such copy's time."""
     wanted = snapshots_missing(site_ids=site_ids)
     keys = {(w.urlkey, w.digest) for w in wanted}
-    holders: dict[tuple[str, str], dict[int, str]] = defaultdict(dict)
+    holders: dict[tuple[str, str], dict[int, datetime]] = defaultdict(dict)
     if keys:
         rows = (
             Capture.objects.filter(site_id__in=site_ids, is_observation=True)
@@ -792,5 +755,5 @@ def _wanted_by_site(
         for urlkey, digest, site_id, moment in rows:
             key = (urlkey, digest)
             if key in keys:
-                holders[key][site_id] = cdx.format_timestamp(moment)
+                holders[key][site_id] = moment
     return wanted, holders

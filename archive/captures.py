@@ -29,7 +29,7 @@ from django.db.backends.base.operations import BaseDatabaseOperations
 from archive.models import Capture, Site
 from hacs.formats import cdx
 from hacs.formats.canon import SeedScope, canonical_url, homepage_key
-from hacs.updates import OBSERVATION_KINDS, classify
+from hacs.updates import OBSERVATION_KINDS, CaptureKind, classify
 
 MAX_DEPTH = 2
 
@@ -153,9 +153,46 @@ def captures_store(
     """
     counts = CaptureCounts()
     limits = limits if limits is not None else capture_limits()
+    by_site = _placed(records, index, limits, counts)
+    counts.sites = set(by_site)
+    wanted = {
+        site_id: {record.urlkey for record, _d, _k in items} for site_id, items in by_site.items()
+    }
+    stored = _stored_captures(wanted)
+    rows: list[tuple[Any, ...]] = []
+    kind_changes: list[tuple[str, bool, int]] = []
+    adapt = _datetime_adapter()
+    for site_id, items in by_site.items():
+        old = stored.get(site_id, [])
+        fresh = _fresh(items, old, counts)
+        if not fresh:
+            continue
+        counts.written[site_id] += len(fresh)
+        if keep_times:
+            counts.new_times[site_id] = [f[0].timestamp for f in fresh]
+        kinds = classify([c for c, _pk, _kind in old] + [f[0] for f in fresh])
+        for (_record, pk, kind), new_kind in zip(old, kinds, strict=False):
+            if kind != new_kind:
+                kind_changes.append((str(new_kind), new_kind in OBSERVATION_KINDS, pk))
+        for (record, depth, page_key), kind in zip(fresh, kinds[len(old) :], strict=True):
+            rows.append(_row(site_id, record, depth, page_key, kind, source, adapt))
+    counts.added = _write(rows, kind_changes)
+    return counts
+
+
+_Placed = tuple[cdx.CdxRecord, int, str]  # a record, its depth and its page key
+
+
+def _placed(
+    records: Iterable[cdx.CdxRecord],
+    index: ScopeIndex,
+    limits: cdx.RowLimits,
+    counts: CaptureCounts,
+) -> dict[int, list[_Placed]]:
+    """The records that can be stored, by the site they fall under; the others counted."""
     problem_of = cdx.row_problem
     placements: dict[tuple[str, str], tuple[int, int, str]] = {}
-    by_site: dict[int, list[tuple[cdx.CdxRecord, int, str]]] = defaultdict(list)
+    by_site: dict[int, list[_Placed]] = defaultdict(list)
     for record in records:
         counts.read += 1
         problem = problem_of(record, limits)
@@ -175,67 +212,69 @@ def captures_store(
             counts.skipped[f"deeper than {MAX_DEPTH}"] += 1
             continue
         by_site[site_id].append((record, depth, page_key))
-    counts.sites = set(by_site)
-    wanted = {
-        site_id: {record.urlkey for record, _d, _k in items} for site_id, items in by_site.items()
-    }
-    stored = _stored_captures(wanted)
-    rows: list[tuple[Any, ...]] = []
-    kind_changes: list[tuple[str, bool, int]] = []
-    adapt = _datetime_adapter()
-    for site_id, items in by_site.items():
-        old = stored.get(site_id, [])
-        already = {(c.urlkey, c.timestamp) for c, _pk, _kind in old}
-        seen: set[tuple[str, datetime]] = set()
-        fresh: list[tuple[cdx.CdxRecord, int, str]] = []
-        for record, depth, page_key in items:
-            stamp = (record.urlkey, record.timestamp)
-            if stamp in already:
-                counts.skipped["already stored"] += 1
-                continue
-            if stamp in seen:
-                counts.skipped["repeated (url, timestamp)"] += 1
-                continue
-            seen.add(stamp)
-            mimetype, status = _normalised(record)
-            fresh.append((_stored_form(record, mimetype, status), depth, page_key))
-        if not fresh:
+    return by_site
+
+
+def _fresh(
+    items: list[_Placed], old: list[tuple[cdx.CdxRecord, int, str]], counts: CaptureCounts
+) -> list[_Placed]:
+    """A site's records not stored yet, each (urlkey, timestamp) once, in their stored form."""
+    already = {(c.urlkey, c.timestamp) for c, _pk, _kind in old}
+    seen: set[tuple[str, datetime]] = set()
+    fresh: list[_Placed] = []
+    for record, depth, page_key in items:
+        stamp = (record.urlkey, record.timestamp)
+        if stamp in already:
+            counts.skipped["already stored"] += 1
             continue
-        counts.written[site_id] += len(fresh)
-        if keep_times:
-            counts.new_times[site_id] = [f[0].timestamp for f in fresh]
-        kinds = classify([c for c, _pk, _kind in old] + [f[0] for f in fresh])
-        for (_record, pk, kind), new_kind in zip(old, kinds, strict=False):
-            if kind != new_kind:
-                kind_changes.append((str(new_kind), new_kind in OBSERVATION_KINDS, pk))
-        for (record, depth, page_key), kind in zip(fresh, kinds[len(old) :], strict=True):
-            rows.append(
-                (
-                    site_id,
-                    record.original,
-                    record.urlkey,
-                    page_key,
-                    adapt(record.timestamp),
-                    depth,
-                    record.mimetype[:200],
-                    record.status,
-                    record.digest[:100],
-                    record.length,
-                    source[:200],
-                    str(kind),
-                    kind in OBSERVATION_KINDS,
-                    record.location or None,
-                )
-            )
+        if stamp in seen:
+            counts.skipped["repeated (url, timestamp)"] += 1
+            continue
+        seen.add(stamp)
+        mimetype, status = _normalised(record)
+        fresh.append((_stored_form(record, mimetype, status), depth, page_key))
+    return fresh
+
+
+def _row(
+    site_id: int,
+    record: cdx.CdxRecord,
+    depth: int,
+    page_key: str,
+    kind: CaptureKind,
+    source: str,
+    adapt: Callable[[datetime], Any],
+) -> tuple[Any, ...]:
+    """A capture row in ``_CAPTURE_COLUMNS`` order."""
+    return (
+        site_id,
+        record.original,
+        record.urlkey,
+        page_key,
+        adapt(record.timestamp),
+        depth,
+        record.mimetype[:200],
+        record.status,
+        record.digest[:100],
+        record.length,
+        source[:200],
+        str(kind),
+        kind in OBSERVATION_KINDS,
+        record.location or None,
+    )
+
+
+def _write(rows: Sequence[tuple[Any, ...]], kind_changes: list[tuple[str, bool, int]]) -> int:
+    """Insert the new rows and change the stored rows' kinds, at once; returns the rows added."""
     with transaction.atomic():
-        counts.added = _insert_ignoring_conflicts(rows)
+        added = _insert_ignoring_conflicts(rows)
         if kind_changes:
             table = Capture._meta.db_table
             with connection.cursor() as cursor:
                 cursor.executemany(
                     f"UPDATE {table} SET kind = %s, is_observation = %s WHERE id = %s", kind_changes
                 )
-    return counts
+    return added
 
 
 def _place(urlkey: str, original: str, index: ScopeIndex) -> tuple[int, int, str]:

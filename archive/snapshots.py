@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -33,10 +34,17 @@ FLUSH = 500  # changed observations held (each with its page's link set) before 
 
 @dataclass(frozen=True)
 class SnapshotWanted:
+    """A content to fetch: its page, its digest, and the URL and time of its first capture."""
+
     urlkey: str
     digest: str
     url: str
-    timestamp: str  # 14 digits
+    moment: datetime  # aware, UTC, as the capture stores it
+
+    @property
+    def timestamp(self) -> str:
+        """The 14-digit Wayback timestamp that addresses the capture's memento."""
+        return format_timestamp(self.moment)
 
 
 def snapshots_missing(*, site_ids: Iterable[int]) -> list[SnapshotWanted]:
@@ -65,8 +73,8 @@ def snapshots_missing(*, site_ids: Iterable[int]) -> list[SnapshotWanted]:
         key = (urlkey, digest)
         if key in done or key in wanted:
             continue
-        wanted[key] = SnapshotWanted(urlkey, digest, url, format_timestamp(moment))
-    return sorted(wanted.values(), key=lambda w: w.timestamp, reverse=True)
+        wanted[key] = SnapshotWanted(urlkey, digest, url, moment)
+    return sorted(wanted.values(), key=lambda w: w.moment, reverse=True)
 
 
 def snapshot_from_body(

@@ -528,14 +528,7 @@ def _estimate_many(
     _check_sorted_within(t, first, off, base)
     events, changed, first = _accesses(t, flags, first)
     if method == "interpolated":
-        # HACS paper, Section II-B2 (DESIGN rule 6): each update moves to the midpoint with the
-        # access before it. A midpoint of adjacent floats may round onto its left neighbour:
-        # merging again keeps the instants distinct.
-        at = np.flatnonzero(changed)
-        moved = events.copy()
-        moved[at] = (events[at - 1] + events[at]) / 2
-        events, changed, first = _accesses(moved, changed, first)
-
+        events, changed, first = _midpoints(events, changed, first)
     size = events.size
     update_at = np.flatnonzero(changed)
     m = _segment_counts(update_at, first, size)
@@ -557,19 +550,39 @@ def _estimate_many(
     if update_at.size:
         changed_sum[has_update] = np.add.reduceat(tc_all, (ends - m)[has_update])
 
-    rate = np.full(n_sites, np.nan)
+    rate = _rates(n, m, tc_all, changed_sum, unchanged_sum)
+    tau = events[first].copy()  # τ: the last update, else the first observation
+    tau[has_update] = events[update_at[ends[has_update] - 1]]
+    return rate, tau, flag_counts
+
+
+def _midpoints(
+    events: FloatArray, changed: BoolArray, first: IntArray
+) -> tuple[FloatArray, BoolArray, IntArray]:
+    """HACS paper, Section II-B2 (DESIGN rule 6): each update moves to the midpoint with the
+    access before it. A midpoint of adjacent floats may round onto its left neighbour: merging
+    again keeps the instants distinct."""
+    at = np.flatnonzero(changed)
+    moved = events.copy()
+    moved[at] = (events[at - 1] + events[at]) / 2
+    return _accesses(moved, changed, first)
+
+
+def _rates(
+    n: IntArray, m: IntArray, tc_all: FloatArray, changed_sum: FloatArray, unchanged_sum: FloatArray
+) -> FloatArray:
+    """λ of each site with n intervals, m of them changed (Eq. 5, or Eq. 4 when m = n; 0 when
+    m = 0; NaN when n = 0); ``tc_all`` holds the changed intervals, site by site."""
+    rate = np.full(n.size, np.nan)
     rate[(n > 0) & (m == 0)] = 0.0
     every = (n > 0) & (m == n)
     rate[every] = _cho_garcia_molina(n[every], m[every], changed_sum[every])
-    solve = has_update & (m < n)
+    solve = (m > 0) & (m < n)
     if solve.any():
         rate[solve] = _eq5_root_many(
             tc_all[np.repeat(solve, m)], m[solve], changed_sum[solve], unchanged_sum[solve]
         )
-
-    tau = events[first].copy()  # τ: the last update, else the first observation
-    tau[has_update] = events[update_at[ends[has_update] - 1]]
-    return rate, tau, flag_counts
+    return rate
 
 
 def _check_sorted_within(t: FloatArray, first: IntArray, off: IntArray, base: int) -> None:

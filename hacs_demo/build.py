@@ -59,19 +59,10 @@ def build_demo_archive(
     process of its rate (``hacs_demo.span.Span``); captures are drawn as before.
     """
     tell = writing or (lambda _name: None)
-    _check_arguments(sites, seed, start, end)
-    if not warc_name.endswith(".warc.gz") or "/" in warc_name or warc_name.startswith("."):
-        raise ValueError(
-            f"warc_name must be a plain file name ending in .warc.gz, got {warc_name!r}"
-        )
+    _check_arguments(sites, seed, start, end, warc_name)
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
-    world = World(seed=seed, start=start, end=end, bursts=bursts)
-    for index in range(sites):
-        world.add_site(index)
-    for site in world.sites:
-        plan_captures(site)
-
+    world = _world(sites, seed=seed, start=start, end=end, bursts=bursts)
     tell(warc_name)
     captures = write_warc(world, out / warc_name)
     tell(CDX_NAME)
@@ -98,7 +89,17 @@ def build_demo_archive(
     )
 
 
-def _check_arguments(sites: int, seed: int, start: date, end: date) -> None:
+def _world(sites: int, *, seed: int, start: date, end: date, bursts: bool) -> World:
+    """The random world of ``sites`` authors drawn from ``seed``, their captures planned."""
+    world = World(seed=seed, start=start, end=end, bursts=bursts)
+    for index in range(sites):
+        world.add_site(index)
+    for site in world.sites:
+        plan_captures(site)
+    return world
+
+
+def _check_arguments(sites: int, seed: int, start: date, end: date, warc_name: str) -> None:
     """Refuse arguments a management command or a test might pass by mistake, saying why."""
     if isinstance(sites, bool) or not isinstance(sites, int) or sites < 1:
         raise ValueError(f"sites must be a positive integer, got {sites!r}")
@@ -108,3 +109,7 @@ def _check_arguments(sites: int, seed: int, start: date, end: date) -> None:
         raise ValueError("start and end must be dates")
     if (end - start).days < MIN_SPAN_DAYS:
         raise ValueError(f"end ({end}) must be at least {MIN_SPAN_DAYS} days after start ({start})")
+    if not warc_name.endswith(".warc.gz") or "/" in warc_name or warc_name.startswith("."):
+        raise ValueError(
+            f"warc_name must be a plain file name ending in .warc.gz, got {warc_name!r}"
+        )

@@ -12,6 +12,37 @@ every reference point of a (level, w) (``hacs.evaluation.windows``); every θ co
 histogram of p (``hacs.evaluation.metrics``), and Evaluation 2 and the budget metrics need only
 each positive's rank, found with one partial sort per window for all models at once
 (``hacs.evaluation.ranking``).
+
+What evaluate returns
+---------------------
+* ``parameters`` — the arguments as used, and ``reference_points`` (how many t);
+* ``levels`` — per level, ``sites`` and ``observations``;
+* ``curves`` — per (level, average ∈ {micro, macro}, w_weeks, theta, model ∈
+  SELECTION_MODELS): ``precision``, ``recall``, ``f1`` (None where undefined) and the totals
+  over t ``tp``, ``fp``, ``fn``, ``tn`` (expected values, floats, for Random);
+* ``table`` — Table I: per (level, average, w_weeks, model): ``theta_hat`` (HACS's, also used
+  for Random and Brute Force; the posterior's own for ``posterior``), ``precision``,
+  ``recall``, ``f1``;
+* ``pak`` — per (level, w_weeks, model ∈ RANKING_MODELS + the level's ``scorers`` +
+  random): ``weighted_p_at_k`` (mean over t with positives) and ``points`` (how many t);
+* ``budget`` — per (level, w_weeks, model): ``k_mean``, ``ndcg_at_k``, ``change_rate_at_k``,
+  and the top-k selection's ``tp``, ``fp``, ``fn``, micro ``precision``, ``recall``, ``f1``
+  and ``macro_precision``, ``macro_recall``, ``macro_f1``;
+* ``points`` (only with ``details=True``) — per (level, w_weeks, t): ``eligible``,
+  ``positives``, HACS's ``hacs_selected`` and ``hacs_tp`` per θ, the posterior's
+  ``posterior_selected`` and ``posterior_tp`` per θ and its ``prior`` (``shape``, ``rate``),
+  ``budget_k`` and per model ``weighted_p_at_k``, ``ndcg_at_k``, ``change_rate_at_k``,
+  ``hits_at_k``.
+
+Models: ``hacs`` is the paper's p = g(λ, τ, t, e) with ``method``'s λ; ``posterior`` is
+HACS's default reading, the chance of a change since the newest copy over a Gamma posterior
+on λ (``hacs.evaluation.windows``); at the ``"website"`` level of a table with
+``new_links``, the sum of its pages' posteriors from their new links, as the crawl list
+reads that level (``hacs.evaluation.pages``). Its prior at t is fitted on the evidence of every
+site's window [t − 7·prior_weeks, t] (None: on the evaluated windows [t − 7w, t]
+themselves), refitted every ``prior_every`` reference points and carried forward in
+between, never backward: no prior uses an observation after its t. Each fit costs a
+``scipy.optimize`` run over the eligible sites (``python -m bench.evaluation`` prints it).
 """
 
 from __future__ import annotations
@@ -277,36 +308,8 @@ def evaluate(
     """Evaluations 1 and 2 and the crawl-budget metrics for each level (see :mod:`hacs.evaluation`).
 
     ``tables`` maps a level name (``"homepage"``, ``"website"``) to its observations. Returns a
-    JSON-serialisable dict:
-
-    * ``parameters`` — the arguments as used, and ``reference_points`` (how many t);
-    * ``levels`` — per level, ``sites`` and ``observations``;
-    * ``curves`` — per (level, average ∈ {micro, macro}, w_weeks, theta, model ∈
-      SELECTION_MODELS): ``precision``, ``recall``, ``f1`` (None where undefined) and the totals
-      over t ``tp``, ``fp``, ``fn``, ``tn`` (expected values, floats, for Random);
-    * ``table`` — Table I: per (level, average, w_weeks, model): ``theta_hat`` (HACS's, also used
-      for Random and Brute Force; the posterior's own for ``posterior``), ``precision``,
-      ``recall``, ``f1``;
-    * ``pak`` — per (level, w_weeks, model ∈ RANKING_MODELS + the level's ``scorers`` +
-      random): ``weighted_p_at_k`` (mean over t with positives) and ``points`` (how many t);
-    * ``budget`` — per (level, w_weeks, model): ``k_mean``, ``ndcg_at_k``, ``change_rate_at_k``,
-      and the top-k selection's ``tp``, ``fp``, ``fn``, micro ``precision``, ``recall``, ``f1``
-      and ``macro_precision``, ``macro_recall``, ``macro_f1``;
-    * ``points`` (only with ``details=True``) — per (level, w_weeks, t): ``eligible``,
-      ``positives``, HACS's ``hacs_selected`` and ``hacs_tp`` per θ, the posterior's
-      ``posterior_selected`` and ``posterior_tp`` per θ and its ``prior`` (``shape``, ``rate``),
-      ``budget_k`` and per model ``weighted_p_at_k``, ``ndcg_at_k``, ``change_rate_at_k``,
-      ``hits_at_k``.
-
-    Models: ``hacs`` is the paper's p = g(λ, τ, t, e) with ``method``'s λ; ``posterior`` is
-    HACS's default reading, the chance of a change since the newest copy over a Gamma posterior
-    on λ (``hacs.evaluation.windows``); at the ``"website"`` level of a table with
-    ``new_links``, the sum of its pages' posteriors from their new links, as the crawl list
-    reads that level (``hacs.evaluation.pages``). Its prior at t is fitted on the evidence of every
-    site's window [t − 7·prior_weeks, t] (None: on the evaluated windows [t − 7w, t]
-    themselves), refitted every ``prior_every`` reference points and carried forward in
-    between, never backward: no prior uses an observation after its t. Each fit costs a
-    ``scipy.optimize`` run over the eligible sites (``python -m bench.evaluation`` prints it).
+    JSON-serialisable dict whose keys, and the models it compares, the module docstring lists
+    ("What evaluate returns").
 
     ``scorers`` adds ranking models per level (learned schedulers, ``hacs.learning``): name →
     :data:`ExtraScorer`, called once per reference point and w with that window's eligible
@@ -329,16 +332,20 @@ def evaluate(
         prior_every=prior_every,
         scorers=scorers,
     )
-    result: dict[str, Any] = {
-        "parameters": options.parameters(start=start, end=end, step_days=step_days),
-        "levels": {},
-        "curves": [],
-        "table": [],
-        "pak": [],
-        "budget": [],
-    }
-    if details:
-        result["points"] = []
+    result = _empty_result(options, start=start, end=end, step_days=step_days, details=details)
+    _add_levels(result, tables, options, details=details, progress=progress)
+    return result
+
+
+def _add_levels(
+    result: dict[str, Any],
+    tables: Mapping[str, ObservationTable],
+    options: _Options,
+    *,
+    details: bool,
+    progress: Callable[[float], None] | None,
+) -> None:
+    """Evaluate every (level, w) and add its rows to ``result``, telling ``progress``."""
     grid = options.grid()
     steps, done = len(tables) * len(options.ws), 0
     for level_name, table in tables.items():
@@ -349,6 +356,22 @@ def evaluate(
             done += 1
             if progress is not None:
                 progress(done / steps)
+
+
+def _empty_result(
+    options: _Options, *, start: float, end: float, step_days: float, details: bool
+) -> dict[str, Any]:
+    """The result of :func:`evaluate` before any level: its parameters and empty lists."""
+    result: dict[str, Any] = {
+        "parameters": options.parameters(start=start, end=end, step_days=step_days),
+        "levels": {},
+        "curves": [],
+        "table": [],
+        "pak": [],
+        "budget": [],
+    }
+    if details:
+        result["points"] = []
     return result
 
 

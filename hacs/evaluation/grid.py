@@ -145,16 +145,12 @@ def _prepare(table: ObservationTable, grid: _Grid) -> _Level:
     (:func:`_first_updates`).
     """
     n_sites = table.site_count
-    site, time = table.site, table.time
-    in_order = site.size < 2 or bool(
-        np.all((site[1:] > site[:-1]) | ((site[1:] == site[:-1]) & (time[1:] >= time[:-1])))
-    )
-    order = None if in_order else timeline_order(site, time)
+    order = _merge_order(table.site, table.time)
 
     def arranged(values: NDArray[Any]) -> NDArray[Any]:
         return values if order is None else values[order]
 
-    site, time = arranged(site), arranged(time)
+    site, time = arranged(table.site), arranged(table.time)
     new_instant = np.ones(site.size, dtype=np.bool_)
     new_instant[1:] = (site[1:] != site[:-1]) | (time[1:] != time[:-1])
     inst_of = np.cumsum(new_instant) - 1
@@ -187,6 +183,15 @@ def _prepare(table: ObservationTable, grid: _Grid) -> _Level:
         cand_lo=inst_lo[cand_inst],
         pos_time=pos_time,
     )
+
+
+def _merge_order(site: IntArray, time: FloatArray) -> IntArray | None:
+    """The order that merges observations into site timelines (rule 4), or None when they are
+    in it already."""
+    in_order = site.size < 2 or bool(
+        np.all((site[1:] > site[:-1]) | ((site[1:] == site[:-1]) & (time[1:] >= time[:-1])))
+    )
+    return None if in_order else timeline_order(site, time)
 
 
 def _count_table(k: NDArray[np.intp], site: IntArray, grid_size: int, n_sites: int) -> IntArray:

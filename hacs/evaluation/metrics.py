@@ -127,33 +127,13 @@ def _selection_rows(
     expectation TP = |D|·|Pos|/|U| with HACS's |D|. θ̂ is HACS's for HACS, Random and Brute
     Force, the posterior's own for the posterior (the module docstring).
     """
-    u = counts.eligible.astype(np.float64)
     pos = counts.positives.astype(np.float64)
     curves: list[dict[str, Any]] = []
     f1s: dict[tuple[str, str], list[float | None]] = {}
     metrics: dict[tuple[str, int, str], tuple[float | None, ...]] = {}
     for j, theta in enumerate(thetas.tolist()):
-        d = counts.selected[:, j].astype(np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            random_tp = np.where(u > 0, d * pos / u, 0.0)
-        per_model = {
-            "hacs": (counts.true_positives[:, j].astype(np.float64), d),
-            "posterior": (
-                counts.posterior_true_positives[:, j].astype(np.float64),
-                counts.posterior_selected[:, j].astype(np.float64),
-            ),
-            "random": (random_tp, d),
-            "brute_force": (pos, u),
-        }
-        for model, (tp, sel) in per_model.items():
-            totals = {
-                "tp": float(tp.sum()),
-                "fp": float((sel - tp).sum()),
-                "fn": float((pos - tp).sum()),
-                "tn": float((u - sel - pos + tp).sum()),
-            }
-            if model != "random":
-                totals = {key: int(round(value)) for key, value in totals.items()}
+        for model, (tp, sel) in _selections(counts, j).items():
+            totals = _totals(model, tp, sel, pos, counts.eligible.astype(np.float64))
             for average, values in (
                 ("micro", _micro(float(tp.sum()), float(sel.sum()), float(pos.sum()))),
                 ("macro", _macro(tp, sel, pos)),
@@ -175,6 +155,50 @@ def _selection_rows(
                         **totals,
                     }
                 )
+    return curves, _table_rows(level, w, thetas, f1s, metrics)
+
+
+def _selections(counts: _PointCounts, j: int) -> dict[str, tuple[FloatArray, FloatArray]]:
+    """Per model, its true positives and selected sites per reference point at θ number j."""
+    u = counts.eligible.astype(np.float64)
+    pos = counts.positives.astype(np.float64)
+    d = counts.selected[:, j].astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        random_tp = np.where(u > 0, d * pos / u, 0.0)
+    return {
+        "hacs": (counts.true_positives[:, j].astype(np.float64), d),
+        "posterior": (
+            counts.posterior_true_positives[:, j].astype(np.float64),
+            counts.posterior_selected[:, j].astype(np.float64),
+        ),
+        "random": (random_tp, d),
+        "brute_force": (pos, u),
+    }
+
+
+def _totals(
+    model: str, tp: FloatArray, sel: FloatArray, pos: FloatArray, u: FloatArray
+) -> dict[str, float]:
+    """TP, FP, FN and TN summed over t (whole numbers but for Random's expectations)."""
+    totals = {
+        "tp": float(tp.sum()),
+        "fp": float((sel - tp).sum()),
+        "fn": float((pos - tp).sum()),
+        "tn": float((u - sel - pos + tp).sum()),
+    }
+    if model != "random":
+        totals = {key: int(round(value)) for key, value in totals.items()}
+    return totals
+
+
+def _table_rows(
+    level: str,
+    w: int,
+    thetas: FloatArray,
+    f1s: dict[tuple[str, str], list[float | None]],
+    metrics: dict[tuple[str, int, str], tuple[float | None, ...]],
+) -> list[dict[str, Any]]:
+    """Table I's rows for one (level, w): each model's metrics at its θ̂."""
     table: list[dict[str, Any]] = []
     for average in ("micro", "macro"):
         for model in SELECTION_MODELS:
@@ -192,7 +216,7 @@ def _selection_rows(
                     "f1": _clean(values[2]),
                 }
             )
-    return curves, table
+    return table
 
 
 def _theta_hat(f1: Sequence[float | None]) -> int | None:

@@ -80,6 +80,18 @@ def _scores(
     np.subtract(t, last, out=scores[_ROW["age"]])  # t − last access
     if fl_pair.size == 0:
         return scores
+    busy, last_b, per_access = _access_scores(inst_time, a, b, fl_pair, fl_inst)
+    elapsed = t[busy] + e - inst_time[last_b]  # Δ
+    for name, value in per_access.items():
+        scores[_ROW[name], busy] = value * elapsed
+    return scores
+
+
+def _access_scores(
+    inst_time: FloatArray, a: IntArray, b: IntArray, fl_pair: IntArray, fl_inst: IntArray
+) -> tuple[IntArray, IntArray, dict[str, FloatArray]]:
+    """The windows with updates, their last accesses, and their CG, NAD, SAD, AAD and GAD
+    before they are multiplied by Δ (GP4C Section 5.1; see :func:`_scores`)."""
     new = np.ones(fl_pair.size, dtype=np.bool_)
     new[1:] = fl_pair[1:] != fl_pair[:-1]
     starts = np.flatnonzero(new)
@@ -88,22 +100,18 @@ def _scores(
     first_b, last_b = a[busy], b[busy] - 1
     n = (last_b - first_b).astype(np.float64)  # accesses that could detect a change (≥ 1)
     x = counts.astype(np.float64)  # X: accesses that did
-    elapsed = t[busy] + e - inst_time[last_b]  # Δ
     number = fl_inst - np.repeat(first_b, counts)  # the access's number i, 1 … n
     n_each = np.repeat(last_b - first_b, counts)
     cg = cho_garcia_molina_rate(n, x, inst_time[last_b] - inst_time[first_b])
-    nad = x / n
-    sad = (fl_inst[starts + counts - 1] == last_b).astype(np.float64)
     aad = 2.0 * np.add.reduceat(number.astype(np.float64), starts) / (n * (n + 1.0))
     # 2^(i−1)/(2^n − 1) = 2^(i−1−n)/(1 − 2^−n): no overflow for long windows.
     powers = np.ldexp(1.0, np.maximum(number - 1 - n_each, -1100).astype(np.int32))
     gad = np.add.reduceat(powers, starts) / (1.0 - np.ldexp(1.0, -np.minimum(n_each[starts], 1100)))
-    for name, value in (
-        ("cho_garcia_molina", cg),
-        ("nad", nad),
-        ("sad", sad),
-        ("aad", aad),
-        ("gad", gad),
-    ):
-        scores[_ROW[name], busy] = value * elapsed
-    return scores
+    values = {
+        "cho_garcia_molina": cg,
+        "nad": x / n,
+        "sad": (fl_inst[starts + counts - 1] == last_b).astype(np.float64),
+        "aad": aad,
+        "gad": gad,
+    }
+    return busy, last_b, values

@@ -204,37 +204,77 @@ def _page_structure(
     size = site.size
     if size == 0:
         return np.zeros(0), np.zeros(0)
-    if int(page.max()) >= 2 * size + 1024:  # sparse ids: number the pages densely first
-        _, page = np.unique(page, return_inverse=True)
-        page = page.astype(np.int64)
-    n_pages = int(page.max()) + 1
-    count = np.bincount(page, minlength=n_pages)
-    first_index = np.full(n_pages, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first_index, page, page_index)
-    base = np.cumsum(count) - count
-    relative = page_index - first_index[page]
-    beyond = relative >= count[page]
-    if beyond.any():
-        i = int(np.argmax(beyond))
-        raise ValueError(
-            f"page_index of a page must be consecutive: observation {i} (page "
-            f"{int(page[i])}) has index {int(page_index[i])}, but the page has only "
-            f"{int(count[page[i]])} observations from index {int(first_index[page[i]])}"
-        )
-    slot = base[page] + relative
-    taken = np.bincount(slot, minlength=size)
-    if taken.max() > 1:
-        s = int(np.argmax(taken > 1))
-        i = int(np.flatnonzero(slot == s)[0])
-        raise ValueError(
-            f"page {int(page[i])} has two observations with page_index {int(page_index[i])}"
-        )
+    slots = _PageSlots.place(page, page_index)
+    by_slot_time = _slot_times(slots, page_index, time, site)
+    # A: time of the page's observation `link_floor` (−∞ when −1 or before the loaded history;
+    # the observation's own time when it has no links, which makes (A, B] empty).
+    floor_relative = link_floor - slots.first_index[slots.page]
+    known = floor_relative >= 0
+    after = np.full(size, -np.inf)
+    after[known] = by_slot_time[(slots.base[slots.page] + floor_relative)[known]]
+    # B: time of the page's previous observation (−∞ for the first one: never an update).
+    until = np.full(size, -np.inf)
+    has_previous = slots.relative > 0
+    until[has_previous] = by_slot_time[slots.slot[has_previous] - 1]
+    return after, until
+
+
+@dataclass(frozen=True, eq=False)
+class _PageSlots:
+    """Each observation's slot in a page-major array: ``base[p]`` is page p's first slot,
+    ``relative`` an observation's place within its page, ``slot`` = base + relative."""
+
+    page: IntArray  # dense page numbers
+    first_index: IntArray  # per page, its lowest page_index
+    base: IntArray
+    relative: IntArray
+    slot: IntArray
+
+    @classmethod
+    def place(cls, page: IntArray, page_index: IntArray) -> _PageSlots:
+        """Place the observations, checking that each page's indices are consecutive and
+        distinct (a counting placement, no sort)."""
+        size = page.size
+        if int(page.max()) >= 2 * size + 1024:  # sparse ids: number the pages densely first
+            _, page = np.unique(page, return_inverse=True)
+            page = page.astype(np.int64)
+        n_pages = int(page.max()) + 1
+        count = np.bincount(page, minlength=n_pages)
+        first_index = np.full(n_pages, np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(first_index, page, page_index)
+        base = np.cumsum(count) - count
+        relative = page_index - first_index[page]
+        beyond = relative >= count[page]
+        if beyond.any():
+            i = int(np.argmax(beyond))
+            raise ValueError(
+                f"page_index of a page must be consecutive: observation {i} (page "
+                f"{int(page[i])}) has index {int(page_index[i])}, but the page has only "
+                f"{int(count[page[i]])} observations from index {int(first_index[page[i]])}"
+            )
+        slot = base[page] + relative
+        taken = np.bincount(slot, minlength=size)
+        if taken.max() > 1:
+            s = int(np.argmax(taken > 1))
+            i = int(np.flatnonzero(slot == s)[0])
+            raise ValueError(
+                f"page {int(page[i])} has two observations with page_index {int(page_index[i])}"
+            )
+        return cls(page, first_index, base, relative, slot)
+
+
+def _slot_times(
+    slots: _PageSlots, page_index: IntArray, time: FloatArray, site: IntArray
+) -> FloatArray:
+    """The observations' times in slot order, checking that times do not decrease along a
+    page's indices and that a page stays on one site."""
+    size, slot, page = site.size, slots.slot, slots.page
     by_slot_time = np.empty(size)
     by_slot_time[slot] = time
     by_slot_site = np.empty(size, dtype=np.int64)
     by_slot_site[slot] = site
     same_page = np.ones(size, dtype=np.bool_)
-    same_page[base] = False  # slot k and k − 1 belong to the same page unless k starts a page
+    same_page[slots.base] = False  # slot k and k − 1 belong to the same page unless k starts one
     same_page[0] = False
     backwards = same_page[1:] & (by_slot_time[1:] < by_slot_time[:-1])
     if backwards.any():
@@ -250,15 +290,4 @@ def _page_structure(
         k = int(np.argmax(moved)) + 1
         i = int(np.flatnonzero(slot == k)[0])
         raise ValueError(f"page {int(page[i])} belongs to two sites: {int(by_slot_site[k])}, …")
-
-    # A: time of the page's observation `link_floor` (−∞ when −1 or before the loaded history;
-    # the observation's own time when it has no links, which makes (A, B] empty).
-    floor_relative = link_floor - first_index[page]
-    known = floor_relative >= 0
-    after = np.full(size, -np.inf)
-    after[known] = by_slot_time[(base[page] + floor_relative)[known]]
-    # B: time of the page's previous observation (−∞ for the first one: never an update).
-    until = np.full(size, -np.inf)
-    has_previous = relative > 0
-    until[has_previous] = by_slot_time[slot[has_previous] - 1]
-    return after, until
+    return by_slot_time

@@ -193,21 +193,12 @@ def _window_batch(
     pairs = _pairs(level, grid, w)
     r, site, offsets, a, b = pairs.r, pairs.site, pairs.offsets, pairs.a, pairs.b
     fl_pair, fl_inst = pairs.fl_pair, pairs.fl_inst
-    n_pairs = r.size
-
     t = grid.t[r]
     rate, tau, evidence = _estimate_pairs(level.inst_time, a, b, fl_pair, fl_inst, method)
-    known = np.isfinite(rate)
-    probability = np.zeros(n_pairs)
-    probability[known] = change_probability(rate[known], tau[known], t[known], grid.e)
-    if pages is not None:
-        if priors is None:
-            priors = _page_priors(pages, grid.t, w, prior_every)
-        alpha, beta = _page_posteriors(pages, grid.t, w, priors, offsets, site)
-    else:
-        if priors is None:
-            priors = _priors(evidence, offsets, prior_every)
-        alpha, beta = _posteriors(priors, evidence, offsets)
+    probability = _probabilities(rate, tau, t, grid.e)
+    priors, alpha, beta = _posterior_parameters(
+        pairs, grid, w, evidence, priors, prior_every, pages
+    )
     last_copy = level.inst_time[b - 1]
     chance = posterior_probabilities(alpha, beta, last_copy, t, grid.e)
     # The posterior ranks by its exponent α ln(1 + Δ/β): the order of p, without p rounding to 1.
@@ -222,7 +213,7 @@ def _window_batch(
         tau=tau,
         probability=probability,
         first_update=level.pos_time[r, site],
-        changes=np.bincount(fl_pair, minlength=n_pairs).astype(np.int64),
+        changes=np.bincount(fl_pair, minlength=r.size).astype(np.int64),
         scores=scores,
         alpha=alpha,
         beta=beta,
@@ -230,6 +221,32 @@ def _window_batch(
         posterior=chance,
         priors=priors,
     )
+
+
+def _posterior_parameters(
+    pairs: _Pairs,
+    grid: _Grid,
+    w: int,
+    evidence: IntervalEvidence,
+    priors: FloatArray | None,
+    prior_every: int,
+    pages: _PageCopies | None,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The priors (fitted every ``prior_every`` points when None) and each window's posterior
+    (α, β): from its intervals, or with ``pages`` the sum of its pages' from their new links."""
+    if pages is not None:
+        priors = priors if priors is not None else _page_priors(pages, grid.t, w, prior_every)
+        return priors, *_page_posteriors(pages, grid.t, w, priors, pairs.offsets, pairs.site)
+    priors = priors if priors is not None else _priors(evidence, pairs.offsets, prior_every)
+    return priors, *_posteriors(priors, evidence, pairs.offsets)
+
+
+def _probabilities(rate: FloatArray, tau: FloatArray, t: FloatArray, e: float) -> FloatArray:
+    """HACS's p = g(λ, τ, t, e) of each window (rule 7), 0 where λ is unknown."""
+    known = np.isfinite(rate)
+    probability = np.zeros(rate.size)
+    probability[known] = change_probability(rate[known], tau[known], t[known], e)
+    return probability
 
 
 def _priors(evidence: IntervalEvidence, offsets: IntArray, every: int) -> FloatArray:
@@ -289,25 +306,54 @@ def _estimate_pairs(
     the unchanged intervals between them telescope into sums equal to the real ones; a window
     whose every interval changed keeps every instant. So λ and τ are the window's own.
     """
-    n_pairs = a.size
-    m = np.bincount(fl_pair, minlength=n_pairs)
+    m = np.bincount(fl_pair, minlength=a.size)
     rate = np.where(b - a >= 2, 0.0, np.nan)
     tau = inst_time[a].copy()
     unchanged = inst_time[b - 1] - inst_time[a]
     busy = np.flatnonzero(m)
-
-    def evidence(changed: FloatArray, owner: IntArray) -> IntervalEvidence:
-        return IntervalEvidence(
-            changed=changed,
-            owner=owner,
-            unchanged=unchanged,
-            first=inst_time[a],
-            last=inst_time[b - 1],
-            accesses=(b - a).astype(np.int64),
-        )
-
     if busy.size == 0:
-        return rate, tau, evidence(np.zeros(0), np.zeros(0, dtype=np.int64))
+        empty = np.zeros(0), np.zeros(0, dtype=np.int64)
+        return rate, tau, _evidence(inst_time, a, b, unchanged, *empty)
+    times, flags, offsets = _short_timelines(inst_time, a, b, m, busy, fl_pair, fl_inst)
+    result = estimate_many(times, flags, offsets, method=method)
+    rate[busy] = result.rate
+    tau[busy] = result.tau
+    found = interval_evidence(times, flags, offsets)
+    unchanged[busy] = found.unchanged
+    return rate, tau, _evidence(inst_time, a, b, unchanged, found.changed, busy[found.owner])
+
+
+def _evidence(
+    inst_time: FloatArray,
+    a: IntArray,
+    b: IntArray,
+    unchanged: FloatArray,
+    changed: FloatArray,
+    owner: IntArray,
+) -> IntervalEvidence:
+    """The posterior's evidence of the windows [a, b): their changed intervals (each with the
+    window owning it), unchanged spans, first and last instants and access counts."""
+    return IntervalEvidence(
+        changed=changed,
+        owner=owner,
+        unchanged=unchanged,
+        first=inst_time[a],
+        last=inst_time[b - 1],
+        accesses=(b - a).astype(np.int64),
+    )
+
+
+def _short_timelines(
+    inst_time: FloatArray,
+    a: IntArray,
+    b: IntArray,
+    m: IntArray,
+    busy: IntArray,
+    fl_pair: IntArray,
+    fl_inst: IntArray,
+) -> tuple[FloatArray, BoolArray, IntArray]:
+    """The short timelines of the windows with updates (``busy``; ``m`` updates per window):
+    times, update flags and offsets, as :func:`_estimate_pairs` describes them."""
     seg_len = 2 + 2 * m[busy]
     seg_end = np.cumsum(seg_len)
     seg_start = seg_end - seg_len
@@ -328,10 +374,4 @@ def _estimate_pairs(
     keep[seg_start] = True
     kept_end = np.cumsum(keep)[seg_end - 1]
     offsets = np.concatenate(([0], kept_end)).astype(np.int64)
-    times, flags = inst_time[index[keep]], flag[keep]
-    result = estimate_many(times, flags, offsets, method=method)
-    rate[busy] = result.rate
-    tau[busy] = result.tau
-    found = interval_evidence(times, flags, offsets)
-    unchanged[busy] = found.unchanged
-    return rate, tau, evidence(found.changed, busy[found.owner])
+    return inst_time[index[keep]], flag[keep], offsets

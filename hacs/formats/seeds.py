@@ -134,25 +134,13 @@ def parse_seed_list(
         )
     first_line_of: dict[str, int] = {}
     for line, raw, url_text, author, tags, problem in entries:
+        url = key = ""
+        if not problem:
+            url, key, problem = _checked_seed(
+                url_text, max_url_length, max_key_length, user_directories_only
+            )
         if problem:
             result.rejected.append(RejectedLine(line, raw[:200], problem))
-            continue
-        try:
-            url = validate_seed_url(url_text)
-            key = seed_key(url)
-        except (SeedError, ValueError) as error:
-            result.rejected.append(RejectedLine(line, raw[:200], str(error)))
-            continue
-        too_long = _too_long(url, key, max_url_length, max_key_length)
-        if too_long:
-            result.rejected.append(RejectedLine(line, raw[:200], too_long))
-            continue
-        if user_directories_only and not is_user_directory(url):
-            result.rejected.append(
-                RejectedLine(
-                    line, raw[:200], "not a user-directory homepage (no ~name in the path)"
-                )
-            )
             continue
         if key in first_line_of:
             result.merged.append(MergedLine(line, url, key, first_line_of[key]))
@@ -160,6 +148,26 @@ def parse_seed_list(
         first_line_of[key] = line
         result.rows.append(SeedRow(line, url, key, author, tags))
     return result
+
+
+def _checked_seed(
+    url_text: str,
+    max_url_length: int | None,
+    max_key_length: int | None,
+    user_directories_only: bool,
+) -> tuple[str, str, str]:
+    """(tidied URL, canonical key, "") of a line's URL, or ("", "", why the line is rejected)."""
+    try:
+        url = validate_seed_url(url_text)
+        key = seed_key(url)
+    except (SeedError, ValueError) as error:
+        return "", "", str(error)
+    too_long = _too_long(url, key, max_url_length, max_key_length)
+    if too_long:
+        return "", "", too_long
+    if user_directories_only and not is_user_directory(url):
+        return "", "", "not a user-directory homepage (no ~name in the path)"
+    return url, key, ""
 
 
 def seed_keys_refreshed(stored: Sequence[tuple[int, str, str]]) -> dict[int, str]:

@@ -385,12 +385,7 @@ def _without_directory(stream: BinaryIO) -> Iterator[tuple[WaczEntry, EntryStrea
         _check_name(name, flags, seen)
         csize, usize = _zip64_sizes(extra, csize, usize)
         known = None if flags & 0x8 else csize
-        if known is not None and usize > RATIO_FLOOR and usize > MAX_RATIO * max(known, 1):
-            raise WaczError(
-                f"the entry {name} would inflate {known:,} bytes to {usize:,}, more than "
-                f"{MAX_RATIO} times: it is refused as a ZIP bomb",
-                name,
-            )
+        _check_ratio(name, known, usize)
         data = _LocalEntry(
             stream,
             method=method,
@@ -407,11 +402,28 @@ def _without_directory(stream: BinaryIO) -> Iterator[tuple[WaczEntry, EntryStrea
             yield WaczEntry(name, None if flags & 0x8 else usize, offset), entry
         if not data.finish():  # its end, and the descriptor after it, could not be found
             break
-    if not count:
-        raise WaczError("it is not a ZIP file (no ZIP entry at its start), so not a WACZ")
+    raise _no_directory(count, warcs)
+
+
+def _check_ratio(name: str, known: int | None, usize: int) -> None:
+    """Refuse an entry that would inflate more than ``MAX_RATIO`` times (a ZIP bomb)."""
+    if known is not None and usize > RATIO_FLOOR and usize > MAX_RATIO * max(known, 1):
+        raise WaczError(
+            f"the entry {name} would inflate {known:,} bytes to {usize:,}, more than "
+            f"{MAX_RATIO} times: it is refused as a ZIP bomb",
+            name,
+        )
+
+
+def _no_directory(entries: int, warcs: int) -> WaczError:
+    """The error of a ZIP read to the end of its entries without finding its directory."""
+    if not entries:
+        return WaczError("it is not a ZIP file (no ZIP entry at its start), so not a WACZ")
     if not warcs:
-        raise WaczError("it is cut short before its first WARC file under archive/", truncated=True)
-    raise WaczError(
+        return WaczError(
+            "it is cut short before its first WARC file under archive/", truncated=True
+        )
+    return WaczError(
         "the ZIP is truncated (its directory, written last, is missing); the complete records "
         "of its WARC files were kept",
         truncated=True,

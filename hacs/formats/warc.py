@@ -109,23 +109,7 @@ def read_warc(
             # Every WARC record declares its length; warcio reads headers cut mid-way as a
             # record with none, or an empty one.
             raise WarcError("a record's headers are cut short: the file is truncated", end)
-        try:
-            capture = _capture(record, max_body, limits)
-            while record.raw_stream.read(1 << 16):
-                pass
-            # warcio stops quietly where the file stops: a record holding fewer bytes than
-            # its Content-Length is the sign that the file was cut.
-            if getattr(record.raw_stream, "limit", 0) > 0:
-                raise WarcError("a record is cut short: the file is truncated", end)
-            iterator.read_to_end(record)
-            # In a gzip WARC each record is a member; one whose end never came was cut.
-            decompressor = getattr(iterator.reader, "decompressor", None)
-            if decompressor is not None and not decompressor.eof:
-                raise WarcError("a record is cut short: the file is truncated", end)
-        except WarcError:
-            raise
-        except Exception as error:
-            raise WarcError(_damage(error), end) from None
+        capture = _read_whole(iterator, record, max_body, limits, end)
         offset, length = iterator.get_record_offset(), iterator.get_record_length()
         end = offset + length
         if isinstance(capture, str):
@@ -137,6 +121,31 @@ def read_warc(
         capture.record = capture.record._replace(length=length)
         yield capture
     _check_tail(stream, end)
+
+
+def _read_whole(
+    iterator: ArchiveIterator, record: Any, max_body: int, limits: cdx.RowLimits, end: int
+) -> WarcCapture | str:
+    """The record's capture (or why it is none), its body read to the end; ``WarcError`` naming
+    ``end``, where the last complete record ended, when the record is cut short or damaged."""
+    try:
+        capture = _capture(record, max_body, limits)
+        while record.raw_stream.read(1 << 16):
+            pass
+        # warcio stops quietly where the file stops: a record holding fewer bytes than
+        # its Content-Length is the sign that the file was cut.
+        if getattr(record.raw_stream, "limit", 0) > 0:
+            raise WarcError("a record is cut short: the file is truncated", end)
+        iterator.read_to_end(record)
+        # In a gzip WARC each record is a member; one whose end never came was cut.
+        decompressor = getattr(iterator.reader, "decompressor", None)
+        if decompressor is not None and not decompressor.eof:
+            raise WarcError("a record is cut short: the file is truncated", end)
+    except WarcError:
+        raise
+    except Exception as error:
+        raise WarcError(_damage(error), end) from None
+    return capture
 
 
 #: The longest redirect Location kept (a seed URL's limit, ``hacs.formats.canon``).

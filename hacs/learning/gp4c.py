@@ -187,7 +187,23 @@ def _parse(expression: str) -> _Node:
             f"score function of {len(expression):,} characters; a score function may be at most "
             f"{MAX_LOADED_CHARACTERS:,} characters long"
         )
-    tokens: list[tuple[str, str, int]] = []
+    tokens = _tokens(expression)
+    _check_size(tokens)
+    reader = _Reader(expression, tokens)
+    tree = reader.node()
+    if reader.position != len(tokens):
+        raise ValueError(
+            f"score function: unexpected {tokens[reader.position][1]!r} at character "
+            f"{tokens[reader.position][2]} in {expression!r}"
+        )
+    return tree
+
+
+_Token = tuple[str, str, int]  # kind ("name", "number", "punct"), text, character
+
+
+def _tokens(expression: str) -> list[_Token]:
+    tokens: list[_Token] = []
     for match in _TOKEN.finditer(expression):
         name, number, other = match.groups()
         if name is not None:
@@ -196,7 +212,12 @@ def _parse(expression: str) -> _Node:
             tokens.append(("number", number, match.start(2)))
         elif other is not None and not other.isspace():
             tokens.append(("punct", other, match.start(3)))
-    # The reader below and every walk over the tree recurse once per level, as deep as the
+    return tokens
+
+
+def _check_size(tokens: list[_Token]) -> None:
+    """Refuse a function nested too deep or with too many terms."""
+    # The reader and every walk over the tree recurse once per level, as deep as the
     # parentheses nest: measured here in one loop, before any of them runs.
     nesting = deepest = 0
     for kind, text, _at in tokens:
@@ -214,33 +235,39 @@ def _parse(expression: str) -> _Node:
             f"score function of {nodes:,} terms; a score function may hold at most "
             f"{MAX_LOADED_SIZE:,} (GP4C learns functions at most {MAX_DEPTH} deep)"
         )
-    position = 0
 
-    def expect(kind: str, text: str | None = None) -> tuple[str, str, int]:
-        nonlocal position
-        if position >= len(tokens):
-            raise ValueError(f"score function ends early: {expression!r}")
-        token = tokens[position]
+
+class _Reader:
+    """Reads a tree from the tokens of a prefix expression, one node at a time."""
+
+    def __init__(self, expression: str, tokens: list[_Token]) -> None:
+        self.expression = expression
+        self.tokens = tokens
+        self.position = 0
+
+    def expect(self, kind: str, text: str | None = None) -> _Token:
+        if self.position >= len(self.tokens):
+            raise ValueError(f"score function ends early: {self.expression!r}")
+        token = self.tokens[self.position]
         if token[0] != kind or (text is not None and token[1] != text):
             wanted = text or kind
             raise ValueError(
                 f"score function: expected {wanted!r} at character {token[2]}, "
-                f"found {token[1]!r} in {expression!r}"
+                f"found {token[1]!r} in {self.expression!r}"
             )
-        position += 1
+        self.position += 1
         return token
 
-    def node() -> _Node:
-        nonlocal position
-        if position >= len(tokens):
-            raise ValueError(f"score function ends early: {expression!r}")
-        kind, text, at = tokens[position]
+    def node(self) -> _Node:
+        if self.position >= len(self.tokens):
+            raise ValueError(f"score function ends early: {self.expression!r}")
+        kind, text, at = self.tokens[self.position]
         if kind == "number":
-            position += 1
+            self.position += 1
             return ("const", float(text))
         if kind != "name":
             raise ValueError(f"score function: unexpected {text!r} at character {at}")
-        position += 1
+        self.position += 1
         if text in TERMINALS:
             return ("var", text)
         if text not in OPERATORS:
@@ -248,21 +275,13 @@ def _parse(expression: str) -> _Node:
                 f"score function: unknown name {text!r} at character {at} (terminals: "
                 f"{', '.join(TERMINALS)}; functions: {', '.join(OPERATORS)})"
             )
-        expect("punct", "(")
-        children = [node()]
+        self.expect("punct", "(")
+        children = [self.node()]
         for _ in range(OPERATORS[text].arity - 1):
-            expect("punct", ",")
-            children.append(node())
-        expect("punct", ")")
+            self.expect("punct", ",")
+            children.append(self.node())
+        self.expect("punct", ")")
         return ("op", text, tuple(children))
-
-    tree = node()
-    if position != len(tokens):
-        raise ValueError(
-            f"score function: unexpected {tokens[position][1]!r} at character "
-            f"{tokens[position][2]} in {expression!r}"
-        )
-    return tree
 
 
 def _evaluate(tree: _Node, columns: Mapping[str, FloatArray], size: int) -> FloatArray:
@@ -524,19 +543,7 @@ def evolve(
     saved = random.getstate()
     random.seed(seed)
     try:
-        current = search.first_generation(population)
-        kept = tools.HallOfFame(KEPT)
-        kept.update(current)
-        best: list[float] = []
-        mean: list[float] = []
-        for generation in range(generations + 1):
-            if generation:
-                current = search.next_generation(list(kept) + current, population)
-                kept.update(current)
-            best.append(float(kept[0].fitness.values[0]))
-            mean.append(float(np.mean([one.fitness.values[0] for one in current])))
-            if progress is not None:
-                progress(generation, best[-1])
+        kept, best, mean = _generations(search, population, generations, progress)
         finalists = search.finalists(kept, validation, budget_fraction, which)
     finally:
         random.setstate(saved)
@@ -555,6 +562,29 @@ def evolve(
         finalists=tuple((expr, train, valid) for valid, train, _, expr in finalists),
         random_validation=_defined_mean(chance[which]),
     )
+
+
+def _generations(
+    search: _Search,
+    population: int,
+    generations: int,
+    progress: Callable[[int, float], None] | None,
+) -> tuple[Any, list[float], list[float]]:
+    """Run the generations: the hall of fame kept, and each generation's best and mean fitness."""
+    current = search.first_generation(population)
+    kept = tools.HallOfFame(KEPT)
+    kept.update(current)
+    best: list[float] = []
+    mean: list[float] = []
+    for generation in range(generations + 1):
+        if generation:
+            current = search.next_generation(list(kept) + current, population)
+            kept.update(current)
+        best.append(float(kept[0].fitness.values[0]))
+        mean.append(float(np.mean([one.fitness.values[0] for one in current])))
+        if progress is not None:
+            progress(generation, best[-1])
+    return kept, best, mean
 
 
 class _Search:

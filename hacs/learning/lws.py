@@ -23,6 +23,17 @@ within each site), ``flags`` (the observation is an update: it adds links never 
 update, and a flag at a site's first instant is ignored, the first observation being the
 baseline. Times are in days throughout.
 
+Why Huber: the paper fits ordinary least squares (Eq. 2). Waits between web updates are
+heavy-tailed — a site quiet for a year beside one updated daily, censored waits imputed — and a
+few such samples pull a least-squares line far from the bulk; :func:`fit_lws`'s default fits
+scikit-learn's ``HuberRegressor``, squared loss on small residuals and absolute loss beyond 1.35
+residual scales. On two demo archives of 600 sites (trained on the first half of their three
+years, tested on the second) it ranked sites by their true mean interval better than least
+squares at both levels (Spearman ρ averaged over the test period: 0.58 and 0.56 against 0.56
+and 0.54 on homepages, 0.33 and 0.39 against 0.27 and 0.35 on websites) and had the lower error
+on held-out sites' waits; least squares came closer to the true intervals' size (it fits the
+mean of the log wait, Huber nearer its median).
+
 Pure: NumPy, and scikit-learn's ``HuberRegressor`` while fitting only.
 """
 
@@ -36,8 +47,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from hacs.estimators import _check_offsets  # the estimators' timelines, read the same way
 from hacs.evaluation import ExtraScorer, ObservationTable
+from hacs.learning.lws_timelines import FEATURES, EventTimelines, SiteFeatures, site_features
 from hacs.replay import Policy, ReplayState
 from hacs.updates import timeline_order, window_update_flags
 
@@ -62,21 +73,6 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
-
-FEATURES = (
-    "log_interval_1",  # the latest inter-update interval, log1p days
-    "log_interval_2",  # the one before it
-    "log_interval_3",  # and the one before that
-    "intervals_missing",  # how many of those three the history is too short to have (0 … 3)
-    "log_since_update",  # log1p days since the last update (the first observation if none)
-    "log_since_observation",  # log1p days since the newest observation
-    "log_updates_recent",  # log1p updates in the last WINDOW_DAYS
-    "log_pages_updated_recent",  # log1p distinct pages updated in the last WINDOW_DAYS
-    "log_new_links_recent",  # log1p links never seen before, added in the last WINDOW_DAYS
-    "log_mean_interval",  # log1p of the mean inter-update interval
-    "log_sd_interval",  # log1p of its standard deviation (the paper's Δt_sd)
-    "dormant",  # the paper's state indicator ds: 1.0 or 0.0
-)
 
 WINDOW_DAYS = 90.0
 # ds = 1 when the time without update exceeds the mean interval by more than α standard
@@ -197,9 +193,9 @@ def lws_features(
     ``intervals_missing`` = 3.
     ``dormant`` is the paper's ds: (time since the last update) − mean > ``alpha`` · sd.
     """
-    timelines = _Timelines.build(times, flags, offsets, new_links, page)
+    timelines = EventTimelines.build(times, flags, offsets, new_links, page)
     _check_settings(window_days, alpha)
-    return _features(timelines, _check_instant(at, "at"), window_days, alpha).matrix
+    return site_features(timelines, _check_instant(at, "at"), window_days, alpha).matrix
 
 
 def lws_samples(
@@ -233,35 +229,31 @@ def lws_samples(
     """
     if censored not in ("impute", "drop"):
         raise ValueError(f"censored must be 'impute' or 'drop'; got {censored!r}")
-    timelines = _Timelines.build(times, flags, offsets, new_links, page)
+    timelines = EventTimelines.build(times, flags, offsets, new_links, page)
     _check_settings(window_days, alpha)
     end = _check_instant(horizon_end, "horizon_end")
     points = _check_points(reference_points, end)
-
-    # What the whole training period shows of each site: its newest observation by the end,
-    # its span and its updates then (for the censored waits).
-    final = _features(timelines, end, window_days, alpha)
-    span = final.newest - final.first
-    residual = span / (final.updates + 1.0)
+    # What the training period shows of each site, for the censored waits: its newest
+    # observation by the end, and its span over its updates then, plus one.
+    final = site_features(timelines, end, window_days, alpha)
+    residual = (final.newest - final.first) / (final.updates + 1.0)
 
     xs, ys, sites, which = [], [], [], []
     for i, t in enumerate(points.tolist()):
-        now = _features(timelines, t, window_days, alpha)
-        nxt = np.full(timelines.n_sites, np.inf)
-        pending = now.events < timelines.event_counts  # an update event exists after t
-        index = timelines.event_start[pending] + now.events[pending]
-        nxt[pending] = timelines.event_time[index]
-        waited = final.newest - t
-        known = now.has & (nxt <= end)
-        cut = now.has & ~known & (waited > 0)
-        wait = np.where(known, nxt - t, np.nan)
-        if censored == "impute":
-            wait[cut] = waited[cut] + residual[cut]
+        now = site_features(timelines, t, window_days, alpha)
+        wait = _waits(timelines, now, final.newest, residual, t, end, censored == "impute")
         keep = np.isfinite(wait)
         xs.append(now.matrix[keep])
         ys.append(np.log(wait[keep]))
         sites.append(np.flatnonzero(keep))
         which.append(np.full(int(keep.sum()), i, dtype=np.int64))
+    return _stacked(xs, ys, sites, which)
+
+
+def _stacked(
+    xs: list[FloatArray], ys: list[FloatArray], sites: list[IntArray], which: list[IntArray]
+) -> tuple[FloatArray, FloatArray, IntArray, IntArray]:
+    """The samples of every reference point as four arrays (X, y, site, point)."""
     if not xs:
         return (
             np.zeros((0, len(FEATURES))),
@@ -275,6 +267,31 @@ def lws_samples(
         np.concatenate(sites).astype(np.int64),
         np.concatenate(which),
     )
+
+
+def _waits(
+    timelines: EventTimelines,
+    now: SiteFeatures,
+    newest: FloatArray,
+    residual: FloatArray,
+    t: float,
+    end: float,
+    impute: bool,
+) -> FloatArray:
+    """Each site's wait from t to its next update by ``end`` (NaN: unknown or left out); with
+    ``impute``, a censored site's wait since t plus its ``residual`` (see :func:`lws_samples`).
+    ``newest`` is each site's newest observation by ``end``."""
+    nxt = np.full(timelines.n_sites, np.inf)
+    pending = now.events < timelines.event_counts  # an update event exists after t
+    index = timelines.event_start[pending] + now.events[pending]
+    nxt[pending] = timelines.event_time[index]
+    waited = newest - t
+    known = now.has & (nxt <= end)
+    cut = now.has & ~known & (waited > 0)
+    wait = np.where(known, nxt - t, np.nan)
+    if impute:
+        wait[cut] = waited[cut] + residual[cut]
+    return wait
 
 
 def fit_lws(
@@ -291,18 +308,9 @@ def fit_lws(
 ) -> LwsModel:
     """Fit the LWS regression of y (ln of the wait, days) on the features X.
 
-    The paper fits ordinary least squares (Eq. 2). Waits between web updates are heavy-tailed —
-    a site quiet for a year beside one updated daily, censored waits imputed — and a few such
-    samples pull a least-squares line far from the bulk; ``regressor="huber"`` (the default)
-    fits scikit-learn's ``HuberRegressor``, squared loss on small residuals and absolute loss
-    beyond 1.35 residual scales, on standardised features. On two demo archives of 600 sites
-    (trained on the first half of their three years, tested on the second) it ranked sites by
-    their true mean interval better than least squares at both levels (Spearman ρ averaged over
-    the test period: 0.58 and 0.56 against 0.56 and 0.54 on homepages, 0.33 and 0.39 against
-    0.27 and 0.35 on websites) and had the lower error on held-out sites' waits; least squares
-    came closer to the true intervals' size (it fits the mean of the log wait, Huber nearer its
-    median). ``"ols"`` (NumPy's ``lstsq``)
-    stays available. Features with no spread get scale 1, so a constant column costs nothing.
+    ``regressor="huber"`` (the default) fits scikit-learn's ``HuberRegressor`` on standardised
+    features, ``"ols"`` NumPy's ``lstsq`` (the module docstring says why Huber). Features with no
+    spread get scale 1, so a constant column costs nothing.
     ``window_days`` and ``alpha`` are the settings X was computed with; the model keeps them
     so that :func:`lws_scores` computes the same features.
 
@@ -316,6 +324,29 @@ def fit_lws(
     if not 0 <= held_out < 1:
         raise ValueError(f"held_out must lie in [0, 1); got {held_out}")
     _check_settings(window_days, alpha)
+    features, target, labels = _check_samples(X, y, groups)
+    mae, r2 = _held_out_scores(features, target, labels, seed, held_out, regressor)
+    means, scales, coefficients, intercept = _fit(features, target, regressor)
+    return LwsModel(
+        features=FEATURES,
+        means=tuple(means.tolist()),
+        scales=tuple(scales.tolist()),
+        coefficients=tuple(coefficients.tolist()),
+        intercept=intercept,
+        regressor=regressor,
+        window_days=float(window_days),
+        alpha=float(alpha),
+        samples=int(target.size),
+        period=None if period is None else _pair(period),
+        held_out_mae=mae,
+        held_out_r2=r2,
+    )
+
+
+def _check_samples(
+    X: ArrayLike, y: ArrayLike, groups: ArrayLike | None
+) -> tuple[FloatArray, FloatArray, NDArray[Any]]:
+    """The samples of :func:`fit_lws` as arrays, checked: X, y and each sample's group."""
     features = np.asarray(X, dtype=np.float64)
     target = np.asarray(y, dtype=np.float64)
     if features.ndim != 2 or features.shape[1] != len(FEATURES):
@@ -333,34 +364,30 @@ def fit_lws(
         raise ValueError(
             f"groups must have one entry per sample: {target.size}; got {labels.shape}"
         )
+    return features, target, labels
 
+
+def _held_out_scores(
+    features: FloatArray,
+    target: FloatArray,
+    labels: NDArray[Any],
+    seed: int,
+    held_out: float,
+    regressor: str,
+) -> tuple[float | None, float | None]:
+    """MAE and R² of y on a held-out share of the groups, drawn with ``seed``, of a model
+    fitted on the rest (None, None when too few samples are on either side)."""
     rng = np.random.default_rng(seed)
     distinct = np.unique(labels)
     chosen = rng.permutation(distinct)[: int(round(held_out * distinct.size))]
     test = np.isin(labels, chosen)
-    mae = r2 = None
-    if test.sum() >= _MIN_HELD_OUT and (~test).sum() >= 2:
-        trial = _fit(features[~test], target[~test], regressor)
-        predicted = _linear(trial, features[test])
-        residual = target[test] - predicted
-        mae = float(np.mean(np.abs(residual)))
-        total = float(np.sum((target[test] - target[test].mean()) ** 2))
-        r2 = 1.0 - float(np.sum(residual**2)) / total if total > 0 else None
-    means, scales, coefficients, intercept = _fit(features, target, regressor)
-    return LwsModel(
-        features=FEATURES,
-        means=tuple(means.tolist()),
-        scales=tuple(scales.tolist()),
-        coefficients=tuple(coefficients.tolist()),
-        intercept=intercept,
-        regressor=regressor,
-        window_days=float(window_days),
-        alpha=float(alpha),
-        samples=int(target.size),
-        period=None if period is None else _pair(period),
-        held_out_mae=mae,
-        held_out_r2=r2,
-    )
+    if test.sum() < _MIN_HELD_OUT or (~test).sum() < 2:
+        return None, None
+    trial = _fit(features[~test], target[~test], regressor)
+    residual = target[test] - _linear(trial, features[test])
+    total = float(np.sum((target[test] - target[test].mean()) ** 2))
+    r2 = 1.0 - float(np.sum(residual**2)) / total if total > 0 else None
+    return float(np.mean(np.abs(residual))), r2
 
 
 def predict_interval(model: LwsModel, features: ArrayLike) -> FloatArray:
@@ -406,7 +433,7 @@ def lws_scores(
     """
     if tuple(model.features) != FEATURES:
         raise ValueError(f"model.features must be {FEATURES}; got {model.features}")
-    timelines = _Timelines.build(times, flags, offsets, new_links, page)
+    timelines = EventTimelines.build(times, flags, offsets, new_links, page)
     ct = _check_instant(now, "now") + _check_instant(e_days, "e_days")
     copy = np.asarray(last_copy, dtype=np.float64)
     if copy.shape != (timelines.n_sites,):
@@ -415,7 +442,7 @@ def lws_scores(
         )
     if np.any(np.isnan(copy) | (copy == np.inf)):
         raise ValueError("last_copy must be finite or -inf")
-    found = _features(timelines, float(now), model.window_days, model.alpha)
+    found = site_features(timelines, float(now), model.window_days, model.alpha)
     interval = predict_interval(model, found.matrix)
     scores: FloatArray = (ct - copy) / interval
     return scores
@@ -496,165 +523,6 @@ def replay_policy(model: LwsModel) -> Policy:
 
 
 # --------------------------------------------------------------------------------------------
-# Features (the paper's Table 1 and ds, Section 4)
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class _Timelines:
-    """Checked timelines, with each site's *events*: its first observation, then its updates at
-    distinct instants after it (site-then-time order, as the observations)."""
-
-    times: FloatArray
-    site_of: IntArray  # each observation's site
-    first_index: IntArray  # each site's first observation (valid where it has one)
-    n_sites: int
-    event_time: FloatArray
-    event_site: IntArray
-    event_start: IntArray  # each site's first event
-    event_counts: IntArray
-    update_time: FloatArray  # the events that are updates, with the interval each closes
-    update_site: IntArray
-    update_gap: FloatArray
-    flagged_time: FloatArray  # every update observation (for distinct pages)
-    flagged_key: IntArray  # (site, page) as one integer: site · page_width + page
-    page_width: int
-    new_links: FloatArray | None
-
-    @classmethod
-    def build(
-        cls,
-        times: ArrayLike,
-        flags: ArrayLike,
-        offsets: ArrayLike,
-        new_links: ArrayLike | None,
-        page: ArrayLike | None,
-    ) -> _Timelines:
-        t = _check_times(times)
-        f = _check_flags(flags, t.size)
-        off = _check_offsets(offsets, t.size)
-        counts = np.diff(off)
-        n_sites = counts.size
-        site_of = np.repeat(np.arange(n_sites, dtype=np.int64), counts)
-        backwards = (np.diff(t) < 0) & (site_of[1:] == site_of[:-1])
-        if backwards.any():
-            i = int(np.argmax(backwards)) + 1
-            raise ValueError(
-                f"times must be sorted within each site; times[{i}] = {float(t[i])} < "
-                f"times[{i - 1}] = {float(t[i - 1])} (site {int(site_of[i])})"
-            )
-        links = None if new_links is None else _check_counts(new_links, t.size, "new_links")
-        pages = (
-            np.zeros(t.size, dtype=np.int64) if page is None else _check_ids(page, t.size, "page")
-        )
-
-        first_index = off[:-1].copy()
-        has = counts > 0
-        start_time = np.full(n_sites, np.inf)
-        start_time[has] = t[first_index[has]]
-        # A flag at the site's first instant is the baseline's; it closes no interval.
-        flagged = np.flatnonzero(f & (t > start_time[site_of]))
-        same = np.zeros(flagged.size, dtype=np.bool_)
-        same[1:] = (site_of[flagged[1:]] == site_of[flagged[:-1]]) & (
-            t[flagged[1:]] == t[flagged[:-1]]
-        )
-        update_index = flagged[~same]
-        event_index = np.sort(np.concatenate([first_index[has], update_index]))
-        event_time = t[event_index]
-        event_site = site_of[event_index]
-        is_update = np.ones(event_index.size, dtype=np.bool_)
-        is_update[np.searchsorted(event_index, first_index[has])] = False
-        gap = np.diff(event_time, prepend=0.0)  # the previous event is the same site's
-        event_counts = np.bincount(event_site, minlength=n_sites).astype(np.int64)
-        event_start = np.zeros(n_sites, dtype=np.int64)
-        np.cumsum(event_counts[:-1], out=event_start[1:])
-        width = int(pages.max()) + 1 if pages.size else 1
-        return cls(
-            times=t,
-            site_of=site_of,
-            first_index=first_index,
-            n_sites=n_sites,
-            event_time=event_time,
-            event_site=event_site,
-            event_start=event_start,
-            event_counts=event_counts,
-            update_time=event_time[is_update],
-            update_site=event_site[is_update],
-            update_gap=gap[is_update],
-            flagged_time=t[flagged],
-            flagged_key=site_of[flagged] * width + pages[flagged],
-            page_width=width,
-            new_links=links,
-        )
-
-
-@dataclass(frozen=True, eq=False)
-class _Found:
-    matrix: FloatArray
-    has: BoolArray  # the site has an observation by the instant
-    events: IntArray  # its events by then (first observation and updates)
-    updates: FloatArray
-    first: FloatArray
-    newest: FloatArray
-
-
-def _features(tl: _Timelines, at: float, window_days: float, alpha: float) -> _Found:
-    """``FEATURES`` at ``at`` for every site, vectorised (paper, Table 1 and ds, Section 4)."""
-    n = tl.n_sites
-    seen = np.bincount(tl.site_of[tl.times <= at], minlength=n)
-    has = seen > 0
-    first = np.zeros(n)
-    newest = np.zeros(n)
-    first[has] = tl.times[tl.first_index[has]]
-    newest[has] = tl.times[tl.first_index[has] + seen[has] - 1]
-    span = np.where(has, at - first, 0.0)
-
-    events = np.bincount(tl.event_site[tl.event_time <= at], minlength=n).astype(np.int64)
-    updates = np.maximum(events - 1, 0)
-    last = np.zeros(n)  # the last update, or the first observation when there is none
-    last[has] = tl.event_time[tl.event_start[has] + events[has] - 1]
-    since_update = np.where(has, at - last, 0.0)
-
-    matrix = np.zeros((n, len(FEATURES)))
-    for k in (1, 2, 3):
-        present = updates >= k
-        closing = tl.event_start[present] + events[present] - k
-        interval = span.copy()
-        interval[present] = tl.event_time[closing] - tl.event_time[closing - 1]
-        matrix[:, k - 1] = np.log1p(interval)
-    matrix[:, 3] = 3 - np.minimum(updates, 3)
-    matrix[:, 4] = np.log1p(since_update)
-    matrix[:, 5] = np.log1p(np.where(has, at - newest, 0.0))
-
-    lo = at - window_days
-    recent = (tl.update_time > lo) & (tl.update_time <= at)
-    matrix[:, 6] = np.log1p(np.bincount(tl.update_site[recent], minlength=n))
-    in_window = (tl.flagged_time > lo) & (tl.flagged_time <= at)
-    pairs = np.unique(tl.flagged_key[in_window])
-    matrix[:, 7] = np.log1p(np.bincount(pairs // tl.page_width, minlength=n))
-    if tl.new_links is not None:
-        window = (tl.times > lo) & (tl.times <= at)
-        added = np.bincount(tl.site_of[window], weights=tl.new_links[window], minlength=n)
-        matrix[:, 8] = np.log1p(added)
-
-    # Mean and standard deviation of the intervals (the paper's Δt_avg and Δt_sd, ddof 1):
-    # the intervals telescope, so the mean is (last update − first observation) / count.
-    mean = span.copy()
-    some = updates > 0
-    mean[some] = (last[some] - first[some]) / updates[some]
-    visible = tl.update_time <= at
-    site = tl.update_site[visible]
-    squares = np.bincount(site, weights=(tl.update_gap[visible] - mean[site]) ** 2, minlength=n)
-    sd = np.zeros(n)
-    several = updates > 1
-    sd[several] = np.sqrt(squares[several] / (updates[several] - 1))
-    matrix[:, 9] = np.log1p(mean)
-    matrix[:, 10] = np.log1p(sd)
-    matrix[:, 11] = (since_update - mean > alpha * sd).astype(np.float64)
-    return _Found(matrix, has, events, updates.astype(np.float64), first, newest)
-
-
-# --------------------------------------------------------------------------------------------
 # Regression (the paper's Eqs. 1 and 2, or Huber's loss)
 # --------------------------------------------------------------------------------------------
 
@@ -691,47 +559,6 @@ def _linear(parts: _Linear, x: FloatArray) -> FloatArray:
 # --------------------------------------------------------------------------------------------
 # Argument checks
 # --------------------------------------------------------------------------------------------
-
-
-def _check_times(values: ArrayLike) -> FloatArray:
-    try:
-        t = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"times must be numbers (days): {exc}") from None
-    if t.ndim != 1:
-        raise ValueError(f"times must be one-dimensional; got shape {t.shape}")
-    if not np.all(np.isfinite(t)):
-        i = int(np.argmax(~np.isfinite(t)))
-        raise ValueError(f"times must be finite; times[{i}] = {float(t[i])}")
-    return t
-
-
-def _check_flags(values: ArrayLike, size: int) -> BoolArray:
-    f = np.asarray(values)
-    if f.ndim != 1 or f.size != size:
-        raise ValueError(f"flags must have one entry per observation: {size}; got shape {f.shape}")
-    if f.dtype != np.bool_ and f.size:
-        if f.dtype.kind not in "iuf" or not np.all((f == 0) | (f == 1)):
-            raise ValueError("flags must hold booleans (True/False or 0/1)")
-    return f.astype(np.bool_)
-
-
-def _check_counts(values: ArrayLike, size: int, name: str) -> FloatArray:
-    counts = np.asarray(values, dtype=np.float64)
-    if counts.shape != (size,):
-        raise ValueError(f"{name} must have one entry per observation: {size}; got {counts.shape}")
-    if not (np.all(np.isfinite(counts)) and np.all(counts >= 0)):
-        raise ValueError(f"{name} must be finite and non-negative")
-    return counts
-
-
-def _check_ids(values: ArrayLike, size: int, name: str) -> IntArray:
-    ids = np.asarray(values)
-    if ids.shape != (size,):
-        raise ValueError(f"{name} must have one entry per observation: {size}; got {ids.shape}")
-    if ids.size and (ids.dtype.kind not in "iu" or ids.min() < 0):
-        raise ValueError(f"{name} must hold non-negative integer ids")
-    return ids.astype(np.int64)
 
 
 def _check_instant(value: float, name: str) -> float:
