@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from scripts.localservers import LocalServer, start_redis
 from tests.factories import make_site, make_user
@@ -24,6 +25,10 @@ __all__ = ["make_site", "make_user"]
 pytest_plugins = ["tests.support.browser"]
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# No test may depend on the machine's speed: Hypothesis's per-example deadline (200 ms) is off.
+hypothesis_settings.register_profile("hacs", deadline=None)
+hypothesis_settings.load_profile("hacs")
 
 
 @pytest.fixture(scope="session", autouse=True)
