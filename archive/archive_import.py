@@ -53,7 +53,7 @@ from hacs import defaults
 from hacs.clock import to_days
 from hacs.formats import cdx
 from hacs.formats.canon import SeedScope
-from hacs.formats.queries import EARLIEST, CdxQuery
+from hacs.formats.queries import EARLIEST, CdxQuery, group_too_big
 from hacs.index_lag import late_margins
 from hacs.refresh_budget import audit_draw
 
@@ -71,11 +71,15 @@ class RunLimits:
     """How a run talks to the archive: contents and queries in flight, and when a group's answer
     is too big (its next refresh splits it)."""
 
-    parallel: int = 8
-    group_max_rows: int = 20_000
-    group_max_pages: int = 4
-    audit_share: float = 0.05  # grouped queries whose sample homepage is also asked exactly
-    group_max_blocks: int = 30  # index blocks (~3,000 lines) a group's range may span
+    parallel: int = defaults.ARCHIVE_PARALLEL
+    group_max_rows: int = defaults.GROUP_MAX_ROWS
+    group_max_pages: int = defaults.GROUP_MAX_PAGES
+    audit_share: float = (
+        defaults.AUDIT_SHARE
+    )  # grouped queries whose sample homepage is also asked exactly
+    group_max_blocks: int = (
+        defaults.GROUP_MAX_BLOCKS
+    )  # index blocks (~3,000 lines) a group's range may span
     history_days: int = defaults.HISTORY_DAYS  # the daily list's window: its contents come first
     # An import fetches only the contents of each site's last ``history_days`` of copies; the
     # older ones wait for the history pass (``archive_import(history=True)``).
@@ -460,10 +464,12 @@ class _Run:
         query = outcome.query
         if not query.is_group:
             return []
-        too_big = (
-            outcome.pages > self.limits.group_max_pages
-            or len(outcome.records) > self.limits.group_max_rows
-            or (bool(outcome.failure) and _too_big_failure(outcome.failure))
+        too_big = group_too_big(
+            pages=outcome.pages,
+            rows=len(outcome.records),
+            failed_for_size=bool(outcome.failure) and _too_big_failure(outcome.failure),
+            max_pages=self.limits.group_max_pages,
+            max_rows=self.limits.group_max_rows,
         )
         QueryMemory.objects.update_or_create(
             source=self.source,

@@ -22,7 +22,8 @@ from functools import lru_cache
 from typing import Any
 
 from bench.collection import DAY, Collection, Group, timestamp_text
-from hacs.formats.queries import SHARED_HOSTS, CdxQuery, RefreshSeed, plan_queries
+from hacs import defaults
+from hacs.formats.queries import SHARED_HOSTS, CdxQuery, RefreshSeed, group_too_big, plan_queries
 from hacs.refresh_budget import audit_draw
 
 # HACS's settings, read as hacs_site/settings.py reads them (same names, same defaults).
@@ -33,10 +34,10 @@ MEMENTO_RATE = float(os.environ.get("HACS_MEMENTO_RATE_PER_MINUTE", "480"))
 PAGE_SIZE = 5_000  # ArchiveConfig.page_size: rows a CDX page
 MAX_PAGES = int(os.environ.get("HACS_CDX_MAX_PAGES", "100"))
 MAX_CDX_BYTES = 16 * 1024 * 1024  # HACS_MAX_CDX_BYTES
-GROUP_MAX_ROWS = int(os.environ.get("HACS_REFRESH_GROUP_MAX_ROWS", "20000"))
-GROUP_MAX_PAGES = int(os.environ.get("HACS_REFRESH_GROUP_MAX_PAGES", "4"))
-AUDIT_SHARE = float(os.environ.get("HACS_REFRESH_AUDIT_SHARE", "0.05"))
-MAX_AGE_DAYS = float(os.environ.get("HACS_REFRESH_MAX_AGE_DAYS", "30"))
+GROUP_MAX_ROWS = int(os.environ.get("HACS_REFRESH_GROUP_MAX_ROWS", defaults.GROUP_MAX_ROWS))
+GROUP_MAX_PAGES = int(os.environ.get("HACS_REFRESH_GROUP_MAX_PAGES", defaults.GROUP_MAX_PAGES))
+AUDIT_SHARE = float(os.environ.get("HACS_REFRESH_AUDIT_SHARE", defaults.AUDIT_SHARE))
+MAX_AGE_DAYS = float(os.environ.get("HACS_REFRESH_MAX_AGE_DAYS", defaults.REFRESH_MAX_AGE_DAYS))
 RATE_WINDOW_DAYS = 365.0  # operations.refresh.RATE_WINDOW_DAYS
 # The daily list's history window (hacs.defaults.HISTORY_DAYS, three years): a first import
 # fetches contents newest first and estimates a site as soon as those of this window are in
@@ -551,10 +552,12 @@ class Refresher:
     def _remember(self, run: _Pass, query: Any, answer: Answer) -> bool:
         """``_remember``: a group's answer too big is split on the next plan, at once when it
         failed for its size (True: its parts are queued)."""
-        too_big = (
-            answer.requests > GROUP_MAX_PAGES
-            or len(answer.rows) > GROUP_MAX_ROWS
-            or bool(answer.failure)
+        too_big = group_too_big(
+            pages=answer.requests,
+            rows=len(answer.rows),
+            failed_for_size=bool(answer.failure),
+            max_pages=GROUP_MAX_PAGES,
+            max_rows=GROUP_MAX_ROWS,
         )
         self.pages[query.key] = answer.requests
         if too_big:

@@ -63,7 +63,14 @@ from bench.paper_refresh import (
     seconds_of,
 )
 from hacs.bayes import GammaPrior, fit_interval_prior, interval_evidence, interval_posterior
-from hacs.formats.queries import SHARED_HOSTS, CdxQuery, RefreshSeed, plan_queries, refresh_from
+from hacs.formats.queries import (
+    SHARED_HOSTS,
+    CdxQuery,
+    RefreshSeed,
+    group_too_big,
+    plan_queries,
+    refresh_from,
+)
 from hacs.index_lag import add_margins, host_lag, index_lag, late_margins
 from hacs.ranking import posterior_probabilities, rank_order
 from hacs.refresh_budget import (
@@ -74,7 +81,7 @@ from hacs.refresh_budget import (
     choose_queries,
     site_state,
 )
-from hacs.replay import ReplayState
+from hacs.replay import ReplayState, truth_flags
 
 WIDE_EVERY_DAYS = 30  # archive.plan.WIDE_MAX_AGE
 PAGE_SLACK = 0.02  # operations.jobs.PAGE_SLACK
@@ -299,10 +306,12 @@ class Shipped:
     def _remember(self, query: CdxQuery, answer: Answer, now: int) -> bool:
         """``_Run._remember``: the group's pages, whether it was too big (split at once when it
         failed for its size), and when it was last asked wide."""
-        too_big = (
-            answer.requests > GROUP_MAX_PAGES
-            or len(answer.rows) > GROUP_MAX_ROWS
-            or bool(answer.failure)
+        too_big = group_too_big(
+            pages=answer.requests,
+            rows=len(answer.rows),
+            failed_for_size=bool(answer.failure),
+            max_pages=GROUP_MAX_PAGES,
+            max_rows=GROUP_MAX_ROWS,
         )
         self.pages[query.key] = answer.requests
         if too_big:
@@ -435,7 +444,7 @@ class ListWorld:
         for own, changes in zip(history, versions, strict=True):
             kept = own[own >= now - HISTORY_DAYS].tolist()
             times.append(kept)
-            flags.append(_flags(kept, 0, changes))
+            flags.append(truth_flags(kept, 0, changes))
         state = ReplayState(
             times=times,
             updated=flags,
@@ -463,7 +472,7 @@ class ListWorld:
         times = self.state.times[i]
         at = int(np.searchsorted(times, moment))
         times.insert(at, moment)
-        self.state.updated[i][at:] = _flags(times, at, self.versions[i])
+        self.state.updated[i][at:] = truth_flags(times, at, self.versions[i])
         self.state.last_copy[i] = max(self.state.last_copy[i], moment)
 
     def scores(self, now: float) -> np.ndarray:
@@ -504,22 +513,11 @@ class ListWorld:
             times = self.state.times[i]
             times.append(now)
             self.known[i].add(now)
-            self.state.updated[i] += _flags(times, len(times) - 1, changes)
+            self.state.updated[i] += truth_flags(times, len(times) - 1, changes)
             self.state.last_copy[i] = now
         self.found.append(found)
         self.blind.append(blind)
         return found
-
-
-def _flags(times: list[float], first: int, changes: np.ndarray) -> list[bool]:
-    """Update flags of ``times[first:]`` from the truth (``hacs.replay``'s reading): an
-    observation is an update when the homepage gained a link since the one before it."""
-    t = np.asarray(times, dtype=np.float64)
-    at = np.arange(first, t.size)
-    before = np.searchsorted(changes, t[np.maximum(at - 1, 0)], side="right")
-    upto = np.searchsorted(changes, t[at], side="right")
-    flags: list[bool] = ((upto > before) & (at > 0)).tolist()
-    return flags
 
 
 def homepage_truth(

@@ -35,3 +35,13 @@ MAX_CDX_BYTES = 16 * 1024 * 1024
 # One CDX query (all its pages, retries and waits) ends within this many seconds.
 CDX_QUERY_DEADLINE = 600.0
 CDX_INDEX_LAG_DAYS = 30.0  # a re-import asks again for captures this far back
+
+# --- The nightly refresh (hacs.refresh_budget, archive.archive_import; HACS_REFRESH_*) ----------
+ARCHIVE_PARALLEL = 8  # queries and memento fetches in flight at once in one worker
+# A host group's answer of more rows or pages than these is too big: its next refresh splits it.
+GROUP_MAX_ROWS = 20_000
+GROUP_MAX_PAGES = 4
+GROUP_MAX_BLOCKS = 30  # index blocks (~3,000 lines) a group's key range may span
+AUDIT_SHARE = 0.05  # grouped queries one of whose homepages is also asked exactly
+REFRESH_MAX_AGE_DAYS = 30.0  # the longest a site waits between two checks
+REFRESH_DUE_SHARE = 0.35  # the most of the budget sites past their deadline may take

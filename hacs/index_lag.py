@@ -31,10 +31,10 @@ def late_margins(times: Iterable[float], anchor: float) -> list[float]:
     """The margins (days) that the captures found at ``times`` needed: ``anchor − t`` for each
     made before ``anchor``, the newest capture of the answer before (days; later ones say
     nothing about lateness)."""
-    _check_finite("anchor", anchor)
+    check_finite("anchor", anchor)
     margins = []
     for t in times:
-        _check_finite("a capture time", t)
+        check_finite("a capture time", t)
         if t < anchor:
             margins.append(anchor - t)
     return margins
@@ -68,7 +68,7 @@ def index_lag(
     """The margin (days) that held ``quantile`` of the late captures counted: the upper end of
     the day holding that quantile, plus ``slack``, at most ``cap``; None with fewer than
     ``least`` captures (too little evidence: the caller uses another count or the cap)."""
-    _check_positive("cap", cap)
+    check_positive("cap", cap)
     if not 0 < quantile <= 1:
         raise ValueError(f"quantile must lie in (0, 1]; got {quantile}")
     total = sum(counts)
@@ -100,11 +100,11 @@ def host_lag(
     return cap
 
 
-def _check_finite(name: str, value: float) -> None:
+def check_finite(name: str, value: float) -> None:
     if not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number of days; got {value}")
 
 
-def _check_positive(name: str, value: float) -> None:
+def check_positive(name: str, value: float) -> None:
     if not (math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a finite number > 0; got {value}")

@@ -47,7 +47,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from hacs import defaults
 from hacs.formats.queries import CdxQuery
+from hacs.index_lag import check_finite as _check_finite
+from hacs.index_lag import check_positive as _check_positive
 
 __all__ = [
     "LIST_GAIN",
@@ -153,8 +156,8 @@ class RefreshPolicy:
     deadline, the list's gain, how far a first import's deadlines are spread and the back-off of
     seeds the archive had not captured."""
 
-    max_age_days: float = 30.0
-    due_share: float = 0.35
+    max_age_days: float = defaults.REFRESH_MAX_AGE_DAYS
+    due_share: float = defaults.REFRESH_DUE_SHARE
     list_gain: float = LIST_GAIN
     spread_from: float = 0.5
     unarchived_intervals: tuple[float, ...] = UNARCHIVED_INTERVALS
@@ -517,13 +520,3 @@ def default_budget(cdx_per_minute: float, minutes: float = 40.0) -> int:
     _check_positive("minutes", minutes)
     # round() first: 0.1 × 30 is 3.0000000000000004 and 0.7 × 30 is 20.999999999999996.
     return math.floor(round(cdx_per_minute * minutes, 9))
-
-
-def _check_finite(name: str, value: float) -> None:
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number of days; got {value}")
-
-
-def _check_positive(name: str, value: float) -> None:
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0; got {value}")

@@ -66,6 +66,7 @@ __all__ = [
     "Refresh",
     "ReplayState",
     "replay",
+    "truth_flags",
 ]
 
 
@@ -537,7 +538,7 @@ class _Archive:
         h = int(self.history_len[site])
         period = sorted(state.times[site][h:] + new.tolist())
         state.times[site][h:] = period
-        state.updated[site][h:] = _flags(state.times[site], h, changes)
+        state.updated[site][h:] = truth_flags(state.times[site], h, changes)
         state.last_copy[site] = max(state.last_copy[site], float(new[-1]))
 
     def crawled(self, state: ReplayState, site: int, found: bool, changes: FloatArray) -> None:
@@ -550,10 +551,10 @@ class _Archive:
             self.blind_found += found
         self.last_crawl[site] = state.now
         state.times[site].append(state.now)
-        state.updated[site] += _flags(state.times[site], len(state.times[site]) - 1, changes)
+        state.updated[site] += truth_flags(state.times[site], len(state.times[site]) - 1, changes)
 
 
-def _flags(times: list[float], first: int, changes: FloatArray) -> list[bool]:
+def truth_flags(times: list[float], first: int, changes: FloatArray) -> list[bool]:
     """The update flags of ``times[first:]`` on the truth: an observation is an update when the
     site changed since the observation before it; the first of a timeline is its baseline."""
     t = np.asarray(times, dtype=np.float64)

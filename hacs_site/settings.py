@@ -320,25 +320,39 @@ HACS_CDX_INDEX_LAG_DAYS = env_float(
 # A refresh from the archive (archive.archive_import): queries and memento fetches in flight at
 # once in one worker (the archive's rate limits still hold, shared through Redis), and when a
 # grouped query's answer is too big, so that the next refresh splits the group.
-HACS_ARCHIVE_PARALLEL = env_int("HACS_ARCHIVE_PARALLEL", 8, minimum=1, maximum=8)
+HACS_ARCHIVE_PARALLEL = env_int(
+    "HACS_ARCHIVE_PARALLEL", defaults.ARCHIVE_PARALLEL, minimum=1, maximum=8
+)
 # An import from the archive fetches the contents of each site's last HACS_HISTORY_DAYS of
 # copies (what its estimates and the daily list read); the older ones are left to the history
 # pass (HACS_FETCH_RETRY_CRON), which fetches them when no first import is under way.
 HACS_OLDER_HISTORY_LATER = env_bool("HACS_OLDER_HISTORY_LATER", True)
-HACS_REFRESH_GROUP_MAX_ROWS = env_int("HACS_REFRESH_GROUP_MAX_ROWS", 20_000, minimum=100)
-HACS_REFRESH_GROUP_MAX_PAGES = env_int("HACS_REFRESH_GROUP_MAX_PAGES", 4, minimum=1)
+HACS_REFRESH_GROUP_MAX_ROWS = env_int(
+    "HACS_REFRESH_GROUP_MAX_ROWS", defaults.GROUP_MAX_ROWS, minimum=100
+)
+HACS_REFRESH_GROUP_MAX_PAGES = env_int(
+    "HACS_REFRESH_GROUP_MAX_PAGES", defaults.GROUP_MAX_PAGES, minimum=1
+)
 # Index blocks (~3,000 lines) a group's key range may span, asked before the group (Internet
 # Archive only): its server reads at most 150,000 lines a query and then cuts the answer short
 # without a resume key. 0 never asks.
-HACS_REFRESH_GROUP_MAX_BLOCKS = env_int("HACS_REFRESH_GROUP_MAX_BLOCKS", 30, minimum=0)
+HACS_REFRESH_GROUP_MAX_BLOCKS = env_int(
+    "HACS_REFRESH_GROUP_MAX_BLOCKS", defaults.GROUP_MAX_BLOCKS, minimum=0
+)
 # The recall audit: the share of grouped queries one of whose homepages is also asked exactly.
-HACS_REFRESH_AUDIT_SHARE = env_float("HACS_REFRESH_AUDIT_SHARE", 0.05, minimum=0, maximum=1)
+HACS_REFRESH_AUDIT_SHARE = env_float(
+    "HACS_REFRESH_AUDIT_SHARE", defaults.AUDIT_SHARE, minimum=0, maximum=1
+)
 # The nightly refresh's CDX requests (0: the requests 40 minutes hold at HACS_CDX_RATE_PER_MINUTE,
 # 960 at 24 a minute), the longest a site may wait between two checks, and the most of the
 # budget that sites past their deadline may take (hacs.refresh_budget).
 HACS_REFRESH_CDX_BUDGET = env_int("HACS_REFRESH_CDX_BUDGET", 0, minimum=0)
-HACS_REFRESH_MAX_AGE_DAYS = env_float("HACS_REFRESH_MAX_AGE_DAYS", 30.0, minimum=1, maximum=3650)
-HACS_REFRESH_DUE_SHARE = env_float("HACS_REFRESH_DUE_SHARE", 0.35, minimum=0.01, maximum=1)
+HACS_REFRESH_MAX_AGE_DAYS = env_float(
+    "HACS_REFRESH_MAX_AGE_DAYS", defaults.REFRESH_MAX_AGE_DAYS, minimum=1, maximum=3650
+)
+HACS_REFRESH_DUE_SHARE = env_float(
+    "HACS_REFRESH_DUE_SHARE", defaults.REFRESH_DUE_SHARE, minimum=0.01, maximum=1
+)
 HACS_USER_AGENT = env_header(
     "HACS_USER_AGENT", "HACS/0.1 (History-Aware Crawl Scheduler; archive research)"
 )

@@ -100,6 +100,14 @@ class CdxQuery:
         return len(self.site_ids) > 1
 
 
+def group_too_big(
+    *, pages: int, rows: int, failed_for_size: bool, max_pages: int, max_rows: int
+) -> bool:
+    """Whether a host group's answer was too big to keep asking as one (its next plan splits
+    it): more pages or rows than the limits, or a failure for its size."""
+    return pages > max_pages or rows > max_rows or failed_for_size
+
+
 def refresh_from(newest: datetime, *, margin_days: float) -> str:
     """The ``from`` a seed is asked from: ``margin_days`` before the newest capture the last
     answer held (the archive indexes captures late; a capture dated before that newest one but
