@@ -321,6 +321,33 @@ def is_due(q: CdxQuery, sites: dict[int, SiteState]) -> bool:
     )
 
 
+def most_overdue_first(queries: list[CdxQuery], sites: dict[int, SiteState]) -> list[CdxQuery]:
+    """The due queries, most overdue first. (No first check kept: a site's deadline is the max
+    age after its last check.)"""
+    return sorted(
+        (q for q in queries if is_due(q, sites)),
+        key=lambda q: (
+            -max(
+                math.inf if sites[s].checked is None else NOW - sites[s].checked  # type: ignore[operator]
+                for s in q.site_ids
+            ),
+            q.key,
+        ),
+    )
+
+
+def best_subset_worth(
+    others: list[CdxQuery], sites: dict[int, SiteState], costs: dict[str, int], room: int
+) -> float:
+    """The highest worth of any subset of ``others`` whose cost fits ``room``, by brute force."""
+    best = 0.0
+    for r in range(len(others) + 1):
+        for subset in itertools.combinations(others, r):
+            if sum(costs[q.key] for q in subset) <= room:
+                best = max(best, sum(worth(q, sites) for q in subset))
+    return best
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_the_greedy_choice_against_every_subset(seed: int) -> None:
     rng = np.random.default_rng(seed)
@@ -332,17 +359,7 @@ def test_the_greedy_choice_against_every_subset(seed: int) -> None:
     spent = sum(costs[q.key] for q in chosen)
     assert choice.requests == spent <= budget
     left = budget - spent
-    # (No first check kept: a site's deadline is the max age after its last check.)
-    due = sorted(
-        (q for q in queries if is_due(q, sites)),
-        key=lambda q: (
-            -max(
-                math.inf if sites[s].checked is None else NOW - sites[s].checked  # type: ignore[operator]
-                for s in q.site_ids
-            ),
-            q.key,
-        ),
-    )
+    due = most_overdue_first(queries, sites)
     share = min(math.ceil(POLICY.due_share * budget), max(1, budget - 1)) if budget else 0
     # (a) The due share went to due queries, most overdue first, each skipped only when it
     # did not fit what was left of the share.
@@ -367,12 +384,7 @@ def test_the_greedy_choice_against_every_subset(seed: int) -> None:
     # (b) The queries not due against every subset within what the share left: with unit
     # costs the highest worth is the best subset; otherwise the fractional bound holds.
     others = [q for q in queries if q not in due]
-    room = budget - sum(costs[q.key] for q in paid)
-    best = 0.0
-    for r in range(len(others) + 1):
-        for subset in itertools.combinations(others, r):
-            if sum(costs[q.key] for q in subset) <= room:
-                best = max(best, sum(worth(q, sites) for q in subset))
+    best = best_subset_worth(others, sites, costs, budget - sum(costs[q.key] for q in paid))
     greedy = sum(worth(q, sites) for q in others if q in chosen)
     if unit:
         assert greedy == pytest.approx(best)
