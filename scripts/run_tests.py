@@ -115,7 +115,7 @@ def run_legs(legs: list[str], env: dict[str, str], pytest_args: list[str]) -> li
             args = [
                 "-p",
                 "no:cacheprovider",
-                "--durations=15",
+                "--durations=25",
                 f"--basetemp={var / 'tmp'}",
                 *skip,
                 *pytest_args,
