@@ -10,12 +10,10 @@ timed: tests count the requests the server logged, and move the clock by handing
 from __future__ import annotations
 
 import logging
-import os
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 from django.utils import timezone
 
 from archive.models import ArchiveCheck, Capture, QueryMemory, Site
@@ -26,12 +24,9 @@ from jobs.models import JobRecord
 from operations.refresh import refresh_choice, refresh_policy, sites_from_archive
 from testbed.ia_server import IAArchive, Row
 from tests.factories import make_site
+from tests.support.ia_archive import add_rows, key_of, run, use
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
-
-
-def key_of(host: str, path: str = "") -> str:
-    return ",".join(reversed(host.split("."))) + ")" + path
 
 
 def capture(host: str, path: str, moment: datetime, digest: str) -> Row:
@@ -57,29 +52,6 @@ def weekly(host: str, person: str, now: datetime, weeks: range) -> list[Row]:
         for page in ("", "/pubs", "/cv"):
             rows.append(capture(host, f"/~{person}{page}", moment, f"{host}{person}{page}{week}"))
     return rows
-
-
-def use(settings: Any, archive: IAArchive, **extra: Any) -> None:
-    settings.HACS_CDX_URL = archive.cdx_url
-    settings.HACS_WAYBACK_URL = archive.wayback_url
-    settings.HACS_CDX_DIALECT = "ia"
-    settings.HACS_CDX_RATE_PER_MINUTE = 60000.0
-    settings.HACS_MEMENTO_RATE_PER_MINUTE = 60000.0
-    settings.HACS_HTTP_BACKOFF_BASE = 0.01
-    settings.HACS_CDX_INDEX_LAG_DAYS = 10.0
-    settings.HACS_REFRESH_AUDIT_SHARE = 0.0
-    for name, value in extra.items():
-        setattr(settings, name, value)
-
-
-def run(*args: str) -> None:
-    quiet = open(os.devnull, "w")
-    call_command("import_archive", *args, stdout=quiet, stderr=quiet)
-
-
-def add_rows(archive: IAArchive, rows: list[Row]) -> None:
-    archive.state.rows.extend(rows)
-    archive.state.rows.sort(key=lambda r: (r.urlkey, r.timestamp))
 
 
 def sizes(archive: IAArchive) -> int:
@@ -275,20 +247,12 @@ def test_late_captures_teach_a_host_its_lag_and_its_group_reads_days_not_weeks(
     assert datetime.now(UTC) > newest  # (the clock was not moved)
 
 
-def test_the_cron_reads_each_sites_rate_checks_stake_and_cost_from_what_hacs_holds(
-    settings: Any,
-) -> None:
-    """``refresh_choice`` (the nightly job's) on hand-made rows: a lone seed captured ten
-    times in the last year and checked 10 days ago, two seeds of one host captured 30 times
-    each and checked 2 days ago (a group never sized: two requests), and a seed the archive
-    had not captured, asked at its import 8 days ago (due: a week, spread)."""
+def four_checked_seeds(config: ArchiveConfig, now: datetime) -> tuple[Site, Site, Site, Site]:
+    """A lone seed captured ten times in the last year and checked 10 days ago, two seeds of one
+    host captured 30 times each and checked 2 days ago, and a seed the archive had not captured,
+    asked at its import 8 days ago; each also has a capture from a file, not this archive's."""
     from tests.factories import make_capture
 
-    settings.HACS_CDX_URL = "https://web.archive.org/cdx/search/cdx"
-    settings.HACS_CDX_DIALECT = "ia"
-    settings.HACS_REFRESH_AUDIT_SHARE = 0.0
-    config = ArchiveConfig.from_settings()
-    now = datetime(2024, 6, 1, tzinfo=UTC)
     lone, b, c = seed("alpha.org", "ann"), seed("beta.edu", "bob"), seed("beta.edu", "cyd")
     new = seed("gamma.edu", "dee")
     for site, count in ((lone, 10), (b, 30), (c, 30)):
@@ -304,6 +268,22 @@ def test_the_cron_reads_each_sites_rate_checks_stake_and_cost_from_what_hacs_hol
             checked_at=now - timedelta(days=last),
             first_checked_at=now - timedelta(days=first),
         )
+    return lone, b, c, new
+
+
+def test_the_cron_reads_each_sites_rate_checks_stake_and_cost_from_what_hacs_holds(
+    settings: Any,
+) -> None:
+    """``refresh_choice`` (the nightly job's) on hand-made rows: a lone seed captured ten
+    times in the last year and checked 10 days ago, two seeds of one host captured 30 times
+    each and checked 2 days ago (a group never sized: two requests), and a seed the archive
+    had not captured, asked at its import 8 days ago (due: a week, spread)."""
+    settings.HACS_CDX_URL = "https://web.archive.org/cdx/search/cdx"
+    settings.HACS_CDX_DIALECT = "ia"
+    settings.HACS_REFRESH_AUDIT_SHARE = 0.0
+    config = ArchiveConfig.from_settings()
+    now = datetime(2024, 6, 1, tzinfo=UTC)
+    lone, b, c, new = four_checked_seeds(config, now)
     ids = [lone.pk, b.pk, c.pk, new.pk]
 
     def choose(stakes: dict[int, float]) -> Any:
