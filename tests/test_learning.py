@@ -26,6 +26,7 @@ from scheduling.jobs import run_learning
 from scheduling.learning import learned_scorer_create, learned_scorer_latest, learning_history
 from scheduling.models import CrawlList, LearnedScorer
 from tests.factories import add_observations, make_capture, make_site
+from tests.support.commands import learned_list_command
 
 pytestmark = pytest.mark.django_db
 
@@ -157,21 +158,8 @@ def expected_gp4c_scores(scorer: LearnedScorer, quiet: list[int]) -> dict[int, f
 
 def gp4c_csv_first_row() -> tuple[str, str]:
     """The header and first row of the crawl_list command's CSV of a GP4C list."""
-    out = io.StringIO()
-    call_command(
-        "crawl_list",
-        "--method",
-        "gp4c",
-        "--budget",
-        "3",
-        "--date",
-        "2017-12-20",
-        "--history-days",
-        "400",
-        stdout=out,
-        stderr=io.StringIO(),
-    )
-    header, first_row = out.getvalue().splitlines()[:2]
+    out, _err = learned_list_command("gp4c", LIST_DAY, "--history-days", "400")
+    header, first_row = out.splitlines()[:2]
     return header, first_row
 
 
