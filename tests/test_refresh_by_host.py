@@ -9,28 +9,23 @@ timed: tests count the requests the server logged.
 
 from __future__ import annotations
 
-import os
-from datetime import UTC, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 
 from archive.models import ArchiveCheck, Capture, LinkSnapshot, QueryMemory, Site
 from operations.jobs import import_chunks
 from scheduling.cells import when_text
 from scheduling.models import Estimate
 from testbed.ia_server import IAArchive, Row
-from tests.factories import make_site
+from tests.factories import ESTIMATE_FIGURES, make_site
+from tests.support.ia_archive import add_rows, key_of, run, use
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 HOSTS = ("cs.alpha.edu", "math.beta.edu", "gamma.org")
 PEOPLE = ("ann", "bob", "cyd", "dee")
-
-
-def key_of(host: str, path: str = "") -> str:
-    return ",".join(reversed(host.split("."))) + ")" + path
 
 
 def page_body(*links: str) -> bytes:
@@ -74,19 +69,6 @@ def seeds() -> list[Site]:
     ]
 
 
-def use(settings: Any, archive: IAArchive, **extra: Any) -> None:
-    settings.HACS_CDX_URL = archive.cdx_url
-    settings.HACS_WAYBACK_URL = archive.wayback_url
-    settings.HACS_CDX_DIALECT = "ia"
-    settings.HACS_CDX_RATE_PER_MINUTE = 60000.0
-    settings.HACS_MEMENTO_RATE_PER_MINUTE = 60000.0
-    settings.HACS_HTTP_BACKOFF_BASE = 0.01
-    settings.HACS_CDX_INDEX_LAG_DAYS = 10.0
-    settings.HACS_REFRESH_AUDIT_SHARE = 0.0
-    for name, value in extra.items():
-        setattr(settings, name, value)
-
-
 def asked(archive: IAArchive) -> list[Any]:
     """The CDX queries the archive answered with rows (not the sizes asked before groups)."""
     return [e for e in archive.requests_to("cdx") if "showNumPages" not in e.query]
@@ -94,16 +76,6 @@ def asked(archive: IAArchive) -> list[Any]:
 
 def sized(archive: IAArchive) -> list[str]:
     return [e.query["url"] for e in archive.requests_to("cdx") if "showNumPages" in e.query]
-
-
-def run(*args: str) -> None:
-    quiet = open(os.devnull, "w")
-    call_command("import_archive", *args, stdout=quiet, stderr=quiet)
-
-
-def add_rows(archive: IAArchive, rows: list[Row]) -> None:
-    archive.state.rows.extend(rows)
-    archive.state.rows.sort(key=lambda r: (r.urlkey, r.timestamp))
 
 
 def fingerprint() -> tuple[list[Any], list[Any]]:
@@ -118,17 +90,7 @@ def fingerprint() -> tuple[list[Any], list[Any]]:
             "new_links",
         )
     )
-    rows = Estimate.objects.values_list(
-        "site__canonical_key",
-        "level",
-        "method",
-        "rate",
-        "tau",
-        "observations",
-        "updates",
-        "posterior_shape",
-        "posterior_rate",
-    )
+    rows = Estimate.objects.values_list("site__canonical_key", *ESTIMATE_FIGURES)
     # The collection's prior sums over sites in the order they were finished: 12 digits.
     estimates = sorted(
         tuple(float(f"{v:.12g}") if isinstance(v, float) else v for v in row) for row in rows
@@ -284,33 +246,53 @@ def test_an_import_fans_out_one_job_per_new_site_and_one_per_host_group(
     assert sorted(sorted(c) for c in chunks) == sorted([*by_host.values(), [lonely.pk]])
 
 
+def captured_every_week(host: str, now: datetime) -> list[Row]:
+    """Every person's homepage on ``host``, captured each of the last eleven weeks."""
+    weeks = [(now - timedelta(days=7 * w)).strftime("%Y%m%d%H%M%S") for w in range(1, 12)]
+    return [
+        capture(host, f"/~{p}", stamp, f"busy-{p}-{n}")
+        for p in PEOPLE
+        for n, stamp in enumerate(weeks)
+    ]
+
+
+def nightly_refresh_worked_through(redis_url: str, capture_callbacks: Any) -> int:
+    """The nightly refresh's job, then every import it queued, run by an in-process worker
+    with their on-commit hooks; the number of sites it chose."""
+    import redis
+    from rq import SimpleWorker
+    from rq.serializers import JSONSerializer
+
+    from jobs.services import JobQueue, QueuedJob
+    from operations.jobs import nightly_refresh
+
+    with capture_callbacks(execute=True):
+        chosen = nightly_refresh()
+    connection = redis.Redis.from_url(redis_url)
+    queue = JobQueue("import", connection=connection)
+    while queue.count:
+        with capture_callbacks(execute=True):
+            SimpleWorker(
+                [queue], connection=connection, serializer=JSONSerializer, job_class=QueuedJob
+            ).work(burst=True)
+    return chosen
+
+
 def test_the_nightly_refresh_spends_its_budget_where_captures_are_likely_and_says_who_waited(
     settings: Any, redis_url: str, django_capture_on_commit_callbacks: Any, logged_in_client: Any
 ) -> None:
     """One group a night: the host whose seeds the archive captures most often and that waited
     longest goes first; the Jobs page's counts say how many waited; each site's page says
     when the archive was last asked about it."""
-    import redis
     from django.urls import reverse
     from django.utils import timezone
-    from rq import SimpleWorker
-    from rq.serializers import JSONSerializer
 
     from jobs.models import JobRecord
-    from jobs.services import JobQueue, QueuedJob
-    from operations.jobs import nightly_refresh
 
     sites = seeds()
-    rows = history(range(1, 7))
     # The archive captured math.beta.edu's homepages every week of the last months.
-    now = timezone.now()
-    weeks = [(now - timedelta(days=7 * w)).strftime("%Y%m%d%H%M%S") for w in range(1, 12)]
-    busy = [
-        capture("math.beta.edu", f"/~{p}", stamp, f"busy-{p}-{n}")
-        for p in PEOPLE
-        for n, stamp in enumerate(weeks)
-    ]
-    with IAArchive(rows + busy, body_for=body_for) as archive:
+    busy = captured_every_week("math.beta.edu", timezone.now())
+    with IAArchive(history(range(1, 7)) + busy, body_for=body_for) as archive:
         # Three requests: one kept for pages beyond the estimates (operations.jobs.PAGE_SLACK),
         # two for one group, sized first.
         use(settings, archive, HACS_REFRESH_CDX_BUDGET=3, HACS_REFRESH_MAX_AGE_DAYS=3650.0)
@@ -322,15 +304,8 @@ def test_the_nightly_refresh_spends_its_budget_where_captures_are_likely_and_say
         ArchiveCheck.objects.update(checked_at=timezone.now() - timedelta(days=1))
         add_rows(archive, history(range(7, 8)))
         archive.state.log.clear()
-        with django_capture_on_commit_callbacks(execute=True):
-            assert nightly_refresh() == len(PEOPLE)
-        connection = redis.Redis.from_url(redis_url)
-        queue = JobQueue("import", connection=connection)
-        while queue.count:
-            with django_capture_on_commit_callbacks(execute=True):
-                SimpleWorker(
-                    [queue], connection=connection, serializer=JSONSerializer, job_class=QueuedJob
-                ).work(burst=True)
+        chosen = nightly_refresh_worked_through(redis_url, django_capture_on_commit_callbacks)
+        assert chosen == len(PEOPLE)
         assert [e.query["url"] for e in asked(archive)] == ["math.beta.edu/~"]
     record = JobRecord.objects.get(label__startswith="Nightly refresh")
     assert record.label.startswith(f"Nightly refresh of 4 of {len(sites)} sites from ")
