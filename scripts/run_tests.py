@@ -138,7 +138,7 @@ def _leg_start(
     # The slowest tests of each leg are listed, so that CI's time can be watched. Each
     # leg keeps its temporary files in its own directory: pytest's shared one drops the
     # oldest runs' directories when new runs start, under a leg still using them.
-    args = ["-p", "no:cacheprovider", "--durations=15", f"--basetemp={var / 'tmp'}", *pytest_args]
+    args = ["-p", "no:cacheprovider", "--durations=25", f"--basetemp={var / 'tmp'}", *pytest_args]
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [PYTHON, "-m", "pytest", *args],

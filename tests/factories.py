@@ -17,6 +17,19 @@ PASSWORD = "correct horse battery staple"
 WHEN = datetime(2017, 3, 4, 5, 6, 7, tzinfo=UTC)
 
 
+# What an estimate holds, in the order the tests compare stored estimates.
+ESTIMATE_FIGURES = (
+    "level",
+    "method",
+    "rate",
+    "tau",
+    "observations",
+    "updates",
+    "posterior_shape",
+    "posterior_rate",
+)
+
+
 def make_user(username: str = "librarian", *, role: str = "librarian", **kw: Any) -> Any:
     """A user who is a ``librarian`` (the default), a ``viewer`` or an ``admin``."""
     from django.contrib.auth import get_user_model
@@ -131,25 +144,29 @@ def add_observations(
         else:
             assert updates is not None
             floor = -1 if updates[i] else index - 1
-        rows.append(
-            Capture(
-                site=site,
-                url=site.seed_url + page.lstrip("/"),
-                urlkey=key,
-                page_key=key,
-                timestamp=moment,
-                depth=depth,
-                mimetype="text/html",
-                status=200,
-                digest=f"D{i}",
-                kind=Capture.Kind.OBSERVATION,
-                is_observation=True,
-                page_index=index if readable else None,
-                link_floor=floor if readable else None,
-                new_links=(new_links[i] if new_links is not None else int(floor == -1))
-                if readable
-                else None,
-            )
-        )
+        new = new_links[i] if new_links is not None else int(floor == -1)
+        row = observation_of(site, page, key, moment, digest=f"D{i}", depth=depth)
+        if readable:
+            row.page_index, row.link_floor, row.new_links = index, floor, new
+        rows.append(row)
         index += readable
     return Capture.objects.bulk_create(rows)
+
+
+def observation_of(
+    site: Site, page: str, key: str, moment: datetime, *, digest: str, depth: int
+) -> Capture:
+    """An unsaved observation of one page of ``site``, without update data (unreadable)."""
+    return Capture(
+        site=site,
+        url=site.seed_url + page.lstrip("/"),
+        urlkey=key,
+        page_key=key,
+        timestamp=moment,
+        depth=depth,
+        mimetype="text/html",
+        status=200,
+        digest=digest,
+        kind=Capture.Kind.OBSERVATION,
+        is_observation=True,
+    )

@@ -69,23 +69,27 @@ def archive_and_worker(
             worker.wait(timeout=30)
 
 
-def test_a_librarians_morning(
-    live_server: Any,
-    browser_page: Any,
-    demo: DemoArchive,
-    archive_and_worker: IAArchive,
-    tmp_path: Path,
-) -> None:
-    page, base = browser_page, live_server.url
-    make_user("curator", role="librarian", password=PASSWORD)
-    make_user("reader", role="viewer", password=PASSWORD)
+CRAWL_LIST_COLUMNS = [
+    "rank",
+    "url",
+    "author",
+    "probability",
+    "rate_per_day",
+    "interval_days",
+    "tau",
+    "observations",
+    "span_days",
+    "interval_low_days",
+    "interval_high_days",
+    "last_copy",
+    "score",
+]
+
+
+def check_the_seed_list(page: Any, demo: DemoArchive) -> None:
+    """Check first: every bad line is reported with its number; nothing is stored."""
     truth = json.loads(demo.truth_path.read_text())
     bad_lines = [s["line"] for s in truth["seeds"] if s["status"] == "bad"]
-
-    log_in(page, base, "curator")
-    page.get_by_role("link", name="Upload seeds").click()
-
-    # Check first: every bad line is reported with its number; nothing is stored.
     page.get_by_label("Seed list file (CSV or plain text)").set_input_files(str(demo.seeds_path))
     page.get_by_role("button", name="Check the list").click()
     report = page.locator("table.rejected")
@@ -95,7 +99,9 @@ def test_a_librarians_morning(
         assert report.locator(f"td.num:text-is('{line}')").count() == 1
     assert Site.objects.count() == 0
 
-    # Then add and import; the report links to the job's progress.
+
+def add_and_import(page: Any, demo: DemoArchive) -> None:
+    """Then add and import; the report links to the job's progress."""
     page.get_by_label("Seed list file (CSV or plain text)").set_input_files(str(demo.seeds_path))
     page.get_by_role("button", name="Add and import").click()
     page.get_by_role("link", name="follow its progress on the Jobs page").click()
@@ -106,13 +112,9 @@ def test_a_librarians_morning(
     assert "(100%)" in row.locator("[data-field=percent]").inner_text()
     assert Site.objects.filter(import_status="done").count() == demo.sites
 
-    # One author's change history: the timeline chart is drawn.
-    page.get_by_role("link", name="Sites").click()
-    page.locator("table a[href^='/sites/']").first.click()
-    page.wait_for_selector(".js-plotly-plot .main-svg")
-    page.screenshot(path=str(tmp_path / "site.png"))
 
-    # Today's crawl list, built for a date inside the archive's span, downloaded as CSV.
+def download_a_crawl_list(page: Any) -> list[list[str]]:
+    """Today's crawl list, built for a date inside the archive's span, downloaded as CSV."""
     page.get_by_role("link", name="Crawl list").click()
     page.get_by_label("Date").fill("2018-06-01")
     page.get_by_label("Threshold θ").fill("0")
@@ -120,23 +122,12 @@ def test_a_librarians_morning(
     with page.expect_download() as download_info:
         page.get_by_role("link", name="Download CSV").click()
     text = Path(download_info.value.path()).read_text()
-    rows = list(csv.reader(io.StringIO(text)))
+    return list(csv.reader(io.StringIO(text)))
+
+
+def check_the_crawl_list(rows: list[list[str]]) -> None:
     crawl = CrawlList.objects.get()
-    assert rows[0] == [
-        "rank",
-        "url",
-        "author",
-        "probability",
-        "rate_per_day",
-        "interval_days",
-        "tau",
-        "observations",
-        "span_days",
-        "interval_low_days",
-        "interval_high_days",
-        "last_copy",
-        "score",
-    ]
+    assert rows[0] == CRAWL_LIST_COLUMNS
     assert crawl.method == "posterior"  # the form's default: the posterior, since the copy
     # The evidence behind every rate: at least one copy, and the credible interval of 1/λ.
     assert all(int(r[7]) >= 1 and r[9] and r[10] and r[11] for r in rows[1:] if r[4])
@@ -144,7 +135,9 @@ def test_a_librarians_morning(
     assert [r[1] for r in rows[1:]] == expected and len(expected) >= 1
     assert [float(r[3]) for r in rows[1:]] == sorted((float(r[3]) for r in rows[1:]), reverse=True)
 
-    # A viewer browses but cannot upload.
+
+def check_a_viewer_cannot_upload(page: Any, base: str) -> None:
+    """A viewer browses but cannot upload."""
     page.get_by_role("button", name="Log out").click()
     log_in(page, base, "reader")
     page.get_by_role("link", name="Crawl list", exact=True).wait_for()  # the reader's menu is drawn
@@ -153,3 +146,29 @@ def test_a_librarians_morning(
     assert response is not None and response.status == 403
     page.goto(f"{base}/crawl-list/")
     assert page.get_by_role("button", name="Build crawl list").count() == 0
+
+
+def test_a_librarians_morning(
+    live_server: Any,
+    browser_page: Any,
+    demo: DemoArchive,
+    archive_and_worker: IAArchive,
+    tmp_path: Path,
+) -> None:
+    page, base = browser_page, live_server.url
+    make_user("curator", role="librarian", password=PASSWORD)
+    make_user("reader", role="viewer", password=PASSWORD)
+
+    log_in(page, base, "curator")
+    page.get_by_role("link", name="Upload seeds").click()
+    check_the_seed_list(page, demo)
+    add_and_import(page, demo)
+
+    # One author's change history: the timeline chart is drawn.
+    page.get_by_role("link", name="Sites").click()
+    page.locator("table a[href^='/sites/']").first.click()
+    page.wait_for_selector(".js-plotly-plot .main-svg")
+    page.screenshot(path=str(tmp_path / "site.png"))
+
+    check_the_crawl_list(download_a_crawl_list(page))
+    check_a_viewer_cannot_upload(page, base)

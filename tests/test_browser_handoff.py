@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from archive.models import Site
 from handoff.models import HandOff, HandOffRun
 from jobs.models import JobRecord
 from scheduling.models import CrawlList, CrawlListEntry
@@ -33,17 +34,10 @@ def browsertrix(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Iterator[Brow
         yield server
 
 
-def test_a_librarian_hands_the_list_to_browsertrix(
-    live_server: Any,
-    browser_page: Any,
+def crawl_list_with_a_browsertrix_hand_off(
     browsertrix: BrowsertrixServer,
-    redis_url: str,
-    tmp_path: Path,
-    settings: Any,
-) -> None:
-    page, base = browser_page, live_server.url
-    settings.HACS_HERITRIX_ROOT = str(tmp_path)
-    make_user("curator", role="librarian", password=PASSWORD)
+) -> tuple[CrawlList, list[Site]]:
+    """A list of three sites and a Browsertrix hand-off to the local server."""
     sites = [make_site(seed_url=f"http://www.cs.example.edu/~p{n}/") for n in range(1, 4)]
     crawl = CrawlList.objects.create(
         date="2026-11-24", level="homepage", history_days=1095, e_days=1
@@ -58,13 +52,13 @@ def test_a_librarian_hands_the_list_to_browsertrix(
         workflow_id=WORKFLOW_ID,
         token_env=TOKEN_VAR,
     )
+    return crawl, sites
 
-    log_in(page, base, "curator")
-    page.goto(f"{base}/crawl-list/?list={crawl.pk}")
+
+def hand_off_to_browsertrix(page: Any) -> None:
     row = page.locator("#hand-offs tr", has_text="Morning crawl on Browsertrix")
     assert "Not run yet." in row.inner_text()
     row.get_by_role("button", name="Hand off now").click()
-
     page.wait_for_selector(".messages li.success")
     message = page.locator(".messages li.success").inner_text()
     assert "sent 3 seeds to Browsertrix" in message and "started workflow" in message
@@ -74,6 +68,8 @@ def test_a_librarian_hands_the_list_to_browsertrix(
     page.locator("#hand-offs").scroll_into_view_if_needed()
     page.screenshot(path=str(SCREENSHOTS / "crawl-list-hand-off.png"), full_page=True)
 
+
+def check_browsertrix_received_the_list(browsertrix: BrowsertrixServer, sites: list[Site]) -> None:
     upload = browsertrix.requests[0]
     assert (upload.method, upload.path) == ("PUT", f"/api/orgs/{ORG_ID}/files/seedFile")
     assert upload.body.decode().splitlines() == [s.seed_url for s in sites]
@@ -82,7 +78,9 @@ def test_a_librarian_hands_the_list_to_browsertrix(
     assert run.created_by.username == "curator" and run.status == "sent"
     assert JobRecord.objects.get(kind="hand_off").status == "finished"
 
-    # A Heritrix job directory that is not there: the page says which, and the list stays.
+
+def hand_off_to_a_missing_heritrix_job(page: Any, tmp_path: Path) -> None:
+    """A Heritrix job directory that is not there: the page says which."""
     HandOff.objects.create(
         name="Heritrix scholars job",
         kind=HandOff.Kind.HERITRIX_ACTION,
@@ -97,7 +95,28 @@ def test_a_librarian_hands_the_list_to_browsertrix(
     assert f"the Heritrix job directory {tmp_path / 'jobs' / 'scholars'} does not exist" in error
     assert "Failed" in page.locator("#hand-offs tr", has_text="Heritrix scholars job").inner_text()
     page.screenshot(path=str(SCREENSHOTS / "crawl-list-hand-off-failed.png"), full_page=True)
-    assert crawl.entries.count() == 3
+
+
+def test_a_librarian_hands_the_list_to_browsertrix(
+    live_server: Any,
+    browser_page: Any,
+    browsertrix: BrowsertrixServer,
+    redis_url: str,
+    tmp_path: Path,
+    settings: Any,
+) -> None:
+    page, base = browser_page, live_server.url
+    settings.HACS_HERITRIX_ROOT = str(tmp_path)
+    make_user("curator", role="librarian", password=PASSWORD)
+    crawl, sites = crawl_list_with_a_browsertrix_hand_off(browsertrix)
+
+    log_in(page, base, "curator")
+    page.goto(f"{base}/crawl-list/?list={crawl.pk}")
+    hand_off_to_browsertrix(page)
+    check_browsertrix_received_the_list(browsertrix, sites)
+
+    hand_off_to_a_missing_heritrix_job(page, tmp_path)
+    assert crawl.entries.count() == 3  # the failed hand-off leaves the list as it was
 
     page.goto(f"{base}/jobs/")
     jobs = page.locator("#jobs-table").inner_text()

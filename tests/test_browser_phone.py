@@ -116,15 +116,8 @@ def test_every_page_fits_a_phone(
     assert page.locator("#hand-offs").bounding_box()["width"] <= PHONE["width"]
 
 
-def test_every_result_page_fits_a_phone(
-    live_server: Any, browser_page: Any, collection: CrawlList, tmp_path: Path
-) -> None:
-    """The pages an action leads to, not only those a link opens: the upload's check and its
-    report, a list just built, the Feeds page with its Copy buttons, a seed's Manage box, a
-    seed paused, the Sites table filtered, an experiment's notice."""
-    page, base = browser_page, live_server.url
-    page.set_viewport_size(PHONE)
-    log_in(page, base, "curator")
+def upload_check_width(page: Any, base: str, tmp_path: Path) -> int:
+    """The upload's check of a list with long lines and a bad one."""
     seeds = tmp_path / "seeds-with-a-rather-long-file-name-for-a-phone.csv"
     seeds.write_text(
         "url,author,tags\n"
@@ -132,32 +125,43 @@ def test_every_result_page_fits_a_phone(
         "not a url at all, but a long line that a phone must wrap somewhere sensible,Bob,\n"
         "http://www.cs.example.edu/~a-very-long-user-name-that-does-not-wrap/index.html,Ada,\n"
     )
-    widths = {}
     page.goto(f"{base}/sites/upload/")
     page.get_by_label("Seed list file (CSV or plain text)").set_input_files(str(seeds))
     page.get_by_role("button", name="Check the list").click()
     page.locator("#report").wait_for()
     page.wait_for_load_state("load")
-    widths["upload-check"] = page.evaluate(PAGE_WIDTH)
+    width = page.evaluate(PAGE_WIDTH)
     screenshot(page, tmp_path, "phone-upload-check.png")
+    return width
 
+
+def list_built_width(page: Any, base: str, tmp_path: Path) -> int:
+    """A list just built, with an experiment's notice."""
     page.goto(f"{base}/crawl-list/")
     page.get_by_label("θ").fill("")
     page.get_by_label("Budget k", exact=False).first.fill("3")
     page.get_by_role("button", name="Build crawl list").click()
     page.locator("#experiment-notice").wait_for()
-    widths["list-built"] = page.evaluate(PAGE_WIDTH)
+    width = page.evaluate(PAGE_WIDTH)
     screenshot(page, tmp_path, "phone-list-built.png")
+    return width
 
+
+def site_paused_width(page: Any, base: str, tmp_path: Path) -> int:
+    """A seed paused, its Manage box open."""
     site = Site.objects.order_by("pk").first()
     assert site is not None
     page.goto(f"{base}/sites/{site.pk}/")
     page.get_by_role("button", name="Pause").click()
     page.locator("#paused-notice").wait_for()
     page.locator("summary", has_text="Remove this seed").click()
-    widths["site-paused"] = page.evaluate(PAGE_WIDTH)
+    width = page.evaluate(PAGE_WIDTH)
     screenshot(page, tmp_path, "phone-site-manage.png")
+    return width
 
+
+def failed_jobs_width(page: Any, base: str, tmp_path: Path) -> int:
+    """The Jobs page with a failed import whose reasons are listed below its sentence."""
     reason = "The CDX server answered 503 five times; retried in the next pass."
     JobRecord.objects.create(
         kind=JobRecord.Kind.IMPORT,
@@ -178,9 +182,26 @@ def test_every_result_page_fits_a_phone(
     assert first.is_visible(), "the reasons are below the sentence, not folded away"
     box = first.bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"], box
-    widths["jobs-failed"] = page.evaluate(PAGE_WIDTH)
+    width = page.evaluate(PAGE_WIDTH)
     screenshot(page, tmp_path, "phone-jobs-failed.png")
+    return width
 
+
+def test_every_result_page_fits_a_phone(
+    live_server: Any, browser_page: Any, collection: CrawlList, tmp_path: Path
+) -> None:
+    """The pages an action leads to, not only those a link opens: the upload's check and its
+    report, a list just built, the Feeds page with its Copy buttons, a seed's Manage box, a
+    seed paused, the Sites table filtered, an experiment's notice."""
+    page, base = browser_page, live_server.url
+    page.set_viewport_size(PHONE)
+    log_in(page, base, "curator")
+    widths = {
+        "upload-check": upload_check_width(page, base, tmp_path),
+        "list-built": list_built_width(page, base, tmp_path),
+        "site-paused": site_paused_width(page, base, tmp_path),
+        "jobs-failed": failed_jobs_width(page, base, tmp_path),
+    }
     for name, path in {"feeds": "/feeds/", "sites-paused": "/sites/?status=paused"}.items():
         page.goto(f"{base}{path}")
         page.wait_for_load_state("load")

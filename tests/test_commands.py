@@ -296,9 +296,16 @@ def terminal_env(frozen_today: date) -> dict[str, str]:
     return env
 
 
-@pytest.mark.integration
-@pytest.mark.django_db(transaction=True)
-def test_demo_archive_and_warc_import_show_progress_on_a_terminal_only(
+SIMULATE = ["simulate", "--start", "2017-06-01", "--days", "3", "--budgets", "0.5", "--skip-checks"]
+
+
+def evaluate_to(result: Path) -> list[str]:
+    """An evaluation of one week at the homepage level, written to ``result``."""
+    dates = ["--start", "2017-06-01", "--end", "2017-06-08"]
+    return ["evaluate", *dates, "--w-weeks", "4", "--level", "homepage", "--output", str(result)]
+
+
+def check_the_demo_archive_shows_a_bar_on_a_terminal_only(
     tmp_path: Path, terminal_env: dict[str, str]
 ) -> None:
     # System checks are skipped: the test is about what the commands show, not the project.
@@ -311,6 +318,10 @@ def test_demo_archive_and_warc_import_show_progress_on_a_terminal_only(
     assert quiet.returncode == 0 and "Wrote " in quiet.stdout
     assert quiet.stderr == ""  # no bar in a pipe or a log file
 
+
+def check_the_warc_import_shows_its_share_of_bytes_read(
+    tmp_path: Path, terminal_env: dict[str, str]
+) -> None:
     seeds = tmp_path / "demo" / "seeds.csv"
     piped(["import_seeds", str(seeds), "--skip-checks"], terminal_env)
     warc = ["import_warc", str(tmp_path / "demo" / "demo.warc.gz"), "--skip-checks"]
@@ -322,42 +333,27 @@ def test_demo_archive_and_warc_import_show_progress_on_a_terminal_only(
     assert "WARC captures read" in shown and RED not in shown
     assert Site.objects.filter(import_status="done").count() == 20
 
+
+@pytest.mark.integration
+@pytest.mark.django_db(transaction=True)
+def test_demo_archive_and_warc_import_show_progress_on_a_terminal_only(
+    tmp_path: Path, terminal_env: dict[str, str]
+) -> None:
+    check_the_demo_archive_shows_a_bar_on_a_terminal_only(tmp_path, terminal_env)
+    check_the_warc_import_shows_its_share_of_bytes_read(tmp_path, terminal_env)
+
     # An evaluation written to a file: where it went and its summary, neither in red.
     result = tmp_path / "evaluation.json"
-    evaluate = [
-        "evaluate",
-        "--start",
-        "2017-06-01",
-        "--end",
-        "2017-06-08",
-        "--w-weeks",
-        "4",
-        "--level",
-        "homepage",
-        "--output",
-        str(result),
-        "--skip-checks",
-    ]
-    shown, status = on_terminal(evaluate, terminal_env)
+    shown, status = on_terminal([*evaluate_to(result), "--skip-checks"], terminal_env)
     assert status == 0, shown
     assert f"written to {result}" in shown and GREEN in shown and "F1" in shown
     assert RED not in shown and result.stat().st_size > 0
 
     # A replay: a bar through its policies' days on a terminal, none in a pipe.
-    simulate = [
-        "simulate",
-        "--start",
-        "2017-06-01",
-        "--days",
-        "3",
-        "--budgets",
-        "0.5",
-        "--skip-checks",
-    ]
-    shown, status = on_terminal(simulate, terminal_env)
+    shown, status = on_terminal(SIMULATE, terminal_env)
     assert status == 0, shown
     assert re.search(r"replaying:\s+100%\|", shown) and "found/crawls" in shown, shown
-    quiet = piped(simulate, terminal_env)
+    quiet = piped(SIMULATE, terminal_env)
     assert quiet.returncode == 0 and "found/crawls" in quiet.stdout and quiet.stderr == ""
 
 

@@ -67,6 +67,53 @@ def estimated_site(frozen_today: date) -> Site:
     return site
 
 
+def check_the_overview(client: Any, site: Site, p: float, *, theta: float, e_days: float) -> None:
+    """The Overview: the sites due today."""
+    home = client.get(reverse("home"))
+    [due] = home.context["due"].first
+    assert due.site.pk == site.pk and due.probability == p
+    assert f'<td class="num">{p:.2f}' in home.content.decode()
+    [direct] = due_today(day=TODAY).first
+    assert direct.probability == p and (theta, e_days) == (
+        due_today(day=TODAY).options.theta,
+        due_today(day=TODAY).options.e_days,
+    )
+
+
+def check_the_sites_table(client: Any, p: float, t: float, e_days: float) -> None:
+    sites = client.get(reverse("site-list"))
+    [row] = sites.context["rows"]
+    assert row.probability == p
+    assert f">{p:.2f}</span>" in sites.content.decode()
+    query = site_rows(query=SiteListQuery(), t_days=t, e_days=e_days)
+    values = site_row_values(query, method=DEFAULT_METHOD, t_days=t, e_days=e_days)
+    assert values[0].probability == p
+
+
+def check_the_site_page(client: Any, site: Site, p: float) -> None:
+    """The site's page: the homepage estimate by the default method, and its curve's first day."""
+    detail = client.get(reverse("site-detail", args=[site.pk]))
+    estimates = detail.context["estimates"]
+    [row] = [r for r in estimates.rows if r.level == "homepage" and r.method == DEFAULT_METHOD]
+    assert row.is_default and row.probability == p
+    assert f'<td class="num">{p:.3f}' in detail.content.decode()
+    assert estimates.dates[0] == TODAY
+
+
+def check_todays_crawl_list(client: Any, p: float) -> None:
+    """Today's crawl list, as the daily job builds it, on its page and in its CSV."""
+    found = crawl_list_rank(day=TODAY, options=CrawlListOptions.from_settings())
+    [ranked] = found.sites
+    assert found.eligible == 1 and ranked.probability == p
+    crawl = CrawlList.objects.get(pk=daily_crawl_list())
+    assert crawl.date == TODAY and crawl.entries.get().probability == p
+    page = client.get(reverse("crawl-list"), {"list": crawl.pk})
+    assert f"{p:.3f}</td>" in page.content.decode()
+    download = client.get(reverse("crawl-list-csv", args=[crawl.pk]))
+    rows = list(csv.reader(io.StringIO(b"".join(download.streaming_content).decode())))
+    assert rows[1][3] == f"{p:.6f}"
+
+
 def test_one_site_shows_one_p_on_home_sites_site_page_and_the_crawl_list(
     logged_in_client: Any, estimated_site: Site, settings: Any
 ) -> None:
@@ -87,43 +134,12 @@ def test_one_site_shows_one_p_on_home_sites_site_page_and_the_crawl_list(
         at_start_of_day,
     ]
 
-    # The Overview: the sites due today.
-    home = logged_in_client.get(reverse("home"))
-    [due] = home.context["due"].first
-    assert due.site.pk == estimated_site.pk and due.probability == p
-    assert f'<td class="num">{p:.2f}' in home.content.decode()
-    [direct] = due_today(day=TODAY).first
-    assert direct.probability == p
-
-    # The Sites table.
-    sites = logged_in_client.get(reverse("site-list"))
-    [row] = sites.context["rows"]
-    assert row.probability == p
-    assert f">{p:.2f}</span>" in sites.content.decode()
-    query = site_rows(query=SiteListQuery(), t_days=t, e_days=e_days)
-    assert (
-        site_row_values(query, method=DEFAULT_METHOD, t_days=t, e_days=e_days)[0].probability == p
+    check_the_overview(
+        logged_in_client, estimated_site, p, theta=settings.HACS_THETA, e_days=e_days
     )
-
-    # The site's page: the homepage estimate by the default method, and its curve's first day.
-    detail = logged_in_client.get(reverse("site-detail", args=[estimated_site.pk]))
-    estimates = detail.context["estimates"]
-    [row] = [r for r in estimates.rows if r.level == "homepage" and r.method == DEFAULT_METHOD]
-    assert row.is_default and row.probability == p
-    assert f'<td class="num">{p:.3f}' in detail.content.decode()
-    assert estimates.dates[0] == TODAY
-
-    # Today's crawl list, as the daily job builds it, on its page and in its CSV.
-    found = crawl_list_rank(day=TODAY, options=CrawlListOptions.from_settings())
-    [ranked] = found.sites
-    assert found.eligible == 1 and ranked.probability == p
-    crawl = CrawlList.objects.get(pk=daily_crawl_list())
-    assert crawl.date == TODAY and crawl.entries.get().probability == p
-    page = logged_in_client.get(reverse("crawl-list"), {"list": crawl.pk})
-    assert f"{p:.3f}</td>" in page.content.decode()
-    download = logged_in_client.get(reverse("crawl-list-csv", args=[crawl.pk]))
-    rows = list(csv.reader(io.StringIO(b"".join(download.streaming_content).decode())))
-    assert rows[1][3] == f"{p:.6f}"
+    check_the_sites_table(logged_in_client, p, t, e_days)
+    check_the_site_page(logged_in_client, estimated_site, p)
+    check_todays_crawl_list(logged_in_client, p)
 
 
 def test_the_sql_exposure_gives_the_papers_probability(frozen_today: date) -> None:
@@ -213,6 +229,23 @@ def test_the_sql_exposure_gives_the_posteriors_probability(frozen_today: date) -
         assert kept == int((core >= theta).sum())
 
 
+def check_the_csv_and_the_export(client: Any, crawl: CrawlList, printed: str) -> None:
+    """The CSV and the command: τ and the newest copy in ISO 8601 UTC, as the download gives
+    them."""
+    from scheduling.cells import tau_cell
+
+    [row] = list(csv.DictReader(io.StringIO(printed)))
+    entry = crawl.entries.get()
+    assert row["tau"] == tau_cell(entry.tau) and row["tau"].endswith("T21:00:00+00:00")
+    assert row["last_copy"] == tau_cell(entry.last_copy)
+    download = client.get(reverse("crawl-list-csv", args=[crawl.pk]))
+    assert b"".join(download.streaming_content).decode() == printed
+    export = io.StringIO()
+    call_command("export_estimates", stdout=export)
+    [exported] = list(csv.DictReader(io.StringIO(export.getvalue())))
+    assert exported["tau"] == row["tau"] and exported["last_copy"] == row["last_copy"]
+
+
 def test_tau_dates_due_and_intervals_read_the_same_on_every_page_the_csv_and_the_command(
     logged_in_client: Any, estimated_site: Site, settings: Any
 ) -> None:
@@ -222,7 +255,7 @@ def test_tau_dates_due_and_intervals_read_the_same_on_every_page_the_csv_and_the
     # A display zone 14 hours ahead of UTC: τ (21:00 UTC) falls on the next day there, so a
     # page formatting τ in the display zone would name another day than the CSV.
     settings.TIME_ZONE = "Pacific/Kiritimati"
-    from scheduling.cells import day_text, interval_text, tau_cell
+    from scheduling.cells import day_text, interval_text
 
     out, err = io.StringIO(), io.StringIO()
     call_command("crawl_list", "--theta", "0", stdout=out, stderr=err)
@@ -233,15 +266,7 @@ def test_tau_dates_due_and_intervals_read_the_same_on_every_page_the_csv_and_the
     stored = Estimate.objects.get(site=estimated_site, level="homepage", method=DEFAULT_METHOD)
     assert stored.tau == entry.tau and stored.rate == entry.rate
 
-    # The CSV and the command: τ and the newest copy in ISO 8601 UTC, as the download gives them.
-    assert row["tau"] == tau_cell(entry.tau) and row["tau"].endswith("T21:00:00+00:00")
-    assert row["last_copy"] == tau_cell(entry.last_copy)
-    download = logged_in_client.get(reverse("crawl-list-csv", args=[crawl.pk]))
-    assert b"".join(download.streaming_content).decode() == out.getvalue()
-    export = io.StringIO()
-    call_command("export_estimates", stdout=export)
-    [exported] = list(csv.DictReader(io.StringIO(export.getvalue())))
-    assert exported["tau"] == row["tau"] and exported["last_copy"] == row["last_copy"]
+    check_the_csv_and_the_export(logged_in_client, crawl, out.getvalue())
 
     # The pages: the same instant in the datetime attribute, the same date for people.
     assert timezone.localtime(entry.tau).date() != entry.tau.date()

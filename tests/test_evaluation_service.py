@@ -41,6 +41,7 @@ from scheduling.models import Estimate, EvaluationRun, RatePrior
 from scheduling.observations import EpochMilliseconds
 from testbed.demo_tables import evaluate_as_a_run, run_window, truth_tables
 from tests.conftest import make_site
+from tests.factories import observation_of
 
 # Every test may touch the database: the module fixture imports the demo into the test database,
 # and pytest-django sets that database up only for sessions with tests marked like this.
@@ -66,25 +67,11 @@ def add_page(
     key = site.canonical_key + page
     rows, index = [], 0
     for i, (moment, floor) in enumerate(zip(moments, floors, strict=True)):
-        readable = i not in unreadable
-        rows.append(
-            Capture(
-                site=site,
-                url=site.seed_url + page.lstrip("/"),
-                urlkey=key,
-                page_key=key,
-                timestamp=moment,
-                depth=depth,
-                mimetype="text/html",
-                status=200,
-                digest=f"D{i}",
-                kind="observation",
-                is_observation=True,
-                page_index=index if readable else None,
-                link_floor=min(floor, index) if readable else None,
-            )
-        )
-        index += readable
+        row = observation_of(site, page, key, moment, digest=f"D{i}", depth=depth)
+        if i not in unreadable:
+            row.page_index, row.link_floor = index, min(floor, index)
+            index += 1
+        rows.append(row)
     Capture.objects.bulk_create(rows)
 
 
@@ -200,6 +187,19 @@ def test_no_observations_give_empty_tables(db: None) -> None:
     assert tables["homepage"].size == 0 and tables["homepage"].site_count == 1
 
 
+RESULT_PARTS = {"curves", "table", "pak", "budget", "levels", "parameters", "period", "intervals"}
+# The replay's policies, in the order its table lists them.
+REPLAY_POLICIES = [
+    "hacs",
+    "mle_since_copy",
+    "paper",
+    "round_robin",
+    "random",
+    "nutch_adaptive",
+    "lambdacrawl",
+]
+
+
 def test_a_run_stores_results_status_progress_and_duration(small_collection: list[Site]) -> None:
     run = evaluation_run_create(
         parameters={
@@ -219,16 +219,7 @@ def test_a_run_stores_results_status_progress_and_duration(small_collection: lis
     # The replay, the run's last part, moves the bar on after the engine's share.
     assert len({f for f in seen if PROGRESS_EVALUATE < f < 1.0}) > 10
     assert run.results == json.loads(json.dumps(results))
-    assert {
-        "curves",
-        "table",
-        "pak",
-        "budget",
-        "levels",
-        "parameters",
-        "period",
-        "intervals",
-    } <= set(results)
+    assert RESULT_PARTS <= set(results)
     assert results["parameters"]["method"] == "interpolated"
     assert results["parameters"]["reference_points"] == 6
     assert results["period"]["start"] == "2016-01-11"
@@ -237,15 +228,7 @@ def test_a_run_stores_results_status_progress_and_duration(small_collection: lis
     replay = results["replay"]
     assert (replay["start"], replay["days"], replay["level"]) == ("2016-01-18", 28, "homepage")
     policies = [row["policy"] for row in replay["budgets"][0]["rows"]]
-    assert policies == [
-        "hacs",
-        "mle_since_copy",
-        "paper",
-        "round_robin",
-        "random",
-        "nutch_adaptive",
-        "lambdacrawl",
-    ]
+    assert policies == REPLAY_POLICIES
     assert all(
         row["crawls"] == 28 * block["budget"]
         for block in replay["budgets"]

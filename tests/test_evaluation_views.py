@@ -219,13 +219,38 @@ def test_an_unknown_run_is_not_found(viewer_client: Any) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def test_the_results_page_shows_table_i_with_theta_hat_and_the_best_values_highlighted(
-    viewer_client: Any, results: dict[str, Any]
-) -> None:
+def charts_on(page: str) -> dict[str, Any]:
+    """The charts' data the page embeds (json_script)."""
+    found = re.search(r'id="evaluation-charts"[^>]*>(.*?)</script>', page, re.S)
+    assert found is not None, "the page embeds no chart data"
+    return json.loads(found[1])
+
+
+def table_row(results: dict[str, Any], model: str) -> dict[str, Any]:
+    """Table I's row of ``model`` at the homepage level, micro average, w = 1."""
+    return next(
+        r
+        for r in results["table"]
+        if r["level"] == "homepage"
+        and r["average"] == "micro"
+        and r["w_weeks"] == 1
+        and r["model"] == model
+    )
+
+
+@pytest.fixture()
+def results_page(viewer_client: Any, results: dict[str, Any]) -> tuple[EvaluationRun, str]:
+    """A finished run and its results page, as a viewer sees it."""
     run = done_run(results)
     response = viewer_client.get(f"/evaluation/?run={run.pk}")
-    page = response.content.decode()
     assert response.status_code == 200
+    return run, response.content.decode()
+
+
+def test_the_results_page_shows_table_i_as_in_the_paper(
+    results_page: tuple[EvaluationRun, str],
+) -> None:
+    _run, page = results_page
     # One Table I per level, laid out as in the paper, with headers scoped for screen readers.
     assert page.count('<table class="table-one">') == 2
     # The ranking chart says what its positives are: changes the archive saw.
@@ -236,15 +261,16 @@ def test_the_results_page_shows_table_i_with_theta_hat_and_the_best_values_highl
     assert page.count('<th scope="col" class="num theta-hat">θ̂ post.</th>') == 4
     assert page.count('<th scope="col" class="num">HACS posterior (default)</th>') == 4
     assert page.count('<th scope="col" class="num">HACS, paper&#x27;s g</th>') == 4
+    rows = re.findall(r"<tr>\s*(?:<th scope=\"rowgroup\".*?</th>)?\s*<th scope=\"row\"", page)
+    assert len(rows) == 2 * 3 * 4  # levels × metrics × w
+
+
+def test_the_results_page_highlights_theta_hat_and_the_best_values(
+    results_page: tuple[EvaluationRun, str], results: dict[str, Any]
+) -> None:
+    _run, page = results_page
     # θ̂ of every row is shown highlighted, with the value the engine chose.
-    f1 = next(
-        r
-        for r in results["table"]
-        if r["level"] == "homepage"
-        and r["average"] == "micro"
-        and r["w_weeks"] == 1
-        and r["model"] == "hacs"
-    )
+    f1 = table_row(results, "hacs")
     assert f1["theta_hat"] is not None
     assert f'<td class="num theta-hat">{f1["theta_hat"]:.1f}</td>' in page
     # The best value of each row (within each average) is highlighted: the highest F1 at θ̂ of
@@ -256,29 +282,25 @@ def test_the_results_page_shows_table_i_with_theta_hat_and_the_best_values_highl
     )
     assert f'<td class="num best"><strong>{best:.3f}</strong></td>' in page
     # The posterior's own θ̂ and F1 are in its columns.
-    post = next(
-        r
-        for r in results["table"]
-        if r["level"] == "homepage"
-        and r["average"] == "micro"
-        and r["w_weeks"] == 1
-        and r["model"] == "posterior"
-    )
+    post = table_row(results, "posterior")
     assert re.search(
         rf'<td class="num theta-hat">{post["theta_hat"]:.1f}</td><td class="num( best)?">'
         rf"(<strong>)?{post['f1']:.3f}",
         page,
     )
-    rows = re.findall(r"<tr>\s*(?:<th scope=\"rowgroup\".*?</th>)?\s*<th scope=\"row\"", page)
-    assert len(rows) == 2 * 3 * 4  # levels × metrics × w
-    # The charts' data and the two downloads.
+
+
+def test_the_results_page_carries_the_charts_data_and_the_two_downloads(
+    results_page: tuple[EvaluationRun, str],
+) -> None:
+    run, page = results_page
     assert 'id="evaluation-charts" type="application/json"' in page
     assert re.search(r"plotly/plotly\.min\.\w{12}\.js", page) and re.search(
         r"js/evaluation\.\w{12}\.js", page
     )
     assert f'href="/evaluation/{run.pk}/results.json"' in page
     assert f'href="/evaluation/{run.pk}/table.csv"' in page
-    charts = json.loads(re.search(r'id="evaluation-charts"[^>]*>(.*?)</script>', page, re.S)[1])
+    charts = charts_on(page)
     assert set(charts["threshold"]) >= {"homepage|micro|1", "website|macro|4"}
     assert set(charts["ranking"]["homepage"]) == {"pak", "ndcg"}
     assert charts["intervals"]["homepage"]
@@ -431,7 +453,7 @@ def test_the_replay_section_shows_each_policy_and_its_chart(
     assert "28 days from 18 Jan 2016, homepage level" in page
     assert '<tr class="best"><th scope="row">HACS (posterior, since the newest copy)</th>' in page
     assert '<td class="num">20 / 56</td><td class="num">0.357</td>' in page
-    charts = json.loads(re.search(r'id="evaluation-charts"[^>]*>(.*?)</script>', page, re.S)[1])
+    charts = charts_on(page)
     [bars] = charts["replay"]["data"]
     assert bars["x"] == [row["label"], other["label"]] and bars["y"] == [20 / 56, 0.25]
     # A run stored before the replay existed shows no section.
@@ -487,12 +509,8 @@ def test_a_viewer_cannot_learn_a_scheduler(viewer_client: Any) -> None:
     assert not LearnedScorer.objects.exists()
 
 
-def test_a_runs_learned_schedulers_show_their_model_curve_and_figures(
-    viewer_client: Any, results: dict[str, Any]
-) -> None:
-    from hacs.learning.gp4c import ScoreFunction
-
-    function = ScoreFunction("mul(cg, add(X, 1))")
+def learned_gp4c_results(function: Any) -> dict[str, Any]:
+    """An evaluation's results with a learned GP4C scheduler scoring by ``function``."""
     tables = {"homepage": synthetic_table(), "website": synthetic_table(seed=2)}
     learned = evaluate(
         tables,
@@ -525,6 +543,15 @@ def test_a_runs_learned_schedulers_show_their_model_curve_and_figures(
             "validation_fitness": 0.2,
         }
     ]
+    return learned
+
+
+def test_a_runs_learned_schedulers_show_their_model_curve_and_figures(
+    viewer_client: Any, results: dict[str, Any]
+) -> None:
+    from hacs.learning.gp4c import ScoreFunction
+
+    learned = learned_gp4c_results(ScoreFunction("mul(cg, add(X, 1))"))
     run = done_run(json.loads(json.dumps(learned)))
     page = viewer_client.get(f"/evaluation/?run={run.pk}").content.decode()
     assert "GP4C (learned) — Homepage level" in page
@@ -536,7 +563,7 @@ def test_a_runs_learned_schedulers_show_their_model_curve_and_figures(
         if r["model"] == "gp4c" and r["w_weeks"] == 4 and r["level"] == "homepage"
     )
     assert f"{ndcg:.4f}" in page
-    charts = json.loads(re.search(r'id="evaluation-charts"[^>]*>(.*?)</script>', page, re.S)[1])
+    charts = charts_on(page)
     best, mean = charts["learned"]["gp4c-homepage"]["data"]
     assert best["y"] == [0.1, 0.2, 0.25] and mean["y"] == [0.05, 0.1, 0.12]
     assert 'id="chart-learned-gp4c-homepage"' in page
@@ -552,7 +579,7 @@ def test_every_line_of_the_ranking_charts_is_explained_under_them_with_a_link_on
 
     run = done_run(results)
     page = viewer_client.get(f"/evaluation/?run={run.pk}").content.decode()
-    charts = json.loads(re.search(r'id="evaluation-charts"[^>]*>(.*?)</script>', page, re.S)[1])
+    charts = charts_on(page)
     drawn = {unescape(t["name"]) for t in charts["ranking"]["homepage"]["pak"]["data"]}
     key = page[page.index('<dl class="model-legend">') : page.index("</dl>")]
     terms = re.findall(

@@ -162,6 +162,32 @@ def worker_environment(base: dict[str, str], archive: dict[str, str]) -> dict[st
     return {**base, **archive}
 
 
+def burst_import_worker(env: dict[str, str]) -> None:
+    """A real worker process that empties the import queue, then stops; it must succeed."""
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), "rqworker", "import", "--burst"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+
+
+def site_job_metas(record: JobRecord, redis_url: str) -> list[dict[str, Any]]:
+    """The RQ meta of each site's job of an import, as its worker left it."""
+    import redis
+
+    from jobs.services import JobQueue
+
+    queue = JobQueue("import", connection=redis.Redis.from_url(redis_url))
+    return [
+        queue.fetch_job(f"{record.rq_id}-{pk}").meta
+        for pk in Site.objects.values_list("pk", flat=True)
+    ]
+
+
 def test_internet_archive_dialect_with_faults_through_a_real_worker(
     demo: DemoArchive, settings: Any, worker_env: dict[str, str], warc_fingerprint: Any
 ) -> None:
@@ -179,15 +205,7 @@ def test_internet_archive_dialect_with_faults_through_a_real_worker(
         )
         env["HACS_CDX_RATE_PER_MINUTE"] = "600"  # ten CDX requests a second at most
         record = enqueue_import(list(Site.objects.values_list("pk", flat=True)))
-        run = subprocess.run(
-            [sys.executable, str(ROOT / "manage.py"), "rqworker", "import", "--burst"],
-            env=env,
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert run.returncode == 0, run.stderr[-3000:]
+        burst_import_worker(env)
         cdx_times = [e.at for e in archive.state.log if e.path.endswith("/cdx")]
         statuses = [e.status for e in archive.state.log]
     assert statuses[:3] == [429, 503, 502]
@@ -198,15 +216,7 @@ def test_internet_archive_dialect_with_faults_through_a_real_worker(
     assert record.status == JobRecord.Status.PARTIAL
     assert record.done == record.total == Site.objects.count()
     # Each site's job published the batch's progress in its RQ meta.
-    import redis
-
-    from jobs.services import JobQueue
-
-    queue = JobQueue("import", connection=redis.Redis.from_url(worker_env["REDIS_URL"]))
-    metas = [
-        queue.fetch_job(f"{record.rq_id}-{pk}").meta
-        for pk in Site.objects.values_list("pk", flat=True)
-    ]
+    metas = site_job_metas(record, worker_env["REDIS_URL"])
     assert sorted(m["done"] for m in metas) == list(range(1, record.total + 1))
     assert max(m.get("captures added", 0) for m in metas) > 0
     assert [f["item"] for f in record.failures] == [blocked.seed_url]
@@ -249,15 +259,7 @@ def test_a_worker_killed_mid_import_is_rerun_to_the_same_data(
 
     fast = worker_environment(worker_env, archive)
     enqueue_import(site_ids)
-    rerun = subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), "rqworker", "import", "--burst"],
-        env=fast,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    burst_import_worker(fast)
     assert fingerprint() == warc_fingerprint
     assert set(Site.objects.values_list("import_status", flat=True)) == {"done"}
 

@@ -19,7 +19,7 @@ from hacs.formats.cdx import CdxRecord, RowLimits
 from operations.refresh import archive_client, sites_refresh
 from scheduling.models import Estimate
 from testbed.ia_server import IAArchive, Row
-from tests.factories import make_site
+from tests.factories import ESTIMATE_FIGURES, make_site
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
 
@@ -32,18 +32,7 @@ def page(*links: str) -> bytes:
 
 
 def estimates(site: Site) -> list[Any]:
-    return sorted(
-        Estimate.objects.filter(site=site).values_list(
-            "level",
-            "method",
-            "rate",
-            "tau",
-            "observations",
-            "updates",
-            "posterior_shape",
-            "posterior_rate",
-        )
-    )
+    return sorted(Estimate.objects.filter(site=site).values_list(*ESTIMATE_FIGURES))
 
 
 def migrate(target: list[tuple[str, str | None]]) -> None:

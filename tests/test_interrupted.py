@@ -7,6 +7,7 @@ import is stopped mid-file by feeding it through a named pipe that stops after i
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import socket
@@ -98,6 +99,38 @@ def queued_site_ids(redis_url: str, queue: str = "import") -> list[int]:
     return list(job.args[1])
 
 
+def start_quietly(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """A process of the test's (a worker, a command), its output thrown away."""
+    return subprocess.Popen(
+        args, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+
+def import_worker(env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return start_quietly([sys.executable, str(ROOT / "manage.py"), "rqworker", "import"], env)
+
+
+def kill_with_its_work_horse(worker: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the worker and its work-horse (which RQ puts in a process group of its own)."""
+    family = [psutil.Process(worker.pid), *psutil.Process(worker.pid).children(True)]
+    for process in family:
+        process.kill()
+
+
+def wait_until_running(site: Site, what: str) -> None:
+    wait_for(lambda: Site.objects.get(pk=site.pk).import_status == Site.ImportStatus.RUNNING, what)
+
+
+def wait_until_interrupted(record: JobRecord, what: str) -> None:
+    """Sweep until the sweep marks ``record`` interrupted."""
+
+    def interrupted() -> bool:
+        sweep_interrupted()
+        return JobRecord.objects.get(pk=record.pk).status == JobRecord.Status.INTERRUPTED
+
+    wait_for(interrupted, what)
+
+
 def test_a_killed_worker_leaves_its_job_and_site_interrupted_and_retryable(
     settings: Any,
     worker_env: dict[str, str],
@@ -109,19 +142,10 @@ def test_a_killed_worker_leaves_its_job_and_site_interrupted_and_retryable(
     site = make_site()
     done = make_site(import_status="done")
     record = enqueue_import([site.pk])
-    worker = subprocess.Popen(
-        [sys.executable, str(ROOT / "manage.py"), "rqworker", "import"],
-        env=archive_env(worker_env, stalling_archive),
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    worker = import_worker(archive_env(worker_env, stalling_archive))
     try:
         # The fan-out ran and the site's import is stuck in its CDX request.
-        wait_for(
-            lambda: Site.objects.get(pk=site.pk).import_status == Site.ImportStatus.RUNNING,
-            "the site's import to start",
-        )
+        wait_until_running(site, "the site's import to start")
         first = JobRecord.objects.get(pk=record.pk).heartbeat_at
         wait_for(
             lambda: JobRecord.objects.get(pk=record.pk).heartbeat_at != first,
@@ -129,19 +153,12 @@ def test_a_killed_worker_leaves_its_job_and_site_interrupted_and_retryable(
         )
         sweep_interrupted()
         assert JobRecord.objects.get(pk=record.pk).status == JobRecord.Status.RUNNING
-        # SIGKILL the worker and its work-horse (which RQ puts in a process group of its own).
-        family = [psutil.Process(worker.pid), *psutil.Process(worker.pid).children(True)]
-        for process in family:
-            process.kill()
+        kill_with_its_work_horse(worker)
     finally:
         worker.kill()
         worker.wait()
 
-    def interrupted() -> bool:
-        sweep_interrupted()
-        return JobRecord.objects.get(pk=record.pk).status == JobRecord.Status.INTERRUPTED
-
-    wait_for(interrupted, "the sweep to mark the job interrupted")
+    wait_until_interrupted(record, "the sweep to mark the job interrupted")
     site.refresh_from_db()
     assert site.import_status == Site.ImportStatus.FAILED
     assert site.import_error.startswith("Interrupted: its worker, Redis or terminal stopped")
@@ -168,19 +185,10 @@ def test_a_work_horse_outliving_its_killed_worker_keeps_its_job_until_it_stops(
     settings.HACS_JOB_LEASE_SECONDS = 2
     site = make_site()
     record = enqueue_import([site.pk])
-    worker = subprocess.Popen(
-        [sys.executable, str(ROOT / "manage.py"), "rqworker", "import"],
-        env=archive_env(worker_env, stalling_archive),
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    worker = import_worker(archive_env(worker_env, stalling_archive))
     horses: list[psutil.Process] = []
     try:
-        wait_for(
-            lambda: Site.objects.get(pk=site.pk).import_status == Site.ImportStatus.RUNNING,
-            "the site's import to start",
-        )
+        wait_until_running(site, "the site's import to start")
         horses = psutil.Process(worker.pid).children(recursive=True)
         assert horses
     finally:
@@ -203,11 +211,7 @@ def test_a_work_horse_outliving_its_killed_worker_keeps_its_job_until_it_stops(
         for horse in horses:
             horse.kill()
 
-    def interrupted() -> bool:
-        sweep_interrupted()
-        return JobRecord.objects.get(pk=record.pk).status == JobRecord.Status.INTERRUPTED
-
-    wait_for(interrupted, "the sweep to mark the job interrupted once the work-horse died")
+    wait_until_interrupted(record, "the sweep to mark the job interrupted once the work-horse died")
     assert Site.objects.get(pk=site.pk).import_status == Site.ImportStatus.FAILED
 
 
@@ -252,11 +256,7 @@ def test_a_job_silent_while_redis_is_down_is_interrupted_with_its_sites(
         private.stop()
     assert set(Site.objects.values_list("import_status", flat=True)) == {"queued"}
 
-    def interrupted() -> bool:
-        sweep_interrupted()
-        return JobRecord.objects.get(pk=record.pk).status == JobRecord.Status.INTERRUPTED
-
-    wait_for(interrupted, "the sweep to mark the job interrupted")
+    wait_until_interrupted(record, "the sweep to mark the job interrupted")
     assert set(Site.objects.values_list("import_status", flat=True)) == {"failed"}
     record.refresh_from_db()
     assert sorted(f["item"] for f in record.failures) == sorted(s.seed_url for s in sites)
@@ -303,10 +303,7 @@ def test_ctrl_c_on_a_command_in_a_terminal_marks_its_job_and_site_interrupted(
         text=True,
     )
     try:
-        wait_for(
-            lambda: Site.objects.get(pk=site.pk).import_status == Site.ImportStatus.RUNNING,
-            "the command's import to start",
-        )
+        wait_until_running(site, "the command's import to start")
         record = JobRecord.objects.get(queue="terminal")
         assert record.status == JobRecord.Status.RUNNING
         assert record.label == "1 site from the terminal"
@@ -340,28 +337,17 @@ def test_a_closed_terminal_is_found_by_its_silent_heartbeat(
             sites_refresh(FromArchive([{site.pk}]), client=archive_client(), progress=run.item)
         """
     )
-    command = subprocess.Popen(
-        [sys.executable, "-c", script],
-        env=archive_env(worker_env, stalling_archive),
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    command = start_quietly(
+        [sys.executable, "-c", script], archive_env(worker_env, stalling_archive)
     )
     try:
-        wait_for(
-            lambda: Site.objects.get(pk=site.pk).import_status == Site.ImportStatus.RUNNING,
-            "the command's import to start",
-        )
+        wait_until_running(site, "the command's import to start")
     finally:
         command.kill()  # SIGKILL: nothing runs on the way out
         command.wait()
     record = JobRecord.objects.get(queue="terminal")
 
-    def interrupted() -> bool:
-        sweep_interrupted()
-        return JobRecord.objects.get(pk=record.pk).status == JobRecord.Status.INTERRUPTED
-
-    wait_for(interrupted, "the sweep to mark the job interrupted")
+    wait_until_interrupted(record, "the sweep to mark the job interrupted")
     assert Site.objects.get(pk=site.pk).import_status == Site.ImportStatus.FAILED
 
 
@@ -391,7 +377,10 @@ def load_demo_seeds(demo: DemoArchive) -> None:
     call_command("import_seeds", str(demo.seeds_path), stdout=quiet, stderr=quiet)
 
 
-def stored() -> tuple[list[Any], list[Any], list[Any], dict[str, str]]:
+StoredState = tuple[list[Any], list[Any], list[Any], dict[str, str]]
+
+
+def stored() -> StoredState:
     """Everything an import leaves: captures with their update data, snapshots, estimates, and
     each site's import status."""
     captures = sorted(
@@ -433,6 +422,17 @@ def forget_imports() -> None:
     Estimate.objects.all().delete()
     JobRecord.objects.all().delete()
     Site.objects.update(import_status=Site.ImportStatus.PENDING, import_error="")
+
+
+def imported_then_forgotten(tmp_path: Path) -> tuple[DemoArchive, StoredState]:
+    """A 12-site demo's WARC imported cleanly, what that stored, then the import forgotten."""
+    demo = build_demo_archive(tmp_path / "demo", sites=12, seed=3)
+    load_demo_seeds(demo)
+    call_command("import_warc", str(demo.warc_path), stdout=io.StringIO())
+    clean = stored()
+    assert set(clean[3].values()) == {"done"}
+    forget_imports()
+    return demo, clean
 
 
 def capture_end(warc: Path, captures: int) -> int:
@@ -485,22 +485,13 @@ def test_a_warc_import_killed_mid_file_leaves_its_sites_interrupted_and_reruns_c
     settings: Any, worker_env: dict[str, str], tmp_path: Path
 ) -> None:
     settings.HACS_JOB_LEASE_SECONDS = 2
-    demo = build_demo_archive(tmp_path / "demo", sites=12, seed=3)
-    load_demo_seeds(demo)
-    quiet = open(os.devnull, "w")
-    call_command("import_warc", str(demo.warc_path), stdout=quiet)
-    clean = stored()
-    assert set(clean[3].values()) == {"done"}
-    forget_imports()
+    demo, clean = imported_then_forgotten(tmp_path)
 
     stop_feeding = threading.Event()
     pipe, feeder = stalled_copy(demo.warc_path, tmp_path / "pipe", stop_feeding)
-    command = subprocess.Popen(
+    command = start_quietly(
         [sys.executable, str(ROOT / "manage.py"), "import_warc", str(pipe)],
-        env=archive_env(worker_env, f"http://127.0.0.1:{free_port()}"),
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        archive_env(worker_env, f"http://127.0.0.1:{free_port()}"),
     )
     try:
         record = wait_for(lambda: record_reading(WARC_BATCH), "the first batch")
@@ -517,11 +508,7 @@ def test_a_warc_import_killed_mid_file_leaves_its_sites_interrupted_and_reruns_c
         stop_feeding.set()
         feeder.join()
 
-    def interrupted() -> bool:
-        sweep_interrupted()
-        return JobRecord.objects.get(pk=record.pk).status == JobRecord.Status.INTERRUPTED
-
-    wait_for(interrupted, "the sweep to mark the file import interrupted")
+    wait_until_interrupted(record, "the sweep to mark the file import interrupted")
     # Every site holding captures from the cut import says so; none waits forever.
     assert set(Capture.objects.values_list("site_id", flat=True)) == started
     left = set(Site.objects.filter(pk__in=started).values_list("import_status", "import_error"))
@@ -531,7 +518,7 @@ def test_a_warc_import_killed_mid_file_leaves_its_sites_interrupted_and_reruns_c
     urls = Site.objects.filter(pk__in=started).values_list("seed_url", flat=True)
     assert sorted(f["item"] for f in record.failures) == sorted(urls)
 
-    call_command("import_warc", str(demo.warc_path), stdout=quiet)
+    call_command("import_warc", str(demo.warc_path), stdout=io.StringIO())
     assert stored() == clean
 
 
@@ -585,31 +572,18 @@ def test_a_worker_killed_mid_file_leaves_the_sites_of_its_file_import_interrupte
     settings: Any, worker_env: dict[str, str], tmp_path: Path
 ) -> None:
     settings.HACS_JOB_LEASE_SECONDS = 2
-    demo = build_demo_archive(tmp_path / "demo", sites=12, seed=3)
-    load_demo_seeds(demo)
-    quiet = open(os.devnull, "w")
-    call_command("import_warc", str(demo.warc_path), stdout=quiet)
-    clean = stored()
-    forget_imports()
+    demo, clean = imported_then_forgotten(tmp_path)
 
     stop_feeding = threading.Event()
     pipe, feeder = stalled_copy(demo.warc_path, tmp_path / "pipe", stop_feeding)
     record = enqueue_files("warc", [str(pipe)])
-    worker = subprocess.Popen(
-        [sys.executable, str(ROOT / "manage.py"), "rqworker", "import"],
-        env=archive_env(worker_env, f"http://127.0.0.1:{free_port()}"),
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    worker = import_worker(archive_env(worker_env, f"http://127.0.0.1:{free_port()}"))
     try:
         reading = wait_for(lambda: record_reading(WARC_BATCH, queue="import"), "the first batch")
         assert reading.pk == record.pk and reading.done == 0
         started = set(reading.items)
         assert started
-        family = [psutil.Process(worker.pid), *psutil.Process(worker.pid).children(True)]
-        for process in family:
-            process.kill()
+        kill_with_its_work_horse(worker)
     finally:
         worker.kill()
         worker.wait()
@@ -629,5 +603,5 @@ def test_a_worker_killed_mid_file_leaves_the_sites_of_its_file_import_interrupte
     left = set(Site.objects.filter(pk__in=started).values_list("import_status", "import_error"))
     assert left == {("failed", INTERRUPTED_REASON)}
 
-    call_command("import_warc", str(demo.warc_path), stdout=quiet)
+    call_command("import_warc", str(demo.warc_path), stdout=io.StringIO())
     assert stored() == clean

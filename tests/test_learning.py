@@ -26,6 +26,7 @@ from scheduling.jobs import run_learning
 from scheduling.learning import learned_scorer_create, learned_scorer_latest, learning_history
 from scheduling.models import CrawlList, LearnedScorer
 from tests.factories import add_observations, make_capture, make_site
+from tests.support.commands import learned_list_command
 
 pytestmark = pytest.mark.django_db
 
@@ -107,29 +108,22 @@ def test_learn_scorer_stores_the_function_the_pure_core_learns(collection: list[
     assert scorer.validation_fitness == again.validation_fitness
 
 
-def test_a_gp4c_crawl_list_ranks_every_site_by_the_stored_function(collection: list[int]) -> None:
-    """Every site with an estimate gets the function's score, those without an observation in
-    its window too (from their newest copy: gp4c.empty_window_terminals), and the list is in
-    the order of the scores, whatever θ keeps."""
-    learn(*GP_ARGS)
-    scorer = learned_scorer_latest("gp4c", "homepage")
-    # Three sites the archive stopped capturing in the summer: nothing in the 6-week window.
+QUIET_FIRSTS = (3.0, 40.0, 90.0)
+
+
+def add_quiet_sites() -> list[int]:
+    """Three sites the archive stopped capturing in the summer: nothing in the 6-week window."""
     quiet = []
-    for first in (3.0, 40.0, 90.0):
+    for first in QUIET_FIRSTS:
         site = make_site()
         moments = [ORIGIN + timedelta(days=first + 20.0 * i) for i in range(8)]
         add_observations(site, moments, updates=[False] + [True] * 7)
         quiet.append(site.pk)
-    estimates_recompute()
-    crawl = crawl_list_store(
-        day=LIST_DAY,
-        options=CrawlListOptions(method="gp4c", budget=40, history_days=400),
-        source=CrawlList.Source.PAGE,
-    ).crawl_list
-    assert crawl.scorer == scorer and crawl.method == "gp4c"
-    entries = list(crawl.entries.order_by("rank"))
-    assert len(entries) == 33 and all(e.score is not None for e in entries)
-    # What the stored function gives each site: its window's terminals, or its newest copy's.
+    return quiet
+
+
+def expected_gp4c_scores(scorer: LearnedScorer, quiet: list[int]) -> dict[int, float]:
+    """What the stored function gives each site: its window's terminals, or its newest copy's."""
     t = reference_instant(LIST_DAY)
     function = ScoreFunction(scorer.model["expression"])
     tables = evaluation_tables_load(levels=["homepage"], start=t - timedelta(weeks=12), end=t)
@@ -148,7 +142,7 @@ def test_a_gp4c_crawl_list_ranks_every_site_by_the_stored_function(collection: l
     )
     assert all(
         newest[pk] == to_days(ORIGIN) + first + 140.0
-        for pk, first in zip(quiet, (3.0, 40.0, 90.0), strict=True)
+        for pk, first in zip(quiet, QUIET_FIRSTS, strict=True)
     )
     rest = sorted(set(newest) - set(expected))
     assert set(quiet) <= set(rest)
@@ -159,6 +153,33 @@ def test_a_gp4c_crawl_list_ranks_every_site_by_the_stored_function(collection: l
         [to_days(t) + 7.0 - newest[pk] for pk in rest]
     )
     expected.update(zip(rest, function.score(columns).tolist(), strict=True))
+    return expected
+
+
+def gp4c_csv_first_row() -> tuple[str, str]:
+    """The header and first row of the crawl_list command's CSV of a GP4C list."""
+    out, _err = learned_list_command("gp4c", LIST_DAY, "--history-days", "400")
+    header, first_row = out.splitlines()[:2]
+    return header, first_row
+
+
+def test_a_gp4c_crawl_list_ranks_every_site_by_the_stored_function(collection: list[int]) -> None:
+    """Every site with an estimate gets the function's score, those without an observation in
+    its window too (from their newest copy: gp4c.empty_window_terminals), and the list is in
+    the order of the scores, whatever θ keeps."""
+    learn(*GP_ARGS)
+    scorer = learned_scorer_latest("gp4c", "homepage")
+    quiet = add_quiet_sites()
+    estimates_recompute()
+    crawl = crawl_list_store(
+        day=LIST_DAY,
+        options=CrawlListOptions(method="gp4c", budget=40, history_days=400),
+        source=CrawlList.Source.PAGE,
+    ).crawl_list
+    assert crawl.scorer == scorer and crawl.method == "gp4c"
+    entries = list(crawl.entries.order_by("rank"))
+    assert len(entries) == 33 and all(e.score is not None for e in entries)
+    expected = expected_gp4c_scores(scorer, quiet)
     assert {e.site_id: e.score for e in entries} == pytest.approx(expected, rel=1e-12)
     assert [e.score for e in entries] == sorted(expected.values(), reverse=True)
     # With θ the list keeps the sites whose p reaches it, still in the function's order.
@@ -171,21 +192,7 @@ def test_a_gp4c_crawl_list_ranks_every_site_by_the_stored_function(collection: l
     assert scores and all(score is not None and p >= 0.5 for score, p in scores)
     assert [s for s, _ in scores] == sorted((s for s, _ in scores), reverse=True)
     # The CSV carries the score beside the probability.
-    out = io.StringIO()
-    call_command(
-        "crawl_list",
-        "--method",
-        "gp4c",
-        "--budget",
-        "3",
-        "--date",
-        "2017-12-20",
-        "--history-days",
-        "400",
-        stdout=out,
-        stderr=io.StringIO(),
-    )
-    header, first_row = out.getvalue().splitlines()[:2]
+    header, first_row = gp4c_csv_first_row()
     assert header.endswith(",score")
     assert float(first_row.split(",")[-1]) == pytest.approx(entries[0].score, rel=1e-5)
 

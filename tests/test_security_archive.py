@@ -12,8 +12,6 @@ import http.server
 import io
 import logging
 import os
-import subprocess
-import sys
 import threading
 import tracemalloc
 import zlib
@@ -33,6 +31,7 @@ from archive.wayback import ArchiveClient, ArchiveConfig, ArchiveError, ArchiveU
 from hacs_site.env import env_url
 from testbed.ia_server import first_cdx_page
 from tests.factories import make_site
+from tests.support.commands import manage_check
 
 pytestmark = pytest.mark.integration
 
@@ -285,14 +284,7 @@ def test_a_user_agent_with_a_line_break_is_refused() -> None:
 def test_start_up_stops_naming_the_variable(variable: str, value: str, reason: str) -> None:
     env = {**os.environ, variable: value}
     env.pop("PYTEST_CURRENT_TEST", None)
-    result = subprocess.run(
-        [sys.executable, "manage.py", "check"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = manage_check(env)
     assert result.returncode != 0
     assert f"ImproperlyConfigured: {variable}={value!r}" in result.stderr
     assert reason in result.stderr

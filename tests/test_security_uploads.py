@@ -29,6 +29,7 @@ from archive.models import Site
 from hacs.clock import reference_instant
 from scheduling.models import CrawlList, LearnedScorer
 from tests.factories import add_observations, make_site, make_user
+from tests.support.commands import learned_list_command
 
 LONG = 200_000
 TOO_LONG = "characters, longer than the 8,192 a seed line may have"
@@ -335,17 +336,7 @@ def test_crawl_list_and_the_evaluation_say_a_too_deep_function_cannot_be_read(
 
     depth = int(deep_scorer.model["expression"].count("("))
     with pytest.raises(CommandError) as raised:
-        call_command(
-            "crawl_list",
-            "--method",
-            "gp4c",
-            "--budget",
-            "3",
-            "--date",
-            LIST_DAY.isoformat(),
-            stdout=io.StringIO(),
-            stderr=io.StringIO(),
-        )
+        learned_list_command("gp4c", LIST_DAY)
     assert refusal(depth) in str(raised.value)
     # The evaluation and the replay say it too, rather than leave GP4C out unexplained.
     with pytest.raises(UnusableLearnedScorer, match=re.escape(refusal(depth))):
@@ -368,15 +359,5 @@ def test_a_stored_lws_model_that_cannot_be_read_back_is_said_the_same_way() -> N
         finished_at=datetime(2018, 1, 1, tzinfo=UTC),
     )
     with pytest.raises(CommandError) as raised:
-        call_command(
-            "crawl_list",
-            "--method",
-            "lws",
-            "--budget",
-            "3",
-            "--date",
-            LIST_DAY.isoformat(),
-            stdout=io.StringIO(),
-            stderr=io.StringIO(),
-        )
+        learned_list_command("lws", LIST_DAY)
     assert f"(learning run {scorer.pk}) cannot be read back: not an LWS model" in str(raised.value)

@@ -19,6 +19,7 @@ from hacs_site.env import (
     env_str,
     env_url,
 )
+from tests.support.commands import manage_check
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -141,14 +142,7 @@ def test_bad_database_urls_are_explained(url: str, message: str, tmp_path: Path)
 def test_a_bad_variable_stops_start_up_with_its_name(variable: str, value: str) -> None:
     env = {**os.environ, variable: value}
     env.pop("PYTEST_CURRENT_TEST", None)
-    result = subprocess.run(
-        [sys.executable, "manage.py", "check"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = manage_check(env)
     assert result.returncode != 0
     assert f"{variable}=" in result.stderr
     assert "ImproperlyConfigured" in result.stderr
@@ -161,14 +155,7 @@ def test_good_settings_start_cleanly() -> None:
         "DEBUG": "0",
         "HACS_ARCHIVE_REFRESH_CRON": "off",
     }
-    result = subprocess.run(
-        [sys.executable, "manage.py", "check"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = manage_check(env)
     assert result.returncode == 0, result.stderr
     assert "no issues" in result.stdout
 

@@ -342,33 +342,13 @@ def _bulk_sites(n: int) -> None:
     )
     ids = list(Site.objects.order_by("pk").values_list("pk", flat=True))
     rng = random.Random(n)
-    estimates = []
-    for i, pk in enumerate(ids):
-        if i % 10 == 0:
-            continue
-        for level in ("homepage", "website"):
-            for method in ("observed", "interpolated", "posterior"):
-                known = i % 7 != 0
-                rate = 10 ** rng.uniform(-4, -1) if known else None
-                tau_days = 17_000 + rng.uniform(0, 3000) if known else None
-                shape = rng.uniform(0.5, 30) if method == "posterior" else None
-                estimates.append(
-                    Estimate(
-                        site_id=pk,
-                        level=level,
-                        method=method,
-                        rate=rate,
-                        tau_days=tau_days,
-                        tau=datetime(1970, 1, 1, tzinfo=UTC) + timedelta(days=tau_days)
-                        if tau_days
-                        else None,
-                        posterior_shape=shape,
-                        posterior_rate=shape / rate if shape and rate else None,
-                        last_copy_days=tau_days + 30 if shape and tau_days else None,
-                        observations=rng.randint(0, 400),
-                        updates=rng.randint(0, 30),
-                    )
-                )
+    estimates = [
+        _random_estimate(rng, pk, level, method, known=i % 7 != 0)
+        for i, pk in enumerate(ids)
+        if i % 10
+        for level in ("homepage", "website")
+        for method in ("observed", "interpolated", "posterior")
+    ]
     Estimate.objects.bulk_create(estimates, batch_size=2000)
     through = Site.tags.through
     through.objects.bulk_create(
@@ -385,6 +365,28 @@ def _bulk_sites(n: int) -> None:
         # transaction wrote, PostgreSQL may plan the estimate join as a scan per site.
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE archive_site, scheduling_estimate, archive_site_tags")
+
+
+def _random_estimate(
+    rng: random.Random, pk: int, level: str, method: str, *, known: bool
+) -> Estimate:
+    """An unsaved estimate with random figures; without a rate or τ unless ``known``."""
+    rate = 10 ** rng.uniform(-4, -1) if known else None
+    tau_days = 17_000 + rng.uniform(0, 3000) if known else None
+    shape = rng.uniform(0.5, 30) if method == "posterior" else None
+    return Estimate(
+        site_id=pk,
+        level=level,
+        method=method,
+        rate=rate,
+        tau_days=tau_days,
+        tau=datetime(1970, 1, 1, tzinfo=UTC) + timedelta(days=tau_days) if tau_days else None,
+        posterior_shape=shape,
+        posterior_rate=shape / rate if shape and rate else None,
+        last_copy_days=tau_days + 30 if shape and tau_days else None,
+        observations=rng.randint(0, 400),
+        updates=rng.randint(0, 30),
+    )
 
 
 @pytest.mark.parametrize("n", [20, 20_000])

@@ -6,18 +6,18 @@ depth, ``hacs.learning.gp4c.MAX_LOADED_SIZE``)."""
 from __future__ import annotations
 
 import html
-import io
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError
 
 from hacs.clock import reference_instant
 from hacs.learning.gp4c import MAX_LOADED_CHARACTERS, MAX_LOADED_SIZE, ScoreFunction
 from scheduling.learning import learned_scorer_summary
 from scheduling.models import CrawlList, LearnedScorer
 from tests.factories import add_observations, make_site
+from tests.support.commands import learned_list_command
 
 LIST_DAY = date(2018, 6, 1)
 PERIOD = {"kind": "gp4c", "level": "homepage", "start": "2017-03-01", "end": "2017-10-01"}
@@ -100,17 +100,7 @@ def test_a_damaged_learning_run_is_a_sentence_on_the_list_page_command_and_evalu
     assert which + reason in html.unescape(response.content.decode())
 
     with pytest.raises(CommandError, match="cannot be read back"):
-        call_command(
-            "crawl_list",
-            "--method",
-            "gp4c",
-            "--budget",
-            "3",
-            "--date",
-            LIST_DAY.isoformat(),
-            stdout=io.StringIO(),
-            stderr=io.StringIO(),
-        )
+        learned_list_command("gp4c", LIST_DAY)
     assert not CrawlList.objects.exists()
 
     summary = learned_scorer_summary(scorer)

@@ -19,39 +19,48 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 PASSWORD = "a long browser password"
 
 
-@pytest.fixture()
-def browser_page() -> Iterator[Any]:
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """One Chromium for a module's browser tests: starting Playwright's driver and the browser
+    costs seconds a time on a loaded machine; each test still gets a context of its own, so no
+    cookie, storage or cache passes from one test to the next."""
     from playwright.sync_api import sync_playwright
 
-    # Playwright's synchronous API runs an event loop in this thread; the ORM calls the test
-    # makes between browser steps are still plain synchronous code.
+    # Playwright's synchronous API runs an event loop in this thread; the ORM calls the tests
+    # make between browser steps are still plain synchronous code.
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
-        context = browser.new_context(
-            viewport={"width": 1366, "height": 768}, accept_downloads=True
-        )
-        page = context.new_page()
-        page.set_default_timeout(30_000)
-        yield page
-        context.close()
-        browser.close()
-        # The test's ORM calls, made while Playwright's event loop runs, hold connections that
-        # the session's teardown does not reach: on PostgreSQL it could not drop the test
-        # database ("being accessed by other users"). Browser tests are transactional (the live
-        # server must see their data), so nothing is left open to roll back.
-        connections.close_all()
-    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=CHROMIUM,
+                args=[
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--no-first-run",
+                ],
+            )
+            yield browser
+            browser.close()
+    finally:
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+@pytest.fixture()
+def browser_page(chromium: Any) -> Iterator[Any]:
+    """A fresh browser context and page for one test, on a 1366 × 768 laptop screen."""
+    context = chromium.new_context(viewport={"width": 1366, "height": 768}, accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    yield page
+    context.close()
+    # The test's ORM calls, made while Playwright's event loop runs, hold connections that
+    # the session's teardown does not reach: on PostgreSQL it could not drop the test
+    # database ("being accessed by other users"). Browser tests are transactional (the live
+    # server must see their data), so nothing is left open to roll back.
+    connections.close_all()
 
 
 def log_in(page: Any, base: str, username: str) -> None:

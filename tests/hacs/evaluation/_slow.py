@@ -67,6 +67,58 @@ def slow_prior(observations: list[Obs], n_sites: int, t: float, weeks: int) -> G
     return fit_interval_prior(interval_evidence(times, flags, offsets))
 
 
+def site_pages(observations: list[Obs], site: int) -> list[list[Obs]]:
+    """One site's observations, page by page, each page's in index order."""
+    pages: dict[int, list[Obs]] = {}
+    for o in observations:
+        if o.site == site:
+            pages.setdefault(o.page, []).append(o)
+    return [sorted(obs, key=lambda o: o.index) for obs in pages.values()]
+
+
+def window_and_first_update(
+    pages: list[list[Obs]], start: float, t: float, e: float
+) -> tuple[list[tuple[float, bool]], float]:
+    """Rule 3 inside [start, t], page by page, and the first update in (t, t + e] over the
+    full history (+inf when none)."""
+    window: list[tuple[float, bool]] = []
+    first_update = math.inf
+    for page_obs in pages:
+        held: set[str] = set()
+        in_window = [o for o in page_obs if start <= o.time <= t]
+        for q, o in enumerate(in_window):  # rule 3, inside the window
+            window.append((o.time, q > 0 and bool(o.links - held)))
+            held |= o.links
+        ever: set[str] = set()
+        for q, o in enumerate(page_obs):  # positives: new for the page's whole history
+            if q > 0 and o.links - ever and t < o.time <= t + e:
+                first_update = min(first_update, o.time)
+            ever |= o.links
+    return window, first_update
+
+
+def gp4c_rates(window: list[tuple[float, bool]]) -> dict[str, float]:
+    """GP4C's change-rate terminals of one window, before the elapsed-time factor: Cho and
+    Garcia-Molina's estimate, NAD, SAD, AAD and GAD (GP4C Section 4.2.2)."""
+    instants = sorted({x[0] for x in window})
+    changed = [any(f for tm, f in window if tm == i) for i in instants]
+    n = len(instants) - 1
+    flags = changed[1:]  # I_1 … I_n
+    x_count = sum(flags)
+    if n == 0:
+        return dict.fromkeys(("cho_garcia_molina", "nad", "sad", "aad", "gad"), 0.0)
+    r_hat = -math.log((n - x_count + 0.5) / (n + 0.5))
+    return {
+        "cho_garcia_molina": r_hat * n / (instants[-1] - instants[0]),
+        "nad": x_count / n,
+        "sad": float(flags[-1]),
+        "aad": sum(2 * i / (n * (n + 1)) for i, f in enumerate(flags, 1) if f),
+        "gad": float(
+            sum((Fraction(2 ** (i - 1), 2**n - 1) for i, f in enumerate(flags, 1) if f), 0)
+        ),
+    }
+
+
 def slow_window(
     observations: list[Obs],
     n_sites: int,
@@ -85,56 +137,20 @@ def slow_window(
     evidence = slow_evidence(observations, n_sites, start, t)
     result: dict[int, SlowSite] = {}
     for site in range(n_sites):
-        pages: dict[int, list[Obs]] = {}
-        for o in observations:
-            if o.site == site:
-                pages.setdefault(o.page, []).append(o)
-        for page_obs in pages.values():
-            page_obs.sort(key=lambda o: o.index)
-        window: list[tuple[float, bool]] = []
-        first_update = math.inf
-        for page_obs in pages.values():
-            held: set[str] = set()
-            in_window = [o for o in page_obs if start <= o.time <= t]
-            for q, o in enumerate(in_window):  # rule 3, inside the window
-                window.append((o.time, q > 0 and bool(o.links - held)))
-                held |= o.links
-            ever: set[str] = set()
-            for q, o in enumerate(page_obs):  # positives: new for the page's whole history
-                if q > 0 and o.links - ever and t < o.time <= t + e:
-                    first_update = min(first_update, o.time)
-                ever |= o.links
+        window, first_update = window_and_first_update(site_pages(observations, site), start, t, e)
         if not window:
             continue
         window.sort(key=lambda x: x[0])  # rule 4 (ties: any order, instants merge)
         est = estimate([x[0] for x in window], [x[1] for x in window], method)
         p = 0.0 if math.isnan(est.rate) else change_probability(est.rate, est.tau, t, e)
-
-        instants = sorted({x[0] for x in window})
-        changed = [any(f for tm, f in window if tm == i) for i in instants]
-        n = len(instants) - 1
-        flags = changed[1:]  # I_1 … I_n
-        x_count = sum(flags)
-        last = instants[-1]
-        elapsed = t + e - last
-        if n == 0:
-            cg = nad = sad = aad = gad = 0.0
-        else:
-            r_hat = -math.log((n - x_count + 0.5) / (n + 0.5))
-            cg = r_hat * n / (last - instants[0])
-            nad = x_count / n
-            sad = float(flags[-1])
-            aad = sum(2 * i / (n * (n + 1)) for i, f in enumerate(flags, 1) if f)
-            gad = float(
-                sum((Fraction(2 ** (i - 1), 2**n - 1) for i, f in enumerate(flags, 1) if f), 0)
-            )
+        last = max(x[0] for x in window)
         site_times, site_flags = evidence[site]
         copy = max(site_times)
         assert copy == last
         alpha, beta = interval_posterior(
             prior, interval_evidence(site_times, site_flags, [0, len(site_times)])
         )
-        p_post = float(posterior_probabilities(alpha, beta, [copy], t, e)[0])
+        elapsed = t + e - last
         result[site] = SlowSite(
             rate=est.rate,
             tau=est.tau,
@@ -142,16 +158,12 @@ def slow_window(
             first_update=first_update,
             alpha=float(alpha[0]),
             beta=float(beta[0]),
-            posterior=p_post,
+            posterior=float(posterior_probabilities(alpha, beta, [copy], t, e)[0]),
             scores={
                 "hacs": p,
                 "posterior": float(posterior_exposure(alpha, beta, [t + e - copy])[0]),
                 "last_obs": t - est.tau,
-                "cho_garcia_molina": cg * elapsed,
-                "nad": nad * elapsed,
-                "sad": sad * elapsed,
-                "aad": aad * elapsed,
-                "gad": gad * elapsed,
+                **{name: rate * elapsed for name, rate in gp4c_rates(window).items()},
                 "age": t - last,
             },
         )

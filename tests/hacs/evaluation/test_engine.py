@@ -4,10 +4,13 @@ further scorers (learned schedulers) as models of Evaluation 2."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -112,44 +115,94 @@ def slow_evaluation(
     }
 
 
-@pytest.mark.parametrize(
-    ("seed", "method", "fraction"),
-    [(0, "observed", 0.05), (1, "observed", 0.3), (2, "interpolated", 0.2), (3, "observed", 1.0)],
-)
-def test_evaluate_matches_the_slow_reference(seed: int, method: str, fraction: float) -> None:
+ENGINE_CASES = [
+    (0, "observed", 0.05),
+    (1, "observed", 0.3),
+    (2, "interpolated", 0.2),
+    (3, "observed", 1.0),
+]
+REFERENCE_TS = [7.0 + 7 * r for r in range(11)]
+W_WEEKS = [1, 2, 4]
+SlowCurves = dict[tuple[str, int, str], tuple[float, float, float, tuple[float | None, ...]]]
+
+
+@dataclass(frozen=True)
+class EngineCase:
+    """One random history evaluated by ``evaluate`` and by the slow reference, level by level."""
+
+    result: dict[str, Any]
+    slow: dict[str, dict[int, list[SlowPoint]]]  # level -> w -> one point per reference t
+
+    def rows(self, part: str, *keys: str) -> dict[tuple[Any, ...], dict[str, Any]]:
+        return {tuple(r[k] for k in keys): r for r in self.result[part]}
+
+
+@pytest.fixture(scope="module", params=ENGINE_CASES, ids=lambda c: "-".join(map(str, c)))
+def engine_case(request: pytest.FixtureRequest) -> EngineCase:
+    seed, method, fraction = request.param
     rng = np.random.default_rng(100 + seed)
     n_sites = 12
     observations = random_history(rng, n_sites=n_sites, horizon=84.0, max_pages=3, max_obs=16)
     homepage = [o for o in observations if o.index >= 0 and o.page % 3 == 0]
     levels = {"homepage": homepage, "website": observations}
-    w_weeks = [1, 2, 4]
     result = evaluate(
         {name: table_of(obs, n_sites, seed) for name, obs in levels.items()},
         start=7.0,
         end=80.0,
-        w_weeks=w_weeks,
+        w_weeks=W_WEEKS,
         method=method,
         budget_fraction=fraction,
         details=True,
     )
-    points = {(p["level"], p["w_weeks"], p["t"]): p for p in result["points"]}
-    curves = {
-        (r["level"], r["average"], r["w_weeks"], r["theta"], r["model"]): r
-        for r in result["curves"]
-    }
-    table = {(r["level"], r["average"], r["w_weeks"], r["model"]): r for r in result["table"]}
-    pak = {(r["level"], r["w_weeks"], r["model"]): r for r in result["pak"]}
-    budget = {(r["level"], r["w_weeks"], r["model"]): r for r in result["budget"]}
-    ts = reference_points(7.0, 80.0).tolist()
-    assert ts == [7.0 + 7 * r for r in range(11)]
-
-    for level, obs in levels.items():
-        slow = slow_evaluation(
-            obs, n_sites, start=7.0, end=80.0, w_weeks=w_weeks, method=method, fraction=fraction
+    slow = {
+        level: slow_evaluation(
+            obs, n_sites, start=7.0, end=80.0, w_weeks=W_WEEKS, method=method, fraction=fraction
         )
-        for w, slow_points in slow.items():
-            # Per reference point: U, Pos, selection sets per θ, ranks and budget metrics.
-            for t, ref in zip(ts, slow_points, strict=True):
+        for level, obs in levels.items()
+    }
+    return EngineCase(result=result, slow=slow)
+
+
+def slow_curves(slow_points: list[SlowPoint]) -> SlowCurves:
+    """(average, θ index, model) -> (TP, selected, positives, expected P/R/F1) of one window."""
+    curves: SlowCurves = {}
+    for j in range(len(DEFAULT_THETAS)):
+        per_model: dict[str, list[tuple[float, float, float]]] = {
+            "hacs": [(p.tp[j], p.selected[j], p.positives) for p in slow_points],
+            "posterior": [
+                (p.posterior_tp[j], p.posterior_selected[j], p.positives) for p in slow_points
+            ],
+            "random": [
+                (
+                    p.selected[j] * p.positives / p.eligible if p.eligible else 0.0,
+                    p.selected[j],
+                    p.positives,
+                )
+                for p in slow_points
+            ],
+            "brute_force": [(p.positives, p.eligible, p.positives) for p in slow_points],
+        }
+        for model, rows in per_model.items():
+            tp = sum(r[0] for r in rows)
+            sel = sum(r[1] for r in rows)
+            pos = sum(r[2] for r in rows)
+            per_t = [prf(*r) for r in rows]
+            macro = tuple(mean_defined([x[i] for x in per_t]) for i in range(3))
+            curves[("micro", j, model)] = (tp, sel, pos, prf(tp, sel, pos))
+            curves[("macro", j, model)] = (tp, sel, pos, macro)
+    return curves
+
+
+def test_reference_points_are_weekly_from_the_start() -> None:
+    assert reference_points(7.0, 80.0).tolist() == REFERENCE_TS
+
+
+def test_evaluate_points_match_the_slow_reference(engine_case: EngineCase) -> None:
+    # Per reference point: U, Pos, selection sets per θ, ranks and budget metrics.
+    points = engine_case.rows("points", "level", "w_weeks", "t")
+    for level, by_w in engine_case.slow.items():
+        for w, slow_points in by_w.items():
+            for t, ref in zip(REFERENCE_TS, slow_points, strict=True):
                 got = points[(level, w, t)]
                 where = (level, w, t)
                 assert (got["eligible"], got["positives"]) == (ref.eligible, ref.positives), where
@@ -165,58 +218,40 @@ def test_evaluate_matches_the_slow_reference(seed: int, method: str, fraction: f
                     assert close(m["change_rate_at_k"], ref.change_rate[model]), (where, model)
                     assert m["hits_at_k"] == ref.hits[model], (where, model)
 
-            # Micro and macro averaging, every θ and model; θ̂ with ties to the smaller θ.
-            f1_by_average: dict[str, list[float | None]] = {}
-            for j, theta in enumerate(DEFAULT_THETAS):
-                per_model: dict[str, list[tuple[float, float, float]]] = {
-                    "hacs": [(p.tp[j], p.selected[j], p.positives) for p in slow_points],
-                    "posterior": [
-                        (p.posterior_tp[j], p.posterior_selected[j], p.positives)
-                        for p in slow_points
-                    ],
-                    "random": [
-                        (
-                            p.selected[j] * p.positives / p.eligible if p.eligible else 0.0,
-                            p.selected[j],
-                            p.positives,
-                        )
-                        for p in slow_points
-                    ],
-                    "brute_force": [(p.positives, p.eligible, p.positives) for p in slow_points],
-                }
-                for model, rows in per_model.items():
-                    tp = sum(r[0] for r in rows)
-                    sel = sum(r[1] for r in rows)
-                    pos = sum(r[2] for r in rows)
-                    micro = prf(tp, sel, pos)
-                    per_t = [prf(*r) for r in rows]
-                    macro = tuple(mean_defined([x[i] for x in per_t]) for i in range(3))
-                    for average, expected in (("micro", micro), ("macro", macro)):
-                        row = curves[(level, average, w, theta, model)]
-                        got_prf = (row["precision"], row["recall"], row["f1"])
-                        assert all(close(g, x) for g, x in zip(got_prf, expected, strict=True)), (
-                            level,
-                            average,
-                            w,
-                            theta,
-                            model,
-                            got_prf,
-                            expected,
-                        )
-                        assert close(row["tp"], tp) and close(row["fp"], sel - tp)
-                        assert close(row["fn"], pos - tp)
-                        if model in ("hacs", "posterior"):
-                            f1_by_average.setdefault(f"{average} {model}", []).append(expected[2])
-            for key, f1s in f1_by_average.items():
-                average, selecting = key.split()
-                defined = [(f, j) for j, f in enumerate(f1s) if f is not None]
-                best = max(defined, key=lambda x: (x[0], -x[1]))[1] if defined else None
-                # θ̂: HACS's for HACS, Random and Brute Force; the posterior's own for it.
-                models = (
-                    ("posterior",)
-                    if selecting == "posterior"
-                    else ("hacs", "random", "brute_force")
-                )
+
+def test_evaluate_curves_match_the_slow_reference(engine_case: EngineCase) -> None:
+    # Micro and macro averaging, every θ and model.
+    curves = engine_case.rows("curves", "level", "average", "w_weeks", "theta", "model")
+    for level, by_w in engine_case.slow.items():
+        for w, slow_points in by_w.items():
+            for (average, j, model), (tp, sel, pos, expected) in slow_curves(slow_points).items():
+                row = curves[(level, average, w, DEFAULT_THETAS[j], model)]
+                got_prf = (row["precision"], row["recall"], row["f1"])
+                where = (level, average, w, DEFAULT_THETAS[j], model, got_prf, expected)
+                assert all(close(g, x) for g, x in zip(got_prf, expected, strict=True)), where
+                assert close(row["tp"], tp) and close(row["fp"], sel - tp)
+                assert close(row["fn"], pos - tp)
+
+
+def best_theta(curves: SlowCurves, average: str, model: str) -> int | None:
+    """The index of the θ with the best defined F1, ties to the smaller θ; None if none is."""
+    f1s = [curves[(average, j, model)][3][2] for j in range(len(DEFAULT_THETAS))]
+    defined = [(f, j) for j, f in enumerate(f1s) if f is not None]
+    return max(defined, key=lambda x: (x[0], -x[1]))[1] if defined else None
+
+
+def test_evaluate_theta_hat_matches_the_slow_reference(engine_case: EngineCase) -> None:
+    curves = engine_case.rows("curves", "level", "average", "w_weeks", "theta", "model")
+    table = engine_case.rows("table", "level", "average", "w_weeks", "model")
+    # θ̂: HACS's for HACS, Random and Brute Force; the posterior's own for it.
+    takers = {"hacs": ("hacs", "random", "brute_force"), "posterior": ("posterior",)}
+    for level, by_w in engine_case.slow.items():
+        for w, slow_points in by_w.items():
+            expected = slow_curves(slow_points)
+            for average, (selecting, models) in itertools.product(
+                ("micro", "macro"), takers.items()
+            ):
+                best = best_theta(expected, average, selecting)
                 for model in models:
                     row = table[(level, average, w, model)]
                     if best is None:
@@ -226,7 +261,13 @@ def test_evaluate_matches_the_slow_reference(seed: int, method: str, fraction: f
                     curve = curves[(level, average, w, DEFAULT_THETAS[best], model)]
                     assert row["f1"] == curve["f1"] and row["precision"] == curve["precision"]
 
-            # Means over t of the ranking metrics.
+
+def test_evaluate_ranking_means_match_the_slow_reference(engine_case: EngineCase) -> None:
+    # Means over t of the ranking metrics.
+    pak = engine_case.rows("pak", "level", "w_weeks", "model")
+    budget = engine_case.rows("budget", "level", "w_weeks", "model")
+    for level, by_w in engine_case.slow.items():
+        for w, slow_points in by_w.items():
             for model in RANKING_MODELS:
                 assert close(
                     pak[(level, w, model)]["weighted_p_at_k"],

@@ -5,6 +5,7 @@ expectation against seeded simulation — P and R at a θ (Evaluation 1), weight
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
@@ -12,11 +13,56 @@ import pytest
 from hacs.evaluation import DEFAULT_THETAS, evaluate, reference_points
 from tests.hacs.evaluation._helpers import random_history, table_of
 from tests.hacs.evaluation._slow import (
+    SlowSite,
     slow_budget,
     slow_discount,
     slow_weighted_p_at_k,
     slow_window,
 )
+
+
+@dataclass
+class RandomDraws:
+    """One window's metrics under ``draws`` random orders, one value a draw where defined."""
+
+    tp: list[int] = field(default_factory=list)
+    precision: list[float] = field(default_factory=list)
+    recall: list[float] = field(default_factory=list)
+    pak: list[float] = field(default_factory=list)
+    ndcg: list[float] = field(default_factory=list)
+    rate: list[float] = field(default_factory=list)
+
+
+def draw_random_orders(
+    sites: dict[int, SlowSite], sim: np.random.Generator, draws: int, theta: float
+) -> RandomDraws:
+    universe = sorted(sites)
+    positives = [u for u in universe if math.isfinite(sites[u].first_update)]
+    pos_set = set(positives)
+    expected = sorted(positives, key=lambda u: (sites[u].first_update, u))
+    d = sum(sites[u].probability >= theta for u in universe)
+    k = slow_budget(len(universe), 0.2) if universe else 0
+    idcg = sum(slow_discount(i) for i in range(1, min(k, len(positives)) + 1))
+    out = RandomDraws()
+    for _ in range(draws):
+        order = [universe[i] for i in sim.permutation(len(universe))]
+        tp = sum(u in pos_set for u in order[:d])
+        out.tp.append(tp)
+        if d:
+            out.precision.append(tp / d)
+        if positives:
+            out.recall.append(tp / len(positives))
+            out.pak.append(slow_weighted_p_at_k(order, expected))
+            out.ndcg.append(
+                sum(slow_discount(i) for i, u in enumerate(order[:k], 1) if u in pos_set) / idcg
+            )
+        if universe:
+            out.rate.append(sum(u in pos_set for u in order[:k]) / k)
+    return out
+
+
+def mean_of_means(samples: list[list[float]]) -> float:
+    return float(np.mean([np.mean(s) for s in samples if s]))
 
 
 def test_random_expectations_match_simulation() -> None:
@@ -33,56 +79,29 @@ def test_random_expectations_match_simulation() -> None:
     ]
     draws = 4000
     sim = np.random.default_rng(11)
-    theta_j = 3  # θ = 0.3
-    tp_sum = 0.0
-    precision: list[list[float]] = []
-    recall: list[list[float]] = []
-    pak: list[list[float]] = []
-    ndcg: list[list[float]] = []
-    rate: list[list[float]] = []
-    for sites in windows:
-        universe = sorted(sites)
-        positives = [u for u in universe if math.isfinite(sites[u].first_update)]
-        pos_set = set(positives)
-        expected = sorted(positives, key=lambda u: (sites[u].first_update, u))
-        d = sum(sites[u].probability >= DEFAULT_THETAS[theta_j] for u in universe)
-        k = slow_budget(len(universe), 0.2) if universe else 0
-        idcg = sum(slow_discount(i) for i in range(1, min(k, len(positives)) + 1))
-        ps, rs, pks, ns, cs = [], [], [], [], []
-        for _ in range(draws):
-            order = [universe[i] for i in sim.permutation(len(universe))]
-            tp = sum(u in pos_set for u in order[:d])
-            tp_sum += tp / draws
-            if d:
-                ps.append(tp / d)
-            if positives:
-                rs.append(tp / len(positives))
-                pks.append(slow_weighted_p_at_k(order, expected))
-                ns.append(
-                    sum(slow_discount(i) for i, u in enumerate(order[:k], 1) if u in pos_set) / idcg
-                )
-            if universe:
-                cs.append(sum(u in pos_set for u in order[:k]) / k)
-        precision.append(ps)
-        recall.append(rs)
-        pak.append(pks)
-        ndcg.append(ns)
-        rate.append(cs)
-
-    def mean_of_means(samples: list[list[float]]) -> float:
-        return float(np.mean([np.mean(s) for s in samples if s]))
+    theta = DEFAULT_THETAS[3]  # θ = 0.3
+    found = [draw_random_orders(sites, sim, draws, theta) for sites in windows]
+    tp_sum = sum(tp / draws for window in found for tp in window.tp)
 
     curves = {(r["average"], r["theta"]): r for r in result["curves"] if r["model"] == "random"}
-    micro = curves[("micro", DEFAULT_THETAS[theta_j])]
+    micro = curves[("micro", theta)]
     assert micro["tp"] == pytest.approx(tp_sum, rel=0.03)
-    macro = curves[("macro", DEFAULT_THETAS[theta_j])]
-    assert macro["precision"] == pytest.approx(mean_of_means(precision), rel=0.03)
-    assert macro["recall"] == pytest.approx(mean_of_means(recall), rel=0.03)
+    macro = curves[("macro", theta)]
+    assert macro["precision"] == pytest.approx(
+        mean_of_means([w.precision for w in found]), rel=0.03
+    )
+    assert macro["recall"] == pytest.approx(mean_of_means([w.recall for w in found]), rel=0.03)
     (pak_row,) = [r for r in result["pak"] if r["model"] == "random"]
-    assert pak_row["weighted_p_at_k"] == pytest.approx(mean_of_means(pak), rel=0.03)
+    assert pak_row["weighted_p_at_k"] == pytest.approx(
+        mean_of_means([w.pak for w in found]), rel=0.03
+    )
     (budget_row,) = [r for r in result["budget"] if r["model"] == "random"]
-    assert budget_row["ndcg_at_k"] == pytest.approx(mean_of_means(ndcg), rel=0.03)
-    assert budget_row["change_rate_at_k"] == pytest.approx(mean_of_means(rate), rel=0.03)
+    assert budget_row["ndcg_at_k"] == pytest.approx(
+        mean_of_means([w.ndcg for w in found]), rel=0.03
+    )
+    assert budget_row["change_rate_at_k"] == pytest.approx(
+        mean_of_means([w.rate for w in found]), rel=0.03
+    )
 
 
 def test_random_budget_metrics_by_hand() -> None:

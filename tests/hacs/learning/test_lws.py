@@ -10,12 +10,14 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
+from hacs.evaluation import ObservationTable
 from hacs.learning.lws import (
     DORMANT_ALPHA,
     FEATURES,
     INTERVAL_RANGE_DAYS,
     WINDOW_DAYS,
     LwsModel,
+    Timelines,
     evaluation_scorer,
     fit_lws,
     lws_features,
@@ -434,59 +436,63 @@ def test_table_timelines_follow_rules_3_and_4_per_site() -> None:
         assert found.flags[a:b].tolist() == [expected[(o.page, o.index)] for o in mine]
 
 
-def test_the_evaluation_scorer_uses_only_what_was_known_at_t() -> None:
-    from hacs.evaluation import ObservationTable
-
-    model, _, _ = train(seed=3, n_sites=120)
-    rng = np.random.default_rng(8)
+def random_observation_table(rng: np.random.Generator, n_sites: int) -> ObservationTable:
+    """Up to 30 observations of each site's single page over 300 days, 40 % of them updates."""
     site, time = [], []
-    for s in range(20):
+    for s in range(n_sites):
         moments = np.sort(rng.uniform(0, 300, int(rng.integers(0, 30))))
         site += [s] * moments.size
         time += moments.tolist()
-    size = len(site)
     order = np.lexsort((np.array(time), np.array(site)))
     site_a = np.array(site)[order]
-    index = np.concatenate([np.arange(np.count_nonzero(site_a == s)) for s in range(20)])
-    floors = np.where(rng.random(size) < 0.4, -1, index - 1)
-    table = ObservationTable(
+    index = np.concatenate([np.arange(np.count_nonzero(site_a == s)) for s in range(n_sites)])
+    floors = np.where(rng.random(len(site)) < 0.4, -1, index - 1)
+    return ObservationTable(
         site=site_a,
         page=site_a,
         time=np.array(time)[order],
         page_index=index,
         link_floor=np.minimum(floors, index),
-        n_sites=20,
+        n_sites=n_sites,
     )
+
+
+def slow_scores_at(model: LwsModel, full: Timelines, t: float, n_sites: int) -> np.ndarray:
+    """Slowly: cut every site's timeline at t and score what is left."""
+    times: list[float] = []
+    flags: list[bool] = []
+    pages: list[int] = []
+    links: list[int] = []
+    offsets, last = [0], []
+    for s in range(n_sites):
+        a, b = int(full.offsets[s]), int(full.offsets[s + 1])
+        kept = [i for i in range(a, b) if full.times[i] <= t]
+        times += [float(full.times[i]) for i in kept]
+        flags += [bool(full.flags[i]) for i in kept]
+        pages += [int(full.page[i]) for i in kept]
+        links += [int(full.new_links[i]) for i in kept]
+        offsets.append(len(times))
+        last.append(times[-1] if kept else -math.inf)
+    return lws_scores(
+        model,
+        np.array(times),
+        np.array(flags, dtype=bool),
+        np.array(offsets),
+        np.array(last),
+        t,
+        7.0,
+        new_links=np.array(links),
+        page=np.array(pages),
+    )
+
+
+def test_the_evaluation_scorer_uses_only_what_was_known_at_t() -> None:
+    model, _, _ = train(seed=3, n_sites=120)
+    table = random_observation_table(np.random.default_rng(8), n_sites=20)
     scorer = evaluation_scorer(model, table, e_days=7.0)
     full = table_timelines(table)
     for t in (50.0, 150.0, 299.0):
         sites = np.arange(20)
-        got = scorer(t, sites, {})
-        # Slowly: cut every site's timeline at t and score what is left.
-        times: list[float] = []
-        flags: list[bool] = []
-        pages: list[int] = []
-        links: list[int] = []
-        offsets, last = [0], []
-        for s in range(20):
-            a, b = int(full.offsets[s]), int(full.offsets[s + 1])
-            kept = [i for i in range(a, b) if full.times[i] <= t]
-            times += [float(full.times[i]) for i in kept]
-            flags += [bool(full.flags[i]) for i in kept]
-            pages += [int(full.page[i]) for i in kept]
-            links += [int(full.new_links[i]) for i in kept]
-            offsets.append(len(times))
-            last.append(times[-1] if kept else -math.inf)
-        expected = lws_scores(
-            model,
-            np.array(times),
-            np.array(flags, dtype=bool),
-            np.array(offsets),
-            np.array(last),
-            t,
-            7.0,
-            new_links=np.array(links),
-            page=np.array(pages),
-        )
-        assert np.array_equal(got, expected)
+        expected = slow_scores_at(model, full, t, n_sites=20)
+        assert np.array_equal(scorer(t, sites, {}), expected)
         assert np.array_equal(scorer(t, sites[::3], {}), expected[::3])
