@@ -63,7 +63,7 @@ def daily_run_claim(*, day: date, now: datetime | None = None) -> JobRun | None:
     return JobRun.claim(
         key=daily_key(day),
         kind=JobRecord.Kind.DAILY,
-        label=f"Daily run {day}: the crawl list and its hand-offs",
+        label=f"{day}: the crawl list and its hand-offs",
         queue="daily",
         again=_again(now or timezone.now()),
         now=now or timezone.now(),

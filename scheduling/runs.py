@@ -59,6 +59,8 @@ def stored_run_job(run: StoredRun, job: JobRun | None = None) -> Iterator[JobRun
     The job ends finished, or failed with the exception the block raises (raised again); the
     run's ``job`` is the job's record as it ended."""
     if job is not None:
+        if run.job_id != job.record.pk:
+            type(run)._default_manager.filter(pk=run.pk).update(job=job.record)
         run.job = job.record
         yield job
         return

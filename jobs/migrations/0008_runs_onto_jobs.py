@@ -76,7 +76,7 @@ def _daily_run_onto_job(JobRecord: Any, run: Any) -> None:
     daily = JobRecord.objects.filter(key=key).first() or _new_job(
         JobRecord,
         kind="daily",
-        label=f"Daily run {run.date}: the crawl list and its hand-offs",
+        label=f"{run.date}: the crawl list and its hand-offs",
         queue="daily",
         key=key,
         created_at=run.started_at,
