@@ -9,7 +9,10 @@ sites failed with it; this app, the lowest layer, knows no sites).
 
 * ``JobRun.resume(record_id)`` runs an RQ job, whose record ``job_enqueue`` made.
 * ``JobRun.start(kind=…, queue=…)`` makes the record of work run in place: a command in a
-  terminal ("terminal"), a hand-off from a page ("web"), the daily run ("daily").
+  terminal ("terminal"), a hand-off from a page ("web"), the daily run's steps ("daily"),
+  optionally keyed (``key``) and as a step of another job (``parent``).
+* ``JobRun.claim(key=…)`` runs the job a key names once however many callers ask (the daily
+  run, ``daily:<date>``): a new record, or a failed or dead one taken over, one attempt more.
 
 Its progress is one type for every reader: ``set_total``, ``advance``, ``fail_item``,
 ``add_items``, ``fraction`` for work measured in percent, and the archive pipeline's two

@@ -228,6 +228,13 @@ def test_the_crawl_list_page_without_lists_says_when_the_daily_job_builds_one(
     assert f"builds the day's list at 06:45 UTC on {following.day} {following:%b %Y}" in page
 
 
+def second_crawler(tmp_path: Path) -> HandOff:
+    (tmp_path / "second" / "action").mkdir(parents=True)
+    return HandOff.objects.create(
+        name="Second crawler", kind=HandOff.Kind.HERITRIX_ACTION, job_dir=str(tmp_path / "second")
+    )
+
+
 def test_a_run_whose_worker_stopped_while_handing_off_is_finished_by_the_catch_up(
     settings: Any, collection: None, heritrix: HandOff, tmp_path: Path, monkeypatch: Any
 ) -> None:
@@ -235,14 +242,11 @@ def test_a_run_whose_worker_stopped_while_handing_off_is_finished_by_the_catch_u
     hand-off's interrupted, and the next catch-up sends that hand-off, not the first one
     again, and stores no second list."""
     import handoff.services
-    from jobs.runner import JobRun, job_records_sweep
+    from jobs.runner import job_records_sweep
 
     settings.HACS_THETA = 0.0
     settings.HACS_DAILY_CRAWL_LIST_CRON = "0 5 * * *"
-    (tmp_path / "second" / "action").mkdir(parents=True)
-    second = HandOff.objects.create(
-        name="Second crawler", kind=HandOff.Kind.HERITRIX_ACTION, job_dir=str(tmp_path / "second")
-    )
+    second = second_crawler(tmp_path)
     deliver = handoff.services.hand_off_deliver
 
     def stop_at_the_second(*, hand_off: HandOff, **kwargs: Any) -> Any:

@@ -21,13 +21,14 @@ T = datetime(2026, 11, 20, 5, 0, tzinfo=UTC)
 
 def _old_rows(apps: Any) -> dict[str, Any]:
     """A history as the previous version stored it."""
+    return {**_old_stored_runs(apps), **_old_daily_and_hand_offs(apps)}
+
+
+def _old_stored_runs(apps: Any) -> dict[str, Any]:
+    """Evaluation and learning runs with statuses of their own."""
     Job = apps.get_model("jobs", "JobRecord")
     Evaluation = apps.get_model("scheduling", "EvaluationRun")
     Learned = apps.get_model("scheduling", "LearnedScorer")
-    Daily = apps.get_model("scheduling", "DailyRun")
-    CrawlList = apps.get_model("scheduling", "CrawlList")
-    HandOff = apps.get_model("handoff", "HandOff")
-    HandOffRun = apps.get_model("handoff", "HandOffRun")
     period = {"start": date(2017, 1, 1), "end": date(2017, 6, 1)}
     rows: dict[str, Any] = {}
     # A run made in a terminal before runs had jobs: done in 90 s, no job.
@@ -62,13 +63,22 @@ def _old_rows(apps: Any) -> dict[str, Any]:
         parameters={},
         **period,
     )
-    listed = CrawlList.objects.create(
+    return rows
+
+
+def _old_daily_and_hand_offs(apps: Any) -> dict[str, Any]:
+    """A daily run that failed on its second attempt, and three hand-off runs of its list."""
+    Job = apps.get_model("jobs", "JobRecord")
+    HandOff = apps.get_model("handoff", "HandOff")
+    HandOffRun = apps.get_model("handoff", "HandOffRun")
+    listed = apps.get_model("scheduling", "CrawlList").objects.create(
         date=date(2026, 11, 20), history_days=1095, e_days=1.0, is_daily=True
     )
     step = Job.objects.create(
         rq_id="hand-1", kind="hand_off", queue="daily", status="finished", finished_at=T
     )
-    rows["daily"] = Daily.objects.create(
+    rows: dict[str, Any] = {}
+    rows["daily"] = apps.get_model("scheduling", "DailyRun").objects.create(
         date=date(2026, 11, 20),
         status="failed",
         attempts=2,

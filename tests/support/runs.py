@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from django.utils import timezone
 
+from handoff.models import HandOffRun
 from jobs.models import JobRecord
 from scheduling.models import StoredRun
 
@@ -60,3 +61,17 @@ def stored_run(
     run_model.objects.filter(pk=run.pk).update(job=job)
     run.job = job
     return run
+
+
+def hand_off_run_sent(**fields: Any) -> HandOffRun:
+    """A hand-off run that sent its sites: its job finished."""
+    job = JobRecord.objects.create(
+        rq_id=uuid.uuid4().hex,
+        kind=JobRecord.Kind.HAND_OFF,
+        queue="terminal",
+        status=JobRecord.Status.FINISHED,
+        total=1,
+        done=1,
+        finished_at=timezone.now(),
+    )
+    return HandOffRun.objects.create(job=job, **fields)
