@@ -33,8 +33,11 @@ class HandOffAdmin(admin.ModelAdmin):
 
 @admin.register(HandOffRun)
 class HandOffRunAdmin(admin.ModelAdmin):
+    """What each hand-off sent; how it ended is its job's (``status`` reads it)."""
+
     list_display = ["hand_off", "crawl_list", "status", "sites", "created_by", "created_at"]
-    list_filter = ["status", "hand_off"]
+    list_filter = ["job__status", "hand_off"]
+    list_select_related = ["hand_off", "crawl_list", "job", "created_by"]
     readonly_fields = [
         "hand_off",
         "crawl_list",

@@ -36,6 +36,7 @@ from handoff.trust import (
     credential_variable_problem,
     job_dir_problem,
 )
+from jobs.models import JobRecord
 from scheduling.models import Level
 
 
@@ -210,7 +211,8 @@ class HandOff(models.Model):
 
 
 class HandOffRun(models.Model):
-    """One hand-off of one list: how many sites went, the steps done, and the outcome."""
+    """One hand-off of one list: how many sites went, the steps done and what was said; how it
+    ended is its job's (the run is made as its job ends, in one transaction)."""
 
     class Status(models.TextChoices):
         SENT = "sent", "Sent"
@@ -224,7 +226,6 @@ class HandOffRun(models.Model):
     job = models.OneToOneField(
         "jobs.JobRecord", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    status = models.CharField(max_length=10, choices=Status.choices)
     sites = models.PositiveIntegerField(default=0)
     # The steps that were done, in order, each a short sentence (a failed step is not among them).
     steps = models.JSONField(default=list, blank=True)
@@ -240,6 +241,17 @@ class HandOffRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hand_off} {self.created_at:%Y-%m-%d %H:%M}: {self.get_status_display()}"
+
+    @property
+    def status(self) -> str:
+        """How the hand-off ended, read from its job: failed when the job failed (or was
+        interrupted, or is gone), else sent, or nothing to send when no site went."""
+        if self.job is None or self.job.status not in JobRecord.DONE:
+            return self.Status.FAILED
+        return self.Status.SENT if self.sites else self.Status.EMPTY
+
+    def get_status_display(self) -> str:
+        return str(self.Status(self.status).label)
 
 
 class FollowedCrawl(models.Model):

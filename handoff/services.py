@@ -2,15 +2,15 @@
 
 ``hand_off_run`` is what the daily job, the ``hand_off`` command and the Crawl list page call:
 it sends the list's URLs (at the hand-off's level; with a tag, only the sites carrying it; in
-rank order) the hand-off's way, and records the outcome twice: a ``HandOffRun`` (the steps done,
-shown beside the list) and a ``JobRecord`` of kind ``hand_off`` (counts and error, shown on the
-Jobs page). It never raises for a failed hand-off, so one failing crawler never stops another.
+rank order) the hand-off's way, as a ``JobRecord`` of kind ``hand_off`` (its status, counts and
+error, shown on the Jobs page), and keeps what was sent as a ``HandOffRun`` (the sites, the
+steps done and the crawler's answer, shown beside the list), made as the job ends. It never
+raises for a failed hand-off, so one failing crawler never stops another.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -25,6 +25,7 @@ from handoff.models import FollowedCrawl, HandOff, HandOffRun
 from jobs.models import JobRecord
 from jobs.runner import JobRun
 from scheduling.crawl_lists import crawl_list_seed_urls
+from scheduling.daily import daily_key
 from scheduling.models import CrawlList
 
 logger = logging.getLogger(__name__)
@@ -78,13 +79,13 @@ def hand_off_run(
     crawl_list: CrawlList,
     user: Any = None,
     queue: str = "terminal",
-    started: Callable[[JobRecord], object] | None = None,
+    parent: JobRecord | None = None,
 ) -> HandOffRun:
     """Hand the list off now and record the outcome; never raises for a failed hand-off.
 
     ``queue`` names where it ran on the Jobs page ("daily", "terminal", "web"); none is an RQ
-    queue, because the hand-off runs in place rather than through one. ``started`` is called
-    with the job record once it is running (the daily run follows its hand-offs that way). The
+    queue, because the hand-off runs in place rather than through one. ``parent`` is the job
+    the hand-off is a step of (the daily run's). The
     record keeps its lease while the crawler is being reached, so that only a hand-off whose
     process stopped is marked interrupted.
     """
@@ -93,10 +94,8 @@ def hand_off_run(
     label = f"{hand_off.name}{tag}: list {crawl_list.pk} for {crawl_list.date} to {hand_off.target}"
     # The lease is kept while the crawler is being reached (in a worker, a request or a terminal).
     with JobRun.start(
-        kind=JobRecord.Kind.HAND_OFF, label=label, queue=queue, total=1, user=user
+        kind=JobRecord.Kind.HAND_OFF, label=label, queue=queue, total=1, user=user, parent=parent
     ) as job:
-        if started is not None:
-            started(job.record)
         status, sent, steps, message, crawl_id = _hand_off_send(hand_off, crawl_list, urls)
         failed = status == HandOffRun.Status.FAILED
         job.advance(0 if failed else 1, sites=sent, steps=len(steps))
@@ -107,7 +106,6 @@ def hand_off_run(
                 hand_off=hand_off,
                 crawl_list=crawl_list,
                 job=job.record,
-                status=status,
                 sites=sent,
                 steps=steps,
                 message=message,
@@ -158,7 +156,7 @@ def _hand_off_send(
 
 
 def hand_offs_run_daily(
-    *, crawl_list: CrawlList, started: Callable[[JobRecord], object] | None = None
+    *, crawl_list: CrawlList, parent: JobRecord | None = None
 ) -> list[HandOffRun]:
     """The daily run's hand-offs: every enabled hand-off at the list's level that has not yet
     taken a daily list of that date, one after the other; a failing one is recorded and the
@@ -166,7 +164,7 @@ def hand_offs_run_daily(
     stopped one had not sent (a hand-off stopped while sending is sent again), and nothing twice.
     """
     done = HandOffRun.objects.filter(
-        job__queue="daily", crawl_list__date=crawl_list.date, crawl_list__level=crawl_list.level
+        job__parent__key=daily_key(crawl_list.date), crawl_list__level=crawl_list.level
     ).values("hand_off")
     hand_offs = (
         HandOff.objects.filter(enabled=True, level=crawl_list.level)
@@ -174,7 +172,7 @@ def hand_offs_run_daily(
         .select_related("tag")
     )
     return [
-        hand_off_run(hand_off=h, crawl_list=crawl_list, queue="daily", started=started)
+        hand_off_run(hand_off=h, crawl_list=crawl_list, queue="daily", parent=parent)
         for h in hand_offs
     ]
 
@@ -196,5 +194,5 @@ def hand_offs_at_level(level: str) -> list[HandOffRow]:
         .annotate(last_run_id=Subquery(newest.values("pk")[:1]))
     )
     ids = [h.last_run_id for h in hand_offs if h.last_run_id is not None]  # type: ignore[attr-defined]
-    runs = HandOffRun.objects.select_related("crawl_list").in_bulk(ids)
+    runs = HandOffRun.objects.select_related("crawl_list", "job").in_bulk(ids)
     return [HandOffRow(h, runs.get(h.last_run_id)) for h in hand_offs]  # type: ignore[attr-defined]

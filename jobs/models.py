@@ -21,6 +21,7 @@ class JobRecord(models.Model):
         CRAWL_LIST = "crawl_list", "Crawl list"
         HAND_OFF = "hand_off", "Hand-off"
         READ_BACK = "read_back", "Crawl read-back"
+        DAILY = "daily", "Daily run"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -36,8 +37,19 @@ class JobRecord(models.Model):
     # sites to be marked failed).
     IMPORTING = (Kind.IMPORT, Kind.READ_BACK)
     ENDED = (Status.FINISHED, Status.PARTIAL, Status.FAILED)
+    # A job that did its work (some items may have failed).
+    DONE = (Status.FINISHED, Status.PARTIAL)
 
     rq_id = models.CharField("RQ job id", max_length=64, unique=True)
+    # What the job is the run of, when it is one of a kind that must run once: ``daily:<date>``
+    # (the morning's run), ``evaluate:<run>``, ``learn:<scorer>``; empty for ad-hoc jobs.
+    key = models.CharField(max_length=100, null=True, blank=True, unique=True)
+    # The job this one is a step of (the morning's list and hand-offs are the daily job's).
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
+    )
+    # How many times the job was started (a failed daily run is claimed again a few times).
+    attempts = models.PositiveSmallIntegerField(default=1)
     kind = models.CharField(max_length=12, choices=Kind.choices)
     label = models.CharField(max_length=300, blank=True)
     queue = models.CharField(max_length=40)

@@ -9,7 +9,10 @@ sites failed with it; this app, the lowest layer, knows no sites).
 
 * ``JobRun.resume(record_id)`` runs an RQ job, whose record ``job_enqueue`` made.
 * ``JobRun.start(kind=…, queue=…)`` makes the record of work run in place: a command in a
-  terminal ("terminal"), a hand-off from a page ("web"), the daily run ("daily").
+  terminal ("terminal"), a hand-off from a page ("web"), the daily run's steps ("daily"),
+  optionally keyed (``key``) and as a step of another job (``parent``).
+* ``JobRun.claim(key=…)`` runs the job a key names once however many callers ask (the daily
+  run, ``daily:<date>``): a new record, or a failed or dead one taken over, one attempt more.
 
 Its progress is one type for every reader: ``set_total``, ``advance``, ``fail_item``,
 ``add_items``, ``fraction`` for work measured in percent, and the archive pipeline's two
@@ -34,15 +37,15 @@ import threading
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Protocol
 
 import django_rq
 import redis
 from django.conf import settings
-from django.db import DatabaseError, OperationalError, connections, transaction
-from django.db.models import Q
+from django.db import DatabaseError, IntegrityError, OperationalError, connections, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 from rq.exceptions import AbandonedJobError
 from rq.job import JobStatus
@@ -129,12 +132,56 @@ class JobRun:
         items: Sequence[int] = (),
         user: Any = None,
         on_stop: StopHook | None = None,
+        key: str | None = None,
+        parent: JobRecord | None = None,
     ) -> JobRun:
         """The run of work done in place, with a new record: ``queue`` says where it runs
         ("terminal", "web", "daily"; none is an RQ queue); ``items`` are the sites it works
-        on, found and marked if it stops."""
-        new = {"kind": kind, "label": label, "queue": queue, "total": total, "user": user}
+        on, found and marked if it stops; ``key`` what it is the run of, ``parent`` the job it
+        is a step of."""
+        new = {
+            "kind": kind,
+            "label": label,
+            "queue": queue,
+            "total": total,
+            "user": user,
+            "key": key,
+            "parent": parent,
+        }
         return cls(new=new, items=items, on_stop=on_stop, thread=True)
+
+    @classmethod
+    def claim(
+        cls, *, key: str, kind: str, label: str, queue: str, again: Q, now: datetime
+    ) -> JobRun | None:
+        """The run of the job ``key`` names if this caller may make it: a new record, or the
+        record taken over when ``again`` selects it (failed, or dead), one attempt more; None
+        when another caller has it or it is done. Of two callers, only one gets it."""
+        if not JobRecord.objects.filter(key=key).exists():
+            try:
+                with transaction.atomic():
+                    record = job_record_create(kind=kind, label=label, queue=queue, key=key)
+                    claimed = {"status": JobRecord.Status.RUNNING, "heartbeat_at": now}
+                    JobRecord.objects.filter(pk=record.pk).update(started_at=now, **claimed)
+            except IntegrityError:  # another caller inserted it first
+                pass
+            else:
+                return cls(record.pk, thread=True)
+        # One UPDATE: of two callers taking over the same record, only one changes a row.
+        taken = JobRecord.objects.filter(again, key=key).update(
+            status=JobRecord.Status.RUNNING,
+            attempts=F("attempts") + 1,
+            started_at=now,
+            heartbeat_at=now,
+            finished_at=None,
+            error="",
+            done=0,
+            counts={},
+            failures=[],
+        )
+        if not taken:
+            return None
+        return cls(JobRecord.objects.get(key=key).pk, thread=True)
 
     # The way in and out.
 

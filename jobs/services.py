@@ -189,6 +189,7 @@ def job_enqueue(
     user: Any = None,
     total: int = 0,
     on_failure: Callable[..., Any] | None = None,
+    key: str | None = None,
 ) -> JobRecord:
     """Record a job and hand it to RQ once the surrounding transaction commits.
 
@@ -197,12 +198,12 @@ def job_enqueue(
     Raises ``QueueUnavailable`` (and records nothing) when Redis cannot be reached.
     ``on_failure``, when given, is RQ's failure callback instead of
     ``jobs.callbacks.job_record_failure``; it marks the record through
-    ``jobs.runner.job_rq_failed`` as that one does.
+    ``jobs.runner.job_rq_failed`` as that one does. ``key`` names what the job is the run of.
     """
     problem = queue_problem()
     if problem:
         raise QueueUnavailable(problem)
-    record = job_record_create(kind=kind, label=label, user=user, total=total)
+    record = job_record_create(kind=kind, label=label, user=user, total=total, key=key)
     queue = django_rq.get_queue(record.queue)
 
     def _enqueue() -> None:
@@ -229,15 +230,25 @@ def job_enqueue(
 
 
 def job_record_create(
-    *, kind: str, label: str = "", user: Any = None, total: int = 0, queue: str | None = None
+    *,
+    kind: str,
+    label: str = "",
+    user: Any = None,
+    total: int = 0,
+    queue: str | None = None,
+    key: str | None = None,
+    parent: JobRecord | None = None,
 ) -> JobRecord:
-    """A queued job's record (``job_enqueue``'s; ``JobRun.start`` makes one to run at once)."""
+    """A queued job's record (``job_enqueue``'s; ``JobRun.start`` makes one to run at once).
+    ``key`` names what the job is the run of (unique: an ``IntegrityError`` when taken)."""
     return JobRecord.objects.create(
         rq_id=uuid.uuid4().hex,
         kind=kind,
         label=label[:300],
         queue=queue or QUEUE_FOR_KIND[JobRecord.Kind(kind)],
         total=total,
+        key=key,
+        parent=parent,
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )
 

@@ -4,8 +4,9 @@ then hand it to every enabled hand-off at its level (``handoff``).
 It runs once per date (``scheduling.daily`` claims the date): at ``HACS_DAILY_CRAWL_LIST_CRON``,
 or, when that hour passed while HACS was down or not yet started, at the next catch-up
 (:func:`daily_catch_up`, every few minutes), so that a librarian never finds the morning's list
-missing because of a restart. Each hand-off ends with its own job record; one that fails (a
-crawler down, a directory gone) leaves the stored list and the other hand-offs as they are. A
+missing because of a restart. The run is the job keyed ``daily:<date>``; building the list and
+each hand-off are its child jobs, and one hand-off that fails (a crawler down, a directory
+gone) leaves the stored list and the other hand-offs as they are. A
 run whose worker stopped, while building the list or while handing it off, is taken over by
 the next catch-up, which sends only the hand-offs not yet sent.
 """
@@ -23,13 +24,7 @@ from django.utils import timezone
 from hacs import clock
 from hacs_site.clock import today
 from handoff.services import hand_offs_run_daily
-from scheduling.daily import (
-    daily_list_build,
-    daily_run_claim,
-    daily_run_finish,
-    daily_run_follow,
-    daily_run_open,
-)
+from scheduling.daily import daily_list_build, daily_run_claim, daily_run_open
 
 logger = logging.getLogger(__name__)
 
@@ -40,17 +35,11 @@ def daily_crawl_list_and_hand_offs() -> int | None:
     run = daily_run_claim(day=today())
     if run is None:
         return None
-    try:
-        crawl_list = daily_list_build(run=run)
+    with run:
+        crawl_list = daily_list_build(run=run.record)
         # Each hand-off records its own outcome (a failed one can be repeated from the Crawl
-        # list page); the run follows them, so that one stopped half-way is taken over.
-        hand_offs_run_daily(
-            crawl_list=crawl_list, started=lambda job: daily_run_follow(run=run, job=job)
-        )
-    except Exception as error:
-        daily_run_finish(run=run, error=f"{type(error).__name__}: {error}")
-        raise
-    daily_run_finish(run=run, crawl_list=crawl_list)
+        # list page) as a step of the run, so that one stopped half-way is taken over.
+        hand_offs_run_daily(crawl_list=crawl_list, parent=run.record)
     return crawl_list.pk
 
 

@@ -31,6 +31,7 @@ from archive.pipeline import (
     sites_finish,
 )
 from archive.plan import refresh_plan
+from archive.status import sites_import_status
 from archive.wayback import ArchiveConfig
 from hacs.formats.queries import CdxQuery
 from jobs.models import JobRecord
@@ -67,7 +68,7 @@ def import_sites(
     """Fan a seed list out, all reporting to this record: one ``import_site`` job per site not
     yet read from the archive (its whole history), and one per host group, or per few hosts of
     single seeds, for the sites a refresh brings up to date (``import_chunks``)."""
-    Site.objects.filter(pk__in=site_ids).update(import_status=Site.ImportStatus.QUEUED)
+    sites_import_status(site_ids, Site.ImportStatus.QUEUED)
     # Elapsed time runs from here, not from the first site's end.
     with JobRun.resume(record_id) as run:
         run.fan_out(site_ids)

@@ -50,7 +50,7 @@ from handoff.browsertrix_readback import (
 )
 from handoff.crawl_yield import list_yields_update
 from handoff.heritrix_readback import heritrix_open, heritrix_scan
-from handoff.models import CrawlFile, FollowedCrawl, HandOff, HandOffRun
+from handoff.models import CrawlFile, FollowedCrawl, HandOff
 from jobs.models import JobRecord
 from jobs.runner import JobRun
 from operations.refresh import sites_refresh
@@ -100,7 +100,7 @@ def crawl_read_back(*, now: datetime | None = None) -> int:
 def _read_back_pass(now: datetime) -> int:
     made = 0
     heritrix = HandOff.objects.filter(
-        kind__in=HandOff.HERITRIX, runs__status=HandOffRun.Status.SENT
+        kind__in=HandOff.HERITRIX, runs__sites__gt=0, runs__job__status__in=JobRecord.DONE
     ).distinct()
     for hand_off in heritrix.order_by("pk"):
         made += heritrix_read_back(hand_off) is not None

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from scheduling.models import CrawlList, CrawlListEntry, DailyRun, Estimate, EvaluationRun
+from scheduling.models import CrawlList, CrawlListEntry, Estimate, EvaluationRun
 
 
 @admin.register(Estimate)
@@ -52,29 +52,9 @@ class CrawlListAdmin(admin.ModelAdmin):
 
 @admin.register(EvaluationRun)
 class EvaluationRunAdmin(admin.ModelAdmin):
+    """Evaluation runs and their results; where each stands is its job's (``job``)."""
+
     list_display = ["pk", "status", "progress", "duration_seconds", "created_by", "created_at"]
-    list_filter = ["status"]
-    readonly_fields = ["results"]
-
-
-@admin.register(DailyRun)
-class DailyRunAdmin(admin.ModelAdmin):
-    """The daily job's runs, one a date. Deleting one lets the catch-up make that day's run
-    again (the list, built again or found identical, handed off again): how an admin repeats a
-    morning."""
-
-    list_display = ["date", "status", "attempts", "crawl_list", "started_at", "finished_at"]
-    list_filter = ["status"]
-    readonly_fields = [
-        "date",
-        "status",
-        "attempts",
-        "crawl_list",
-        "job",
-        "started_at",
-        "finished_at",
-        "error",
-    ]
-
-    def has_add_permission(self, request: object) -> bool:
-        return False
+    list_filter = ["job__status"]
+    list_select_related = ["job", "created_by"]
+    readonly_fields = ["results", "job"]

@@ -37,19 +37,18 @@ from datetime import time as clock_time
 from typing import Any
 
 import numpy as np
-from django.utils import timezone
 from numpy.typing import NDArray
 
 from hacs import defaults
 from hacs.clock import to_days
 from hacs.estimators import METHODS
 from hacs.evaluation import DEFAULT_PRIOR_WEEKS, DEFAULT_THETAS, evaluate, interval_distribution
-from jobs.models import JobRecord
-from jobs.runner import job_records_sync_with_rq
+from jobs.runner import JobRun, job_records_sync_with_rq
 from scheduling.learning import learned_for_evaluation, period_from_json
 from scheduling.models import EvaluationRun, Level
 from scheduling.observations import EvaluationTables, evaluation_tables_load
 from scheduling.replays import replay_collection
+from scheduling.runs import stored_run_job
 
 __all__ = [
     "BOTH",
@@ -172,50 +171,42 @@ def evaluation_run_create(*, parameters: Mapping[str, Any], user: Any = None) ->
     checked = RunParameters.from_json(parameters)
     return EvaluationRun.objects.create(
         parameters=checked.to_json(),
-        status=EvaluationRun.Status.QUEUED,
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )
 
 
 def evaluation_run_refresh(run: EvaluationRun) -> EvaluationRun:
-    """Mark a queued or running run failed when its job failed, was interrupted (its worker,
-    Redis or terminal stopped) or vanished with its worker.
-
-    A killed worker cannot update the run; its job record (brought into line with RQ by
-    ``job_records_sync_with_rq``) can tell.
-    """
+    """Bring a queued or running run's job into line with RQ: it failed when its RQ job
+    failed or vanished with its worker (``job_records_sync_with_rq``); the sweep marks it
+    interrupted when its lease ran out. A killed worker cannot update the job itself."""
     active = (EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING)
-    if run.status not in active or run.job_id is None:
-        return run
-    record = JobRecord.objects.get(pk=run.job_id)
-    job_records_sync_with_rq([record])
-    if record.status in (JobRecord.Status.FAILED, JobRecord.Status.INTERRUPTED):
-        updated = EvaluationRun.objects.filter(pk=run.pk, status__in=active).update(
-            status=EvaluationRun.Status.FAILED,
-            error=record.error or "The worker stopped before the evaluation finished.",
-            finished_at=timezone.now(),
-        )
-        if updated:
-            run.refresh_from_db()
+    if run.status in active and run.job is not None:
+        job_records_sync_with_rq([run.job])
     return run
 
 
 def evaluation_run(
-    *, run: EvaluationRun, progress: Callable[[float], None] | None = None
+    *,
+    run: EvaluationRun,
+    progress: Callable[[float], None] | None = None,
+    job: JobRun | None = None,
 ) -> dict[str, Any]:
-    """Run the evaluation ``run`` describes and store its results, status and duration.
+    """Run the evaluation ``run`` describes and store its results, as its job ``job`` (a
+    worker's) or as a job of its own (``scheduling.runs.stored_run_job``).
 
-    ``progress`` (and ``run.progress`` in the database) receive the finished fraction, 0 … 1.
-    On an error the run is marked failed with the message, and the error is raised again.
+    ``progress`` (and the job's progress) receive the finished fraction, 0 … 1. On an error the
+    job is marked failed with the message, and the error is raised again.
     """
-    with run.running(saves=["results"]) as stored:
+    with stored_run_job(run, job) as running:
 
         def report(fraction: float) -> None:
-            stored(fraction)
+            fraction = min(max(fraction, 0.0), 1.0)
+            running.fraction(fraction)
             if progress is not None:
-                progress(min(max(fraction, 0.0), 1.0))
+                progress(fraction)
 
         run.results = _evaluate(RunParameters.from_json(run.parameters), report)
+        run.save(update_fields=["results"])
     if progress is not None:
         progress(1.0)
     results: dict[str, Any] = run.results

@@ -14,58 +14,49 @@ from typing import Any
 from jobs.models import JobRecord
 from jobs.runner import JobRun
 from jobs.services import job_enqueue
-from scheduling.cells import day_text
 from scheduling.crawl_lists import CrawlListOptions, crawl_list_store
 from scheduling.daily import daily_list_build
 from scheduling.estimates import RecomputeOptions, estimates_recompute
 from scheduling.evaluation_service import evaluation_run
 from scheduling.learning import learned_scorer_run
-from scheduling.models import CrawlList, EvaluationRun, LearnedScorer
-
-PROGRESS_STEPS = 100  # the Jobs page shows an evaluation's progress in percent
+from scheduling.models import CrawlList, EvaluationRun, LearnedScorer, StoredRun
+from scheduling.runs import PROGRESS_STEPS, evaluation_label, learning_label
 
 
 def run_evaluation(record_id: int, run_id: int) -> None:
-    """Run a stored evaluation; its record and ``EvaluationRun.progress`` follow the engine."""
+    """Run a stored evaluation as its job (its record follows the engine)."""
     run = EvaluationRun.objects.get(pk=run_id)
     with JobRun.resume(record_id) as job:
         job.set_total(PROGRESS_STEPS)
-        evaluation_run(run=run, progress=job.fraction)
+        evaluation_run(run=run, job=job)
 
 
 def enqueue_evaluation(run: EvaluationRun, *, user: Any = None) -> JobRecord:
-    parameters = run.parameters
-    levels = " + ".join(parameters.get("levels", []))
     record = job_enqueue(
         kind=JobRecord.Kind.EVALUATION,
         func=run_evaluation,
         args=(run.pk,),
-        label=f"run {run.pk}: {parameters.get('start')} to {parameters.get('end')}, {levels}",
+        label=evaluation_label(run),
         user=user,
         total=PROGRESS_STEPS,
+        key=_unused_key(run),
     )
     EvaluationRun.objects.filter(pk=run.pk).update(job=record)
     run.job = record
     return record
 
 
+def _unused_key(run: StoredRun) -> str | None:
+    """The run's key for its job, unless a job of the run holds it already."""
+    return None if JobRecord.objects.filter(key=run.job_key).exists() else run.job_key
+
+
 def run_learning(record_id: int, scorer_id: int) -> None:
-    """Learn a stored scheduler; its record and ``LearnedScorer.progress`` follow the learning."""
+    """Learn a stored scheduler as its job (its record follows the learning)."""
     scorer = LearnedScorer.objects.get(pk=scorer_id)
-    with JobRun.resume(record_id, on_stop=_learning_stopped(scorer_id)) as job:
+    with JobRun.resume(record_id) as job:
         job.set_total(PROGRESS_STEPS)
-        learned_scorer_run(scorer=scorer, progress=lambda fraction, _line: job.fraction(fraction))
-
-
-def _learning_stopped(scorer_id: int) -> Callable[[JobRecord, str], None]:
-    """The hook of a learning job that stopped: a run left "running" (Ctrl-C, a stop signal,
-    which the learning itself does not catch) is marked failed with the job's reason."""
-
-    def stopped(record: JobRecord, reason: str) -> None:
-        running = LearnedScorer.objects.filter(pk=scorer_id, status=LearnedScorer.Status.RUNNING)
-        running.update(status=LearnedScorer.Status.FAILED, error=reason)
-
-    return stopped
+        learned_scorer_run(scorer=scorer, job=job)
 
 
 def enqueue_learning(scorer: LearnedScorer, *, user: Any = None) -> JobRecord:
@@ -77,6 +68,7 @@ def enqueue_learning(scorer: LearnedScorer, *, user: Any = None) -> JobRecord:
         label=learning_label(scorer),
         user=user,
         total=PROGRESS_STEPS,
+        key=_unused_key(scorer),
     )
     LearnedScorer.objects.filter(pk=scorer.pk).update(job=record)
     scorer.job = record
@@ -86,32 +78,9 @@ def enqueue_learning(scorer: LearnedScorer, *, user: Any = None) -> JobRecord:
 def learning_run_here(
     scorer: LearnedScorer, *, progress: Callable[[float, str], None] | None = None
 ) -> LearnedScorer:
-    """Learn a stored scheduler in this process (``learn_scorer`` in a terminal), kept as a
-    job so that the Jobs page shows it beside those run by workers; errors are raised."""
-    with JobRun.start(
-        kind=JobRecord.Kind.LEARNING,
-        label=f"{learning_label(scorer)} from the terminal",
-        queue="terminal",
-        total=PROGRESS_STEPS,
-        on_stop=_learning_stopped(scorer.pk),
-    ) as job:
-        LearnedScorer.objects.filter(pk=scorer.pk).update(job=job.record)
-        scorer.job = job.record
-
-        def report(fraction: float, line: str) -> None:
-            job.fraction(fraction)
-            if progress is not None:
-                progress(fraction, line)
-
-        return learned_scorer_run(scorer=scorer, progress=report)
-
-
-def learning_label(scorer: LearnedScorer) -> str:
-    """A learning job as the Jobs page names it."""
-    return (
-        f"{scorer.kind.upper()} at the {scorer.level} level, learned on "
-        f"{day_text(scorer.start)} to {day_text(scorer.end)} (learning run {scorer.pk})"
-    )
+    """Learn a stored scheduler in this process (``learn_scorer`` in a terminal), as a job of
+    its own so that the Jobs page shows it beside those run by workers; errors are raised."""
+    return learned_scorer_run(scorer=scorer, progress=progress)
 
 
 def build_crawl_list(record_id: int, day: str, options: dict[str, Any]) -> int:

@@ -57,10 +57,12 @@ from hacs.learning.gp4c import (
 )
 from hacs.learning.lws import LwsModel, evaluation_scorer, fit_lws, lws_samples, lws_scores
 from hacs.replay import Policy
+from jobs.runner import JobRun
 from scheduling.cells import day_text
 from scheduling.estimates import timelines_load
 from scheduling.models import Learned, LearnedScorer, Level
 from scheduling.observations import EpochMilliseconds, evaluation_tables_load, observations_queryset
+from scheduling.runs import stored_run_job
 
 __all__ = [
     "LearnParameters",
@@ -211,23 +213,28 @@ def learned_scorer_create(*, parameters: Mapping[str, Any], user: Any = None) ->
 
 
 def learned_scorer_run(
-    *, scorer: LearnedScorer, progress: Callable[[float, str], None] | None = None
+    *,
+    scorer: LearnedScorer,
+    progress: Callable[[float, str], None] | None = None,
+    job: JobRun | None = None,
 ) -> LearnedScorer:
-    """Learn what ``scorer`` describes and store the result, status and duration.
+    """Learn what ``scorer`` describes and store the result, as its job ``job`` (a worker's)
+    or as a job of its own (``scheduling.runs.stored_run_job``).
 
     ``progress`` receives the finished fraction (0 … 1) and a line on the best fitness so far.
-    On an error the run is marked failed with the message, and the error is raised again.
+    On an error the job is marked failed with the message, and the error is raised again.
     """
     params = LearnParameters.from_json(scorer.parameters)
-    with scorer.running(saves=LEARNED_FIELDS) as stored:
+    with stored_run_job(scorer, job) as running:
 
         def report(fraction: float, line: str) -> None:
-            stored(fraction)
+            running.fraction(min(max(fraction, 0.0), 1.0))
             if progress is not None:
                 progress(fraction, line)
 
         for name, value in _learn(params, report).items():
             setattr(scorer, name, value)
+        scorer.save(update_fields=LEARNED_FIELDS)
     return scorer
 
 
@@ -581,8 +588,9 @@ def learned_scorer_latest(kind: str, level: str) -> LearnedScorer:
     """The newest finished scheduler of ``kind`` at ``level``; :class:`NoLearnedScorer` with
     a sentence saying how to learn one when there is none."""
     found = (
-        LearnedScorer.objects.filter(kind=kind, level=level, status=LearnedScorer.Status.DONE)
-        .order_by("-finished_at", "-pk")
+        LearnedScorer.objects.done()
+        .filter(kind=kind, level=level)
+        .order_by("-job__finished_at", "-pk")
         .first()
     )
     if found is None:

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import time
-import traceback
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from datetime import date
+from collections.abc import Sequence
+from datetime import date, datetime
 
 import numpy as np
 from django.conf import settings
 from django.db import models
-from django.utils import timezone
 from numpy.typing import ArrayLike, NDArray
 
 from hacs.ranking import crawl_probabilities, posterior_probabilities
+from jobs.models import JobRecord
 from scheduling.cells import day_text
 
 #: A probability rests mostly on the collection's prior when the prior makes more than half of
@@ -324,43 +321,25 @@ class CrawlListEntry(models.Model):
         return f"#{self.rank} site {self.site_id} p={self.probability:.3f}"
 
 
-class DailyRun(models.Model):
-    """The daily job's run for one date: claimed once (``date`` is unique), so that the morning
-    run and a catch-up after the machine was down at that hour build and hand off the day's
-    list once (``scheduling.daily``). A failed or dead run may be claimed again, a few times."""
+class StoredRunQuerySet(models.QuerySet["StoredRun"]):
+    def done(self) -> models.QuerySet[StoredRun]:
+        """The runs whose job finished (``StoredRun.Status.DONE``)."""
+        return self.filter(job__status__in=JobRecord.DONE)
 
-    class Status(models.TextChoices):
-        RUNNING = "running", "Running"
-        FINISHED = "finished", "Finished"
-        FAILED = "failed", "Failed"
 
-    date = models.DateField(unique=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
-    attempts = models.PositiveSmallIntegerField(default=1)
-    crawl_list = models.ForeignKey(
-        CrawlList, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    # The run's current job: the one building the list, then each hand-off's in turn. When the
-    # sweep marks it interrupted (its worker stopped), or it ended a lease ago without the run
-    # moving on, the run is dead and the next catch-up makes it again (``scheduling.daily``).
-    job = models.ForeignKey(
-        "jobs.JobRecord", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    started_at = models.DateTimeField()
-    finished_at = models.DateTimeField(null=True, blank=True)
-    error = models.TextField(blank=True)
+class StoredRunManager(models.Manager.from_queryset(StoredRunQuerySet)):  # type: ignore[misc]
+    """Runs read with their job, which says where each stands (one query for a page of them)."""
 
-    class Meta:
-        ordering = ["-date"]
-
-    def __str__(self) -> str:
-        return f"Daily run {self.date} ({self.status})"
+    def get_queryset(self) -> StoredRunQuerySet:
+        queryset: StoredRunQuerySet = super().get_queryset().select_related("job")
+        return queryset
 
 
 class StoredRun(models.Model):
-    """What an evaluation run and a learning run share: their parameters, where they stand and
-    how long they took. :meth:`running` moves them from one status to the next, and nothing else
-    writes them."""
+    """What an evaluation run and a learning run share: their parameters, who asked, and the
+    job that runs them, which holds where they stand, their progress, error and timing
+    (``jobs.runner.JobRun`` writes it; the run is the job keyed ``evaluate:<id>`` or
+    ``learn:<id>``). A run not yet handed to a job is queued."""
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -368,63 +347,72 @@ class StoredRun(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
+    KEY_PREFIX = "run"
+
     parameters = models.JSONField(default=dict)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
-    progress = models.FloatField(default=0.0, help_text="0 to 1")
-    error = models.TextField(blank=True)
-    duration_seconds = models.FloatField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     job = models.ForeignKey(
         "jobs.JobRecord",
         null=True,
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
-        help_text="The background job running it, whose record tells when its worker died.",
+        help_text="The job running it: its status, progress, error and timing.",
     )
+
+    objects = StoredRunManager()
 
     class Meta:
         abstract = True
         ordering = ["-created_at"]
 
-    @contextmanager
-    def running(self, *, saves: Sequence[str] = ()) -> Iterator[Callable[[float], None]]:
-        """Run the block as this run: marked running, then done (with the fields ``saves``
-        names, set on the run inside the block) or failed with the exception's message, which
-        is raised again. Yields the progress callback (0 … 1, stored at every 1 %)."""
-        began = time.perf_counter()
-        rows = type(self)._default_manager.filter(pk=self.pk)
-        rows.update(status=self.Status.RUNNING, progress=0.0, error="", finished_at=None)
-        saved = [-1.0]
+    @property
+    def job_key(self) -> str:
+        """The key of the run's job."""
+        return f"{self.KEY_PREFIX}:{self.pk}"
 
-        def report(fraction: float) -> None:
-            fraction = min(max(fraction, 0.0), 1.0)
-            if fraction - saved[0] >= 0.01 or fraction == 1.0:
-                rows.update(progress=fraction)
-                saved[0] = fraction
+    @property
+    def status(self) -> str:
+        """Where the run stands, read from its job: queued until a job runs it, done once
+        the job finished, failed once it failed or was interrupted."""
+        job = self.job
+        if job is None or job.status == JobRecord.Status.QUEUED:
+            return self.Status.QUEUED
+        if job.status == JobRecord.Status.RUNNING:
+            return self.Status.RUNNING
+        return self.Status.DONE if job.status in JobRecord.DONE else self.Status.FAILED
 
-        try:
-            yield report
-        except Exception as error:
-            self.status = self.Status.FAILED
-            self.error = "".join(traceback.format_exception_only(type(error), error)).strip()
-            self.finished_at = timezone.now()
-            self.duration_seconds = time.perf_counter() - began
-            self.save(update_fields=["status", "error", "finished_at", "duration_seconds"])
-            raise
-        self.status, self.progress, self.error = self.Status.DONE, 1.0, ""
-        self.finished_at = timezone.now()
-        self.duration_seconds = time.perf_counter() - began
-        fields = ["status", "progress", "error", "finished_at", "duration_seconds", *saves]
-        self.save(update_fields=fields)
+    def get_status_display(self) -> str:
+        return str(self.Status(self.status).label)
+
+    @property
+    def progress(self) -> float:
+        """0 to 1, the job's."""
+        return self.job.fraction if self.job is not None else 0.0
+
+    @property
+    def error(self) -> str:
+        return self.job.error if self.job is not None else ""
+
+    @property
+    def finished_at(self) -> datetime | None:
+        return self.job.finished_at if self.job is not None else None
+
+    @property
+    def duration_seconds(self) -> float | None:
+        """How long the run took (None until it ended)."""
+        if self.job is None or self.job.finished_at is None:
+            return None
+        return self.job.elapsed_seconds
 
 
 class EvaluationRun(StoredRun):
     """One run of the paper's Evaluations 1 and 2 over a past period."""
+
+    KEY_PREFIX = "evaluate"
 
     results = models.JSONField(null=True, blank=True)
 
@@ -444,6 +432,8 @@ class LearnedScorer(StoredRun):
     A crawl list of a learned method uses the newest finished one of its kind and level.
     """
 
+    KEY_PREFIX = "learn"
+
     kind = models.CharField(max_length=8, choices=Learned.choices)
     level = models.CharField(max_length=10, choices=Level.choices, default=Level.HOMEPAGE)
     start = models.DateField(help_text="first day of the learning period")
@@ -454,7 +444,7 @@ class LearnedScorer(StoredRun):
     validation_fitness = models.FloatField(null=True, blank=True)
 
     class Meta(StoredRun.Meta):
-        indexes = [models.Index(fields=["kind", "level", "status"])]
+        indexes = [models.Index(fields=["kind", "level"])]
 
     def __str__(self) -> str:
         return (

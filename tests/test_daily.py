@@ -14,10 +14,10 @@ from hacs.clock import reference_instant
 from hacs_site.clock import today
 from handoff.models import HandOff, HandOffRun
 from jobs.models import JobRecord
-from jobs.services import job_record_create
+from jobs.runner import JobRun
 from operations.daily import daily_catch_up, daily_crawl_list_and_hand_offs, daily_list_hour
-from scheduling.daily import DAILY_ATTEMPTS, daily_run_claim, daily_run_finish, daily_run_open
-from scheduling.models import CrawlList, DailyRun
+from scheduling.daily import DAILY_ATTEMPTS, daily_run_claim, daily_run_job, daily_run_open
+from scheduling.models import CrawlList
 from tests.factories import add_observations, make_site
 
 pytestmark = pytest.mark.django_db
@@ -51,6 +51,12 @@ def at(clock: time, settings: Any) -> datetime:
     return datetime.combine(today(), clock, tzinfo=ZoneInfo(settings.TIME_ZONE))
 
 
+def fail(run: JobRun, reason: str = "database is locked") -> None:
+    """The claimed run fails with ``reason``."""
+    with pytest.raises(ValueError), run:
+        raise ValueError(reason)
+
+
 def test_a_second_run_of_the_day_builds_nothing_and_hands_off_nothing(
     settings: Any, collection: None, heritrix: HandOff
 ) -> None:
@@ -64,13 +70,13 @@ def test_a_second_run_of_the_day_builds_nothing_and_hands_off_nothing(
     assert HandOffRun.objects.get().status == "sent"
     assert len(list(Path(heritrix.job_dir, "action").glob("*.seeds"))) == 1
     assert JobRecord.objects.filter(kind="crawl_list").count() == 1
-    run = DailyRun.objects.get()
-    assert (run.date, run.status, run.crawl_list_id, run.attempts) == (
-        today(),
-        "finished",
-        list_id,
-        1,
-    )
+    run = JobRecord.objects.get(kind="daily")
+    assert (run.key, run.status, run.attempts) == (f"daily:{today()}", "finished", 1)
+    # The list's job and the hand-off's are the run's steps.
+    steps = JobRecord.objects.filter(parent=run).order_by("pk")
+    assert [job.kind for job in steps] == ["crawl_list", "hand_off"]
+    assert HandOffRun.objects.get().job == steps[1]
+    assert CrawlList.objects.daily_for(today()).pk == list_id
 
 
 def test_the_catch_up_waits_for_the_hour_then_makes_the_run_once(
@@ -80,7 +86,7 @@ def test_the_catch_up_waits_for_the_hour_then_makes_the_run_once(
     settings.HACS_DAILY_CRAWL_LIST_CRON = "30 5 * * *"
 
     assert daily_catch_up(now=at(time(5, 29), settings)) is None  # the hour is still to come
-    assert not CrawlList.objects.exists() and not DailyRun.objects.exists()
+    assert not CrawlList.objects.exists() and daily_run_job(today()) is None
 
     list_id = daily_catch_up(now=at(time(9, 15), settings))  # HACS was down at 05:30
     assert list_id == CrawlList.objects.get().pk
@@ -107,48 +113,60 @@ def test_a_failed_run_may_be_claimed_again_three_times_in_all(settings: Any) -> 
     day = today()
     now = at(time(5, 0), settings)
     first = daily_run_claim(day=day, now=now)
-    assert first is not None and first.attempts == 1
+    assert first is not None
+    run = daily_run_job(day)
+    assert run is not None and run.attempts == 1 and run.status == "running"
     assert daily_run_claim(day=day, now=now) is None  # running: nobody else may make it
     assert not daily_run_open(day=day, now=now)
+    fail(first)
     for attempt in range(2, DAILY_ATTEMPTS + 1):
-        daily_run_finish(run=DailyRun.objects.get(date=day), error="OperationalError: locked")
         assert daily_run_open(day=day, now=now)
         again = daily_run_claim(day=day, now=now)
-        assert again is not None and again.attempts == attempt and again.error == ""
+        assert again is not None
+        run = daily_run_job(day)
+        assert run is not None and run.attempts == attempt and run.error == ""
+        assert run.status == "running"
         assert daily_run_claim(day=day, now=now) is None  # one taker only
-    daily_run_finish(run=DailyRun.objects.get(date=day), error="OperationalError: locked")
+        fail(again)
     assert not daily_run_open(day=day, now=now)
     assert daily_run_claim(day=day, now=now) is None
-    assert DailyRun.objects.get().error == "OperationalError: locked"
+    run = daily_run_job(day)
+    assert run is not None and run.error == "ValueError: database is locked"
+    assert JobRecord.objects.filter(kind="daily").count() == 1
 
 
-def test_a_run_whose_worker_died_is_taken_over_after_the_job_timeout(settings: Any) -> None:
+def test_a_run_still_beating_past_the_job_timeout_is_taken_over(settings: Any) -> None:
+    """A run whose heartbeat goes on (its worker hangs) is taken for dead after the job
+    timeout."""
     day = today()
     start = at(time(5, 0), settings)
     assert daily_run_claim(day=day, now=start) is not None
     within = start + timedelta(seconds=settings.HACS_JOB_TIMEOUT - 60)
+    JobRecord.objects.filter(kind="daily").update(heartbeat_at=within)
     assert daily_run_claim(day=day, now=within) is None
     after = start + timedelta(seconds=settings.HACS_JOB_TIMEOUT + 60)
+    JobRecord.objects.filter(kind="daily").update(heartbeat_at=after - timedelta(seconds=1))
     assert daily_run_open(day=day, now=after)
     taken = daily_run_claim(day=day, now=after)
-    assert taken is not None and taken.attempts == 2 and taken.started_at == after
+    assert taken is not None
+    run = daily_run_job(day)
+    assert run is not None and run.attempts == 2 and run.started_at == after
 
 
-def test_a_run_whose_job_the_sweep_marked_interrupted_is_taken_over_at_once(settings: Any) -> None:
-    """The worker building the list stopped: the sweep marks its job interrupted a lease
+def test_a_run_the_sweep_marked_interrupted_is_taken_over_at_once(settings: Any) -> None:
+    """The worker making the run stopped: the sweep marks the run's job interrupted a lease
     later, and the next catch-up need not wait for the job timeout."""
     day = today()
     start = at(time(5, 0), settings)
-    run = daily_run_claim(day=day, now=start)
-    assert run is not None
-    record = job_record_create(kind=JobRecord.Kind.CRAWL_LIST, label=f"Daily crawl list {day}")
-    DailyRun.objects.filter(pk=run.pk).update(job=record)
-    soon = start + timedelta(minutes=10)
+    assert daily_run_claim(day=day, now=start) is not None
+    soon = start + timedelta(minutes=1)
     assert daily_run_claim(day=day, now=soon) is None  # its job still counts as alive
-    JobRecord.objects.filter(pk=record.pk).update(status=JobRecord.Status.INTERRUPTED)
+    JobRecord.objects.filter(kind="daily").update(status=JobRecord.Status.INTERRUPTED)
     assert daily_run_open(day=day, now=soon)
     taken = daily_run_claim(day=day, now=soon)
-    assert taken is not None and taken.attempts == 2 and taken.job_id is None
+    assert taken is not None
+    run = daily_run_job(day)
+    assert run is not None and run.attempts == 2 and run.status == "running"
     assert daily_run_claim(day=day, now=soon) is None  # one taker only
 
 
@@ -190,10 +208,10 @@ def test_a_list_built_on_the_page_does_not_stand_for_the_daily_run(
 def test_the_admin_shows_the_daily_runs_and_their_errors(admin_client: Any, settings: Any) -> None:
     run = daily_run_claim(day=today(), now=at(time(5, 0), settings))
     assert run is not None
-    daily_run_finish(run=run, error="OperationalError: database is locked")
-    page = admin_client.get("/admin/scheduling/dailyrun/").content.decode()
-    assert "Failed" in page and today().strftime("%Y") in page
-    detail = admin_client.get(f"/admin/scheduling/dailyrun/{run.pk}/change/").content.decode()
+    fail(run)
+    page = admin_client.get("/admin/jobs/jobrecord/?kind__exact=daily").content.decode()
+    assert "failed" in page and f"daily:{today()}" in page
+    detail = admin_client.get(f"/admin/jobs/jobrecord/{run.record.pk}/change/").content.decode()
     assert "database is locked" in detail
 
 
@@ -210,21 +228,25 @@ def test_the_crawl_list_page_without_lists_says_when_the_daily_job_builds_one(
     assert f"builds the day's list at 06:45 UTC on {following.day} {following:%b %Y}" in page
 
 
+def second_crawler(tmp_path: Path) -> HandOff:
+    (tmp_path / "second" / "action").mkdir(parents=True)
+    return HandOff.objects.create(
+        name="Second crawler", kind=HandOff.Kind.HERITRIX_ACTION, job_dir=str(tmp_path / "second")
+    )
+
+
 def test_a_run_whose_worker_stopped_while_handing_off_is_finished_by_the_catch_up(
     settings: Any, collection: None, heritrix: HandOff, tmp_path: Path, monkeypatch: Any
 ) -> None:
-    """The worker stopped during the second hand-off: the sweep marks that hand-off's job
-    interrupted, and the next catch-up sends that hand-off, not the first one again, and
-    stores no second list."""
+    """The worker stopped during the second hand-off: the sweep marks the run's job and that
+    hand-off's interrupted, and the next catch-up sends that hand-off, not the first one
+    again, and stores no second list."""
     import handoff.services
-    from jobs.runner import JobRun, job_records_sweep
+    from jobs.runner import job_records_sweep
 
     settings.HACS_THETA = 0.0
     settings.HACS_DAILY_CRAWL_LIST_CRON = "0 5 * * *"
-    (tmp_path / "second" / "action").mkdir(parents=True)
-    second = HandOff.objects.create(
-        name="Second crawler", kind=HandOff.Kind.HERITRIX_ACTION, job_dir=str(tmp_path / "second")
-    )
+    second = second_crawler(tmp_path)
     deliver = handoff.services.hand_off_deliver
 
     def stop_at_the_second(*, hand_off: HandOff, **kwargs: Any) -> Any:
@@ -239,17 +261,19 @@ def test_a_run_whose_worker_stopped_while_handing_off_is_finished_by_the_catch_u
     monkeypatch.setattr(JobRun, "_stop", lambda run, error: None)
     with pytest.raises(KeyboardInterrupt):
         daily_catch_up(now=at(time(5, 5), settings))
-    run = DailyRun.objects.get()
+    run = JobRecord.objects.get(kind="daily")
     stopped = JobRecord.objects.get(kind="hand_off", status="running")
-    assert (run.status, run.job_id) == ("running", stopped.pk)
+    assert (run.status, stopped.parent_id) == ("running", run.pk)
     assert [r.hand_off_id for r in HandOffRun.objects.all()] == [heritrix.pk]
+    JobRecord.objects.filter(pk=run.pk).update(heartbeat_at=at(time(5, 14), settings))
     assert daily_catch_up(now=at(time(5, 15), settings)) is None  # its job still holds a lease
 
     monkeypatch.setattr(handoff.services, "hand_off_deliver", deliver)
     monkeypatch.setattr(JobRun, "_stop", stop)
     lease = timedelta(seconds=settings.HACS_JOB_LEASE_SECONDS)
-    JobRecord.objects.filter(pk=stopped.pk).update(heartbeat_at=timezone.now() - 2 * lease)
-    assert [r.pk for r in job_records_sweep(rq_cleanup=False)] == [stopped.pk]
+    silent = JobRecord.objects.filter(pk__in=[run.pk, stopped.pk])
+    silent.update(heartbeat_at=timezone.now() - 2 * lease)
+    assert [r.pk for r in job_records_sweep(rq_cleanup=False)] == [run.pk, stopped.pk]
     list_id = daily_catch_up(now=at(time(5, 15), settings))
 
     assert list_id is not None and CrawlList.objects.get().pk == list_id
@@ -258,22 +282,22 @@ def test_a_run_whose_worker_stopped_while_handing_off_is_finished_by_the_catch_u
     assert len(list(Path(heritrix.job_dir, "action").glob("*.seeds"))) == 1
     assert len(list(Path(second.job_dir, "action").glob("*.seeds"))) == 1
     run.refresh_from_db()
-    assert (run.status, run.attempts, run.crawl_list_id) == ("finished", 2, list_id)
+    assert (run.status, run.attempts) == ("finished", 2)
+    steps = JobRecord.objects.filter(parent=run, kind="hand_off").order_by("pk")
+    assert [job.status for job in steps] == ["finished", "interrupted", "finished"]
 
 
-def test_a_run_whose_job_ended_without_the_run_moving_on_is_dead_a_lease_later(
-    settings: Any,
-) -> None:
-    """The list was built and the worker stopped before the first hand-off began."""
+def test_a_run_whose_heartbeat_stopped_is_dead_a_lease_later(settings: Any) -> None:
+    """The list was built and the worker stopped before the first hand-off began: the run's
+    own heartbeat stops."""
     day = today()
     start = at(time(5, 0), settings)
-    run = daily_run_claim(day=day, now=start)
-    assert run is not None
-    record = job_record_create(kind=JobRecord.Kind.CRAWL_LIST, label=f"Daily crawl list {day}")
-    ended = start + timedelta(minutes=1)
-    JobRecord.objects.filter(pk=record.pk).update(status="finished", finished_at=ended)
-    DailyRun.objects.filter(pk=run.pk).update(job=record)
+    assert daily_run_claim(day=day, now=start) is not None
+    beat = start + timedelta(minutes=1)
+    JobRecord.objects.filter(kind="daily").update(heartbeat_at=beat)
     lease = timedelta(seconds=settings.HACS_JOB_LEASE_SECONDS)
-    assert daily_run_claim(day=day, now=ended + lease / 2) is None
-    taken = daily_run_claim(day=day, now=ended + lease + timedelta(seconds=1))
-    assert taken is not None and taken.attempts == 2
+    assert daily_run_claim(day=day, now=beat + lease / 2) is None
+    taken = daily_run_claim(day=day, now=beat + lease + timedelta(seconds=1))
+    assert taken is not None
+    run = daily_run_job(day)
+    assert run is not None and run.attempts == 2

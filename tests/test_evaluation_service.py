@@ -506,8 +506,7 @@ def test_a_job_whose_worker_died_marks_its_run_failed(redis_url: str) -> None:
 
     run = evaluation_run_create(parameters={"start": "2016-01-11", "end": "2016-02-15"})
     record = enqueue_evaluation(run)
-    # The worker took the job and died: the run says running, RQ no longer knows the job.
-    EvaluationRun.objects.filter(pk=run.pk).update(status=EvaluationRun.Status.RUNNING)
+    # The worker took the job and died: its job says running, RQ no longer knows the job.
     JobRecord.objects.filter(pk=record.pk).update(status=JobRecord.Status.RUNNING)
     redis.Redis.from_url(redis_url).flushdb()
     run.refresh_from_db()
@@ -522,7 +521,6 @@ def test_a_job_found_interrupted_marks_its_run_failed(redis_url: str) -> None:
 
     run = evaluation_run_create(parameters={"start": "2016-01-11", "end": "2016-02-15"})
     record = enqueue_evaluation(run)
-    EvaluationRun.objects.filter(pk=run.pk).update(status=EvaluationRun.Status.RUNNING)
     JobRecord.objects.filter(pk=record.pk).update(
         status=JobRecord.Status.INTERRUPTED, error="Interrupted: its worker stopped."
     )

@@ -17,6 +17,7 @@ from hacs.evaluation import ObservationTable, evaluate, interval_distribution
 from jobs.models import JobRecord
 from scheduling.models import EvaluationRun
 from tests.conftest import make_user
+from tests.support.runs import stored_run
 
 pytestmark = pytest.mark.django_db
 
@@ -71,7 +72,7 @@ def done_run(results: dict[str, Any], **kw: Any) -> EvaluationRun:
     kw.setdefault("status", EvaluationRun.Status.DONE)
     kw.setdefault("progress", 1.0)
     kw.setdefault("duration_seconds", 1.5)
-    return EvaluationRun.objects.create(results=results, **kw)
+    return stored_run(EvaluationRun, results=results, **kw)
 
 
 @pytest.fixture()
@@ -186,8 +187,8 @@ def test_a_bad_form_is_shown_again_with_the_reason(
 
 
 def test_the_status_endpoint_reports_progress(viewer_client: Any) -> None:
-    run = EvaluationRun.objects.create(
-        parameters=PERIOD, status=EvaluationRun.Status.RUNNING, progress=0.42
+    run = stored_run(
+        EvaluationRun, parameters=PERIOD, status=EvaluationRun.Status.RUNNING, progress=0.42
     )
     data = viewer_client.get(f"/evaluation/{run.pk}/status.json").json()
     assert data == {
@@ -202,8 +203,11 @@ def test_the_status_endpoint_reports_progress(viewer_client: Any) -> None:
 
 
 def test_a_failed_run_shows_its_reason(viewer_client: Any) -> None:
-    run = EvaluationRun.objects.create(
-        parameters=PERIOD, status=EvaluationRun.Status.FAILED, error="ValueError: no sites"
+    run = stored_run(
+        EvaluationRun,
+        parameters=PERIOD,
+        status=EvaluationRun.Status.FAILED,
+        error="ValueError: no sites",
     )
     page = viewer_client.get(f"/evaluation/?run={run.pk}").content.decode()
     assert "This run failed: ValueError: no sites" in page
@@ -332,7 +336,7 @@ def test_the_newest_run_is_shown_when_none_is_chosen(
     viewer_client: Any, results: dict[str, Any]
 ) -> None:
     done_run(results)
-    newest = EvaluationRun.objects.create(parameters=PERIOD, status="queued")
+    newest = stored_run(EvaluationRun, parameters=PERIOD, status="queued")
     page = viewer_client.get("/evaluation/").content.decode()
     assert f'<a href="?run={newest.pk}" aria-current="true">' in page
 
@@ -396,7 +400,7 @@ def test_csv_cells_that_a_spreadsheet_would_run_are_neutralised(
 
 
 def test_downloads_of_an_unfinished_run_are_not_found(viewer_client: Any) -> None:
-    run = EvaluationRun.objects.create(parameters=PERIOD, status="running")
+    run = stored_run(EvaluationRun, parameters=PERIOD, status="running")
     assert viewer_client.get(f"/evaluation/{run.pk}/results.json").status_code == 404
     assert viewer_client.get(f"/evaluation/{run.pk}/table.csv").status_code == 404
 

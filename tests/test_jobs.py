@@ -261,20 +261,20 @@ def test_an_enqueued_recompute_keeps_the_commands_level_method_and_window(
     assert stored.rate != pytest.approx(whole.rate)  # the window made a difference
 
 
-def test_an_evaluation_run_whose_job_failed_is_marked_failed(redis_url: str) -> None:
+def test_an_evaluation_run_whose_job_failed_reads_failed(redis_url: str) -> None:
     run = evaluation_run_create(parameters={"start": "2016-01-11", "end": "2016-02-15"})
     record = enqueue_evaluation(run)
     assert EvaluationRun.objects.get(pk=run.pk).job == record  # the run knows its job
+    assert record.key == f"evaluate:{run.pk}"
     other = enqueue_evaluation(evaluation_run_create(parameters=run.parameters))
-    # The run's job failed without the run hearing of it (RQ's callback marks the record only);
-    # a failed job of another run must not matter.
+    # The run's job failed (RQ's callback marks the record only): the run's status is its
+    # job's, so it reads failed at once; a failed job of another run must not matter.
     JobRecord.objects.filter(pk=record.pk).update(
         status=JobRecord.Status.FAILED, error="MemoryError"
     )
     run = EvaluationRun.objects.get(pk=run.pk)
-    assert run.status == EvaluationRun.Status.QUEUED
-    evaluation_run_refresh(run)
     assert run.status == EvaluationRun.Status.FAILED and run.error == "MemoryError"
+    evaluation_run_refresh(run)
     assert EvaluationRun.objects.get(pk=run.pk).status == EvaluationRun.Status.FAILED
     still = EvaluationRun.objects.exclude(pk=run.pk).get()
     assert still.job == other

@@ -16,6 +16,7 @@ from hacs.clock import reference_instant
 from scheduling.crawl_lists import CrawlListOptions, crawl_list_store
 from scheduling.models import CrawlList, LearnedScorer
 from tests.factories import add_observations, make_site
+from tests.support.runs import stored_run
 
 LIST_DAY = date(2018, 6, 1)
 
@@ -31,7 +32,8 @@ def sites(db: None) -> None:
 
 
 def scorer(expression: str) -> LearnedScorer:
-    return LearnedScorer.objects.create(
+    return stored_run(
+        LearnedScorer,
         kind="gp4c",
         level="homepage",
         start=date(2017, 3, 1),

@@ -27,6 +27,7 @@ from scheduling.learning import (
 )
 from scheduling.models import LearnedScorer
 from tests.factories import add_observations, make_site
+from tests.support.runs import stored_run
 
 pytestmark = pytest.mark.django_db
 
@@ -166,7 +167,7 @@ def done(**kw: Any) -> LearnedScorer:
     kw.setdefault("end", date(2017, 10, 1))
     kw.setdefault("parameters", {"start": "2017-03-01", "end": "2017-10-01"})
     kw.setdefault("model", LWS_MODEL)
-    return LearnedScorer.objects.create(status=LearnedScorer.Status.DONE, **kw)
+    return stored_run(LearnedScorer, status=LearnedScorer.Status.DONE, **kw)
 
 
 def test_an_lws_model_worse_than_the_mean_says_so_on_the_page(logged_in_client: Any) -> None:

@@ -18,12 +18,13 @@ import pytest
 
 from archive.models import Capture, Site
 from archive.pipeline import FromWarcFiles
-from handoff.models import CrawlFile, HandOff, HandOffRun
+from handoff.models import CrawlFile, HandOff
 from jobs.models import JobRecord
 from operations.readback import crawl_read_back, heritrix_read_back, inbox_read_back
 from operations.refresh import sites_refresh
 from testbed.crawls import HeritrixJob, Page, wacz_bytes, warc_bytes
 from tests.factories import make_site
+from tests.support.runs import hand_off_run_sent
 
 pytestmark = pytest.mark.django_db
 
@@ -71,7 +72,7 @@ def hand_off(job: HeritrixJob) -> HandOff:
     made = HandOff.objects.create(
         name="Scholars", kind=HandOff.Kind.HERITRIX_ACTION, job_dir=str(job.path)
     )
-    HandOffRun.objects.create(hand_off=made, status=HandOffRun.Status.SENT, sites=3)
+    hand_off_run_sent(hand_off=made, sites=3)
     return made
 
 
@@ -207,7 +208,7 @@ def test_only_hand_offs_that_sent_a_list_are_followed(
     job.launch("20261124050000")
     job.write_warc([crawl(0, new=True)])
     assert crawl_read_back() == 0
-    HandOffRun.objects.create(hand_off=silent, status=HandOffRun.Status.SENT, sites=1)
+    hand_off_run_sent(hand_off=silent, sites=1)
     assert crawl_read_back() == 1
     assert len(crawl_captures()) == 1
 

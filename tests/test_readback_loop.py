@@ -98,7 +98,8 @@ def tomorrows_list() -> list[str]:
     """The list the daily job builds tomorrow, by its own code path."""
     run = daily_run_claim(day=today() + timedelta(days=1))
     assert run is not None
-    crawl_list = daily_list_build(run=run)
+    with run:
+        crawl_list = daily_list_build(run=run.record)
     return list(crawl_list.entries.order_by("rank").values_list("site__seed_url", flat=True))
 
 

@@ -30,6 +30,7 @@ from hacs.clock import reference_instant
 from scheduling.models import CrawlList, LearnedScorer
 from tests.factories import add_observations, make_site, make_user
 from tests.support.commands import learned_list_command
+from tests.support.runs import stored_run
 
 LONG = 200_000
 TOO_LONG = "characters, longer than the 8,192 a seed line may have"
@@ -287,7 +288,8 @@ def deep_scorer(request: pytest.FixtureRequest, db: None) -> LearnedScorer:
         "end": "2017-10-01",
         "w_weeks": 6,
     }
-    return LearnedScorer.objects.create(
+    return stored_run(
+        LearnedScorer,
         kind="gp4c",
         level="homepage",
         start=date(2017, 3, 1),
@@ -348,7 +350,8 @@ def test_crawl_list_and_the_evaluation_say_a_too_deep_function_cannot_be_read(
 def test_a_stored_lws_model_that_cannot_be_read_back_is_said_the_same_way() -> None:
     t = reference_instant(LIST_DAY)
     add_observations(make_site(), [t - timedelta(days=d) for d in (60, 30)], updates=[False] * 2)
-    scorer = LearnedScorer.objects.create(
+    scorer = stored_run(
+        LearnedScorer,
         kind="lws",
         level="homepage",
         start=date(2017, 3, 1),

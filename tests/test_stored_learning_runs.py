@@ -18,6 +18,7 @@ from scheduling.learning import learned_scorer_summary
 from scheduling.models import CrawlList, LearnedScorer
 from tests.factories import add_observations, make_site
 from tests.support.commands import learned_list_command
+from tests.support.runs import stored_run
 
 LIST_DAY = date(2018, 6, 1)
 PERIOD = {"kind": "gp4c", "level": "homepage", "start": "2017-03-01", "end": "2017-10-01"}
@@ -35,7 +36,8 @@ def stored_scorer(*, parameters: Any, model: Any) -> LearnedScorer:
     t = reference_instant(LIST_DAY)
     site = make_site()
     add_observations(site, [t - timedelta(days=d) for d in (90, 60, 30)], updates=[False] * 3)
-    return LearnedScorer.objects.create(
+    return stored_run(
+        LearnedScorer,
         kind="gp4c",
         level="homepage",
         start=date(2017, 3, 1),
