@@ -395,7 +395,12 @@ class JobRun:
             shown.close()
 
     def _report(self, change: Callable[[JobRecord], object]) -> None:
-        """A progress report: the change, and a sign of life (see :func:`_alive`)."""
+        """A progress report: the change, and a sign of life (see :func:`_alive`). A run this
+        process ended takes no more reports: after Ctrl-C the import's threads still finishing
+        a fetch must not make the interrupted record run again."""
+        if self._ended:
+            logger.debug("Job record %s ended; a late report is dropped", self.record.pk)
+            return
 
         def reported(record: JobRecord) -> None:
             change(record)

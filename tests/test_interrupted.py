@@ -99,6 +99,13 @@ def queued_site_ids(redis_url: str, queue: str = "import") -> list[int]:
     return list(job.args[1])
 
 
+def ctrl_c_as_in_a_terminal() -> None:
+    """In the child, before it runs: Ctrl-C does what it does in a terminal. A shell that
+    starts a job in the background without job control (``cmd &``) makes it ignore SIGINT, and
+    a Python started that way installs no KeyboardInterrupt handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_quietly(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
     """A process of the test's (a worker, a command), its output thrown away."""
     return subprocess.Popen(
@@ -298,6 +305,7 @@ def test_ctrl_c_on_a_command_in_a_terminal_marks_its_job_and_site_interrupted(
         [sys.executable, "manage.py", "import_archive"],
         env=archive_env(worker_env, stalling_archive),
         cwd=ROOT,
+        preexec_fn=ctrl_c_as_in_a_terminal,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -544,6 +552,7 @@ def test_ctrl_c_on_a_cdx_import_leaves_its_sites_interrupted_and_reruns_cleanly(
             [sys.executable, str(ROOT / "manage.py"), "import_cdx", str(demo.cdx_path)],
             env=archive_env(worker_env, stalling_archive),
             cwd=ROOT,
+            preexec_fn=ctrl_c_as_in_a_terminal,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

@@ -107,6 +107,32 @@ def test_ctrl_c_or_a_stop_signal_interrupts_the_run_and_calls_the_hook(
     assert stops.calls == [(record.pk, "interrupted", INTERRUPTED_REASON)]
 
 
+def test_a_run_interrupted_here_stays_interrupted_when_its_threads_report_late() -> None:
+    """After Ctrl-C, an import's threads may still finish a fetch and report it: the run this
+    process interrupted is not made to run again (a CI run under load caught the record
+    "running" after Ctrl-C)."""
+    with pytest.raises(KeyboardInterrupt):
+        with JobRun.start(
+            kind=JobRecord.Kind.IMPORT, label="t", queue="terminal", total=2, items=[1, 2]
+        ) as run:
+            raise KeyboardInterrupt
+    run.item("late", counts={"captures": 3})
+    run.advance()
+    record = JobRecord.objects.get()
+    assert record.status == JobRecord.Status.INTERRUPTED
+    assert record.done == 0 and "captures" not in record.counts
+
+
+def test_a_run_the_sweep_marked_interrupted_runs_again_when_its_worker_reports() -> None:
+    """The other side: a live worker whose record the sweep marked interrupted (it seemed
+    dead) reports, and its record runs again."""
+    with JobRun.start(kind=JobRecord.Kind.IMPORT, label="t", queue="import", total=2) as run:
+        JobRecord.objects.filter(pk=run.record.pk).update(status=JobRecord.Status.INTERRUPTED)
+        run.item("a")
+        assert JobRecord.objects.get().status == JobRecord.Status.RUNNING
+        run.item("b")
+
+
 def test_an_ending_keeps_the_outcome_and_what_the_block_wrote_whole() -> None:
     """A hand-off's record ends in one transaction with its run: if the block fails, neither is
     kept, and the run ends failed with the block's exception."""
