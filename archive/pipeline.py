@@ -21,11 +21,12 @@ sources:
 A site's import begins in :func:`sites_start` (marked running) and ends in :func:`sites_finish`
 (both in ``archive.status``), the one place that marks sites done (with ``imported_at``) or
 failed (with the reason). A file import starts each site when its first captures are stored, in
-the same transaction, and tells ``step`` (a :class:`Step`) which sites it started and how far it
-has read, batch by batch: the layer above records them, so that an import interrupted mid-file
-leaves its sites to be marked interrupted, not waiting forever. Before marking sites done the
-pipeline calls ``after(site_ids)``: the layer above (``operations.refresh``) recomputes the
-sites' estimates there, so a site shown as imported always has estimates from its new data.
+the same transaction, and reports (a ``hacs.progress.Progress``) which sites it started and
+how far it has read, batch by batch: the layer above records them, so that an import
+interrupted mid-file leaves its sites to be marked interrupted, not waiting forever. Before
+marking sites done the pipeline calls ``after(site_ids)``: the layer above
+(``operations.refresh``) recomputes the sites' estimates there, so a site shown as imported
+always has estimates from its new data.
 Everything the pipeline writes is keyed by unique constraints and everything derived is
 recomputed from what is stored, so an interrupted run, run again, ends with the data of a clean
 run.
@@ -38,7 +39,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Protocol, cast
+from typing import BinaryIO, cast
 
 from django.db import transaction
 
@@ -51,6 +52,7 @@ from archive.wayback import ArchiveClient
 from hacs.formats import cdx
 from hacs.formats.wacz import WaczError, is_wacz, read_wacz
 from hacs.formats.warc import WarcCapture, WarcError, WarcStats, read_warc
+from hacs.progress import Progress, Report, report_nothing
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +62,6 @@ __all__ = [
     "FromCdxFiles",
     "FromWarcFiles",
     "ImportReport",
-    "Progress",
-    "Step",
     "sites_finish",
     "sites_import",
     "sites_start",
@@ -112,25 +112,6 @@ class FetchRetry:
 Source = FromArchive | FromCdxFiles | FromWarcFiles | FetchRetry
 
 
-class Progress(Protocol):
-    """Told once per unit of work (a site, or a file): its name, why it failed if it did, and
-    counts to add up (``captures added``, ``fetches`` …)."""
-
-    def __call__(
-        self, item: str, failure: str = "", counts: dict[str, int] | None = None
-    ) -> None: ...
-
-
-@dataclass(frozen=True)
-class Step:
-    """Work done inside a unit (a file being read, the fetches after CDX files), told as it goes:
-    the sites whose import it started, and counts to add up (``records read``, ``bytes read``,
-    ``sites fetched`` …)."""
-
-    started: tuple[int, ...] = ()
-    counts: dict[str, int] = field(default_factory=dict)
-
-
 @dataclass
 class ImportReport:
     captures: CaptureCounts = field(default_factory=CaptureCounts)
@@ -149,42 +130,41 @@ def sites_import(
     *,
     client: ArchiveClient | None = None,
     after: Callable[[list[int]], object] | None = None,
-    progress: Progress | None = None,
-    step: Callable[[Step], None] | None = None,
+    report: Report = report_nothing,
 ) -> ImportReport:
     """Bring the sites of ``source`` up to date (see the module docstring); never raises for
     one site's or one file's trouble, which the report and the sites' status record instead.
 
     ``client`` is needed for sources that talk to the archive (all but WARC files and CDX
-    files with ``fetch=False``). ``progress`` is told of each site or file as it ends, ``step``
-    of the work inside a file import as it goes (called inside the transaction that starts
-    the sites it names).
+    files with ``fetch=False``). ``report`` is told of each site or file as it ends (one unit
+    done, its failure, counts to add up), and of the work inside a file import as it goes: the
+    sites started and how far the file is read (told inside the transaction that starts the
+    sites it names).
     """
-    report = ImportReport()
-    notify = progress or _quiet
+    result = ImportReport()
     finish = after or _nothing
     if isinstance(source, FromArchive | FetchRetry):
         assert client is not None, "this source needs an archive client"
-        _from_archive(source, client, report, finish, notify)
+        _from_archive(source, client, result, finish, report)
     elif isinstance(source, FromWarcFiles):
-        run = _FileRun(ScopeIndex.for_sites(), report, step or _no_step, start=True)
+        run = _FileRun(ScopeIndex.for_sites(), result, report, start=True)
         labels = list(source.sources) or [""] * len(source.paths)
         for path, label in zip(source.paths, labels, strict=True):
             in_file = _warc_file(path, source.max_body, run, label, source.opener)
-            notify(str(path), _file_failure(report, path), {"sites": len(in_file)})
-            _finish_touched(in_file, report, finish)
+            report(_file_done(result, path, in_file))
+            _finish_touched(in_file, result, finish)
             run.running -= in_file
     else:
-        run = _FileRun(ScopeIndex.for_sites(), report, step or _no_step, start=source.fetch)
+        run = _FileRun(ScopeIndex.for_sites(), result, report, start=source.fetch)
         touched: set[int] = set()
         for path in source.paths:
             in_file = _cdx_file(path, run)
             touched |= in_file
-            notify(str(path), _file_failure(report, path), {"sites": len(in_file)})
+            report(_file_done(result, path, in_file))
         if source.fetch and touched:
             assert client is not None, "fetching snapshots needs an archive client"
             _fetch_touched(sorted(touched), client, run, finish)
-    return report
+    return result
 
 
 # --- Sites from the archive --------------------------------------------------------------------
@@ -195,7 +175,7 @@ def _from_archive(
     client: ArchiveClient,
     report: ImportReport,
     finish: Callable[[list[int]], object],
-    notify: Progress,
+    notify: Report,
 ) -> None:
     """The archive's sites: queries planned by host and run in parallel, contents newest first
     (``archive.archive_import``); every site ends done or failed, told to ``notify``."""
@@ -210,7 +190,7 @@ def _from_archive(
             report.failed[site_id] = failure
         else:
             report.done.append(site_id)
-        notify(urls[site_id], failure, counts)
+        notify(Progress(done=1, item=urls[site_id], failure=failure, counts=counts))
 
     captures, fetches, bad_lines, _failed = archive_import(
         ids,
@@ -229,7 +209,8 @@ def _from_archive(
         report.stopped = str(client.unreachable)
     for site_id in sorted(set(source.site_ids) - set(urls)):
         # Deleted after the work was queued: say so, so that a job's count still completes.
-        notify(f"site {site_id}", "The site was deleted before its import ran.", {})
+        gone = "The site was deleted before its import ran."
+        notify(Progress(done=1, item=f"site {site_id}", failure=gone))
 
 
 # --- Files --------------------------------------------------------------------------------------
@@ -246,12 +227,12 @@ WARC_BATCH_BYTES = 8 * 1024 * 1024
 
 @dataclass
 class _FileRun:
-    """What the files of one import share: the seed index, the report, the ``step`` callback,
-    whether storing a site's captures starts its import, and the sites running."""
+    """What the files of one import share: the seed index, the report, the progress callback
+    ``tell``, whether storing a site's captures starts its import, and the sites running."""
 
     index: ScopeIndex
     report: ImportReport
-    step: Callable[[Step], None]
+    tell: Report
     start: bool
     running: set[int] = field(default_factory=set)
 
@@ -263,21 +244,21 @@ class _FileRun:
         read: dict[str, int],
     ) -> CaptureCounts:
         """Store a batch and start the sites it touched first, in one transaction, then tell
-        ``step``: killed anywhere, the run leaves every site it stored captures for either
-        running and named by a step, or as it was before."""
+        ``tell``: killed anywhere, the run leaves every site it stored captures for either
+        running and named by a report, or as it was before."""
         with transaction.atomic():
             counts = captures_store(records=records, source=source, index=self.index, limits=limits)
             started = sorted(counts.sites - self.running) if self.start else []
             if started:
                 sites_start(started)
                 self.running.update(started)
-            self.step(Step(started=tuple(started), counts=dict(read)))
+            self.tell(Progress(started=started, counts=dict(read)))
         self.report.captures.merge(counts)
         return counts
 
 
 class _Reading:
-    """How far a file has been read: records and bytes since the last step."""
+    """How far a file has been read: records and bytes since the last report."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self.stream = stream
@@ -516,7 +497,7 @@ def _fetch_touched(
             break
         updates_compute(site_ids=[site_id])
         fetched_sites.append(site_id)
-        run.step(Step(counts={"sites fetched": 1, "fetches": fetched["fetched"]}))
+        run.tell(Progress(counts={"sites fetched": 1, "fetches": fetched["fetched"]}))
     _finish_touched(set(fetched_sites), report, finish)
 
 
@@ -531,16 +512,10 @@ def _finish_touched(
     sites_finish(done=ids)
 
 
-def _file_failure(report: ImportReport, path: Path) -> str:
-    return next((reason for name, reason in report.failed_files if name == str(path)), "")
-
-
-def _quiet(item: str, failure: str = "", counts: dict[str, int] | None = None) -> None:
-    return None
-
-
-def _no_step(step: Step) -> None:
-    return None
+def _file_done(result: ImportReport, path: Path, sites: set[int]) -> Progress:
+    """A file read to its end, or failed with the reason its reader gave."""
+    failure = next((reason for name, reason in result.failed_files if name == str(path)), "")
+    return Progress(done=1, item=str(path), failure=failure, counts={"sites": len(sites)})
 
 
 def _nothing(site_ids: list[int]) -> None:

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from bench.common import bench_child, bench_parser, database_env
+from hacs.progress import Progress
 
 START, END = "2015-06-01", "2018-06-01"
 
@@ -235,12 +236,13 @@ def measure(method: str) -> dict[str, Any]:
     marks: dict[str, float] = {}
     began, cpu_began = time.perf_counter(), time.process_time()
 
-    def progress(fraction: float) -> None:
+    def report(progress: Progress) -> None:
+        fraction = progress.fraction or 0.0
         for name, at in (("loaded", PROGRESS_LOAD), ("evaluated", PROGRESS_EVALUATE)):
             if fraction >= at and name not in marks:
                 marks[name] = time.perf_counter() - began
 
-    results = evaluation_run(run=run, progress=progress)
+    results = evaluation_run(run=run, report=report)
     wall, cpu = time.perf_counter() - began, time.process_time() - cpu_began
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     stored = EvaluationRun.objects.get(pk=run.pk)

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.db.models import OuterRef, Subquery
 
+from hacs.progress import Progress
 from handoff.browsertrix import browsertrix_deliver
 from handoff.crawl_yield import list_yield_start
 from handoff.delivery import Delivery, HandOffFailed
@@ -98,7 +99,7 @@ def hand_off_run(
     ) as job:
         status, sent, steps, message, crawl_id = _hand_off_send(hand_off, crawl_list, urls)
         failed = status == HandOffRun.Status.FAILED
-        job.advance(0 if failed else 1, sites=sent, steps=len(steps))
+        job.report(Progress(done=0 if failed else 1, counts={"sites": sent, "steps": len(steps)}))
         # The outcome is recorded whole: a finished job has its run, the crawl it started is
         # followed, and the list's yield is counted from then on.
         with job.ending(error=message if failed else ""):

@@ -14,10 +14,10 @@ sites failed with it; this app, the lowest layer, knows no sites).
 * ``JobRun.claim(key=…)`` runs the job a key names once however many callers ask (the daily
   run, ``daily:<date>``): a new record, or a failed or dead one taken over, one attempt more.
 
-Its progress is one type for every reader: ``set_total``, ``advance``, ``fail_item``,
-``add_items``, ``fraction`` for work measured in percent, and the archive pipeline's two
-callbacks, ``item`` and ``step``. The Jobs page reads it from the record (done of total, as a
-percentage); a terminal draws it as a bar (:meth:`JobRun.bar`).
+Work reports its progress one way, a :class:`hacs.progress.Progress` value passed to
+:meth:`JobRun.report` (the archive pipeline and the hand-offs take that method as their
+callback). The Jobs page reads it from the record (done of total, as a percentage); a terminal
+draws it as the one bar (:meth:`JobRun.bar`, ``jobs.bar``).
 
 A fanned-out job (one RQ job per item, every one reporting to the same record) is finished by
 its last item (:func:`job_item_done`). What finds stopped work is here too — RQ's failure
@@ -32,14 +32,13 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any, cast
 
 import django_rq
 import redis
@@ -50,8 +49,9 @@ from django.utils import timezone
 from rq.exceptions import AbandonedJobError
 from rq.job import JobStatus
 from rq.serializers import JSONSerializer
-from tqdm import tqdm
 
+from hacs.progress import FAILURES_KEPT, Progress, ProgressState, Report, progress_apply
+from jobs.bar import ProgressBar
 from jobs.models import JobRecord
 from jobs.services import QueuedJob, job_ids_in_redis, job_record_create
 
@@ -60,20 +60,9 @@ logger = logging.getLogger(__name__)
 INTERRUPTED_REASON = (
     "Interrupted: its worker, Redis or terminal stopped before it finished; retry it."
 )
-FAILURES_KEPT = 500  # the record lists the last ones; the counts count them all
 
 StopHook = Callable[[JobRecord, str], object]
 Listener = Callable[[JobRecord], object]
-
-
-class Step(Protocol):
-    """Work done inside a unit (``archive.pipeline.Step``): sites started, counts to add up."""
-
-    @property
-    def started(self) -> Sequence[int]: ...
-
-    @property
-    def counts(self) -> Mapping[str, int]: ...
 
 
 def exception_sentence(error: BaseException) -> str:
@@ -278,120 +267,38 @@ class JobRun:
 
     # Progress.
 
-    def set_total(self, total: int) -> None:
-        def change(record: JobRecord) -> None:
-            record.total = total
-
-        self._report(change)
-
-    def add_items(self, ids: Iterable[int]) -> None:
-        """Name more items (sites) the job works on, so that they are found if it stops."""
-        known = set(self.record.items)
-        new = [i for i in ids if i not in known]
-        if not new:
+    def report(self, progress: Progress) -> None:
+        """The one way work tells its progress (:class:`hacs.progress.Progress`): added to the
+        record under its row lock. A share that has not moved a whole unit, or items the
+        record names already, write nothing. The pipeline and the hand-offs take this method
+        as their ``report`` callback."""
+        if progress.failure:
+            self.failures.append((progress.item, progress.failure))
+        changed = progress.against(self.record)
+        if changed is None:
             return
-
-        def change(record: JobRecord) -> None:
-            present = set(record.items)
-            record.items = [*record.items, *(i for i in new if i not in present)]
-
-        self._report(change)
-
-    def advance(self, done: int = 1, **counts: int) -> None:
-        """``done`` more units of the total, and counts to add up."""
-
-        def change(record: JobRecord) -> None:
-            record.done += done
-            _count(record, counts)
-
-        self._report(change)
-
-    def fail_item(self, item: str, reason: str) -> None:
-        """A failure to list (and count), not a unit done."""
-        self.failures.append((item, reason))
-        self._report(lambda record: _failure(record, item, reason))
-
-    def note(self, **values: object) -> None:
-        """Values shown beside the counts as they are (not added up)."""
-
-        def change(record: JobRecord) -> None:
-            record.counts.update(values)
-
-        self._report(change)
-
-    def fraction(self, done: float) -> None:
-        """Work measured in percent (evaluations, learning): ``done`` (0 … 1) of the total,
-        written only when it moved a whole step."""
-        steps = int(done * self.record.total) - self.record.done
-        if steps > 0:
-            self.advance(steps)
-
-    def item(self, item: str, failure: str = "", counts: dict[str, int] | None = None) -> None:
-        """One unit ended (a site, a file), failed when ``failure`` says why: the archive
-        pipeline's ``progress`` callback."""
-        if failure:
-            self.failures.append((item, failure))
-        self._report(lambda record: _item_counted(record, item, failure, counts or {}))
-
-    def step(self, step: Step) -> None:
-        """Work inside a unit: the sites it started become items, its counts add up (the
-        archive pipeline's ``step`` callback)."""
-        known = set(self.record.items)
-        started = [i for i in step.started if i not in known]
-        if not started and not step.counts:
-            return
-
-        def change(record: JobRecord) -> None:
-            present = set(record.items)
-            record.items = [*record.items, *(i for i in started if i not in present)]
-            _count(record, step.counts)
-
-        self._report(change)
+        self._report(lambda record: _apply(record, changed))
 
     def fan_out(self, items: Sequence[int]) -> None:
         """The items will run as jobs of their own, each reporting with :func:`job_item_done`:
         the last one finishes the record, so leaving the block leaves it running (unless there
         is no item)."""
-
-        def change(record: JobRecord) -> None:
-            record.total = len(items)
-            record.items = list(items)
-
-        self._report(change)
+        self.report(Progress(total=len(items), started=items))
         self._fanned_out = True
 
     @contextmanager
     def bar(
         self, desc: str, *, unit: str = "it", count: str = "", of: str = "", postfix: str = ""
     ) -> Iterator[None]:
-        """Draw the progress on the terminal as a tqdm bar while the block runs (nothing when
-        stderr is not a terminal): done of the total, or the count ``count`` of the count
-        ``of`` (bytes read of bytes in files); ``postfix`` names a count shown beside it."""
-        shown = tqdm(
-            desc=desc,
-            unit=unit,
-            unit_scale=unit == "B",
-            leave=False,
-            disable=not sys.stderr.isatty(),
-        )
-
-        def draw(record: JobRecord) -> None:
-            total = record.counts.get(of, 0) if of else record.total
-            if total:
-                shown.total = total
-            position = record.counts.get(count, 0) if count else record.done
-            moved = position - shown.n
-            if postfix in record.counts:
-                shown.set_postfix_str(f"{record.counts[postfix]} {postfix}", refresh=not moved)
-            if moved > 0:
-                shown.update(moved)
-
-        draw(self.record)
-        self._listeners.append(draw)
+        """Draw the record on the terminal while the block runs (:class:`jobs.bar.ProgressBar`,
+        nothing when stderr is not a terminal)."""
+        shown = ProgressBar(desc, unit=unit, count=count, of=of, postfix=postfix)
+        shown.draw(self.record)
+        self._listeners.append(shown.draw)
         try:
             yield
         finally:
-            self._listeners.remove(draw)
+            self._listeners.remove(shown.draw)
             shown.close()
 
     def _report(self, change: Callable[[JobRecord], object]) -> None:
@@ -434,26 +341,8 @@ def _record_change(record_id: int, change: Callable[[JobRecord], object]) -> Job
     return record
 
 
-def _count(record: JobRecord, counts: Mapping[str, int]) -> None:
-    for name, value in counts.items():
-        record.counts[name] = record.counts.get(name, 0) + value
-
-
-def _failure(record: JobRecord, item: str, reason: str) -> None:
-    record.failures = [*record.failures, {"item": item, "reason": reason}][-FAILURES_KEPT:]
-    record.counts["failed"] = record.counts.get("failed", 0) + 1
-
-
-def _item_counted(record: JobRecord, item: str, failure: str, counts: Mapping[str, int]) -> None:
-    """One item done. An item marked interrupted earlier (its worker seemed dead) that reports
-    after all loses that mark."""
-    record.failures = [
-        f for f in record.failures if not (f.get("item") == item and f.get("interrupted"))
-    ]
-    record.done += 1
-    _count(record, counts)
-    if failure:
-        _failure(record, item, failure)
+def _apply(record: JobRecord, progress: Progress) -> None:
+    progress_apply(cast(ProgressState, record), progress)
 
 
 def _alive(record: JobRecord) -> None:
@@ -496,14 +385,14 @@ def _publish_meta(record: JobRecord) -> None:
 # --- Fanned-out jobs ------------------------------------------------------------------------------
 
 
-def job_item_done(
-    record_id: int, *, item: str, failure: str = "", counts: dict[str, int] | None = None
-) -> None:
-    """One item of a fanned-out job is done: count it, and finish the record with the last one
-    (an interrupted record runs again until then)."""
+def job_item_done(record_id: int, progress: Progress) -> None:
+    """One item of a fanned-out job is done (``progress`` names it, counted one unit): count
+    it, and finish the record with the last one (an interrupted record runs again until then)."""
+    if progress.done != 1 or not progress.item:
+        raise ValueError("an item of a fanned-out job reports itself done, once")
 
     def change(record: JobRecord) -> None:
-        _item_counted(record, item, failure, counts or {})
+        _apply(record, progress)
         if record.done >= record.total:
             _ended_status(record)
         else:
@@ -525,13 +414,17 @@ def job_item_interrupted(record_id: int, *, item: str, reason: str = INTERRUPTED
 
 
 @contextmanager
-def job_item_run(record_id: int) -> Iterator[Callable[..., None]]:
+def job_item_run(record_id: int) -> Iterator[Report]:
     """The RQ job of one item of a fanned-out job: it keeps the shared record's lease while it
-    runs and yields the pipeline's ``progress`` callback, which counts the item done. A failure
-    it does not catch is counted by its RQ failure callback."""
+    runs and yields the pipeline's ``report`` callback: an item's end counts it done, its
+    other reports (work inside the item) add up. A failure it does not catch is counted by its
+    RQ failure callback."""
 
-    def report(item: str, failure: str = "", counts: dict[str, int] | None = None) -> None:
-        job_item_done(record_id, item=item, failure=failure, counts=counts)
+    def report(progress: Progress) -> None:
+        if progress.item and progress.done:
+            job_item_done(record_id, progress)
+        else:
+            _record_change(record_id, lambda record: _apply(record, progress))
 
     with job_heartbeat(record_id):
         yield report

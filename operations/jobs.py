@@ -34,6 +34,7 @@ from archive.plan import refresh_plan
 from archive.status import sites_import_status
 from archive.wayback import ArchiveConfig
 from hacs.formats.queries import CdxQuery
+from hacs.progress import Progress, inside_units
 from jobs.models import JobRecord
 from jobs.runner import (
     INTERRUPTED_REASON,
@@ -73,7 +74,7 @@ def import_sites(
     with JobRun.resume(record_id) as run:
         run.fan_out(site_ids)
         if counts:
-            run.advance(0, **counts)
+            run.report(Progress(counts=counts))
         queue = django_rq.get_queue("import")
         chunks = import_chunks(site_ids)
         queued = 0
@@ -151,7 +152,7 @@ def import_site(record_id: int, site_ids: list[int] | int, nightly: bool = False
     ids = site_ids if isinstance(site_ids, list) else [site_ids]
     with job_item_run(record_id) as report:
         source = FromArchive(ids, defer_splits=nightly)
-        sites_refresh(source, client=archive_client(), progress=report)
+        sites_refresh(source, client=archive_client(), report=report)
 
 
 def import_site_failed(
@@ -175,7 +176,7 @@ def import_site_failed(
             job_item_interrupted(record_id, item=item)
         else:
             reason = exception_sentence(exc)
-            job_item_done(record_id, item=item, failure=reason)
+            job_item_done(record_id, Progress(done=1, item=item, failure=reason))
         if site is not None:
             sites_finish(failed={site_id: reason})
 
@@ -198,9 +199,8 @@ def sweep_interrupted(*, rq_cleanup: bool = True) -> int:
 def retry_fetches(record_id: int, site_ids: list[int]) -> None:
     """The later pass over sites whose memento fetches failed: fetch what is still missing."""
     with JobRun.resume(record_id) as run:
-        run.add_items(site_ids)
-        run.set_total(len(site_ids))
-        sites_refresh(FetchRetry(site_ids), client=archive_client(), progress=run.item)
+        run.report(Progress(total=len(site_ids), started=site_ids))
+        sites_refresh(FetchRetry(site_ids), client=archive_client(), report=run.report)
 
 
 def fetch_older_history(record_id: int, site_ids: list[int]) -> None:
@@ -208,10 +208,9 @@ def fetch_older_history(record_id: int, site_ids: list[int]) -> None:
     left for later. The sites keep their import status; a content that fails waits for the
     next pass."""
     with JobRun.resume(record_id) as run:
-        run.add_items(site_ids)
-        run.set_total(len(site_ids))
+        run.report(Progress(total=len(site_ids), started=site_ids))
         sites_refresh(
-            FetchRetry(site_ids, history=True), client=archive_client(), progress=run.item
+            FetchRetry(site_ids, history=True), client=archive_client(), report=run.report
         )
 
 
@@ -221,22 +220,23 @@ def file_import_run(
     """Import WARC (``kind="warc"``) or CDX files, reporting to ``run``: the files done, and
     inside a file the records and bytes read and the sites started (which become the job's
     items, so that its interruption finds them)."""
-    run.advance(0, **{"bytes in files": sum(_size(p) for p in paths)})
+    run.report(Progress(counts={"bytes in files": sum(_size(p) for p in paths)}))
     if kind == "warc":
         source: FromWarcFiles | FromCdxFiles = FromWarcFiles(
             paths, max_body=settings.HACS_MAX_MEMENTO_BYTES
         )
-        result = sites_refresh(source, progress=run.item, step=run.step)
+        result = sites_refresh(source, report=run.report)
     else:
         client = archive_client() if fetch else None
         source = FromCdxFiles(paths, fetch=fetch)
-        result = sites_refresh(source, client=client, progress=run.item, step=run.step)
+        result = sites_refresh(source, client=client, report=run.report)
     if result.stopped:  # the archive could not be reached while the pages were fetched
-        run.fail_item("fetching the pages' links", result.stopped)
+        run.report(Progress(item="fetching the pages' links", failure=result.stopped))
     elif not (result.done or result.failed or result.failed_files):
         # Not a success to show in green: nothing in the files was for a seed HACS holds.
-        run.fail_item(", ".join(p.name for p in paths), NO_SEED_MATCHED)
-    run.advance(0, captures=result.captures.added)
+        names = ", ".join(p.name for p in paths)
+        run.report(Progress(item=names, failure=NO_SEED_MATCHED))
+    run.report(Progress(counts={"captures": result.captures.added}))
     return result
 
 
@@ -254,7 +254,7 @@ def _size(path: Path) -> int:
 def import_files(record_id: int, kind: str, paths: list[str]) -> None:
     """Import WARC or CDX files that the workers can read (same machine or shared storage)."""
     with JobRun.resume(record_id, on_stop=sites_interrupt) as run:
-        run.set_total(len(paths))
+        run.report(Progress(total=len(paths)))
         file_import_run(run, kind, [Path(p) for p in paths])
 
 
@@ -270,10 +270,8 @@ def import_files_failed(
 def health_check(record_id: int) -> dict[str, object]:
     """Prove the round trip web → Redis → worker → database by writing to the job's record."""
     with JobRun.resume(record_id) as run:
-        run.set_total(1)
         result: dict[str, object] = {"database": connection.vendor, "sites": Site.objects.count()}
-        run.advance(1, checks=1)
-        run.note(**result)
+        run.report(Progress(done=1, total=1, counts={"checks": 1}, notes=result))
     return result
 
 
@@ -325,22 +323,19 @@ def import_uploaded_crawl(record_id: int, path: str, name: str) -> None:
     ``HACS_VAR_DIR``), its captures named after the file as uploaded, then delete it."""
     kind = "wacz" if name.lower().endswith(".wacz") else "warc"
     with JobRun.resume(record_id, on_stop=sites_interrupt) as run:
-        run.set_total(1)
+        run.report(Progress(total=1))
         source = FromWarcFiles(
             [Path(path)], max_body=settings.HACS_MAX_MEMENTO_BYTES, sources=[f"{kind}:{name}"]
         )
-        result = sites_refresh(source, step=run.step)
+        result = sites_refresh(source, report=inside_units(run.report))
         failure = next((reason for _file, reason in result.failed_files), "")
         if not failure and not result.captures.sites:
             failure = NO_SEED_MATCHED
-        run.item(
-            name,
-            failure,
-            {
-                "captures": result.captures.added,
-                "captures outside every seed": result.captures.skipped["outside every seed"],
-            },
-        )
+        counts = {
+            "captures": result.captures.added,
+            "captures outside every seed": result.captures.skipped["outside every seed"],
+        }
+        run.report(Progress(done=1, item=name, failure=failure, counts=counts))
     Path(path).unlink(missing_ok=True)
 
 

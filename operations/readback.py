@@ -41,6 +41,7 @@ from django.utils import timezone
 
 from archive.pipeline import FromWarcFiles
 from archive.sources import crawl_source
+from hacs.progress import Progress, inside_units
 from handoff.browsertrix_readback import (
     CrawlCheck,
     DownloadRefused,
@@ -122,7 +123,7 @@ def read_file(job: JobRun, crawled: CrawlerFile) -> Outcome:
         sources=[crawled.source],
         opener=crawled.opener,
     )
-    report = sites_refresh(source, step=job.step)
+    report = sites_refresh(source, report=inside_units(job.report))
     failure = next((reason for _name, reason in report.failed_files), "")
     captures = report.captures
     counts = {
@@ -134,7 +135,8 @@ def read_file(job: JobRun, crawled: CrawlerFile) -> Outcome:
         "records skipped": report.bad_lines,
         "pages parsed": report.snapshots,
     }
-    job.item(crawled.label, failure, {k: v for k, v in counts.items() if v})
+    counted = {k: v for k, v in counts.items() if v}
+    job.report(Progress(done=1, item=crawled.label, failure=failure, counts=counted))
     return Outcome(failure, captures.added, bool(captures.sites))
 
 
@@ -191,7 +193,7 @@ def heritrix_read_back(hand_off: HandOff) -> JobRecord | None:
     label = f'Heritrix "{hand_off.name}": {files} from {hand_off.job_dir}'
     with _read_back_job(label, len(scan.files)) as job:
         for key, where, sentence in scan.refused:
-            job.fail_item(where, sentence)
+            job.report(Progress(item=where, failure=sentence))
             _remember(
                 key,
                 hand_off,
@@ -201,7 +203,8 @@ def heritrix_read_back(hand_off: HandOff) -> JobRecord | None:
                 job=job.record,
             )
         skipped = {f"files {why}": n for why, n in scan.skipped.items()}
-        job.advance(0, **skipped, **({"files refused": len(scan.refused)} if scan.refused else {}))
+        refused = {"files refused": len(scan.refused)} if scan.refused else {}
+        job.report(Progress(counts={**skipped, **refused}))
         for found in scan.files:
 
             def opener(_path: Path, label: str = found.label) -> BinaryIO:
@@ -326,12 +329,13 @@ def _crawl_files(crawl: FollowedCrawl, check: CrawlCheck) -> JobRecord:
     again = False
     with _read_back_job(label, count) as job:
         for name, sentence in check.refused:
-            job.fail_item(name, f'Hand-off "{hand_off.name}": the crawl\'s {name}: {sentence}')
+            sentence = f'Hand-off "{hand_off.name}": the crawl\'s {name}: {sentence}'
+            job.report(Progress(item=name, failure=sentence))
         for resource in check.resources:
             key = f"browsertrix:{hand_off.pk}:{crawl.crawl_id}/{resource.name}"[:700]
             known = CrawlFile.objects.filter(key=key, status=CrawlFile.Status.READ).first()
             if known is not None and (not resource.sha256 or known.digest == resource.sha256):
-                job.advance(1, **{"files read before": 1})
+                job.report(Progress(done=1, counts={"files read before": 1}))
                 continue
             again |= _crawl_file(job, crawl, resource, key)
         crawl.job = job.record
@@ -358,7 +362,7 @@ def _crawl_file(job: JobRun, crawl: FollowedCrawl, resource: Resource, key: str)
         )
         outcome = read_file(job, CrawlerFile(path, resource.name, source))
     except DownloadRefused as refused:
-        job.item(resource.name, refused.sentence)
+        job.report(Progress(done=1, item=resource.name, failure=refused.sentence))
         crawl.message = refused.sentence
         return True
     finally:
@@ -445,9 +449,9 @@ def _inbox_job(
     files = f"{len(chosen)} file{'s' * (len(chosen) != 1)}"
     with _read_back_job(f"Crawl inbox {settings.HACS_CRAWL_INBOX}: {files}", len(chosen)) as job:
         if waiting:
-            job.advance(0, **{"files still being written": waiting})
+            job.report(Progress(counts={"files still being written": waiting}))
         for name, sentence in refused:
-            job.fail_item(name, sentence)
+            job.report(Progress(item=name, failure=sentence))
             _inbox_move(inbox_fd, name, failed_fd, sentence)
         for name in chosen:
             _inbox_read(job, inbox_fd, name, done_fd, failed_fd)
@@ -492,7 +496,7 @@ def _inbox_read(job: JobRun, inbox_fd: int, name: str, done_fd: int, failed_fd: 
     if outcome.failure:
         _inbox_move(inbox_fd, name, failed_fd, f"{name}: {outcome.failure}")
     elif not outcome.matched:
-        job.fail_item(name, NO_SEED_MATCHED)
+        job.report(Progress(item=name, failure=NO_SEED_MATCHED))
         _inbox_move(inbox_fd, name, failed_fd, f"{name}: {NO_SEED_MATCHED}")
     else:
         _inbox_move(inbox_fd, name, done_fd, "")

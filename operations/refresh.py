@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 import django_rq
@@ -19,11 +19,12 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from archive.models import ArchiveCheck, Capture, LinkSnapshot, QueryMemory, Site
-from archive.pipeline import ImportReport, Progress, Source, Step, sites_import
+from archive.pipeline import ImportReport, Source, sites_import
 from archive.plan import SIZE_MAX_AGE, refresh_plan
 from archive.wayback import ArchiveClient, ArchiveConfig
 from hacs.clock import from_days, to_days
 from hacs.formats.queries import CdxQuery
+from hacs.progress import Report, report_nothing
 from hacs.refresh_budget import (
     RATE_WINDOW_DAYS,
     RefreshChoice,
@@ -47,18 +48,14 @@ def archive_client() -> ArchiveClient:
 
 
 def sites_refresh(
-    source: Source,
-    *,
-    client: ArchiveClient | None = None,
-    progress: Progress | None = None,
-    step: Callable[[Step], None] | None = None,
+    source: Source, *, client: ArchiveClient | None = None, report: Report = report_nothing
 ) -> ImportReport:
-    """Import from ``source`` and recompute the estimates of every site brought up to date."""
+    """Import from ``source`` and recompute the estimates of every site brought up to date;
+    ``report`` is told of the progress (``archive.pipeline.sites_import``)."""
     return sites_import(
         source,
         client=client,
-        progress=progress,
-        step=step,
+        report=report,
         after=lambda site_ids: estimates_recompute(site_ids=site_ids),
     )
 

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from hacs.progress import Progress
 from hacs_site.clock import today
 from jobs.models import JobRecord
 from jobs.runner import JobRun
@@ -84,5 +85,5 @@ def daily_list_build(*, run: JobRecord | None = None) -> CrawlList:
         crawl_list = crawl_list_store(
             day=day, options=CrawlListOptions.from_settings(), source=CrawlList.Source.DAILY_JOB
         ).crawl_list
-        job.advance(1, sites=crawl_list.entries.count())
+        job.report(Progress(done=1, counts={"sites": crawl_list.entries.count()}))
     return crawl_list

@@ -43,6 +43,7 @@ from hacs import defaults
 from hacs.clock import to_days
 from hacs.estimators import METHODS
 from hacs.evaluation import DEFAULT_PRIOR_WEEKS, DEFAULT_THETAS, evaluate, interval_distribution
+from hacs.progress import Progress, Report, report_nothing
 from jobs.runner import JobRun, job_records_sync_with_rq
 from scheduling.learning import learned_for_evaluation, period_from_json
 from scheduling.models import EvaluationRun, Level
@@ -186,29 +187,24 @@ def evaluation_run_refresh(run: EvaluationRun) -> EvaluationRun:
 
 
 def evaluation_run(
-    *,
-    run: EvaluationRun,
-    progress: Callable[[float], None] | None = None,
-    job: JobRun | None = None,
+    *, run: EvaluationRun, report: Report = report_nothing, job: JobRun | None = None
 ) -> dict[str, Any]:
     """Run the evaluation ``run`` describes and store its results, as its job ``job`` (a
     worker's) or as a job of its own (``scheduling.runs.stored_run_job``).
 
-    ``progress`` (and the job's progress) receive the finished fraction, 0 … 1. On an error the
-    job is marked failed with the message, and the error is raised again.
+    The job, and ``report`` too, are told the finished fraction, 0 … 1. On an error the job is
+    marked failed with the message, and the error is raised again.
     """
     with stored_run_job(run, job) as running:
 
-        def report(fraction: float) -> None:
-            fraction = min(max(fraction, 0.0), 1.0)
-            running.fraction(fraction)
-            if progress is not None:
-                progress(fraction)
+        def share(fraction: float) -> None:
+            progress = Progress(fraction=min(max(fraction, 0.0), 1.0))
+            running.report(progress)
+            report(progress)
 
-        run.results = _evaluate(RunParameters.from_json(run.parameters), report)
+        run.results = _evaluate(RunParameters.from_json(run.parameters), share)
         run.save(update_fields=["results"])
-    if progress is not None:
-        progress(1.0)
+    report(Progress(fraction=1.0))
     results: dict[str, Any] = run.results
     return results
 

@@ -7,10 +7,10 @@ kept as a job too (:func:`learning_run_here`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import date
 from typing import Any
 
+from hacs.progress import Progress, Report, report_nothing
 from jobs.models import JobRecord
 from jobs.runner import JobRun
 from jobs.services import job_enqueue
@@ -27,7 +27,7 @@ def run_evaluation(record_id: int, run_id: int) -> None:
     """Run a stored evaluation as its job (its record follows the engine)."""
     run = EvaluationRun.objects.get(pk=run_id)
     with JobRun.resume(record_id) as job:
-        job.set_total(PROGRESS_STEPS)
+        job.report(Progress(total=PROGRESS_STEPS))
         evaluation_run(run=run, job=job)
 
 
@@ -55,7 +55,7 @@ def run_learning(record_id: int, scorer_id: int) -> None:
     """Learn a stored scheduler as its job (its record follows the learning)."""
     scorer = LearnedScorer.objects.get(pk=scorer_id)
     with JobRun.resume(record_id) as job:
-        job.set_total(PROGRESS_STEPS)
+        job.report(Progress(total=PROGRESS_STEPS))
         learned_scorer_run(scorer=scorer, job=job)
 
 
@@ -75,25 +75,23 @@ def enqueue_learning(scorer: LearnedScorer, *, user: Any = None) -> JobRecord:
     return record
 
 
-def learning_run_here(
-    scorer: LearnedScorer, *, progress: Callable[[float, str], None] | None = None
-) -> LearnedScorer:
+def learning_run_here(scorer: LearnedScorer, *, report: Report = report_nothing) -> LearnedScorer:
     """Learn a stored scheduler in this process (``learn_scorer`` in a terminal), as a job of
     its own so that the Jobs page shows it beside those run by workers; errors are raised."""
-    return learned_scorer_run(scorer=scorer, progress=progress)
+    return learned_scorer_run(scorer=scorer, report=report)
 
 
 def build_crawl_list(record_id: int, day: str, options: dict[str, Any]) -> int:
     """Build and store one crawl list; returns its id. (Nothing queues it now; kept for a job
     an earlier version queued.)"""
     with JobRun.resume(record_id) as job:
-        job.set_total(1)
+        job.report(Progress(total=1))
         stored = crawl_list_store(
             day=date.fromisoformat(day),
             options=CrawlListOptions.from_json(options),
             source=CrawlList.Source.PAGE,
         )
-        job.advance(1, sites=stored.crawl_list.entries.count())
+        job.report(Progress(done=1, counts={"sites": stored.crawl_list.entries.count()}))
     return stored.crawl_list.pk
 
 
@@ -107,9 +105,9 @@ def daily_crawl_list() -> int:
 def recompute_estimates(record_id: int, options: dict[str, Any] | None = None) -> None:
     """Recompute stored estimates with the ``recompute_estimates`` command's options."""
     with JobRun.resume(record_id) as job:
-        job.set_total(1)
+        job.report(Progress(total=1))
         written = estimates_recompute(**RecomputeOptions.from_json(options or {}).as_kwargs())
-        job.advance(1, estimates=written)
+        job.report(Progress(done=1, counts={"estimates": written}))
 
 
 def enqueue_recompute(options: RecomputeOptions, *, user: Any = None) -> JobRecord:

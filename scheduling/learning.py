@@ -56,6 +56,7 @@ from hacs.learning.gp4c import (
     training_periods,
 )
 from hacs.learning.lws import LwsModel, evaluation_scorer, fit_lws, lws_samples, lws_scores
+from hacs.progress import Progress, Report, report_nothing
 from hacs.replay import Policy
 from jobs.runner import JobRun
 from scheduling.cells import day_text
@@ -213,26 +214,24 @@ def learned_scorer_create(*, parameters: Mapping[str, Any], user: Any = None) ->
 
 
 def learned_scorer_run(
-    *,
-    scorer: LearnedScorer,
-    progress: Callable[[float, str], None] | None = None,
-    job: JobRun | None = None,
+    *, scorer: LearnedScorer, report: Report = report_nothing, job: JobRun | None = None
 ) -> LearnedScorer:
     """Learn what ``scorer`` describes and store the result, as its job ``job`` (a worker's)
     or as a job of its own (``scheduling.runs.stored_run_job``).
 
-    ``progress`` receives the finished fraction (0 … 1) and a line on the best fitness so far.
-    On an error the job is marked failed with the message, and the error is raised again.
+    The job, and ``report`` too, are told the finished fraction (0 … 1) and the stage (the best
+    fitness so far). On an error the job is marked failed with the message, and the error is
+    raised again.
     """
     params = LearnParameters.from_json(scorer.parameters)
     with stored_run_job(scorer, job) as running:
 
-        def report(fraction: float, line: str) -> None:
-            running.fraction(min(max(fraction, 0.0), 1.0))
-            if progress is not None:
-                progress(fraction, line)
+        def stage(fraction: float, line: str) -> None:
+            progress = Progress(fraction=min(max(fraction, 0.0), 1.0), notes={"stage": line})
+            running.report(progress)
+            report(progress)
 
-        for name, value in _learn(params, report).items():
+        for name, value in _learn(params, stage).items():
             setattr(scorer, name, value)
         scorer.save(update_fields=LEARNED_FIELDS)
     return scorer

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from hacs.progress import Progress
 from jobs.models import JobRecord
 from jobs.runner import JobRun
 from scheduling.cells import day_text
@@ -69,7 +70,7 @@ def stored_run_job(run: StoredRun, job: JobRun | None = None) -> Iterator[JobRun
         with running:
             type(run)._default_manager.filter(pk=run.pk).update(job=running.record)
             run.job = running.record
-            running.set_total(PROGRESS_STEPS)
+            running.report(Progress(total=PROGRESS_STEPS))
             yield running
     finally:
         if hasattr(running, "record"):

@@ -125,7 +125,7 @@ def test_a_refused_archive_stops_the_pipeline_after_one_attempt(redis_url: str) 
     report = sites_import(
         FromArchive([s.pk for s in sites]),
         client=client,
-        progress=lambda item, failure="", counts=None: told.append((item, failure)),
+        report=lambda progress: told.append((progress.item, progress.failure)),
     )
     assert client.stats.requests == 1
     assert "cannot be reached (the connection was refused)" in report.stopped

@@ -27,6 +27,7 @@ from django.core.management import CommandError, call_command
 from archive.models import Capture, LinkSnapshot, Site, Tag
 from hacs.clock import to_days
 from hacs.evaluation import ObservationTable
+from hacs.progress import Progress
 from hacs_demo import build_demo_archive
 from jobs.models import JobRecord
 from scheduling.evaluation_service import (
@@ -210,8 +211,9 @@ def test_a_run_stores_results_status_progress_and_duration(small_collection: lis
         }
     )
     assert run.status == EvaluationRun.Status.QUEUED
-    seen: list[float] = []
-    results = evaluation_run(run=run, progress=seen.append)
+    told: list[Progress] = []
+    results = evaluation_run(run=run, report=told.append)
+    seen = [p.fraction for p in told]
     run.refresh_from_db()
     assert run.status == EvaluationRun.Status.DONE and run.progress == 1.0
     assert run.duration_seconds is not None and run.finished_at is not None

@@ -342,7 +342,7 @@ def test_a_closed_terminal_is_found_by_its_silent_heartbeat(
         from operations.refresh import archive_client, sites_refresh
         with JobRun.start(kind="import", label="from a terminal", queue="terminal",
                           total=1, items=[{site.pk}], on_stop=sites_interrupt) as run:
-            sites_refresh(FromArchive([{site.pk}]), client=archive_client(), progress=run.item)
+            sites_refresh(FromArchive([{site.pk}]), client=archive_client(), report=run.report)
         """
     )
     command = start_quietly(

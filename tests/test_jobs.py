@@ -12,6 +12,7 @@ from django.core.management import call_command
 from django.db import connection
 from rq.job import JobStatus
 
+from hacs.progress import Progress
 from jobs.models import JobRecord
 from jobs.runner import job_item_done, job_item_interrupted, job_records_sync_with_rq
 from jobs.services import QUEUE_PRIORITY, JobQueue, job_enqueue
@@ -90,9 +91,10 @@ def test_a_job_whose_items_all_failed_is_failed_and_one_with_some_failures_parti
     every.refresh_from_db()
     assert every.status == JobRecord.Status.RUNNING and every.elapsed_seconds is not None
     for site in sites[:2]:
-        job_item_done(every.pk, item=site.seed_url, failure="The archive cannot be reached.")
-    job_item_done(some.pk, item=sites[2].seed_url, failure="HTTP 404")
-    job_item_done(some.pk, item=sites[3].seed_url, counts={"captures added": 3})
+        unreachable = "The archive cannot be reached."
+        job_item_done(every.pk, Progress(done=1, item=site.seed_url, failure=unreachable))
+    job_item_done(some.pk, Progress(done=1, item=sites[2].seed_url, failure="HTTP 404"))
+    job_item_done(some.pk, Progress(done=1, item=sites[3].seed_url, counts={"captures added": 3}))
     every.refresh_from_db()
     some.refresh_from_db()
     assert every.status == JobRecord.Status.FAILED and every.error.startswith("All 2 failed")
@@ -134,7 +136,7 @@ def test_an_interrupted_site_that_reports_after_all_is_counted_once(redis_url: s
     record.refresh_from_db()
     assert record.done == 0 and len(record.failures) == 1
     # Its work-horse outlived the worker and finished the site.
-    job_item_done(record.pk, item=site.seed_url, counts={"captures added": 1})
+    job_item_done(record.pk, Progress(done=1, item=site.seed_url, counts={"captures added": 1}))
     record.refresh_from_db()
     assert record.status == JobRecord.Status.FINISHED
     assert record.done == 1 and record.failures == []

@@ -17,6 +17,7 @@ import pytest
 from django.core.management import call_command
 
 from archive.models import ArchiveCheck, Capture, LinkSnapshot, QueryMemory, Site
+from hacs.progress import Progress
 from operations.jobs import import_chunks
 from scheduling.cells import when_text
 from scheduling.models import Estimate
@@ -446,16 +447,14 @@ def test_within_the_nightly_budget_a_group_found_too_big_waits_for_the_next_nigh
         run()
         checks = dict(ArchiveCheck.objects.values_list("site_id", "checked_at"))
         archive.state.log.clear()
-        told: list[tuple[str, str, dict[str, int]]] = []
+        told: list[Progress] = []
         sites_import(
-            FromArchive(ids, defer_splits=True),
-            client=archive_client(),
-            progress=lambda item, failure="", counts=None: told.append((item, failure, counts)),
+            FromArchive(ids, defer_splits=True), client=archive_client(), report=told.append
         )
         assert asked(archive) == [] and len(sized(archive)) == len(HOSTS)
         assert dict(ArchiveCheck.objects.values_list("site_id", "checked_at")) == checks
-        assert sum(c["sites waiting for a split group"] for _i, _f, c in told) == len(sites)
-        assert all(not failure for _i, failure, _c in told)
+        assert sum(p.counts["sites waiting for a split group"] for p in told) == len(sites)
+        assert all(not p.failure for p in told)
         archive.state.log.clear()
         sites_import(FromArchive(ids, defer_splits=True), client=archive_client())
         assert len(asked(archive)) == len(sites) and sized(archive) == []

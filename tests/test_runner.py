@@ -1,8 +1,8 @@
 """One runner owns a job's record: its status, lease and progress, whoever runs the job.
 
 The runner's transitions (finished, partial, failed, interrupted), its ``on_stop`` hook, its one
-progress type (a percentage on the Jobs page, a bar on a terminal), and a check of the source
-tree that no other module writes a job's status.
+way to report progress (a percentage on the Jobs page, the one bar on a terminal), and checks of
+the source tree that no other module writes a job's status or draws a bar.
 """
 
 from __future__ import annotations
@@ -15,10 +15,13 @@ from pathlib import Path
 import pytest
 from tqdm import tqdm
 
-import jobs.runner
+import jobs.bar
+from hacs.progress import Progress
+from jobs.bar import terminal_progress
 from jobs.models import JobRecord
 from jobs.runner import INTERRUPTED_REASON, JobRun
 from jobs.services import job_record_create
+from operations.management.commands._progress import files_written_progress
 
 pytestmark = pytest.mark.django_db
 
@@ -47,7 +50,7 @@ def test_a_run_marks_its_record_running_and_then_finished() -> None:
         assert running.status == JobRecord.Status.RUNNING and running.worker
         assert running.started_at is not None and running.heartbeat_at is not None
         for site in ("a", "b", "c"):
-            run.item(site, counts={"captures added": 2})
+            run.report(Progress(done=1, item=site, counts={"captures added": 2}))
     record.refresh_from_db()
     assert (record.status, record.done, record.error) == (JobRecord.Status.FINISHED, 3, "")
     assert record.counts == {"captures added": 6} and record.finished_at is not None
@@ -57,11 +60,11 @@ def test_a_run_marks_its_record_running_and_then_finished() -> None:
 def test_some_failed_items_make_it_partial_and_all_of_them_failed() -> None:
     some, every = queued(), queued()
     with JobRun.resume(some.pk) as run:
-        run.item("a")
-        run.item("b", "HTTP 404")
+        run.report(Progress(done=1, item="a"))
+        run.report(Progress(done=1, item="b", failure="HTTP 404"))
     with JobRun.resume(every.pk) as run:
-        run.item("a", "HTTP 503")
-        run.item("b", "HTTP 404")
+        run.report(Progress(done=1, item="a", failure="HTTP 503"))
+        run.report(Progress(done=1, item="b", failure="HTTP 404"))
         assert run.failures == [("a", "HTTP 503"), ("b", "HTTP 404")]
     some.refresh_from_db()
     every.refresh_from_db()
@@ -75,7 +78,7 @@ def test_an_exception_fails_the_run_with_its_sentence_and_calls_the_hook() -> No
     record = queued()
     stops = Stops()
     with pytest.raises(ValueError), JobRun.resume(record.pk, on_stop=stops) as run:
-        run.item("a")
+        run.report(Progress(done=1, item="a"))
         raise ValueError("the file ends mid-record")
     record.refresh_from_db()
     assert record.status == JobRecord.Status.FAILED and record.finished_at is not None
@@ -97,7 +100,7 @@ def test_ctrl_c_or_a_stop_signal_interrupts_the_run_and_calls_the_hook(
             items=[7, 8],
             on_stop=stops,
         ) as run:
-            run.item("a")
+            run.report(Progress(done=1, item="a"))
             raise stop()
     record = JobRecord.objects.get()
     assert (record.queue, record.items, record.done) == ("terminal", [7, 8], 1)
@@ -116,8 +119,8 @@ def test_a_run_interrupted_here_stays_interrupted_when_its_threads_report_late()
             kind=JobRecord.Kind.IMPORT, label="t", queue="terminal", total=2, items=[1, 2]
         ) as run:
             raise KeyboardInterrupt
-    run.item("late", counts={"captures": 3})
-    run.advance()
+    run.report(Progress(done=1, item="late", counts={"captures": 3}))
+    run.report(Progress(done=1))
     record = JobRecord.objects.get()
     assert record.status == JobRecord.Status.INTERRUPTED
     assert record.done == 0 and "captures" not in record.counts
@@ -128,9 +131,9 @@ def test_a_run_the_sweep_marked_interrupted_runs_again_when_its_worker_reports()
     dead) reports, and its record runs again."""
     with JobRun.start(kind=JobRecord.Kind.IMPORT, label="t", queue="import", total=2) as run:
         JobRecord.objects.filter(pk=run.record.pk).update(status=JobRecord.Status.INTERRUPTED)
-        run.item("a")
+        run.report(Progress(done=1, item="a"))
         assert JobRecord.objects.get().status == JobRecord.Status.RUNNING
-        run.item("b")
+        run.report(Progress(done=1, item="b"))
 
 
 def test_an_ending_keeps_the_outcome_and_what_the_block_wrote_whole() -> None:
@@ -158,7 +161,7 @@ def test_a_report_revives_a_run_the_sweep_took_for_dead() -> None:
         JobRecord.objects.filter(pk=record.pk).update(
             status=JobRecord.Status.INTERRUPTED, error=INTERRUPTED_REASON
         )
-        run.advance(1)
+        run.report(Progress(done=1))
         revived = JobRecord.objects.get(pk=record.pk)
         assert (revived.status, revived.error) == (JobRecord.Status.RUNNING, "")
     record.refresh_from_db()
@@ -180,13 +183,15 @@ def test_a_fanned_out_run_is_left_to_its_items_unless_it_has_none() -> None:
 def test_progress_is_a_percentage_of_the_total_on_the_record() -> None:
     record = job_record_create(kind=JobRecord.Kind.EVALUATION, label="run 1")
     with JobRun.resume(record.pk) as run:
-        run.set_total(100)
-        run.fraction(0.424)
-        run.fraction(0.42)  # not a step further: nothing written
+        run.report(Progress(total=100))
+        run.report(Progress(fraction=0.424))
+        written = JobRecord.objects.get(pk=record.pk).heartbeat_at
+        run.report(Progress(fraction=0.42))  # not a step further: nothing written
+        assert JobRecord.objects.get(pk=record.pk).heartbeat_at == written
         assert JobRecord.objects.get(pk=record.pk).fraction == pytest.approx(0.42)
-        run.step(type("Step", (), {"started": (3, 4), "counts": {"records read": 10}})())
-        run.add_items([4, 5])
-        run.note(database="sqlite")
+        run.report(Progress(started=(3, 4), counts={"records read": 10}))
+        run.report(Progress(started=[4, 5]))
+        run.report(Progress(notes={"database": "sqlite"}))
     record.refresh_from_db()
     assert record.done == 42 and record.items == [3, 4, 5]
     assert record.counts == {"records read": 10, "database": "sqlite"}
@@ -199,24 +204,61 @@ class Terminal(io.StringIO):
 
 def test_a_terminal_draws_the_same_progress_as_a_bar(monkeypatch: pytest.MonkeyPatch) -> None:
     # Every change drawn at once (tqdm draws at most ten times a second otherwise).
-    monkeypatch.setattr(jobs.runner, "tqdm", partial(tqdm, mininterval=0, miniters=1))
+    monkeypatch.setattr(jobs.bar, "tqdm", partial(tqdm, mininterval=0, miniters=1))
     terminal = Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
     with JobRun.start(kind=JobRecord.Kind.IMPORT, label="t", queue="terminal", total=4) as run:
         with run.bar("Importing", unit="site"):
-            run.item("a")
-            run.item("b", "HTTP 404")
+            run.report(Progress(done=1, item="a"))
+            run.report(Progress(done=1, item="b", failure="HTTP 404"))
             assert run.record.fraction == 0.5
             shown = terminal.getvalue()
             assert "Importing:  50%|" in shown and "2/4" in shown
         with run.bar(
             "Reading", unit="B", count="bytes read", of="bytes in files", postfix="sites fetched"
         ):
-            run.advance(0, **{"bytes in files": 2000})
-            run.step(type("Step", (), {"started": (), "counts": {"bytes read": 500}})())
-            run.advance(0, **{"sites fetched": 3})
+            run.report(Progress(counts={"bytes in files": 2000}))
+            run.report(Progress(counts={"bytes read": 500}))
+            run.report(Progress(counts={"sites fetched": 3}))
             shown = terminal.getvalue()
             assert "Reading:  25%|" in shown and "3 sites fetched" in shown
+
+
+def test_work_without_a_job_draws_the_same_bar(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A replay's share, and the demo archive's files as they are written, go through the
+    same report and the same bar."""
+    monkeypatch.setattr(jobs.bar, "tqdm", partial(tqdm, mininterval=0, miniters=1))
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with terminal_progress("Replaying", total=100, unit="%") as report:
+        report(Progress(fraction=0.5))
+        assert "Replaying:  50%|" in terminal.getvalue()
+    written = tmp_path / "seeds.txt"
+    with files_written_progress([(written, "Writing seeds.txt")], "Drawing the sites") as writing:
+        writing("seeds.txt")
+        assert "Writing seeds.txt" in terminal.getvalue()
+
+
+def test_progress_is_reported_one_way() -> None:
+    """A run has one method to report progress, and one module draws a bar."""
+    public = {name for name in vars(JobRun) if not name.startswith("_")}
+    assert "report" in public
+    assert not public & {"advance", "fraction", "item", "step", "note", "fail_item", "set_total"}
+    drawing = []
+    for room in [*SOURCES, "bench"]:
+        for path in (ROOT / room).rglob("*.py"):
+            tree = ast.parse(path.read_text())
+            for node in ast.walk(tree):
+                names = []
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    names = [node.module or ""]
+                if any(name.split(".")[0] == "tqdm" for name in names):
+                    drawing.append(path.relative_to(ROOT).as_posix())
+    assert drawing == ["jobs/bar.py"]
 
 
 def test_no_bar_is_drawn_when_stderr_is_not_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -224,7 +266,7 @@ def test_no_bar_is_drawn_when_stderr_is_not_a_terminal(monkeypatch: pytest.Monke
     monkeypatch.setattr("sys.stderr", pipe)
     with JobRun.start(kind=JobRecord.Kind.IMPORT, label="t", queue="terminal", total=1) as run:
         with run.bar("Importing", unit="site"):
-            run.item("a")
+            run.report(Progress(done=1, item="a"))
     assert pipe.getvalue() == ""
 
 

@@ -1,8 +1,7 @@
 """Helpers shared by the import commands: file imports in the foreground (kept as jobs, drawn
-as a bar on a terminal), handing file imports to a worker, and a bar for work that reports no
-progress of its own."""
+as a bar on a terminal), handing file imports to a worker, and the progress of work that
+reports none of its own (files being written)."""
 
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -11,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import CommandError
-from tqdm import tqdm
 
 from archive.pipeline import ImportReport
+from hacs.progress import Progress
+from jobs.bar import terminal_progress
 from jobs.models import JobRecord
 from jobs.runner import JobRun
 from operations.jobs import enqueue_files, file_import_run
@@ -24,48 +24,42 @@ from operations.stops import sites_interrupt
 def files_written_progress(
     files: Sequence[tuple[Path, str]], desc: str
 ) -> Iterator[Callable[[str], None]]:
-    """A bar of the bytes written to ``files`` while the block runs; it names the file being
-    written (its label) and is quiet when not on a terminal. Files left from an earlier run
-    count only once rewritten.
+    """The bytes written to ``files`` while the block runs, drawn as the one terminal bar
+    (``jobs.bar``) naming the file being written (its label); quiet when not on a terminal.
+    Files left from an earlier run count only once rewritten.
 
     Yields the callback to tell when a file's writing starts (its path's name): the bar names
     it at once, however fast the file is written; between calls it follows the newest file.
     """
-    bar = tqdm(unit="B", unit_scale=True, desc=desc, disable=not sys.stderr.isatty(), leave=False)
     labels = {path.name: label for path, label in files}
-    if bar.disable:
-        yield lambda _name: None
-        return
+    with terminal_progress(desc, unit="B", count="bytes written") as report:
+        started = time.time()
+        done = threading.Event()
+        counted = 0
 
-    def writing(name: str) -> None:
-        bar.set_description_str(labels.get(name, name), refresh=True)
+        def watch() -> None:
+            nonlocal counted
+            while not done.wait(0.5):
+                written = []
+                for path, label in files:
+                    try:
+                        stat = path.stat()
+                    except OSError:
+                        continue
+                    if stat.st_mtime >= started:
+                        written.append((stat.st_mtime, stat.st_size, label))
+                if written:
+                    size = sum(size for _mtime, size, _label in written)
+                    grown, counted = size - counted, size
+                    report(Progress(item=max(written)[2], counts={"bytes written": grown}))
 
-    started = time.time()
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.wait(0.5):
-            written = []
-            for path, label in files:
-                try:
-                    stat = path.stat()
-                except OSError:
-                    continue
-                if stat.st_mtime >= started:
-                    written.append((stat.st_mtime, stat.st_size, label))
-            if written:
-                bar.set_description_str(max(written)[2], refresh=False)
-                bar.n = sum(size for _mtime, size, _label in written)
-            bar.refresh()
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
-    try:
-        yield writing
-    finally:
-        done.set()
-        watcher.join()
-        bar.close()
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        try:
+            yield lambda name: report(Progress(item=labels.get(name, name)))
+        finally:
+            done.set()
+            watcher.join()
 
 
 def file_import(kind: str, files: list[Path], *, fetch: bool = True) -> ImportReport:

@@ -104,7 +104,7 @@ class Command(BaseCommand):
             source: FromArchive | FetchRetry = FromArchive(ids, full=bool(options["full"]))
             if options["history"]:
                 source = FetchRetry(ids, history=True)
-            result = sites_refresh(source, client=client, progress=run.item)
+            result = sites_refresh(source, client=client, report=run.report)
         record = JobRecord.objects.get(pk=run.record.pk)
         left = record.counts.get("older contents left for the history pass", 0)
         failed = [f"{item}: {failure}" for item, failure in run.failures]

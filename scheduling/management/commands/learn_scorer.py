@@ -1,9 +1,7 @@
-import sys
-
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from tqdm import tqdm
 
 from hacs.learning.gp4c import GENERATIONS, POPULATION
+from jobs.bar import terminal_progress
 from scheduling.jobs import enqueue_learning, learning_run_here
 from scheduling.learning import LearnedSummary, learned_scorer_create, learned_scorer_summary
 from scheduling.management.commands._options import day, positive
@@ -59,18 +57,12 @@ class Command(BaseCommand):
             record = enqueue_learning(scorer)
             self.stdout.write(f"Learning run {scorer.pk} queued as job {record.pk}.")
             return
-        bar = tqdm(total=100, unit="%", desc="learning", disable=not sys.stderr.isatty())
-
-        def progress(fraction: float, line: str) -> None:
-            bar.update(int(fraction * 100) - bar.n)
-            bar.set_postfix_str(line, refresh=True)
-
-        try:  # kept as a job: the Jobs page shows it beside the workers' runs
-            scorer = learning_run_here(scorer, progress=progress)
-        except ValueError as error:
-            raise CommandError(f"Learning run {scorer.pk} failed: {error}") from None
-        finally:
-            bar.close()
+        # Kept as a job: the Jobs page shows it beside the workers' runs.
+        with terminal_progress("Learning", total=100, unit="%", postfix="stage") as report:
+            try:
+                scorer = learning_run_here(scorer, report=report)
+            except ValueError as error:
+                raise CommandError(f"Learning run {scorer.pk} failed: {error}") from None
         self.stdout.write(f"Learning run {scorer.pk}: {scorer}")
         summary = learned_scorer_summary(scorer)
         if scorer.kind == Learned.GP4C:

@@ -1,12 +1,12 @@
 import argparse
 import json
-import sys
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from tqdm import tqdm
 
+from hacs.progress import Progress
+from jobs.bar import terminal_progress
 from scheduling.management.commands._options import day, positive
 from scheduling.models import Level
 from scheduling.replays import DEFAULT_SHARES, replay_collection, truth_load
@@ -56,12 +56,7 @@ class Command(BaseCommand):
             except (OSError, ValueError) as error:
                 raise CommandError(f"--truth: {error}") from None
         # A bar on a terminal only: each policy's days, budget after budget.
-        bar = tqdm(total=100, unit="%", desc="replaying", disable=not sys.stderr.isatty())
-
-        def progress(fraction: float) -> None:
-            bar.update(int(fraction * 100) - bar.n)
-
-        try:
+        with terminal_progress("Replaying", total=100, unit="%") as report:
             result = replay_collection(
                 level=str(options["level"]),
                 start=options["start"],  # type: ignore[arg-type]
@@ -70,10 +65,8 @@ class Command(BaseCommand):
                 e_days=float(options["e_days"]),  # type: ignore[arg-type]
                 truth=truth,
                 seed=int(options["seed"]),  # type: ignore[call-overload]
-                progress=progress,
+                progress=lambda fraction: report(Progress(fraction=fraction)),
             )
-        finally:
-            bar.close()
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=1))
             return
