@@ -19,12 +19,20 @@ class ProgressBar:
     ``of`` (bytes read of bytes in files); ``postfix`` names a count or note shown beside it."""
 
     def __init__(
-        self, desc: str, *, unit: str = "it", count: str = "", of: str = "", postfix: str = ""
+        self,
+        desc: str,
+        *,
+        total: int = 0,
+        unit: str = "it",
+        count: str = "",
+        of: str = "",
+        postfix: str = "",
     ) -> None:
         self.count, self.of, self.postfix = count, of, postfix
         self._lock = threading.Lock()
         self._shown = tqdm(
             desc=desc,
+            total=total or None,
             unit=unit,
             unit_scale=unit == "B",
             leave=False,
@@ -65,7 +73,7 @@ def terminal_progress(
     """Yield the report of work that keeps no job (a replay, the demo archive being written):
     its :class:`Progress` adds up in a :class:`Tally` drawn as the bar :class:`ProgressBar`
     draws for a job. Thread-safe: a watcher thread may report beside the work."""
-    bar = ProgressBar(desc, unit=unit, count=count, of=of, postfix=postfix)
+    bar = ProgressBar(desc, total=total, unit=unit, count=count, of=of, postfix=postfix)
     tally = Tally(total=total)
     lock = threading.Lock()
 

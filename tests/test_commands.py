@@ -352,7 +352,7 @@ def test_demo_archive_and_warc_import_show_progress_on_a_terminal_only(
     # A replay: a bar through its policies' days on a terminal, none in a pipe.
     shown, status = on_terminal(SIMULATE, terminal_env)
     assert status == 0, shown
-    assert re.search(r"replaying:\s+100%\|", shown) and "found/crawls" in shown, shown
+    assert re.search(r"Replaying:\s+100%\|", shown) and "found/crawls" in shown, shown
     quiet = piped(SIMULATE, terminal_env)
     assert quiet.returncode == 0 and "found/crawls" in quiet.stdout and quiet.stderr == ""
 
