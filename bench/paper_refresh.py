@@ -179,6 +179,36 @@ class Answer:
     failure: str = ""  # a query HACS gives up on (its words, as ``_too_big_failure`` reads them)
 
 
+@dataclass
+class GroupMemory:
+    """What HACS's ``QueryMemory`` keeps of the host groups between nights, in memory: the pages
+    each took, those too big to ask as one (split on their next plan) and when each was last
+    asked wide. ``remember`` is ``archive.archive_import._Run._remember`` on an answer."""
+
+    pages: dict[str, int] = field(default_factory=dict)
+    too_big: set[str] = field(default_factory=set)
+    wide_at: dict[str, int] = field(default_factory=dict)
+
+    def remember(self, query: Any, answer: Answer, now: int) -> bool:
+        """Record ``query``'s answer; True when the group must split at once (it was too big
+        and failed for its size)."""
+        too_big = group_too_big(
+            pages=answer.requests,
+            rows=len(answer.rows),
+            failed_for_size=bool(answer.failure),
+            max_pages=GROUP_MAX_PAGES,
+            max_rows=GROUP_MAX_ROWS,
+        )
+        self.pages[query.key] = answer.requests
+        if too_big:
+            self.too_big.add(query.key)
+        else:
+            self.too_big.discard(query.key)
+        if getattr(query, "wide", False) and not answer.failure:
+            self.wide_at[query.key] = now
+        return too_big and bool(answer.failure)
+
+
 class World:
     """The collection, the fake archive's state and a client: what every refresh shares."""
 
@@ -433,8 +463,7 @@ class Refresher:
         self.audit_day = audit_day
         self.wire_nights = wire_nights
         self.watch = watch
-        self.too_big: set[str] = set()
-        self.pages: dict[str, int] = {}  # a group's pages the last time (QueryMemory)
+        self.memory = GroupMemory()
         self.sized: dict[str, int] = {}  # when a group was last sized
         self.per_seed: set[str] = set()  # hosts the audit found missing captures
         self.new: set[tuple[str, str]] = set()  # captures made after the first import, held
@@ -451,7 +480,8 @@ class Refresher:
         return since_of_stamp(anchor)
 
     def plan(self, seeds: list[Any]) -> list[Any]:
-        return plan_queries(seeds, too_big=self.too_big, shared_hosts=SHARED_HOSTS | self.per_seed)
+        shared = SHARED_HOSTS | self.per_seed
+        return plan_queries(seeds, too_big=self.memory.too_big, shared_hosts=shared)
 
     def night(self, n: int) -> Night:
         world = self.world
@@ -535,9 +565,9 @@ class Refresher:
         part.sizing += 1
         self.sized[query.key] = run.now
         if self.world.blocks(query.url, query.match_type) <= SIZING_MAX_BLOCKS:
-            self.too_big.discard(query.key)
+            self.memory.too_big.discard(query.key)
             return False
-        self.too_big.add(query.key)
+        self.memory.too_big.add(query.key)
         run.tally.splits += 1
         if self.defer_splits:
             # _Run._sized with defer_splits: not asked tonight; its sites keep their last check
@@ -552,19 +582,7 @@ class Refresher:
     def _remember(self, run: _Pass, query: Any, answer: Answer) -> bool:
         """``_remember``: a group's answer too big is split on the next plan, at once when it
         failed for its size (True: its parts are queued)."""
-        too_big = group_too_big(
-            pages=answer.requests,
-            rows=len(answer.rows),
-            failed_for_size=bool(answer.failure),
-            max_pages=GROUP_MAX_PAGES,
-            max_rows=GROUP_MAX_ROWS,
-        )
-        self.pages[query.key] = answer.requests
-        if too_big:
-            self.too_big.add(query.key)
-        else:
-            self.too_big.discard(query.key)
-        if too_big and answer.failure:
+        if self.memory.remember(query, answer, run.now):
             parts = plan_queries([run.seeds[s] for s in query.site_ids], too_big={query.key})
             if len(parts) > 1:
                 run.tally.splits += 1

@@ -52,25 +52,17 @@ import numpy as np
 from bench.collection import DAY, Collection, timestamp_text
 from bench.paper_refresh import (
     AUDIT_SHARE,
-    GROUP_MAX_PAGES,
-    GROUP_MAX_ROWS,
     LAG_DAYS,
     SIZING_EVERY_DAYS,
     SIZING_MAX_BLOCKS,
     Answer,
     FirstImport,
+    GroupMemory,
     World,
     seconds_of,
 )
 from hacs.bayes import GammaPrior, fit_interval_prior, interval_evidence, interval_posterior
-from hacs.formats.queries import (
-    SHARED_HOSTS,
-    CdxQuery,
-    RefreshSeed,
-    group_too_big,
-    plan_queries,
-    refresh_from,
-)
+from hacs.formats.queries import SHARED_HOSTS, CdxQuery, RefreshSeed, plan_queries, refresh_from
 from hacs.index_lag import add_margins, host_lag, index_lag, late_margins
 from hacs.ranking import posterior_probabilities, rank_order
 from hacs.refresh_budget import (
@@ -162,10 +154,8 @@ class Shipped:
         self.times = {s: sorted(first.times.get(s, ())) for s in self.sites}
         self.older = set(first.older)
         self.hosts = [scope.host_key for scope in world.scopes]
-        self.too_big: set[str] = set()
-        self.pages: dict[str, int] = {}
+        self.memory = GroupMemory()
         self.sized: dict[str, int] = {}
-        self.wide_at: dict[str, int] = {}
         self.per_seed: set[str] = set()
         self.late: dict[str, list[int]] = {}  # late captures per host, by day of margin
         self.new: set[tuple[str, str]] = set()  # captures stored since the first import
@@ -198,10 +188,10 @@ class Shipped:
         return seeds
 
     def plan(self, seeds: Iterable[RefreshSeed], now: int) -> list[CdxQuery]:
-        narrow = {k for k, at in self.wide_at.items() if now - at < WIDE_EVERY_DAYS * DAY}
+        narrow = {k for k, at in self.memory.wide_at.items() if now - at < WIDE_EVERY_DAYS * DAY}
         return plan_queries(
             list(seeds),
-            too_big=self.too_big,
+            too_big=self.memory.too_big,
             shared_hosts=SHARED_HOSTS | self.per_seed,
             narrow=narrow,
         )
@@ -233,7 +223,7 @@ class Shipped:
             )
             for s in self.sites
         }
-        cost = {key: max(1, pages) for key, pages in self.pages.items()}
+        cost = {key: max(1, pages) for key, pages in self.memory.pages.items()}
         for query in queries:  # operations.refresh.query_costs
             if query.is_group and self._unsized(query.key, now):
                 cost[query.key] = cost.get(query.key, 1) + 1
@@ -274,11 +264,11 @@ class Shipped:
                 tally.sizing += 1
                 self.sized[query.key] = now
                 if world.blocks(query.url, query.match_type) > SIZING_MAX_BLOCKS:
-                    self.too_big.add(query.key)
+                    self.memory.too_big.add(query.key)
                     tally.splits += 1
                     tally.deferred += len(query.site_ids)  # defer_splits: tomorrow's plan
                     continue
-                self.too_big.discard(query.key)
+                self.memory.too_big.discard(query.key)
             answer = world.ask(query.url, query.since, match_type=query.match_type)
             tally.queries += 1
             tally.groups += query.is_group
@@ -287,7 +277,7 @@ class Shipped:
             tally.rows += len(answer.rows)
             tally.most_pages = max(tally.most_pages, answer.requests)
             tally.most_rows = max(tally.most_rows, len(answer.rows))
-            if query.is_group and self._remember(query, answer, now):
+            if query.is_group and self.memory.remember(query, answer, now):
                 parts = plan_queries([seeds[s] for s in query.site_ids], too_big={query.key})
                 if len(parts) > 1:
                     tally.splits += 1
@@ -302,25 +292,6 @@ class Shipped:
                 pending.append(audit[0])
             tally.checked += len(query.site_ids)
             self._store(query, answer, now, tally)
-
-    def _remember(self, query: CdxQuery, answer: Answer, now: int) -> bool:
-        """``_Run._remember``: the group's pages, whether it was too big (split at once when it
-        failed for its size), and when it was last asked wide."""
-        too_big = group_too_big(
-            pages=answer.requests,
-            rows=len(answer.rows),
-            failed_for_size=bool(answer.failure),
-            max_pages=GROUP_MAX_PAGES,
-            max_rows=GROUP_MAX_ROWS,
-        )
-        self.pages[query.key] = answer.requests
-        if too_big:
-            self.too_big.add(query.key)
-        else:
-            self.too_big.discard(query.key)
-        if query.wide and not answer.failure:
-            self.wide_at[query.key] = now
-        return too_big and bool(answer.failure)
 
     def _audit_of(
         self, query: CdxQuery, answer: Answer, day: date

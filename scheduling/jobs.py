@@ -7,6 +7,7 @@ kept as a job too (:func:`learning_run_here`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 from typing import Any
 
@@ -20,7 +21,7 @@ from scheduling.estimates import RecomputeOptions, estimates_recompute
 from scheduling.evaluation_service import evaluation_run
 from scheduling.learning import learned_scorer_run
 from scheduling.models import CrawlList, EvaluationRun, LearnedScorer, StoredRun
-from scheduling.runs import PROGRESS_STEPS, evaluation_label, learning_label
+from scheduling.runs import PROGRESS_STEPS, stored_run_kind
 
 
 def run_evaluation(record_id: int, run_id: int) -> None:
@@ -32,23 +33,8 @@ def run_evaluation(record_id: int, run_id: int) -> None:
 
 
 def enqueue_evaluation(run: EvaluationRun, *, user: Any = None) -> JobRecord:
-    record = job_enqueue(
-        kind=JobRecord.Kind.EVALUATION,
-        func=run_evaluation,
-        args=(run.pk,),
-        label=evaluation_label(run),
-        user=user,
-        total=PROGRESS_STEPS,
-        key=_unused_key(run),
-    )
-    EvaluationRun.objects.filter(pk=run.pk).update(job=record)
-    run.job = record
-    return record
-
-
-def _unused_key(run: StoredRun) -> str | None:
-    """The run's key for its job, unless a job of the run holds it already."""
-    return None if JobRecord.objects.filter(key=run.job_key).exists() else run.job_key
+    """Hand a stored evaluation to a worker."""
+    return _enqueue_stored(run, run_evaluation, user=user)
 
 
 def run_learning(record_id: int, scorer_id: int) -> None:
@@ -61,17 +47,19 @@ def run_learning(record_id: int, scorer_id: int) -> None:
 
 def enqueue_learning(scorer: LearnedScorer, *, user: Any = None) -> JobRecord:
     """Hand a stored learning run to a worker (the evaluation queue: never behind imports)."""
+    return _enqueue_stored(scorer, run_learning, user=user)
+
+
+def _enqueue_stored(run: StoredRun, func: Callable[[int, int], None], *, user: Any) -> JobRecord:
+    """Queue ``run``'s job, keyed by the run unless a job of the run holds its key already,
+    and link the run to it."""
+    key = None if JobRecord.objects.filter(key=run.job_key).exists() else run.job_key
+    kind, label = stored_run_kind(run)
     record = job_enqueue(
-        kind=JobRecord.Kind.LEARNING,
-        func=run_learning,
-        args=(scorer.pk,),
-        label=learning_label(scorer),
-        user=user,
-        total=PROGRESS_STEPS,
-        key=_unused_key(scorer),
+        kind=kind, func=func, args=(run.pk,), label=label, user=user, total=PROGRESS_STEPS, key=key
     )
-    LearnedScorer.objects.filter(pk=scorer.pk).update(job=record)
-    scorer.job = record
+    type(run)._default_manager.filter(pk=run.pk).update(job=record)
+    run.job = record
     return record
 
 

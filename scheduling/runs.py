@@ -35,16 +35,20 @@ def learning_label(scorer: LearnedScorer) -> str:
     )
 
 
+def stored_run_kind(run: StoredRun) -> tuple[str, str]:
+    """The kind of ``run``'s job and its label on the Jobs page."""
+    if isinstance(run, EvaluationRun):
+        return JobRecord.Kind.EVALUATION, evaluation_label(run)
+    assert isinstance(run, LearnedScorer)
+    return JobRecord.Kind.LEARNING, learning_label(run)
+
+
 def _run_in_place(run: StoredRun) -> JobRun:
     """The run's queued job run here, or a new job of the terminal (keyed by the run when it
     has had none)."""
     if run.job is not None and run.job.status == JobRecord.Status.QUEUED:
         return JobRun(run.job.pk, thread=True)
-    if isinstance(run, EvaluationRun):
-        kind, label = JobRecord.Kind.EVALUATION, evaluation_label(run)
-    else:
-        assert isinstance(run, LearnedScorer)
-        kind, label = JobRecord.Kind.LEARNING, learning_label(run)
+    kind, label = stored_run_kind(run)
     return JobRun.start(
         kind=kind,
         label=f"{label} from the terminal",

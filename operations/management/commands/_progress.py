@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from archive.pipeline import ImportReport
 from hacs.progress import Progress
@@ -60,6 +60,37 @@ def files_written_progress(
         finally:
             done.set()
             watcher.join()
+
+
+class FileImportCommand(BaseCommand):
+    """``import_cdx`` and ``import_warc``: files imported in the foreground as a job (a bar on a
+    terminal), or handed to a worker (``--enqueue``); each skipped record and failed file on
+    standard error, the counts on standard output, a non-zero status when a file could not be
+    read to the end or the archive could not be reached."""
+
+    kind: str  # "cdx" or "warc"
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("files", nargs="+", type=Path)
+        parser.add_argument("--enqueue", action="store_true", help="hand the work to a worker")
+
+    def handle(self, *args: object, **options: object) -> None:
+        files = options["files"]
+        assert isinstance(files, list)
+        if options["enqueue"]:
+            self.stdout.write(enqueue_file_import(self.kind, files))
+            return
+        fetch = not options.get("no_fetch")
+        report = file_import(self.kind, files, fetch=fetch)
+        file_problems_write(self.stderr, report)
+        for line in self.summary(report, fetched=fetch):
+            self.stdout.write(line)
+        file_failures_raise(report, files)
+
+    def summary(self, report: ImportReport, *, fetched: bool) -> list[str]:
+        """What the import did, as lines for standard output (``fetched``: it fetched the
+        pages' links)."""
+        raise NotImplementedError
 
 
 def file_import(kind: str, files: list[Path], *, fetch: bool = True) -> ImportReport:
