@@ -423,6 +423,26 @@ def _count(answer: Answer, nights: tuple[Night, ...], *, audit: bool) -> None:
         night.max_read = max(night.max_read, answer.max_read)
 
 
+Audit = tuple[str, str, frozenset[str]]  # the host, the homepage, its captures the group held
+
+
+def audit_of(
+    world: World, query: Any, answer: Answer, day: date, share: float
+) -> tuple[CdxQuery, Audit] | None:
+    """``archive.archive_import._Run._audit_of``: for a share of the group answers (a hash of
+    day and key), one member's homepage asked exactly, with what the group's answer held of it."""
+    draw = audit_draw(day, query.key)
+    if draw >= share:
+        return None
+    site = query.site_ids[int(draw * 2**32) % len(query.site_ids)]
+    scope = world.scopes[site]
+    held = frozenset(t for key, t in answer.rows if key == scope.homepage)
+    audit = CdxQuery(
+        world.collection.seeds[site].url, "exact", (site,), query.since, f"audit {scope.homepage}"
+    )
+    return audit, (scope.host_key, scope.homepage, held)
+
+
 class Refresher:
     """HACS's refresh of ``sites`` night after night, in process (module docstring, part 2).
 
@@ -592,21 +612,10 @@ class Refresher:
 
     def _audit_of(self, run: _Pass, query: Any, answer: Answer) -> None:
         """``_audit_of``: a share of the groups also asks one member's homepage exactly."""
-        draw = audit_draw(run.day, query.key)
-        if draw >= AUDIT_SHARE:
-            return
-        site = query.site_ids[int(draw * 2**32) % len(query.site_ids)]
-        scope = self.world.scopes[site]
-        held = frozenset(t for key, t in answer.rows if key == scope.homepage)
-        audit = CdxQuery(
-            self.world.collection.seeds[site].url,
-            "exact",
-            (site,),
-            query.since,
-            f"audit {scope.homepage}",
-        )
-        run.audits[audit.key] = (scope.host_key, scope.homepage, held)
-        run.pending.append(audit)
+        audit = audit_of(self.world, query, answer, run.day, AUDIT_SHARE)
+        if audit is not None:
+            run.audits[audit[0].key] = audit[1]
+            run.pending.append(audit[0])
 
     def _audited(
         self,

@@ -59,6 +59,7 @@ from bench.paper_refresh import (
     FirstImport,
     GroupMemory,
     World,
+    audit_of,
     seconds_of,
 )
 from hacs.bayes import GammaPrior, fit_interval_prior, interval_evidence, interval_posterior
@@ -68,7 +69,6 @@ from hacs.ranking import posterior_probabilities, rank_order
 from hacs.refresh_budget import (
     RATE_WINDOW_DAYS,
     RefreshPolicy,
-    audit_draw,
     audited_groups,
     choose_queries,
     site_state,
@@ -299,20 +299,7 @@ class Shipped:
         """``_Run._audit_of``: for a share of the group answers, one homepage asked exactly."""
         if not (query.is_group and self.share > 0):
             return None
-        draw = audit_draw(day, query.key)
-        if draw >= self.share:
-            return None
-        site = query.site_ids[int(draw * 2**32) % len(query.site_ids)]
-        scope = self.world.scopes[site]
-        held = frozenset(t for key, t in answer.rows if key == scope.homepage)
-        audit = CdxQuery(
-            self.world.collection.seeds[site].url,
-            "exact",
-            (site,),
-            query.since,
-            f"audit {scope.homepage}",
-        )
-        return audit, (scope.host_key, scope.homepage, held)
+        return audit_of(self.world, query, answer, day, self.share)
 
     def _audited(
         self,

@@ -30,6 +30,42 @@ ESTIMATE_FIGURES = (
 )
 
 
+# What a capture holds, in the order the tests compare a collection's stored captures.
+CAPTURE_FIGURES = (
+    "site__canonical_key",
+    "urlkey",
+    "timestamp",
+    "kind",
+    "is_observation",
+    "page_index",
+    "link_floor",
+    "new_links",
+)
+
+
+def stored_captures(*more: str) -> list[tuple[Any, ...]]:
+    """Every stored capture's figures (and ``more`` fields), sorted: a collection's captures to
+    compare with another run's."""
+    return sorted(Capture.objects.values_list(*CAPTURE_FIGURES, *more))
+
+
+def stored_estimates(*, digits: int | None = None) -> list[tuple[Any, ...]]:
+    """Every stored estimate's figures with its site and window, sorted. ``digits``: floats to
+    that many significant digits, for runs that finished their sites in other batches (the
+    collection's prior is a sum over its sites, added up in another order, which moves the last
+    bits of a float)."""
+    rows = Estimate.objects.values_list(
+        "site__canonical_key", *ESTIMATE_FIGURES, "window_start", "window_end"
+    )
+
+    def rounded(value: Any) -> Any:
+        if digits is not None and isinstance(value, float):
+            return float(f"{value:.{digits}g}")
+        return value
+
+    return sorted(tuple(rounded(v) for v in row) for row in rows)
+
+
 def make_user(username: str = "librarian", *, role: str = "librarian", **kw: Any) -> Any:
     """A user who is a ``librarian`` (the default), a ``viewer`` or an ``admin``."""
     from django.contrib.auth import get_user_model

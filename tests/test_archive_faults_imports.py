@@ -35,7 +35,7 @@ from testbed.ia_server import (
     first_cdx_page,
     ia_rows_and_bodies,
 )
-from tests.factories import make_site
+from tests.factories import make_site, stored_captures, stored_estimates
 from tests.test_archive_faults import SEED, all_rows, archive_client, client_for, rows, use_archive
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -300,42 +300,11 @@ def load_seeds(demo: DemoArchive) -> None:
 
 
 def fingerprint() -> tuple[list[Any], list[Any], list[Any]]:
-    captures = sorted(
-        Capture.objects.values_list(
-            "site__canonical_key",
-            "urlkey",
-            "timestamp",
-            "kind",
-            "is_observation",
-            "page_index",
-            "link_floor",
-            "new_links",
-        )
-    )
     snapshots = sorted(
         LinkSnapshot.objects.filter(status="ok").values_list("urlkey", "digest", "links")
     )
-    rows = Estimate.objects.values_list(
-        "site__canonical_key",
-        "level",
-        "method",
-        "rate",
-        "tau",
-        "observations",
-        "updates",
-        "window_start",
-        "window_end",
-        "posterior_shape",
-        "posterior_rate",
-    )
-    # The collection's prior is a sum over its sites: sites finished in other batches add it up
-    # in another order, which moves the last bits of a float; 12 digits are the same estimate.
-    estimates = sorted(tuple(_digits(v) for v in row) for row in rows)
-    return captures, snapshots, estimates
-
-
-def _digits(value: Any) -> Any:
-    return float(f"{value:.12g}") if isinstance(value, float) else value
+    # Sites finished in other batches: the same estimates to 12 digits.
+    return stored_captures(), snapshots, stored_estimates(digits=12)
 
 
 def test_a_storm_of_faults_ends_and_a_retry_pass_equals_a_clean_import(

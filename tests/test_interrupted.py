@@ -37,7 +37,7 @@ from operations.jobs import enqueue_files, enqueue_import, import_sites, sweep_i
 from scheduling.models import Estimate
 from scripts.localservers import free_port, start_redis
 from testbed.ia_server import IAArchive, ia_rows_and_bodies
-from tests.factories import make_site
+from tests.factories import make_site, stored_captures, stored_estimates
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.integration]
@@ -391,35 +391,9 @@ StoredState = tuple[list[Any], list[Any], list[Any], dict[str, str]]
 def stored() -> StoredState:
     """Everything an import leaves: captures with their update data, snapshots, estimates, and
     each site's import status."""
-    captures = sorted(
-        Capture.objects.values_list(
-            "site__canonical_key",
-            "urlkey",
-            "timestamp",
-            "kind",
-            "is_observation",
-            "page_index",
-            "link_floor",
-            "new_links",
-            "source",
-        )
-    )
+    captures = stored_captures("source")
     snapshots = sorted(LinkSnapshot.objects.values_list("urlkey", "digest", "status", "links"))
-    estimates = sorted(
-        Estimate.objects.values_list(
-            "site__canonical_key",
-            "level",
-            "method",
-            "rate",
-            "tau",
-            "observations",
-            "updates",
-            "window_start",
-            "window_end",
-            "posterior_shape",
-            "posterior_rate",
-        )
-    )
+    estimates = stored_estimates()
     statuses = dict(Site.objects.values_list("canonical_key", "import_status"))
     return captures, snapshots, estimates, statuses
 
