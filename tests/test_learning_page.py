@@ -326,6 +326,8 @@ def test_a_terminal_run_of_learn_scorer_is_kept_as_a_job(collection: tuple[date,
     assert (record.kind, record.queue, record.status) == ("learning", "terminal", "finished")
     assert record.label.endswith(f"(learning run {scorer.pk}) from the terminal")
     assert record.done == record.total == 100 and scorer.job == record
+    # Its stage, as the Jobs page shows it beside the counts: the last one the learning told.
+    assert record.counts["stage"] == "fitted"
 
 
 def test_a_failed_run_says_what_happened_and_what_to_do_without_exception_names(
