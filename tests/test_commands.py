@@ -349,10 +349,11 @@ def test_demo_archive_and_warc_import_show_progress_on_a_terminal_only(
     assert f"written to {result}" in shown and GREEN in shown and "F1" in shown
     assert RED not in shown and result.stat().st_size > 0
 
-    # A replay: a bar through its policies' days on a terminal, none in a pipe.
+    # A replay: a bar through its policies' days on a terminal, none in a pipe (the bar clears
+    # itself at its end, so which share it last drew depends on timing).
     shown, status = on_terminal(SIMULATE, terminal_env)
     assert status == 0, shown
-    assert re.search(r"Replaying:\s+100%\|", shown) and "found/crawls" in shown, shown
+    assert re.search(r"Replaying:\s+\d+%\|", shown) and "found/crawls" in shown, shown
     quiet = piped(SIMULATE, terminal_env)
     assert quiet.returncode == 0 and "found/crawls" in quiet.stdout and quiet.stderr == ""
 
