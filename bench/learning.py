@@ -42,7 +42,7 @@ from bench.common import (
     demo_tables,
 )
 from bench.evaluation import synthetic_collection
-from hacs.evaluation import TERMINALS, ObservationTable, evaluate, reference_points
+from hacs.evaluation import TERMINALS, ObservationTable, evaluate
 from hacs.learning import lws
 from hacs.learning.gp4c import learn_gp4c
 
@@ -138,7 +138,7 @@ def learn_lws(table: ObservationTable, start: float, end: float, seed: int) -> l
         found.times,
         found.flags,
         found.offsets,
-        reference_points(start, end, 7.0),
+        lws.sample_points(start, end),
         horizon_end=end,
         new_links=found.new_links,
         page=found.page,

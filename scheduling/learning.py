@@ -44,7 +44,6 @@ from hacs.evaluation import (
     ObservationTable,
     window_scores,
 )
-from hacs.evaluation.grid import reference_points
 from hacs.learning import gp4c, lws
 from hacs.learning.formula import ReadableFormula, readable_formula, terminal_name
 from hacs.learning.gp4c import (
@@ -55,7 +54,14 @@ from hacs.learning.gp4c import (
     learn_gp4c,
     training_periods,
 )
-from hacs.learning.lws import LwsModel, evaluation_scorer, fit_lws, lws_samples, lws_scores
+from hacs.learning.lws import (
+    LwsModel,
+    evaluation_scorer,
+    fit_lws,
+    lws_samples,
+    lws_scores,
+    sample_points,
+)
 from hacs.progress import Progress, Report, report_nothing
 from hacs.replay import Policy
 from jobs.runner import JobRun
@@ -257,7 +263,7 @@ def _learn_lws(params: LearnParameters, report: Callable[[float, str], None]) ->
         timelines.times,
         timelines.updated,
         timelines.offsets,
-        reference_points(start, end, 7.0),
+        sample_points(start, end),
         horizon_end=end,
         new_links=timelines.new_links,
         page=timelines.page,

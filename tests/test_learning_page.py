@@ -330,6 +330,15 @@ def test_a_terminal_run_of_learn_scorer_is_kept_as_a_job(collection: tuple[date,
     assert record.counts["stage"] == "fitted"
 
 
+def test_lws_learns_over_a_period_of_whole_weeks(collection: tuple[date, date]) -> None:
+    """2016-04-01 to 2016-12-30 is 39 weeks: its last reference point is its end."""
+    out = io.StringIO()
+    period = ["--start", "2016-04-01", "--end", "2016-12-30"]
+    call_command("learn_scorer", "--kind", "lws", *period, stdout=out)
+    assert LearnedScorer.objects.get().status == LearnedScorer.Status.DONE
+    assert "samples" in out.getvalue()
+
+
 def test_a_failed_run_says_what_happened_and_what_to_do_without_exception_names(
     collection: tuple[date, date], logged_in_client: Any
 ) -> None:

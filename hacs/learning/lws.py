@@ -48,6 +48,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from hacs.evaluation import ExtraScorer, ObservationTable
+from hacs.evaluation.grid import reference_points
 from hacs.learning.lws_timelines import FEATURES, EventTimelines, SiteFeatures, site_features
 from hacs.replay import Policy, ReplayState
 from hacs.updates import timeline_order, window_update_flags
@@ -196,6 +197,14 @@ def lws_features(
     timelines = EventTimelines.build(times, flags, offsets, new_links, page)
     _check_settings(window_days, alpha)
     return site_features(timelines, _check_instant(at, "at"), window_days, alpha).matrix
+
+
+def sample_points(start: float, end: float, step_days: float = 7.0) -> FloatArray:
+    """The instants LWS learns from over a period: every ``step_days`` from ``start``, each
+    before ``end`` (a point at ``end`` has no time left to see its next update, and a period
+    of whole weeks would otherwise end on one)."""
+    points = reference_points(start, end, step_days)
+    return points[points < end]
 
 
 def lws_samples(

@@ -24,6 +24,7 @@ from hacs.learning.lws import (
     lws_samples,
     lws_scores,
     predict_interval,
+    sample_points,
     table_timelines,
 )
 
@@ -496,3 +497,15 @@ def test_the_evaluation_scorer_uses_only_what_was_known_at_t() -> None:
         expected = slow_scores_at(model, full, t, n_sites=20)
         assert np.array_equal(scorer(t, sites, {}), expected)
         assert np.array_equal(scorer(t, sites[::3], {}), expected[::3])
+
+
+def test_lws_learns_from_points_before_the_periods_end_even_over_whole_weeks() -> None:
+    """A period of whole weeks ends on a reference point, which has no time left to see an
+    update: it is not a sample (learning over 52 weeks failed with "reference_points must lie
+    before horizon_end")."""
+    assert list(sample_points(0.0, 21.0)) == [0.0, 7.0, 14.0]
+    assert list(sample_points(0.0, 20.0)) == [0.0, 7.0, 14.0]
+    assert list(sample_points(3.0, 3.5)) == [3.0]
+    times, flags, offsets = np.array([1.0, 9.0, 30.0]), np.array([0, 1, 1]), np.array([0, 3])
+    _, y, _, point = lws_samples(times, flags, offsets, sample_points(0.0, 21.0), horizon_end=21.0)
+    assert set(point.tolist()) <= {0, 1, 2} and y.size > 0  # indices of 0, 7 and 14
