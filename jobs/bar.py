@@ -14,6 +14,11 @@ from tqdm import tqdm
 from hacs.progress import Progress, ProgressState, Report, Tally, progress_apply
 
 
+def drawing() -> bool:
+    """Whether a bar is drawn: standard error is a terminal."""
+    return sys.stderr.isatty()
+
+
 class ProgressBar:
     """A tqdm bar of a progress state: done of the total, or the count ``count`` of the count
     ``of`` (bytes read of bytes in files); ``postfix`` names a count or note shown beside it."""
@@ -36,12 +41,8 @@ class ProgressBar:
             unit=unit,
             unit_scale=unit == "B",
             leave=False,
-            disable=not sys.stderr.isatty(),
+            disable=not drawing(),
         )
-
-    @property
-    def drawn(self) -> bool:
-        return not self._shown.disable
 
     def draw(self, state: ProgressState, *, item: str = "") -> None:
         """Show ``state``; ``item`` (the unit being worked on) replaces the description."""

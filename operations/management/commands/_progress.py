@@ -4,6 +4,7 @@ reports none of its own (files being written)."""
 
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from archive.pipeline import ImportReport
 from hacs.progress import Progress
-from jobs.bar import terminal_progress
+from jobs.bar import drawing, terminal_progress
 from jobs.models import JobRecord
 from jobs.runner import JobRun
 from operations.jobs import enqueue_files, file_import_run
@@ -32,6 +33,9 @@ def files_written_progress(
     it at once, however fast the file is written; between calls it follows the newest file.
     """
     labels = {path.name: label for path, label in files}
+    if not drawing():  # nobody sees a bar: no files to watch
+        yield lambda _name: None
+        return
     with terminal_progress(desc, unit="B", count="bytes written") as report:
         started = time.time()
         done = threading.Event()
@@ -62,7 +66,7 @@ def files_written_progress(
             watcher.join()
 
 
-class FileImportCommand(BaseCommand):
+class FileImportCommand(BaseCommand, ABC):
     """``import_cdx`` and ``import_warc``: files imported in the foreground as a job (a bar on a
     terminal), or handed to a worker (``--enqueue``); each skipped record and failed file on
     standard error, the counts on standard output, a non-zero status when a file could not be
@@ -87,10 +91,10 @@ class FileImportCommand(BaseCommand):
             self.stdout.write(line)
         file_failures_raise(report, files)
 
+    @abstractmethod
     def summary(self, report: ImportReport, *, fetched: bool) -> list[str]:
         """What the import did, as lines for standard output (``fetched``: it fetched the
         pages' links)."""
-        raise NotImplementedError
 
 
 def file_import(kind: str, files: list[Path], *, fetch: bool = True) -> ImportReport:
