@@ -29,7 +29,7 @@ from __future__ import annotations
 import csv
 import re
 import tarfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 
 from bench.common import ROOT
 from hacs.formats.links import decode_html, extract_links
+from hacs.updates import new_link_counts
 
 FloatArray = NDArray[np.float64]
 
@@ -71,6 +72,17 @@ class Homepage:
     first: float
     known_until: float
     versions: int
+    # Each edit's live time and canonical link set, oldest first (for the new links a copy holds).
+    edit_times: FloatArray = field(default_factory=lambda: np.zeros(0))
+    edit_links: tuple[frozenset[str], ...] = ()
+
+    def new_links(self, times: list[float]) -> list[int]:
+        """How many links of the page live at each of ``times`` (ascending) no earlier of them
+        held (``hacs.updates.new_link_counts``, as HACS stores it on each copy); the first
+        counts all its links."""
+        live = np.searchsorted(self.edit_times, np.asarray(times, dtype=np.float64), "right") - 1
+        sets = [self.edit_links[i] if i >= 0 else frozenset() for i in live.tolist()]
+        return new_link_counts(sets).tolist()
 
 
 def homepage_folders(realdata: Path = REALDATA) -> list[Path]:
@@ -119,13 +131,15 @@ def load_homepage(folder: Path) -> Homepage:
     last_of_edit = np.r_[np.diff(epochs) >= MERGE_HOURS * 3600.0, True]
     url = homepage_url(folder)
     seen: set[str] = set()
-    changes = []
+    changes, edit_times, edit_links = [], [], []
     for k in np.flatnonzero(last_of_edit).tolist():
         name = rows[k]["file"]
         links = page_links(bodies[name], url, markdown=name.endswith(".md"))
         if seen and links - seen:
             changes.append(epochs[k] / DAY_SECONDS)
         seen |= links
+        edit_times.append(epochs[k] / DAY_SECONDS)
+        edit_links.append(links)
     known = epochs[-1] / DAY_SECONDS
     provenance = folder / "PROVENANCE.md"
     if provenance.is_file():
@@ -140,6 +154,8 @@ def load_homepage(folder: Path) -> Homepage:
         first=float(epochs[0] / DAY_SECONDS),
         known_until=float(known),
         versions=len(rows),
+        edit_times=np.asarray(edit_times, dtype=np.float64),
+        edit_links=tuple(edit_links),
     )
 
 

@@ -35,7 +35,8 @@ the *oracle*, which knows whether each page changed since its newest copy.
 rates that reset; ``hacs.ranking.default_probabilities(reset=False)``), the candidate the
 default was weighed against (docs/readings.md, "Real scholarly homepages"); ``hacs_sessions``
 is the list read with sessions, a hazard that rises after each detected change
-(``hacs.sessions``), a candidate measured and not kept.
+(``hacs.sessions``), a candidate measured and not kept; ``hacs_links`` reads how many new links
+each copy held (``hacs.link_counts``), a candidate measured and not kept.
 
 It prints, per budget: changes found, yield (changes found per crawl) and mean delay (days from
 a change made in the loop to the crawl that caught it) for the 6 seeds pooled, for days 28 …
@@ -57,6 +58,7 @@ from bench.common import argument_parser
 from bench.homepages import REALDATA, Homepage, load_homepages
 from hacs.clock import day_start, to_days
 from hacs.defaults import E_DAYS
+from hacs.link_counts import link_count_probabilities
 from hacs.ranking import default_probabilities
 from hacs.replay import POLICIES, PolicyResult, ReplayState, replay
 from hacs.sessions import session_probabilities
@@ -78,12 +80,15 @@ KNOWN_RATE, ORACLE = "true_rates", "oracle"
 STATIONARY = "hacs_stationary"
 #: The candidate with sessions: a hazard that rises after each detected change (hacs.sessions).
 SESSIONS = "hacs_sessions"
+#: The candidate that reads how many new links each copy held (hacs.link_counts).
+LINKS = "hacs_links"
 LABELS = {
     KNOWN_RATE: "known rate",
     ORACLE: "oracle",
     "hacs": "HACS",
     STATIONARY: "HACS ρ=0",
     SESSIONS: "HACS sessions",
+    LINKS: "HACS new links",
 }
 
 
@@ -194,6 +199,28 @@ def sessions_policy(state: ReplayState) -> np.ndarray:
     )
 
 
+def links_policy(world: RealWorld):  # type: ignore[no-untyped-def]
+    """HACS's list read with each copy's new links (``hacs.link_counts``): every observation of
+    the day's timelines, archive capture or crawl, holds the links of the page live then, and
+    counts those no earlier observation of the site held, as HACS stores them."""
+    pages = [page for page in world.homepages for _ in range(SITES_PER_HOMEPAGE)]
+
+    def policy(state: ReplayState) -> np.ndarray:
+        times, flags, offsets = state.arrays()
+        counts = [c for page, t in zip(pages, state.times, strict=True) for c in page.new_links(t)]
+        return link_count_probabilities(
+            times,
+            flags,
+            np.asarray(counts, dtype=np.int64),
+            offsets,
+            t=state.list_instant,
+            e=state.e_days,
+            history_days=state.history_days,
+        )
+
+    return policy
+
+
 def run_world(
     world: RealWorld,
     *,
@@ -214,6 +241,8 @@ def run_world(
         more[STATIONARY] = stationary_policy
     if SESSIONS in policies:
         more[SESSIONS] = sessions_policy
+    if LINKS in policies:
+        more[LINKS] = links_policy(world)
     results = replay(
         history=world.history,
         changes=world.changes,

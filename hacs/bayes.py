@@ -38,6 +38,7 @@ Pure (NumPy and SciPy); rates per day, times in days.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -332,6 +333,7 @@ def _reset_filter(
     *,
     posterior: bool = True,
     extra: FloatArray | None = None,
+    changed_likelihood: Callable[[IntArray], FloatArray] | None = None,
 ) -> tuple[FloatArray, float]:
     """The forward filter of rates that reset: each site's posterior on RATE_GRID after its
     intervals (rows; the prior's ``weights`` for a site without one) and the log marginal
@@ -343,6 +345,8 @@ def _reset_filter(
     number of intervals, most first, so that the sites still filtering at step j are a prefix
     and every step is a few array operations on them. ``extra`` (``hacs.sessions``) adds X
     expected changes to each interval (in ``evidence.lengths``' order): 1 − e^{−λL−X} or e^{−λL−X}.
+    ``changed_likelihood`` (``hacs.link_counts``) reads the changed intervals at the given
+    positions (rows on RATE_GRID) in place of 1 − e^{−λL}.
     """
     if evidence.interval_offsets is None:
         raise ValueError("rates that reset need the intervals in time order (interval_evidence)")
@@ -364,7 +368,13 @@ def _reset_filter(
         keep = np.exp(-reset_rate * length)[:, None]
         step *= keep
         step += (1.0 - keep) * weights
-        step *= np.where(evidence.interval_changed[at][:, None], 1.0 - stay, stay)
+        changed = evidence.interval_changed[at]
+        if changed_likelihood is None:
+            step *= np.where(changed[:, None], 1.0 - stay, stay)
+        else:
+            if changed.any():
+                stay[changed] = changed_likelihood(at[changed])
+            step *= stay
         mass = step.sum(axis=1)
         np.maximum(mass, 1e-300, out=mass)
         total += float(np.log(mass).sum())
