@@ -13,7 +13,10 @@ The model. Changes come as a Poisson process of the site's rate λ (with rates t
 
     P(K | λ) = Σ_{m=1..K} Pois(m; λL) · C(K − 1, m − 1) q^m (1 − q)^{K−m},  q = 1 / μ,
 
-for K ≥ 1, and e^{−λL} for K = 0 (rule 5's unchanged interval, unchanged). μ = 1 reads every new
+for K ≥ 1, and e^{−λL} for K = 0 (rule 5's unchanged interval, unchanged). ``spread`` r
+generalises the geometric: N − 1 negative binomial of shape r and mean μ − 1 (r = 1 the
+geometric; a small r the long tail of a page where most changes add one link and some add a
+dozen), K − m then negative binomial of shape m r. μ = 1 reads every new
 link as one change (Pois(K; λL)); a large μ reads any K as about one change (λL e^{−λL}).
 Counts above :data:`COUNT_CAP` are read as the cap (a page rebuilt at once). A changed interval
 stored without a count (a link that came back) reads as one new link.
@@ -71,34 +74,39 @@ LINKS_PER_CHANGE_BOUNDS = (1.0, 50.0)
 
 
 def count_likelihood(
-    new_links: ArrayLike, lengths: ArrayLike, links_per_change: float
+    new_links: ArrayLike, lengths: ArrayLike, links_per_change: float, spread: float = 1.0
 ) -> FloatArray:
     """P(K | λ) on RATE_GRID, one row per interval (the module docstring): K new links over an
-    interval of ``lengths`` days, each change bringing a geometric number of links of mean μ."""
+    interval of ``lengths`` days, each change bringing 1 + a negative binomial number of links
+    of mean μ and shape r (``spread``; r = 1 is the geometric, a small r a long tail)."""
     k = np.minimum(np.asarray(new_links, dtype=np.int64), COUNT_CAP)
     length = np.asarray(lengths, dtype=np.float64)
     if links_per_change < 1.0:
         raise ValueError(f"links_per_change must be at least 1; got {links_per_change}")
+    if not spread > 0.0:
+        raise ValueError(f"spread must be positive; got {spread}")
     exposure = np.outer(length, RATE_GRID)
     log_exposure = np.log(exposure)
     result = np.exp(-exposure)
     changed = np.flatnonzero(k > 0)
     if changed.size == 0:
         return result
-    q = 1.0 / links_per_change
     m = np.arange(1, COUNT_CAP + 1, dtype=np.float64)
     kk = k[changed][:, None].astype(np.float64)
-    # log P(K | m changes): the negative binomial of K − m failures before the m-th success.
+    # log P(K | m changes): K − m extra links, negative binomial of shape m r, mean m (μ − 1).
+    extra = links_per_change - 1.0
+    q = spread / (spread + extra)
+    shape = m * spread
     with np.errstate(divide="ignore", invalid="ignore"):
         log_split = (
-            gammaln(kk)
-            - gammaln(m)
+            gammaln(np.maximum(kk - m, 0.0) + shape)
+            - gammaln(shape)
             - gammaln(np.maximum(kk - m + 1.0, 1.0))
-            + m * math.log(q)
+            + shape * math.log(q)
             + (kk - m) * (math.log1p(-q) if q < 1.0 else 0.0)
         )
     possible = m[None, :] <= kk
-    if q == 1.0:
+    if extra == 0.0:
         possible &= m[None, :] == kk
     log_split = np.where(possible, log_split, -np.inf)
     # log Pois(m; λL), (intervals, m, grid), summed over m in logarithms.
@@ -133,20 +141,30 @@ def interval_link_counts(times: ArrayLike, new_links: ArrayLike, offsets: ArrayL
 class LinkEvidence:
     """A collection's intervals with their new links, and μ, read by the forward filter."""
 
-    def __init__(self, evidence: IntervalEvidence, counts: IntArray, links_per_change: float):
+    def __init__(
+        self,
+        evidence: IntervalEvidence,
+        counts: IntArray,
+        links_per_change: float,
+        spread: float = 1.0,
+    ):
         assert evidence.lengths is not None
         if counts.size != evidence.lengths.size:
             raise ValueError(f"{counts.size} interval counts for {evidence.lengths.size} intervals")
         self.evidence = evidence
         self.counts = counts
         self.links_per_change = links_per_change
+        self.spread = spread
 
     def changed(self, at: IntArray) -> FloatArray:
         """The changed intervals' likelihood rows (``hacs.bayes._reset_filter``); a changed
         interval with no count stored reads as one new link."""
         assert self.evidence.lengths is not None
         return count_likelihood(
-            np.maximum(self.counts[at], 1), self.evidence.lengths[at], self.links_per_change
+            np.maximum(self.counts[at], 1),
+            self.evidence.lengths[at],
+            self.links_per_change,
+            self.spread,
         )
 
 

@@ -13,40 +13,42 @@ from hacs import bayes, link_counts
 from hacs.bayes import RATE_GRID
 
 
-def slow_count_likelihood(k: int, length: float, mu: float) -> np.ndarray:
-    """P(K = k | λ) on the grid from the definition: m Poisson changes, each bringing a
-    geometric number (≥ 1) of links of mean μ, so that K − m is negative binomial."""
+def slow_count_likelihood(k: int, length: float, mu: float, spread: float = 1.0) -> np.ndarray:
+    """P(K = k | λ) on the grid from the definition: m Poisson changes, each bringing one link
+    and a negative binomial number more (shape r, mean μ − 1; r = 1 the geometric), so that
+    K − m is negative binomial of shape m r."""
     exposure = RATE_GRID * length
     if k == 0:
         return np.exp(-exposure)
     k = min(k, link_counts.COUNT_CAP)
-    q = 1.0 / mu
+    q = spread / (spread + mu - 1.0)
     total = np.zeros(RATE_GRID.size)
     for m in range(1, k + 1):
-        split = nbinom.pmf(k - m, m, q) if q < 1.0 else float(k == m)
+        split = nbinom.pmf(k - m, m * spread, q) if q < 1.0 else float(k == m)
         total += poisson.pmf(m, exposure) * split
     return total
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", range(6))
 def test_count_likelihood_matches_its_definition(seed: int) -> None:
     rng = np.random.default_rng(seed)
     counts = rng.integers(0, 90, 12)
     counts[:2] = (0, 1)
     lengths = rng.uniform(0.5, 200.0, counts.size)
     mu = float(rng.choice([1.0, rng.uniform(1.0, 12.0)]))
-    rows = link_counts.count_likelihood(counts, lengths, mu)
+    spread = float(rng.choice([1.0, rng.uniform(0.2, 3.0)]))
+    rows = link_counts.count_likelihood(counts, lengths, mu, spread)
     for row, k, length in zip(rows, counts.tolist(), lengths.tolist(), strict=True):
         np.testing.assert_allclose(
-            row, slow_count_likelihood(k, length, mu), rtol=1e-8, atol=1e-300
+            row, slow_count_likelihood(k, length, mu, spread), rtol=1e-8, atol=1e-300
         )
 
 
-@pytest.mark.parametrize("mu", [1.0, 2.5, 4.0])
-def test_the_counts_of_an_interval_are_a_distribution(mu: float) -> None:
+@pytest.mark.parametrize(("mu", "spread"), [(1.0, 1.0), (2.5, 1.0), (4.0, 1.0), (2.5, 0.5)])
+def test_the_counts_of_an_interval_are_a_distribution(mu: float, spread: float) -> None:
     """Over every K, P(K | λ) adds up to 1 wherever the cap is out of reach."""
     counts = np.arange(link_counts.COUNT_CAP)
-    rows = link_counts.count_likelihood(counts, np.full(counts.size, 10.0), mu)
+    rows = link_counts.count_likelihood(counts, np.full(counts.size, 10.0), mu, spread)
     reachable = RATE_GRID * 10.0 <= 0.5
     np.testing.assert_allclose(rows.sum(axis=0)[reachable], 1.0, atol=1e-6)
 
