@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import nbinom, poisson
 
-from bench.homepages import Homepage
+from bench.homepages import REALDATA, Homepage, homepage_folders, load_homepage
 from hacs import bayes, link_counts
 from hacs.bayes import RATE_GRID
 
@@ -195,3 +195,15 @@ def test_a_homepage_counts_the_links_its_copies_had_not_held() -> None:
     )
     # Before the first edit nothing was live; a link that comes back is not new.
     assert page.new_links([-1.0, 5.0, 12.0, 25.0, 40.0]) == [0, 2, 2, 0, 1]
+
+
+def test_a_real_homepage_gains_new_links_exactly_at_its_changes() -> None:
+    """On a real history (skipped when ``../shared/realdata`` is absent): copied at every edit,
+    a homepage's copies hold new links exactly at the edits that are its changes."""
+    folders = homepage_folders(REALDATA)
+    if not folders:
+        pytest.skip("../shared/realdata is not present")
+    page = load_homepage(folders[0])
+    counts = np.asarray(page.new_links(page.edit_times.tolist()))
+    assert counts[0] > 0  # the first copy counts all its links
+    np.testing.assert_array_equal(page.edit_times[1:][counts[1:] > 0], page.changes)
