@@ -58,6 +58,7 @@ __all__ = [
     "fit_interval_prior",
     "fit_prior",
     "fit_reset_rate",
+    "grid_gamma",
     "RESET_RATE_BOUNDS",
     "IntervalBounds",
     "interval_bounds",
@@ -276,12 +277,20 @@ def interval_posterior(
     times a day (:func:`fit_reset_rate`)."""
     _check_reset_rate(reset_rate)
     n = evidence.n_sites
-    mean, variance = np.empty(n), np.empty(n)
+    alpha, beta = np.empty(n), np.empty(n)
     for lo in range(0, n, _CHUNK):
         hi = min(lo + _CHUNK, n)
-        post = _posterior_rows(prior, evidence.rows(lo, hi), reset_rate)
-        mean[lo:hi] = post @ RATE_GRID
-        variance[lo:hi] = ((RATE_GRID[None, :] - mean[lo:hi, None]) ** 2 * post).sum(axis=1)
+        alpha[lo:hi], beta[lo:hi] = grid_gamma(
+            _posterior_rows(prior, evidence.rows(lo, hi), reset_rate)
+        )
+    return alpha, beta
+
+
+def grid_gamma(post: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """(α, β) of the Gamma with the mean and variance of each posterior on RATE_GRID (rows
+    summing to 1)."""
+    mean = post @ RATE_GRID
+    variance = ((RATE_GRID[None, :] - mean[:, None]) ** 2 * post).sum(axis=1)
     # A posterior on one grid rate has no width; a shape of 1e4 is already a point mass.
     variance = np.maximum(variance, mean**2 / _SHAPE_BOUNDS[1])
     return mean**2 / variance, mean / variance

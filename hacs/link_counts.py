@@ -49,9 +49,10 @@ from hacs.bayes import (
     _reset_filter,
     fit_interval_prior,
     fit_reset_rate,
+    grid_gamma,
     interval_evidence,
 )
-from hacs.ranking import DefaultPosterior, posterior_probabilities, window_timelines
+from hacs.ranking import DefaultPosterior, posterior_probabilities, window_sites
 
 __all__ = [
     "COUNT_CAP",
@@ -223,12 +224,8 @@ def link_count_posterior(
         reset_rate,
         changed_likelihood=reading.changed,
     )
-    post /= post.sum(axis=1, keepdims=True)
-    mean = post @ RATE_GRID
-    variance = np.maximum(
-        ((RATE_GRID[None, :] - mean[:, None]) ** 2 * post).sum(axis=1), mean**2 / 1e4
-    )
-    found = DefaultPosterior(prior, reset_rate, mean**2 / variance, mean / variance, evidence.last)
+    alpha, beta = grid_gamma(post / post.sum(axis=1, keepdims=True))
+    found = DefaultPosterior(prior, reset_rate, alpha, beta, evidence.last)
     return found, mu
 
 
@@ -245,23 +242,11 @@ def link_count_probabilities(
     """The p of a crawl list whose reference instant is ``t``, read with new links: as
     ``hacs.ranking.default_probabilities`` reads the window [t − w, t), from
     :func:`link_count_posterior`; 0 for a site without a copy in the window."""
-    t_all = np.asarray(times, dtype=np.float64)
-    links = np.asarray(new_links, dtype=np.int64)
-    off = np.asarray(offsets, dtype=np.int64)
-    times_w, flags_w, offsets_w = window_timelines(t_all, updated, off, t - history_days, t)
-    keep = (t_all >= t - history_days) & (t_all < t)
-    links_w = links[keep]
-    counts = np.diff(offsets_w)
-    eligible = counts > 0
-    compact = np.zeros(int(eligible.sum()) + 1, dtype=np.int64)
-    np.cumsum(counts[eligible], out=compact[1:])
-    # A window's first copy is its baseline: its new links say nothing of an interval.
-    firsts = offsets_w[:-1][eligible]
-    links_w = links_w.copy()
-    links_w[firsts] = 0
-    found, _ = link_count_posterior(times_w, flags_w, links_w, compact)
-    p = np.zeros(counts.size)
-    p[eligible] = posterior_probabilities(
-        found.alpha, found.beta, found.last_copy, np.full(compact.size - 1, t), e
+    window = window_sites(times, updated, offsets, t=t, history_days=history_days)
+    links = np.asarray(new_links, dtype=np.int64)[window.kept]
+    found, _ = link_count_posterior(window.times, window.updated, links, window.offsets)
+    p = np.zeros(window.eligible.size)
+    p[window.eligible] = posterior_probabilities(
+        found.alpha, found.beta, found.last_copy, np.full(found.alpha.size, t), e
     )
     return p

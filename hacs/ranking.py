@@ -35,7 +35,9 @@ __all__ = [
     "learned_order",
     "rank_order",
     "round_robin_expected",
+    "window_sites",
     "window_timelines",
+    "WindowSites",
 ]
 
 
@@ -134,17 +136,42 @@ def default_probabilities(
     (:func:`window_timelines`), since each one's newest copy there, by t + e
     (:func:`posterior_probabilities`); 0 for a site without a copy in the window, which the
     list leaves out. Computed on those sites alone, in their order, as the list computes it."""
-    times_w, flags_w, offsets_w = window_timelines(times, updated, offsets, t - history_days, t)
+    window = window_sites(times, updated, offsets, t=t, history_days=history_days)
+    found = default_posterior(window.times, window.updated, window.offsets, reset=reset)
+    p = np.zeros(window.eligible.size)
+    p[window.eligible] = posterior_probabilities(
+        found.alpha, found.beta, found.last_copy, np.full(found.alpha.size, t), e
+    )
+    return p
+
+
+@dataclass(frozen=True, eq=False)
+class WindowSites:
+    """The sites with a copy in a crawl list's history window [t − w, t), back to back in their
+    order (``times``, ``updated``, ``offsets`` as :func:`window_timelines` reads them), which
+    of all the sites they are (``eligible``) and which observations the window kept (``kept``)."""
+
+    times: FloatArray
+    updated: NDArray[np.bool_]
+    offsets: IntArray
+    eligible: NDArray[np.bool_]
+    kept: NDArray[np.bool_]
+
+
+def window_sites(
+    times: ArrayLike, updated: ArrayLike, offsets: ArrayLike, *, t: float, history_days: float
+) -> WindowSites:
+    """The sites a list whose reference instant is ``t`` reads: those with a copy in its history
+    window, each timeline there (:func:`window_timelines`)."""
+    all_times = np.asarray(times, dtype=np.float64)
+    start = t - history_days
+    times_w, flags_w, offsets_w = window_timelines(all_times, updated, offsets, start, t)
     counts = np.diff(offsets_w)
     eligible = counts > 0
     compact = np.zeros(int(eligible.sum()) + 1, dtype=np.int64)
     np.cumsum(counts[eligible], out=compact[1:])
-    found = default_posterior(times_w, flags_w, compact, reset=reset)
-    p = np.zeros(counts.size)
-    p[eligible] = posterior_probabilities(
-        found.alpha, found.beta, found.last_copy, np.full(compact.size - 1, t), e
-    )
-    return p
+    kept = (all_times >= start) & (all_times < t)
+    return WindowSites(times_w, flags_w, compact, eligible, kept)
 
 
 def crawl_order(probability: ArrayLike, tau: ArrayLike, urls: Sequence[str], t: float) -> list[int]:

@@ -51,7 +51,7 @@ from hacs.bayes import (
     fit_reset_rate,
     interval_evidence,
 )
-from hacs.ranking import window_timelines
+from hacs.ranking import window_sites
 
 __all__ = [
     "EXCITATION_BOUNDS",
@@ -222,15 +222,11 @@ def session_probabilities(
     """P(a change since the newest copy, by t + e) with sessions, over the list's history
     window [t − w, t) as ``hacs.ranking.default_probabilities`` reads it; 0 for a site
     without a copy in the window."""
-    times_w, flags_w, offsets_w = window_timelines(times, updated, offsets, t - history_days, t)
-    counts = np.diff(offsets_w)
-    eligible = counts > 0
-    compact = np.zeros(int(eligible.sum()) + 1, dtype=np.int64)
-    np.cumsum(counts[eligible], out=compact[1:])
-    found = session_posterior(times_w, flags_w, compact, excitation=excitation)
+    window = window_sites(times, updated, offsets, t=t, history_days=history_days)
+    found = session_posterior(window.times, window.updated, window.offsets, excitation=excitation)
     elapsed = t + e - found.last_copy
     quiet = 1.0 - change_probability_since(found.alpha, found.beta, elapsed)
     session = found.remaining * -np.expm1(-found.excitation.decay * np.maximum(elapsed, 0.0))
-    p = np.zeros(counts.size)
-    p[eligible] = 1.0 - quiet * np.exp(-session)
+    p = np.zeros(window.eligible.size)
+    p[window.eligible] = 1.0 - quiet * np.exp(-session)
     return p
