@@ -30,7 +30,10 @@ policy: the three-year window before the list's reference instant, the end of it
 holds the service's list and this function's ranking equal), round-robin, random, Nutch adaptive
 and ``nutch_fresh`` (``hacs.baselines``), LambdaCrawl on HACS's rates, the *known-rate list*
 (each site's true link-adding rate over the year before S, p = 1 − e^{−λ (now + e − copy)}) and
-the *oracle*, which knows whether each page changed since its newest copy.
+the *oracle*, which knows whether each page changed since its newest copy. ``known_at_copy`` is
+the known-rate list as of each site's newest archive copy (its true rate over the year before
+that copy): the most a reading of the copies could know exactly, printed as a reference; the
+known-rate list's year runs on to S and so counts changes no copy has seen.
 ``hacs_stationary`` is HACS's list read with rates that never reset (ρ = 0, the default before
 rates that reset; ``hacs.ranking.default_probabilities(reset=False)``), the candidate the
 default was weighed against (docs/readings.md, "Real scholarly homepages"); ``hacs_sessions``
@@ -76,6 +79,8 @@ HISTORY_BEFORE = 365.0
 #: last.
 BASELINES = ("round_robin", "random", "nutch_adaptive", "nutch_fresh", "lambdacrawl")
 KNOWN_RATE, ORACLE = "true_rates", "oracle"
+#: The known-rate list as of each site's newest copy (a reference, not a peer to beat).
+KNOWN_AT_COPY = "known_at_copy"
 #: The candidate the default was weighed against: the same list with rates that never reset.
 STATIONARY = "hacs_stationary"
 #: The candidate with sessions: a hazard that rises after each detected change (hacs.sessions).
@@ -84,6 +89,7 @@ SESSIONS = "hacs_sessions"
 LINKS = "hacs_links"
 LABELS = {
     KNOWN_RATE: "known rate",
+    KNOWN_AT_COPY: "known at copy",
     ORACLE: "oracle",
     "hacs": "HACS",
     STATIONARY: "HACS ρ=0",
@@ -96,7 +102,8 @@ LABELS = {
 class RealWorld:
     """One schedule seed's loop: its start day (days since 1970, 00:00 UTC), the qualifying
     homepages, every seed site's history before the start (times, flags, offsets), its true
-    change times and its true rate over the year before the start."""
+    change times, its true rate over the year before the start and over the year before its
+    newest copy before the start."""
 
     start: float
     homepages: list[Homepage]
@@ -105,6 +112,7 @@ class RealWorld:
     changes: list[FloatArray]
     last_year_rate: FloatArray
     capture_gap: FloatArray
+    copy_year_rate: FloatArray
 
     @property
     def n_sites(self) -> int:
@@ -136,7 +144,7 @@ def real_world(homepages: list[Homepage], seed: int, days: int) -> RealWorld:
             skipped.append((page.name, "history known only until before the loop ends"))
         else:
             kept.append(page)
-    times_l, flags_l, offsets, changes, rates, gaps = [], [], [0], [], [], []
+    times_l, flags_l, offsets, changes, rates, gaps, copy_rates = [], [], [0], [], [], [], []
     low, high = np.log(CAPTURE_GAP_DAYS)
     for page in kept:
         last_year = np.count_nonzero((page.changes >= start - 365.0) & (page.changes < start))
@@ -153,12 +161,41 @@ def real_world(homepages: list[Homepage], seed: int, days: int) -> RealWorld:
             changes.append(page.changes)
             rates.append(last_year / 365.0)
             gaps.append(gap)
+            copy_rates.append(year_rate(page.changes, captures[-1] if captures.size else start))
     history = (
         np.concatenate(times_l) if times_l else np.zeros(0),
         np.concatenate(flags_l).astype(bool) if flags_l else np.zeros(0, dtype=bool),
         np.asarray(offsets, dtype=np.int64),
     )
-    return RealWorld(start, kept, skipped, history, changes, np.asarray(rates), np.asarray(gaps))
+    return RealWorld(
+        start,
+        kept,
+        skipped,
+        history,
+        changes,
+        np.asarray(rates),
+        np.asarray(gaps),
+        np.asarray(copy_rates),
+    )
+
+
+def year_rate(changes: FloatArray, end: float) -> float:
+    """The page's true rate over the year before ``end``: its changes in [end − 365, end), a
+    day."""
+    return int(np.count_nonzero((changes >= end - 365.0) & (changes < end))) / 365.0
+
+
+def known_at_copy_policy(copy_year_rate: FloatArray):  # type: ignore[no-untyped-def]
+    """The known-rate list as of the newest copy: p = 1 − e^{−λ (now + e − copy)} with λ each
+    site's true rate over the year before its newest archive copy before the start, the most
+    a reading of the copies could know exactly. The known-rate list's λ reaches to the start,
+    and so counts the changes since that copy, which no copy has seen."""
+
+    def known_at_copy(state: ReplayState) -> np.ndarray:
+        age = state.now + state.e_days - state.last_copy
+        return -np.expm1(-copy_year_rate * age)  # type: ignore[no-any-return]
+
+    return known_at_copy
 
 
 def oracle_policy(changes: list[FloatArray]):  # type: ignore[no-untyped-def]
@@ -243,6 +280,8 @@ def run_world(
         more[SESSIONS] = sessions_policy
     if LINKS in policies:
         more[LINKS] = links_policy(world)
+    if KNOWN_AT_COPY in policies:
+        more[KNOWN_AT_COPY] = known_at_copy_policy(world.copy_year_rate)
     results = replay(
         history=world.history,
         changes=world.changes,
@@ -337,7 +376,8 @@ def main() -> int:
     parser.add_argument("--budgets", default="0.02,0.05")
     parser.add_argument("--e-days", type=float, default=E_DAYS)
     parser.add_argument(
-        "--policies", default=",".join(["hacs", STATIONARY, *BASELINES, KNOWN_RATE, ORACLE])
+        "--policies",
+        default=",".join(["hacs", STATIONARY, *BASELINES, KNOWN_RATE, KNOWN_AT_COPY, ORACLE]),
     )
     args = parser.parse_args()
     if not args.realdata.is_dir():

@@ -1,0 +1,94 @@
+"""``bench.real_loop``'s worlds and its reference lists, on made-up homepages (the real histories
+live outside the checkout)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bench.homepages import Homepage
+from bench.real_loop import (
+    KNOWN_AT_COPY,
+    KNOWN_RATE,
+    SITES_PER_HOMEPAGE,
+    known_at_copy_policy,
+    real_world,
+    run_world,
+    start_day,
+    year_rate,
+)
+
+
+def _homepage(name: str, changes: np.ndarray, first: float, until: float) -> Homepage:
+    return Homepage(
+        name=name,
+        url=f"https://{name}/",
+        changes=np.sort(changes),
+        first=first,
+        known_until=until,
+        versions=changes.size + 1,
+    )
+
+
+def _pages(seed: int) -> tuple[float, list[Homepage]]:
+    start = start_day(seed)
+    rng = np.random.default_rng(7)
+    # A page edited every few days until 200 days before the start, then every day; a quiet one.
+    busy = np.r_[
+        np.arange(start - 1500.0, start - 200.0, 9.0), np.arange(start - 200.0, start + 80, 1.0)
+    ]
+    quiet = start - 1500.0 + np.sort(rng.uniform(0.0, 1580.0, 12))
+    late = _homepage("late.example", np.array([start + 5.0]), start - 100.0, start + 90.0)
+    return start, [
+        _homepage("busy.example", busy, start - 1500.0, start + 90.0),
+        _homepage("quiet.example", quiet, start - 1500.0, start + 90.0),
+        late,
+    ]
+
+
+def test_a_world_knows_each_sites_rate_up_to_the_start_and_up_to_its_newest_copy() -> None:
+    start, pages = _pages(3)
+    world = real_world(pages, 3, 56)
+    assert [p.name for p in world.homepages] == ["busy.example", "quiet.example"]
+    assert world.skipped == [("late.example", "history begins less than a year before the start")]
+    assert world.n_sites == 2 * SITES_PER_HOMEPAGE
+    times, _, offsets = world.history
+    for i in range(world.n_sites):
+        page = world.homepages[i // SITES_PER_HOMEPAGE]
+        copies = times[offsets[i] : offsets[i + 1]]
+        assert copies.size and copies.max() < start
+        by_hand = sum(1 for c in page.changes if copies[-1] - 365.0 <= c < copies[-1]) / 365.0
+        assert world.copy_year_rate[i] == by_hand == year_rate(page.changes, copies[-1])
+        assert world.last_year_rate[i] == year_rate(page.changes, start)
+
+
+def test_the_known_rate_at_copy_ranks_by_the_rate_before_the_newest_copy() -> None:
+    rates = np.array([0.5, 0.01, 0.1])
+
+    class State:
+        now, e_days = 100.5, 1.0
+        last_copy = np.array([90.0, 10.0, 50.0])
+
+    p = known_at_copy_policy(rates)(State())  # type: ignore[arg-type]
+    assert np.allclose(p, 1.0 - np.exp(-rates * (101.5 - State.last_copy)))
+    assert list(np.argsort(-p)) == [0, 2, 1]
+
+
+def test_the_known_rate_list_counts_changes_the_copies_never_saw() -> None:
+    # The busy page edits every day in the 200 days before the start: a site copied before then
+    # has a rate at its copy of one edit in nine days, the known-rate list one a day.
+    start, pages = _pages(4)
+    world = real_world(pages, 4, 56)
+    times, _, offsets = world.history
+    newest = np.asarray([times[offsets[i + 1] - 1] for i in range(SITES_PER_HOMEPAGE)])
+    rate_at_copy = world.copy_year_rate[:SITES_PER_HOMEPAGE]
+    known = world.last_year_rate[:SITES_PER_HOMEPAGE]
+    # Every busy site's copy is older than the start, so its year misses daily edits.
+    assert np.all(newest < start - 1.0) and np.all(rate_at_copy < known)
+    # A site last copied more than 200 days before the start saw only the nine-day edits.
+    stale = newest < start - 200.0
+    assert stale.any()
+    assert np.allclose(rate_at_copy[stale], 41 / 365, atol=1 / 365)
+    assert np.all(known > 0.55)
+    results = run_world(world, days=14, share=0.25, policies=[KNOWN_RATE, KNOWN_AT_COPY], seed=4)
+    assert set(results) == {KNOWN_RATE, KNOWN_AT_COPY}
+    assert all(r.crawls == 14 * 2 for r in results.values())
