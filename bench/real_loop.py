@@ -45,6 +45,11 @@ It prints, per budget: changes found, yield (changes found per crawl) and mean d
 a change made in the loop to the crawl that caught it) for the 6 seeds pooled, for days 28 …
 55 alone, and changes found seed by seed, each policy's against HACS's. Same seeds, same
 figures.
+
+Days 28 … 55 of a loop follow from what each list caught in days 0 … 27: a list that caught up
+sooner has fewer stale changes left to find. ``--handover-day 28`` weighs the second month on the
+same work: every peer takes over on day 28 from HACS's list of days 0 … 27 (the same crawls, the
+same timelines), and the tables read days 28 … 55.
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ from hacs.clock import day_start, to_days
 from hacs.defaults import E_DAYS
 from hacs.link_counts import link_count_probabilities
 from hacs.ranking import default_probabilities
-from hacs.replay import POLICIES, PolicyResult, ReplayState, replay
+from hacs.replay import POLICIES, Policy, PolicyResult, ReplayState, replay
 from hacs.sessions import session_probabilities
 
 FloatArray = np.ndarray
@@ -258,6 +263,32 @@ def links_policy(world: RealWorld):  # type: ignore[no-untyped-def]
     return policy
 
 
+def policy_table(world: RealWorld, policies: list[str]) -> dict[str, Policy]:
+    """Every named policy of the loop, as ``hacs.replay`` calls it."""
+    built: dict[str, Policy] = {
+        ORACLE: oracle_policy(world.changes),
+        STATIONARY: stationary_policy,
+        SESSIONS: sessions_policy,
+        LINKS: links_policy(world),
+        KNOWN_AT_COPY: known_at_copy_policy(world.copy_year_rate),
+    }
+    table: dict[str, Policy] = {}
+    for name in policies:
+        if name not in POLICIES and name not in built:
+            raise ValueError(f"unknown policy {name!r}")
+        table[name] = POLICIES[name] if name in POLICIES else built[name]
+    return table
+
+
+def handed_over(first: Policy, then: Policy, day: int) -> Policy:
+    """``first``'s list on the loop's days before ``day``, ``then``'s from it on."""
+
+    def policy(state: ReplayState) -> np.ndarray:
+        return first(state) if state.now < state.start + day else then(state)
+
+    return policy
+
+
 def run_world(
     world: RealWorld,
     *,
@@ -267,32 +298,31 @@ def run_world(
     seed: int,
     extra: dict | None = None,
     e_days: float = E_DAYS,
+    handover: int | None = None,
 ) -> dict[str, PolicyResult]:
-    """Every policy's loop over one world at one budget share."""
+    """Every policy's loop over one world at one budget share. With ``handover`` every policy
+    but HACS's takes over on that day from HACS's list of the days before, so that all of them
+    start the rest of the loop from the same crawls."""
     budget = max(1, round(share * world.n_sites))
-    named = [p for p in policies if p in POLICIES]
     more = dict(extra or {})
-    if ORACLE in policies:
-        more[ORACLE] = oracle_policy(world.changes)
-    if STATIONARY in policies:
-        more[STATIONARY] = stationary_policy
-    if SESSIONS in policies:
-        more[SESSIONS] = sessions_policy
-    if LINKS in policies:
-        more[LINKS] = links_policy(world)
-    if KNOWN_AT_COPY in policies:
-        more[KNOWN_AT_COPY] = known_at_copy_policy(world.copy_year_rate)
+    table = policy_table(world, [p for p in policies if p not in more])
+    table.update(more)
+    if handover is not None:
+        table = {
+            name: policy if name == "hacs" else handed_over(POLICIES["hacs"], policy, handover)
+            for name, policy in table.items()
+        }
     results = replay(
         history=world.history,
         changes=world.changes,
         start=world.start,
         days=days,
         budget=budget,
-        policies=named,
+        policies=[],
         e_days=e_days,
         true_rates=world.last_year_rate,
         seed=seed,
-        extra=more,
+        extra=table,
     )
     return {r.policy: r for r in results}
 
@@ -315,11 +345,16 @@ def print_worlds(worlds: dict[int, RealWorld]) -> None:
 
 
 def print_table(
-    rows: dict[int, dict[str, PolicyResult]], policies: list[str], days: int, title: str
+    rows: dict[int, dict[str, PolicyResult]],
+    policies: list[str],
+    days: int,
+    title: str,
+    second: int = 28,
 ) -> None:
-    """Pooled and second-half figures, then each seed's changes found."""
+    """Pooled figures over the loop and from day ``second`` on, then each seed's changes
+    found."""
     print(f"\n{title}")
-    halves = [(f"days 0–{days - 1}", 0, days - 1), (f"days 28–{days - 1}", 28, days - 1)]
+    halves = [(f"days 0–{days - 1}", 0, days - 1), (f"days {second}–{days - 1}", second, days - 1)]
     head = f"{'policy':14}" + "".join(
         f"{label + ': found':>20} {'yield':>6} {'delay':>6} {'÷HACS':>6}" for label, *_ in halves
     )
@@ -341,26 +376,29 @@ def print_table(
             mean_delay = delay / caught if caught else float("nan")
             cells += f"{found:>20} {found / max(crawls, 1):6.3f} {mean_delay:6.1f} {ratio:6.2f}"
         print(f"{LABELS.get(name, name):14}" + cells)
-    print(f"changes found by seed (days 0–{days - 1} | days 28–{days - 1}):")
+    print(f"changes found by seed (days 0–{days - 1} | days {second}–{days - 1}):")
     print(f"{'policy':14}" + "".join(f"{f'seed {s}':>12}" for s in rows))
     for name in policies:
         print(
             f"{LABELS.get(name, name):14}"
             + "".join(
-                f"{f'{r[name].found}|{r[name].days(28, days - 1)[0]}':>12}" for r in rows.values()
+                f"{f'{r[name].found}|{r[name].days(second, days - 1)[0]}':>12}"
+                for r in rows.values()
             )
         )
 
 
-def print_done_when(rows: dict[float, dict[int, dict[str, PolicyResult]]], days: int) -> None:
-    """HACS's default against every peer, pooled, whole loop and days 28 … days − 1."""
-    print(f"\nHACS ÷ each peer, pooled over the seeds (whole loop | days 28–{days - 1}):")
+def print_done_when(
+    rows: dict[float, dict[int, dict[str, PolicyResult]]], days: int, second: int = 28
+) -> None:
+    """HACS's default against every peer, pooled, whole loop and days ``second`` … days − 1."""
+    print(f"\nHACS ÷ each peer, pooled over the seeds (whole loop | days {second}–{days - 1}):")
     for share, by_seed in rows.items():
         cells = []
         names = [n for n in next(iter(by_seed.values())) if n not in ("hacs", ORACLE)]
         for name in names:
             ratios = []
-            for first, last in ((0, days - 1), (28, days - 1)):
+            for first, last in ((0, days - 1), (second, days - 1)):
                 hacs = sum(r["hacs"].days(first, last)[0] for r in by_seed.values())
                 peer = sum(r[name].days(first, last)[0] for r in by_seed.values())
                 ratios.append(hacs / peer if peer else float("inf"))
@@ -375,6 +413,12 @@ def main() -> int:
     parser.add_argument("--days", type=int, default=56)
     parser.add_argument("--budgets", default="0.02,0.05")
     parser.add_argument("--e-days", type=float, default=E_DAYS)
+    parser.add_argument(
+        "--handover-day",
+        type=int,
+        default=None,
+        help="every peer takes over on this day from HACS's list of the days before",
+    )
     parser.add_argument(
         "--policies",
         default=",".join(["hacs", STATIONARY, *BASELINES, KNOWN_RATE, KNOWN_AT_COPY, ORACLE]),
@@ -391,6 +435,7 @@ def main() -> int:
     )
     seeds = [int(s) for s in args.seeds.split(",")]
     policies = args.policies.split(",")
+    second = 28 if args.handover_day is None else args.handover_day
     worlds = {seed: real_world(homepages, seed, args.days) for seed in seeds}
     print_worlds(worlds)
     results: dict[float, dict[int, dict[str, PolicyResult]]] = {}
@@ -398,17 +443,29 @@ def main() -> int:
         results[share] = {}
         for seed, world in worlds.items():
             results[share][seed] = run_world(
-                world, days=args.days, share=share, policies=policies, seed=seed, e_days=args.e_days
+                world,
+                days=args.days,
+                share=share,
+                policies=policies,
+                seed=seed,
+                e_days=args.e_days,
+                handover=args.handover_day,
             )
         budgets = sorted({max(1, round(share * w.n_sites)) for w in worlds.values()})
+        handover = (
+            ""
+            if args.handover_day is None
+            else f"; every peer from day {args.handover_day} on, after HACS's list before it"
+        )
         print_table(
             results[share],
             policies,
             args.days,
             f"Budget {share:.0%} a day ({'/'.join(map(str, budgets))} sites), "
-            f"{args.days} days, seeds {args.seeds}",
+            f"{args.days} days, seeds {args.seeds}{handover}",
+            second,
         )
-    print_done_when(results, args.days)
+    print_done_when(results, args.days, second)
     print(f"\n({time.perf_counter() - began:.0f} s in all)")
     return 0
 

@@ -4,6 +4,7 @@ live outside the checkout)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from bench.homepages import Homepage
 from bench.real_loop import (
@@ -92,3 +93,28 @@ def test_the_known_rate_list_counts_changes_the_copies_never_saw() -> None:
     results = run_world(world, days=14, share=0.25, policies=[KNOWN_RATE, KNOWN_AT_COPY], seed=4)
     assert set(results) == {KNOWN_RATE, KNOWN_AT_COPY}
     assert all(r.crawls == 14 * 2 for r in results.values())
+
+
+def test_a_handover_gives_every_peer_hacs_crawls_before_its_day_and_its_own_after() -> None:
+    _, pages = _pages(2)
+    world = real_world(pages, 2, 56)
+    peers = ["hacs", "round_robin", "nutch_fresh", KNOWN_RATE, KNOWN_AT_COPY, "oracle"]
+    alone = run_world(world, days=20, share=0.25, policies=peers, seed=2)
+    handed = run_world(world, days=20, share=0.25, policies=peers, seed=2, handover=8)
+    hacs = alone["hacs"]
+    assert handed["hacs"] == hacs
+    for name in peers:
+        # Before the handover every policy's day is HACS's: the same crawls find the same.
+        assert handed[name].found_by_day[:8] == hacs.found_by_day[:8], name
+        assert handed[name].caught_by_day[:8] == hacs.caught_by_day[:8], name
+    # The oracle takes over and finds a change on every crawl a changed site allows.
+    assert sum(handed["oracle"].found_by_day[8:]) >= sum(hacs.found_by_day[8:])
+    # Without a handover round-robin makes its own first days.
+    assert alone["round_robin"].found_by_day[:8] != hacs.found_by_day[:8]
+
+
+def test_an_unknown_policy_is_named() -> None:
+    _, pages = _pages(2)
+    world = real_world(pages, 2, 56)
+    with pytest.raises(ValueError, match="unknown policy 'nutch'"):
+        run_world(world, days=2, share=0.25, policies=["hacs", "nutch"], seed=2)
