@@ -424,6 +424,8 @@ def main() -> int:
         default=",".join(["hacs", STATIONARY, *BASELINES, KNOWN_RATE, KNOWN_AT_COPY, ORACLE]),
     )
     args = parser.parse_args()
+    if args.handover_day is not None and not 0 < args.handover_day < args.days:
+        parser.error(f"--handover-day must lie in 1 … {args.days - 1}; got {args.handover_day}")
     if not args.realdata.is_dir():
         print(f"{args.realdata} is not here: the real homepage histories live beside the checkout")
         return 1
