@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -152,7 +153,6 @@ def real_world(homepages: list[Homepage], seed: int, days: int) -> RealWorld:
     times_l, flags_l, offsets, changes, rates, gaps, copy_rates = [], [], [0], [], [], [], []
     low, high = np.log(CAPTURE_GAP_DAYS)
     for page in kept:
-        last_year = np.count_nonzero((page.changes >= start - 365.0) & (page.changes < start))
         for _ in range(SITES_PER_HOMEPAGE):
             gap = float(np.exp(rng.uniform(low, high)))
             count = int((start - page.first) / gap * 3) + 10
@@ -164,7 +164,7 @@ def real_world(homepages: list[Homepage], seed: int, days: int) -> RealWorld:
             flags_l.append(flags)
             offsets.append(offsets[-1] + captures.size)
             changes.append(page.changes)
-            rates.append(last_year / 365.0)
+            rates.append(year_rate(page.changes, start))
             gaps.append(gap)
             copy_rates.append(year_rate(page.changes, captures[-1] if captures.size else start))
     history = (
@@ -265,18 +265,18 @@ def links_policy(world: RealWorld):  # type: ignore[no-untyped-def]
 
 def policy_table(world: RealWorld, policies: list[str]) -> dict[str, Policy]:
     """Every named policy of the loop, as ``hacs.replay`` calls it."""
-    built: dict[str, Policy] = {
-        ORACLE: oracle_policy(world.changes),
-        STATIONARY: stationary_policy,
-        SESSIONS: sessions_policy,
-        LINKS: links_policy(world),
-        KNOWN_AT_COPY: known_at_copy_policy(world.copy_year_rate),
+    built: dict[str, Callable[[], Policy]] = {
+        ORACLE: lambda: oracle_policy(world.changes),
+        STATIONARY: lambda: stationary_policy,
+        SESSIONS: lambda: sessions_policy,
+        LINKS: lambda: links_policy(world),
+        KNOWN_AT_COPY: lambda: known_at_copy_policy(world.copy_year_rate),
     }
     table: dict[str, Policy] = {}
     for name in policies:
         if name not in POLICIES and name not in built:
             raise ValueError(f"unknown policy {name!r}")
-        table[name] = POLICIES[name] if name in POLICIES else built[name]
+        table[name] = POLICIES[name] if name in POLICIES else built[name]()
     return table
 
 
