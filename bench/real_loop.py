@@ -69,7 +69,14 @@ from hacs.clock import day_start, to_days
 from hacs.defaults import E_DAYS
 from hacs.link_counts import link_count_probabilities
 from hacs.ranking import default_probabilities
-from hacs.replay import POLICIES, Policy, PolicyResult, ReplayState, replay
+from hacs.replay import (
+    POLICIES,
+    Policy,
+    PolicyResult,
+    ReplayState,
+    known_rate_probabilities,
+    replay,
+)
 from hacs.sessions import session_probabilities
 
 FloatArray = np.ndarray
@@ -197,8 +204,7 @@ def known_at_copy_policy(copy_year_rate: FloatArray):  # type: ignore[no-untyped
     and so counts the changes since that copy, which no copy has seen."""
 
     def known_at_copy(state: ReplayState) -> np.ndarray:
-        age = state.now + state.e_days - state.last_copy
-        return -np.expm1(-copy_year_rate * age)  # type: ignore[no-any-return]
+        return known_rate_probabilities(copy_year_rate, state)
 
     return known_at_copy
 

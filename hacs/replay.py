@@ -85,11 +85,18 @@ def _random(state: ReplayState) -> FloatArray:
     return state.rng.random(state.last_copy.size)
 
 
+def known_rate_probabilities(rates: FloatArray, state: ReplayState) -> FloatArray:
+    """p = 1 − e^{−λ (now + e − newest copy)} for sites whose rates λ are known: the list of
+    the references that know a rate rather than estimate it."""
+    p: FloatArray = -np.expm1(-rates * (state.now + state.e_days - state.last_copy))
+    return p
+
+
 def _true_rates(state: ReplayState) -> FloatArray:
     """A list that knows each site's true long-run rate (on the demo archive)."""
     if state.true_rates is None:
         raise ValueError("the oracle policy needs the true rates")
-    return -np.expm1(-state.true_rates * (state.now + state.e_days - state.last_copy))
+    return known_rate_probabilities(state.true_rates, state)
 
 
 def _paper(state: ReplayState) -> FloatArray:
