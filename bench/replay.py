@@ -209,43 +209,6 @@ def print_measures(by_seed: dict[int, dict[str, list[PolicyResult]]]) -> None:
         )
 
 
-def print_done_when(
-    results: dict[float, dict[int, dict[str, list[PolicyResult]]]], days: int, sites: int
-) -> None:
-    """Per budget and seed: HACS's changes found against round-robin's, Nutch adaptive's (both
-    readings), LambdaCrawl's and 95 % of the true-rate list's, and whether every policy made
-    its k × days crawls."""
-    print("\nHACS against the baselines (changes found; crawls made = k × days for all?)")
-    cells: dict[tuple[float, int], dict[str, int]] = {}
-    for share, by_seed in results.items():
-        budget = max(1, round(share * sites))
-        for seed, totals in by_seed.items():
-            found = {name: _found_crawls(rows)[0] for name, rows in totals.items()}
-            cells[share, seed] = found
-            all_made = all(_found_crawls(rows)[1] == budget * days for rows in totals.values())
-            if "hacs" not in found:
-                continue
-            checks = []
-            for name in ("round_robin", "nutch_adaptive", "nutch_fresh", "lambdacrawl"):
-                if name in found:
-                    mark = "≥" if found["hacs"] >= found[name] else "<"
-                    checks.append(f"{mark} {name} {found[name]}")
-            if "true_rates" in found:
-                ratio = found["hacs"] / max(found["true_rates"], 1)
-                checks.append(f"{ratio:.1%} of true_rates{'' if ratio >= 0.95 else ' (< 95 %)'}")
-            print(
-                f"  {share:.0%}, seed {seed}: hacs {found['hacs']} "
-                + ", ".join(checks)
-                + f"; crawls {'all made' if all_made else 'MISSING'}"
-            )
-    standing = cells_at_least(cells, DONE_WHEN_PEERS)
-    if standing.total:
-        print(
-            f"  HACS ≥ {' and ≥ '.join(DONE_WHEN_PEERS)} in {standing.met} of {standing.total} "
-            f"cells (budget × seed); the largest shortfall {standing.worst:.1%}"
-        )
-
-
 #: The peers the demo replay's done-when holds HACS against, cell by cell.
 DONE_WHEN_PEERS = ("lambdacrawl", "nutch_fresh")
 
@@ -277,6 +240,43 @@ def cells_at_least(
         else:
             worst = max(worst, 1.0 - found["hacs"] / best)
     return CellStanding(met, total, worst)
+
+
+def print_done_when(
+    results: dict[float, dict[int, dict[str, list[PolicyResult]]]], days: int, sites: int
+) -> None:
+    """Per budget and seed: HACS's changes found against round-robin's, Nutch adaptive's (both
+    readings), LambdaCrawl's and 95 % of the true-rate list's, and whether every policy made
+    its k × days crawls; then in how many cells HACS found at least every DONE_WHEN_PEERS."""
+    print("\nHACS against the baselines (changes found; crawls made = k × days for all?)")
+    cells: dict[tuple[float, int], dict[str, int]] = {}
+    for share, by_seed in results.items():
+        budget = max(1, round(share * sites))
+        for seed, totals in by_seed.items():
+            found = {name: _found_crawls(rows)[0] for name, rows in totals.items()}
+            cells[share, seed] = found
+            all_made = all(_found_crawls(rows)[1] == budget * days for rows in totals.values())
+            if "hacs" not in found:
+                continue
+            checks = []
+            for name in ("round_robin", "nutch_adaptive", "nutch_fresh", "lambdacrawl"):
+                if name in found:
+                    mark = "≥" if found["hacs"] >= found[name] else "<"
+                    checks.append(f"{mark} {name} {found[name]}")
+            if "true_rates" in found:
+                ratio = found["hacs"] / max(found["true_rates"], 1)
+                checks.append(f"{ratio:.1%} of true_rates{'' if ratio >= 0.95 else ' (< 95 %)'}")
+            print(
+                f"  {share:.0%}, seed {seed}: hacs {found['hacs']} "
+                + ", ".join(checks)
+                + f"; crawls {'all made' if all_made else 'MISSING'}"
+            )
+    standing = cells_at_least(cells, DONE_WHEN_PEERS)
+    if standing.total:
+        print(
+            f"  HACS ≥ {' and ≥ '.join(DONE_WHEN_PEERS)} in {standing.met} of {standing.total} "
+            f"cells (budget × seed); the largest shortfall {standing.worst:.1%}"
+        )
 
 
 def _found_crawls(rows: list[PolicyResult]) -> tuple[int, int]:

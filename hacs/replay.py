@@ -86,8 +86,8 @@ def _random(state: ReplayState) -> FloatArray:
 
 
 def known_rate_probabilities(rates: FloatArray, state: ReplayState) -> FloatArray:
-    """p = 1 − e^{−λ (now + e − newest copy)} for sites whose rates λ are known: the list of
-    the references that know a rate rather than estimate it."""
+    """p = 1 − e^{−λ (now + e − newest copy)} with each site's rate λ given rather than
+    estimated: the p of the reference lists that know the rates."""
     p: FloatArray = -np.expm1(-rates * (state.now + state.e_days - state.last_copy))
     return p
 
