@@ -340,7 +340,7 @@ def test_a_storm_of_faults_ends_and_a_retry_pass_equals_a_clean_import(
         assert endless is not None
         archive.state.endless_prefixes.add(endless.seed_url.split("://", 1)[1].rstrip("/"))
         archive.state.log.clear()
-        settings.HACS_HTTP_DEADLINE = 2.0
+        settings.HACS_HTTP_DEADLINE = 1.0
         with pytest.raises(CommandError, match="sites failed"):
             call_command("import_archive", stdout=quiet, stderr=quiet)
         statuses = dict(Site.objects.values_list("pk", "import_status"))
