@@ -50,6 +50,11 @@ Days 28 … 55 of a loop follow from what each list caught in days 0 … 27: a l
 sooner has fewer stale changes left to find. ``--handover-day 28`` weighs the second month on the
 same work: every peer takes over on day 28 from HACS's list of days 0 … 27 (the same crawls, the
 same timelines), and the tables read days 28 … 55.
+
+A loop longer than 56 days (``--days 112``) also prints each policy's changes found in every
+four-week window, pooled, with HACS ÷ the peer there: whether a list's lead or deficit in one
+month lasts into the next ones. A four-week window is not the end of the loop but is read as if
+it were; in the last window the stale changes a list left are lost to it.
 """
 
 from __future__ import annotations
@@ -394,6 +399,44 @@ def print_table(
         )
 
 
+#: The width of the windows a long loop is read in (days): four weeks, as the issue's second month.
+WINDOW_DAYS = 28
+
+
+def windows(days: int, width: int = WINDOW_DAYS) -> list[tuple[int, int]]:
+    """The loop's days 0 … days − 1 in windows of ``width`` days (first, last), the last window
+    cut short when ``width`` does not divide ``days``."""
+    return [(first, min(first + width, days) - 1) for first in range(0, days, width)]
+
+
+def window_found(
+    rows: dict[int, dict[str, PolicyResult]], name: str, days: int, width: int = WINDOW_DAYS
+) -> list[int]:
+    """Changes ``name`` found in each window of the loop, pooled over the seeds."""
+    return [
+        sum(by_policy[name].days(first, last)[0] for by_policy in rows.values())
+        for first, last in windows(days, width)
+    ]
+
+
+def print_windows(
+    rows: dict[int, dict[str, PolicyResult]], policies: list[str], days: int, title: str
+) -> None:
+    """Changes found in each four-week window, pooled, and HACS ÷ each peer there: whether a
+    list's lead or deficit in one month lasts into the next ones."""
+    spans = windows(days)
+    print(f"\n{title}, by four-week window (changes found pooled; HACS ÷ peer):")
+    print(f"{'policy':14}" + "".join(f"{f'days {a}–{b}':>18}" for a, b in spans))
+    hacs = window_found(rows, "hacs", days) if "hacs" in policies else None
+    for name in policies:
+        found = window_found(rows, name, days)
+        cells = []
+        for i, n in enumerate(found):
+            ratio = "" if hacs is None or name == "hacs" or not n else f" ({hacs[i] / n:.3f})"
+            cells.append(f"{f'{n}{ratio}':>18}")
+        print(f"{LABELS.get(name, name):14}" + "".join(cells))
+
+
 def print_done_when(
     rows: dict[float, dict[int, dict[str, PolicyResult]]], days: int, second: int = 28
 ) -> None:
@@ -473,6 +516,9 @@ def main() -> int:
             f"{args.days} days, seeds {args.seeds}{handover}",
             second,
         )
+    if args.days > 2 * WINDOW_DAYS:
+        for share, by_seed in results.items():
+            print_windows(by_seed, policies, args.days, f"Budget {share:.0%} a day")
     print_done_when(results, args.days, second)
     print(f"\n({time.perf_counter() - began:.0f} s in all)")
     return 0

@@ -12,9 +12,12 @@ from bench.real_loop import (
     KNOWN_RATE,
     SITES_PER_HOMEPAGE,
     known_at_copy_policy,
+    print_windows,
     real_world,
     run_world,
     start_day,
+    window_found,
+    windows,
     year_rate,
 )
 
@@ -118,3 +121,24 @@ def test_an_unknown_policy_is_named() -> None:
     world = real_world(pages, 2, 56)
     with pytest.raises(ValueError, match="unknown policy 'nutch'"):
         run_world(world, days=2, share=0.25, policies=["hacs", "nutch"], seed=2)
+
+
+def test_a_long_loop_is_read_in_four_week_windows_that_add_up_to_the_loop(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert windows(56) == [(0, 27), (28, 55)]
+    assert windows(70) == [(0, 27), (28, 55), (56, 69)]
+    _, pages = _pages(3)
+    world = real_world(pages, 3, 70)
+    peers = ["hacs", "round_robin", "oracle"]
+    results = run_world(world, days=70, share=0.5, policies=peers, seed=3)
+    rows = {3: results}
+    for name in peers:
+        found = window_found(rows, name, 70)
+        assert len(found) == 3 and sum(found) == results[name].found, name
+    print_windows(rows, peers, 70, "Budget 50% a day")
+    lines = capsys.readouterr().out.splitlines()
+    assert "days 56–69" in lines[2]
+    oracle = next(line for line in lines if line.startswith("oracle"))
+    hacs, peer = window_found(rows, "hacs", 70)[0], window_found(rows, "oracle", 70)[0]
+    assert f"{peer} ({hacs / peer:.3f})" in oracle
