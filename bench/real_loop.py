@@ -53,8 +53,8 @@ same timelines), and the tables read days 28 … 55.
 
 A loop longer than 56 days (``--days 112``) also prints each policy's changes found in every
 four-week window, pooled, with HACS ÷ the peer there: whether a list's lead or deficit in one
-month lasts into the next ones. A four-week window is not the end of the loop but is read as if
-it were; in the last window the stale changes a list left are lost to it.
+month lasts into the next ones. Only the last window ends the loop: a change a list has not
+found by then is lost to it, while one left in an earlier window can still be found in the next.
 """
 
 from __future__ import annotations
