@@ -52,6 +52,8 @@ SINGLE_URLS = {
     "jonbarron-homepage-git-history": "https://jonbarron.info/",
     "jbhuang-homepage-git-history": "https://jbhuang0604.github.io/",
 }
+#: The file endings of a Jekyll page's Markdown source.
+MARKDOWN = (".md", ".markdown")
 #: Commits closer than this are one edit (pushed together): the data's README.
 MERGE_HOURS = 4.0
 DAY_SECONDS = 86400.0
@@ -97,12 +99,16 @@ def homepage_folders(realdata: Path = REALDATA) -> list[Path]:
 
 
 def homepage_url(folder: Path) -> str:
-    """The homepage's URL: the single homepages' own, else ``https://<owner>.github.io/`` from
-    a folder named ``<owner>__<owner>.github.io``."""
+    """The homepage's URL: the single homepages' own, else the GitHub Pages address of the
+    folder ``<owner>__<repo>``: ``https://<repo>/`` for a user site ``<owner>.github.io``,
+    ``https://<owner>.github.io/<repo>/`` for a project site."""
     if folder.name in SINGLE_URLS:
         return SINGLE_URLS[folder.name]
-    repo = folder.name.split("__", 1)[-1]
-    return f"https://{repo.lower()}/"
+    owner, _, repo = folder.name.partition("__")
+    repo = repo or owner
+    if repo.lower().endswith(".github.io"):
+        return f"https://{repo.lower()}/"
+    return f"https://{owner.lower()}.github.io/{repo}/"
 
 
 def page_links(body: bytes, url: str, *, markdown: bool) -> frozenset[str]:
@@ -115,17 +121,34 @@ def page_links(body: bytes, url: str, *, markdown: bool) -> frozenset[str]:
 
 
 def load_homepage(folder: Path) -> Homepage:
-    """One folder's history, read as the module docstring says."""
-    with open(folder / "versions_index.csv", encoding="utf-8") as handle:
-        rows = sorted(csv.DictReader(handle), key=lambda r: int(r["commit_epoch"]))
+    """One folder's history, read as the module docstring says. A folder that cannot be read
+    raises ``ValueError`` naming the folder and what is wrong with it."""
+    try:
+        with open(folder / "versions_index.csv", encoding="utf-8") as handle:
+            listed = list(csv.DictReader(handle))
+        rows = sorted(listed, key=lambda r: int(r["commit_epoch"]))
+    except (KeyError, TypeError, ValueError, UnicodeDecodeError) as error:
+        raise ValueError(
+            f"{folder.name}: versions_index.csv needs an integer commit_epoch and a file on "
+            f"every line ({error})"
+        ) from error
     if not rows:
-        raise ValueError(f"{folder}: versions_index.csv lists no version")
+        raise ValueError(f"{folder.name}: versions_index.csv lists no version")
     bodies: dict[str, bytes] = {}
-    with tarfile.open(folder / "index_html_versions.tar.xz") as archive:
-        for member in archive.getmembers():
-            extracted = archive.extractfile(member) if member.isfile() else None
-            if extracted is not None:
-                bodies[Path(member.name).name] = extracted.read()
+    try:
+        with tarfile.open(folder / "index_html_versions.tar.xz") as archive:
+            for member in archive.getmembers():
+                extracted = archive.extractfile(member) if member.isfile() else None
+                if extracted is not None:
+                    bodies[Path(member.name).name] = extracted.read()
+    except (OSError, tarfile.TarError) as error:
+        raise ValueError(f"{folder.name}: index_html_versions.tar.xz ({error})") from error
+    absent = [r.get("file") for r in rows if r.get("file") not in bodies]
+    if absent:
+        raise ValueError(
+            f"{folder.name}: {len(absent)} version(s) of versions_index.csv are not in "
+            f"index_html_versions.tar.xz, the first {absent[0]!r}"
+        )
     epochs = np.array([int(r["commit_epoch"]) for r in rows], dtype=np.float64)
     # The last commit of each edit: the next commit is MERGE_HOURS or more later (or none).
     last_of_edit = np.r_[np.diff(epochs) >= MERGE_HOURS * 3600.0, True]
@@ -134,7 +157,7 @@ def load_homepage(folder: Path) -> Homepage:
     changes, edit_times, edit_links = [], [], []
     for k in np.flatnonzero(last_of_edit).tolist():
         name = rows[k]["file"]
-        links = page_links(bodies[name], url, markdown=name.endswith(".md"))
+        links = page_links(bodies[name], url, markdown=name.lower().endswith(MARKDOWN))
         if seen and links - seen:
             changes.append(epochs[k] / DAY_SECONDS)
         seen |= links
@@ -144,8 +167,11 @@ def load_homepage(folder: Path) -> Homepage:
     provenance = folder / "PROVENANCE.md"
     if provenance.is_file():
         found = _SNAPSHOT.search(provenance.read_text(encoding="utf-8"))
-        if found:
-            stamp = datetime.fromisoformat(found.group(1).strip())
+        try:
+            stamp = datetime.fromisoformat(found.group(1).strip()) if found else None
+        except ValueError:
+            stamp = None  # a date not in ISO form: the truth is known to the last version
+        if stamp is not None:
             known = max(known, stamp.timestamp() / DAY_SECONDS)
     return Homepage(
         name=folder.name,
@@ -159,6 +185,18 @@ def load_homepage(folder: Path) -> Homepage:
     )
 
 
-def load_homepages(realdata: Path = REALDATA) -> list[Homepage]:
-    """Every homepage under ``realdata`` (:func:`homepage_folders`)."""
-    return [load_homepage(folder) for folder in homepage_folders(realdata)]
+def load_homepages(
+    realdata: Path = REALDATA, skipped: list[tuple[str, str]] | None = None
+) -> list[Homepage]:
+    """Every homepage under ``realdata`` (:func:`homepage_folders`). A folder that cannot be
+    read is left out; with ``skipped``, its name and the reason are appended there (the benches
+    print them), else the first such folder's error is raised."""
+    homepages = []
+    for folder in homepage_folders(realdata):
+        try:
+            homepages.append(load_homepage(folder))
+        except ValueError as error:
+            if skipped is None:
+                raise
+            skipped.append((folder.name, str(error).removeprefix(f"{folder.name}: ")))
+    return homepages

@@ -146,7 +146,10 @@ def main() -> int:
     if not args.realdata.is_dir():
         print(f"{args.realdata} is not here: the real homepage histories live beside the checkout")
         return 1
-    homepages = load_homepages(args.realdata)
+    unread: list[tuple[str, str]] = []
+    homepages = load_homepages(args.realdata, unread)
+    for name, why in unread:
+        print(f"not read: {name}: {why}")
     parts: list[dict[str, np.ndarray]] = []
     for seed in (int(s) for s in args.seeds.split(",")):
         world = real_world(homepages, seed, int(AFTER_DAYS))

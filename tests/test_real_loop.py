@@ -12,9 +12,11 @@ from bench.real_loop import (
     KNOWN_RATE,
     SITES_PER_HOMEPAGE,
     known_at_copy_policy,
+    print_done_when,
     print_windows,
     real_world,
     run_world,
+    seed_interval,
     start_day,
     window_found,
     windows,
@@ -142,3 +144,37 @@ def test_a_long_loop_is_read_in_four_week_windows_that_add_up_to_the_loop(
     oracle = next(line for line in lines if line.startswith("oracle"))
     hacs, peer = window_found(rows, "hacs", 70)[0], window_found(rows, "oracle", 70)[0]
     assert f"{peer} ({hacs / peer:.3f})" in oracle
+
+
+def test_the_seed_interval_is_the_bootstrap_of_the_paired_ratio_of_sums() -> None:
+    hacs, peer = [114, 99, 108, 91, 63, 70], [117, 97, 119, 104, 75, 77]
+    low, high = seed_interval(hacs, peer, level=0.8, draws=500, seed=7)
+    # The same resamples drawn one at a time, the ratio of sums taken by hand.
+    rng = np.random.default_rng(7)
+    picks = rng.integers(0, 6, size=(500, 6))
+    ratios = sorted(sum(hacs[i] for i in row) / sum(peer[i] for i in row) for row in picks)
+    assert low == pytest.approx(np.quantile(ratios, 0.1))
+    assert high == pytest.approx(np.quantile(ratios, 0.9))
+    assert low < sum(hacs) / sum(peer) < high
+    # Seeds that all agree leave no spread; seeds paired the other way round are not pooled.
+    assert seed_interval([12, 24, 36], [10, 20, 30]) == pytest.approx((1.2, 1.2))
+    assert seed_interval([30, 10], [10, 30])[0] < 1.0 < seed_interval([30, 10], [10, 30])[1]
+    with pytest.raises(ValueError, match="one figure per seed"):
+        seed_interval([1, 2], [1])
+
+
+def test_the_done_when_prints_each_ratio_with_its_interval(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, pages = _pages(4)
+    rows = {}
+    for seed in (4, 5):
+        world = real_world(pages, seed, 8)
+        rows[seed] = run_world(world, days=8, share=0.5, policies=["hacs", "random"], seed=seed)
+    print_done_when({0.5: rows}, 8, 4)
+    out = capsys.readouterr().out
+    hacs = [rows[s]["hacs"].found for s in rows]
+    peer = [rows[s]["random"].found for s in rows]
+    low, high = seed_interval(hacs, peer)
+    assert f"{sum(hacs) / sum(peer):.3f} [{low:.3f}–{high:.3f}]" in out
+    assert "random" in out and "oracle" not in out
