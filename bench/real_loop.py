@@ -44,7 +44,11 @@ each copy held (``hacs.link_counts``), a candidate measured and not kept.
 It prints, per budget: changes found, yield (changes found per crawl) and mean delay (days from
 a change made in the loop to the crawl that caught it) for the 6 seeds pooled, for the second
 half of the loop alone (days 28 … 55 of the default 56; days 56 … 111 of ``--days 112``), and
-changes found seed by seed, each policy's against HACS's. Same seeds, same figures.
+changes found seed by seed, each policy's against HACS's; last, HACS ÷ each peer pooled, whole
+loop and second half, each with its 90 % percentile bootstrap interval over the seeds
+(:func:`seed_interval`): whether a difference of a few per cent stands out from the spread
+between start dates. Same seeds, same figures. A folder under ``--realdata`` that cannot be
+read is named with the reason and left out.
 
 Days 28 … 55 of a loop follow from what each list caught in days 0 … 27: a list that caught up
 sooner has fewer stale changes left to find. ``--handover-day 28`` weighs the second month on the
@@ -528,6 +532,16 @@ def main() -> int:
     policies = args.policies.split(",")
     second = args.days // 2 if args.handover_day is None else args.handover_day
     worlds = {seed: real_world(homepages, seed, args.days) for seed in seeds}
+    for seed in [seed for seed, world in worlds.items() if world.n_sites == 0]:
+        world = worlds.pop(seed)
+        print(
+            f"seed {seed}: start {_day_text(world.start)}: none of the {len(homepages)} homepages "
+            f"qualifies (a year of history before the start, known {args.days} days after it); "
+            "left out"
+        )
+    if not worlds:
+        print("No seed has a qualifying homepage: nothing to replay.")
+        return 1
     print_worlds(worlds)
     results: dict[float, dict[int, dict[str, PolicyResult]]] = {}
     for share in (float(b) for b in args.budgets.split(",")):

@@ -153,6 +153,9 @@ def main() -> int:
     parts: list[dict[str, np.ndarray]] = []
     for seed in (int(s) for s in args.seeds.split(",")):
         world = real_world(homepages, seed, int(AFTER_DAYS))
+        if world.n_sites == 0:
+            print(f"seed {seed}: no homepage qualifies (a year known past the start); left out")
+            continue
         rows = site_rows(world)
         parts.append(rows)
         print(
@@ -160,6 +163,9 @@ def main() -> int:
             f"{len(world.homepages)} homepages (known a year past the start); prior "
             f"φ {rows['phi'][0]:.2f}, reset rate ρ {rows['reset'][0]:.2e} a day"
         )
+    if not parts:
+        print("No seed has a qualifying homepage: nothing to measure.")
+        return 1
     rows = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
     print_coverage(rows)
     print_ranks(rows)

@@ -130,3 +130,20 @@ def test_a_folder_that_cannot_be_read_is_named_and_the_others_are_still_read(
     # Without a list to report to, the first unreadable folder stops the read, by name.
     with pytest.raises(ValueError, match="b__b.github.io"):
         load_homepages(tmp_path)
+
+
+def test_the_real_loop_names_what_it_cannot_read_and_stops_when_no_homepage_qualifies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bench import real_loop
+
+    young = [(T0, _html("https://a.example/1")), (T0 + 86400, _html("https://a.example/2"))]
+    _folder(tmp_path, "a__a.github.io", young)
+    _folder(tmp_path, "b__b.github.io", young, drop=0)
+    monkeypatch.setattr("sys.argv", ["real_loop", "--realdata", str(tmp_path), "--seeds", "0"])
+    assert real_loop.main() == 1
+    out = capsys.readouterr().out
+    assert "1 homepages read" in out
+    assert "not read: b__b.github.io: 1 version(s) of versions_index.csv" in out
+    assert "seed 0: start " in out and "none of the 1 homepages qualifies" in out
+    assert "nothing to replay" in out
