@@ -473,27 +473,97 @@ def seed_interval(
     return float(low), float(high)
 
 
+#: The issue's done-when: HACS ÷ each peer at least this, at each budget, over the whole loop and
+#: over its second half. The baselines not named here have no target.
+TARGETS = {
+    "nutch_adaptive": 1.05,
+    "nutch_fresh": 1.05,
+    "round_robin": 1.0,
+    "random": 1.0,
+    "lambdacrawl": 1.0,
+    KNOWN_RATE: 1.0,
+}
+#: The done-when's conditions, each one or more peers: Nutch adaptive, ``nutch_fresh``, every
+#: other baseline, the known-rate list.
+CONDITIONS = (
+    ("Nutch adaptive ≥ 1.05×", ("nutch_adaptive",)),
+    ("nutch_fresh ≥ 1.05×", ("nutch_fresh",)),
+    ("every other baseline ≥ 1×", ("round_robin", "random", "lambdacrawl")),
+    ("known-rate list ≥ 1×", (KNOWN_RATE,)),
+)
+
+
+@dataclass(frozen=True)
+class Standing:
+    """HACS ÷ one peer over one span at one budget, its interval over the seeds and its target
+    (None: no target)."""
+
+    ratio: float
+    low: float
+    high: float
+    target: float | None
+
+    @property
+    def met(self) -> bool:
+        return self.target is None or self.ratio >= self.target
+
+    @property
+    def clearly_missed(self) -> bool:
+        """Missed beyond the spread between start dates: the whole interval lies below."""
+        return self.target is not None and self.high < self.target
+
+
+def standings(
+    by_seed: dict[int, dict[str, PolicyResult]], name: str, first: int, last: int
+) -> Standing:
+    """HACS ÷ ``name`` over days first … last, pooled over the seeds, with its interval."""
+    hacs = [r["hacs"].days(first, last)[0] for r in by_seed.values()]
+    peer = [r[name].days(first, last)[0] for r in by_seed.values()]
+    ratio = sum(hacs) / sum(peer) if sum(peer) else float("inf")
+    low, high = seed_interval(hacs, peer)
+    return Standing(ratio, low, high, TARGETS.get(name))
+
+
 def print_done_when(
     rows: dict[float, dict[int, dict[str, PolicyResult]]], days: int, second: int = 28
 ) -> None:
     """HACS's default against every peer, pooled, whole loop and days ``second`` … days − 1,
-    each with its 90 % seed bootstrap interval (:func:`seed_interval`)."""
+    each with its 90 % seed bootstrap interval (:func:`seed_interval`) and, where the issue
+    sets one, whether it meets its target (✓), misses it (✗) or misses it beyond the spread
+    between start dates (✗✗); then the done-when's conditions met (:data:`CONDITIONS`)."""
     print(
         f"\nHACS ÷ each peer, pooled over the seeds (whole loop | days {second}–{days - 1}), "
-        f"[{INTERVAL_LEVEL:.0%} interval over the seeds]:"
+        f"[{INTERVAL_LEVEL:.0%} interval over the seeds], against the done-when's target:"
     )
+    spans = ((0, days - 1), (second, days - 1))
+    met, asked, missed = 0, 0, []
     for share, by_seed in rows.items():
         print(f"  {share:.0%}:")
-        names = [n for n in next(iter(by_seed.values())) if n not in ("hacs", ORACLE)]
+        present = next(iter(by_seed.values()))
+        names = [n for n in present if n not in ("hacs", ORACLE)]
+        table = {(n, span): standings(by_seed, n, *span) for n in names for span in spans}
         for name in names:
             cells = []
-            for first, last in ((0, days - 1), (second, days - 1)):
-                hacs = [r["hacs"].days(first, last)[0] for r in by_seed.values()]
-                peer = [r[name].days(first, last)[0] for r in by_seed.values()]
-                ratio = sum(hacs) / sum(peer) if sum(peer) else float("inf")
-                low, high = seed_interval(hacs, peer)
-                cells.append(f"{ratio:.3f} [{low:.3f}–{high:.3f}]")
-            print(f"    {LABELS.get(name, name):14} " + " | ".join(cells))
+            for span in spans:
+                found = table[name, span]
+                mark = "" if found.target is None else " ✓" if found.met else " ✗"
+                mark += "✗" if found.clearly_missed else ""
+                cells.append(f"{found.ratio:.3f} [{found.low:.3f}–{found.high:.3f}]{mark}")
+            target = TARGETS.get(name)
+            goal = f"(≥ {target:.2f})" if target else ""
+            print(f"    {LABELS.get(name, name):14} {goal:8} " + " | ".join(cells))
+        for label, peers in CONDITIONS:
+            if not all(p in present for p in peers):
+                continue
+            for span in spans:
+                asked += 1
+                if all(table[p, span].met for p in peers):
+                    met += 1
+                else:
+                    missed.append(f"{share:.0%} days {span[0]}–{span[1]}: {label}")
+    if asked:
+        listed = "; ".join(missed) or "none"
+        print(f"  done-when conditions met: {met} of {asked}; missed: {listed}")
 
 
 def main() -> int:

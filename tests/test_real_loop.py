@@ -11,12 +11,14 @@ from bench.real_loop import (
     KNOWN_AT_COPY,
     KNOWN_RATE,
     SITES_PER_HOMEPAGE,
+    Standing,
     known_at_copy_policy,
     print_done_when,
     print_windows,
     real_world,
     run_world,
     seed_interval,
+    standings,
     start_day,
     window_found,
     windows,
@@ -178,3 +180,51 @@ def test_the_done_when_prints_each_ratio_with_its_interval(
     low, high = seed_interval(hacs, peer)
     assert f"{sum(hacs) / sum(peer):.3f} [{low:.3f}–{high:.3f}]" in out
     assert "random" in out and "oracle" not in out
+
+
+def test_the_done_when_counts_the_issues_conditions_and_which_miss_beyond_the_spread(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A target met, missed within the interval, missed beyond it; no target, never missed.
+    assert Standing(1.06, 1.0, 1.1, 1.05).met
+    missed = Standing(1.04, 1.0, 1.1, 1.05)
+    assert not missed.met and not missed.clearly_missed
+    assert Standing(0.93, 0.90, 0.96, 1.0).clearly_missed
+    assert Standing(0.5, 0.4, 0.6, None).met
+    _, pages = _pages(4)
+    peers = ["hacs", "round_robin", "random", "nutch_adaptive", "nutch_fresh", "lambdacrawl"]
+    peers += [KNOWN_RATE, KNOWN_AT_COPY]
+    rows = {}
+    for seed in (4, 5):
+        world = real_world(pages, seed, 8)
+        rows[seed] = run_world(world, days=8, share=0.5, policies=peers, seed=seed)
+    print_done_when({0.5: rows}, 8, 4)
+    out = capsys.readouterr().out
+    expected, missing = 0, []
+    for label, names in (
+        ("Nutch adaptive ≥ 1.05×", ["nutch_adaptive"]),
+        ("nutch_fresh ≥ 1.05×", ["nutch_fresh"]),
+        ("every other baseline ≥ 1×", ["round_robin", "random", "lambdacrawl"]),
+        ("known-rate list ≥ 1×", [KNOWN_RATE]),
+    ):
+        for first, last in ((0, 7), (4, 7)):
+            hacs = sum(rows[s]["hacs"].days(first, last)[0] for s in rows)
+            goal = 1.05 if "1.05" in label else 1.0
+            if all(
+                hacs >= goal * sum(rows[s][n].days(first, last)[0] for s in rows) for n in names
+            ):
+                expected += 1
+            else:
+                missing.append(f"50% days {first}–{last}: {label}")
+    assert (
+        f"done-when conditions met: {expected} of 8; missed: {'; '.join(missing) or 'none'}" in out
+    )
+    # The reference at the newest copy has no target and no mark.
+    line = next(x for x in out.splitlines() if "known at copy" in x)
+    assert "✓" not in line and "✗" not in line
+    found = standings(rows, "nutch_fresh", 0, 7)
+    assert found.target == 1.05
+    line = next(x for x in out.splitlines() if x.strip().startswith("nutch_fresh"))
+    assert (
+        f"{found.ratio:.3f} [{found.low:.3f}–{found.high:.3f}] {'✓' if found.met else '✗'}" in line
+    )
