@@ -88,13 +88,22 @@ class Homepage:
 
 
 def homepage_folders(realdata: Path = REALDATA) -> list[Path]:
-    """Every homepage folder under ``realdata``, sorted by name: the collection's, then the
-    single homepages that are present."""
+    """Every homepage folder (one holding ``versions_index.csv``) under ``realdata``: the
+    collection's, sorted by name, then the single homepages that are present, then any other
+    homepage folder directly under ``realdata``, sorted (so that ``realdata`` may also be a
+    collection's own folder)."""
+
+    def is_homepage(path: Path) -> bool:
+        return path.is_dir() and (path / "versions_index.csv").is_file()
+
     folders = []
     collection = realdata / COLLECTION
     if collection.is_dir():
-        folders += sorted(p for p in collection.iterdir() if (p / "versions_index.csv").is_file())
-    folders += [realdata / s for s in SINGLE if (realdata / s / "versions_index.csv").is_file()]
+        folders += sorted(p for p in collection.iterdir() if is_homepage(p))
+    folders += [realdata / s for s in SINGLE if is_homepage(realdata / s)]
+    if realdata.is_dir():
+        others = sorted(p for p in realdata.iterdir() if is_homepage(p) and p.name not in SINGLE)
+        folders += others
     return folders
 
 

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from bench.homepages import COLLECTION, DAY_SECONDS, homepage_url, load_homepage, load_homepages
+from bench.homepages import (
+    COLLECTION,
+    DAY_SECONDS,
+    homepage_folders,
+    homepage_url,
+    load_homepage,
+    load_homepages,
+)
 
 HOUR = 3600
 
@@ -147,3 +154,21 @@ def test_the_real_loop_names_what_it_cannot_read_and_stops_when_no_homepage_qual
     assert "not read: b__b.github.io: 1 version(s) of versions_index.csv" in out
     assert "seed 0: start " in out and "none of the 1 homepages qualifies" in out
     assert "nothing to replay" in out
+
+
+def test_a_collections_own_folder_can_be_named_and_single_homepages_beside_it_are_read(
+    tmp_path: Path,
+) -> None:
+    good = [(T0, _html("https://a.example/1")), (T0 + 86400, _html("https://a.example/2"))]
+    for name in ("b__b.github.io", "a__a.github.io"):
+        _folder(tmp_path, name, good)
+    # A homepage folder beside the collection (as the single homepages are), and one that is not.
+    beside = _folder(tmp_path / "elsewhere", "c__c.github.io", good)
+    beside.rename(tmp_path / beside.name)
+    (tmp_path / "notes").mkdir()
+    names = [p.name for p in homepage_folders(tmp_path)]
+    assert names == ["a__a.github.io", "b__b.github.io", "c__c.github.io"]
+    # The collection's own folder, given as the data's root, reads the same homepages.
+    pages = load_homepages(tmp_path / COLLECTION)
+    assert [p.name for p in pages] == ["a__a.github.io", "b__b.github.io"]
+    assert homepage_folders(tmp_path / "absent") == []
