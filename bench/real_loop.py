@@ -73,7 +73,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import argument_parser
-from bench.homepages import REALDATA, Homepage, load_homepages
+from bench.homepages import REALDATA, Homepage, read_homepages
 from hacs.clock import day_start, to_days
 from hacs.defaults import E_DAYS
 from hacs.link_counts import link_count_probabilities
@@ -590,10 +590,7 @@ def main() -> int:
         print(f"{args.realdata} is not here: the real homepage histories live beside the checkout")
         return 1
     began = time.perf_counter()
-    unread: list[tuple[str, str]] = []
-    homepages = load_homepages(args.realdata, unread)
-    for name, why in unread:
-        print(f"not read: {name}: {why}")
+    homepages = read_homepages(args.realdata)
     print(
         f"{len(homepages)} homepages read from {args.realdata} in "
         f"{time.perf_counter() - began:.0f} s"

@@ -40,7 +40,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from bench.common import argument_parser
-from bench.homepages import REALDATA, load_homepages
+from bench.homepages import REALDATA, read_homepages
 from bench.interval_coverage import covers, pseudo_true_rate, thirds
 from bench.real_loop import RealWorld, real_world
 from hacs.bayes import change_dispersion, interval_bounds, interval_evidence, interval_posterior
@@ -146,10 +146,7 @@ def main() -> int:
     if not args.realdata.is_dir():
         print(f"{args.realdata} is not here: the real homepage histories live beside the checkout")
         return 1
-    unread: list[tuple[str, str]] = []
-    homepages = load_homepages(args.realdata, unread)
-    for name, why in unread:
-        print(f"not read: {name}: {why}")
+    homepages = read_homepages(args.realdata)
     parts: list[dict[str, np.ndarray]] = []
     for seed in (int(s) for s in args.seeds.split(",")):
         world = real_world(homepages, seed, int(AFTER_DAYS))
